@@ -1,0 +1,25 @@
+"""The one named error of opendcn's public surface.
+
+Every bad input (config field, circuit, time-flow entry, workload file, CLI option)
+raises :class:`ConfigError` with a message that names the offending field and value.
+The CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """Invalid user input. ``field`` names what was wrong, ``value`` what was given."""
+
+    def __init__(self, field: str, value: object, reason: str):
+        self.field = field
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{field}: {reason} (got {value!r})")
+
+
+class InvariantError(RuntimeError):
+    """A run broke an engine invariant (conservation, collisions, guardband).
+
+    This is a bug in an architecture or in the engine, never a user error.
+    """
