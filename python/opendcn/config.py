@@ -51,6 +51,7 @@ class Config(BaseModel):
     header: Size = 0
     node_type: Literal["tor", "host", "pod", "rack"] = "tor"
     sample_interval: Time = parse_time("10us")
+    reconfiguration_delay: Time = 0
 
     @model_validator(mode="after")
     def _check(self) -> "Config":

@@ -1,0 +1,20 @@
+//! opendcn engine: a deterministic packet-level simulator for optical and reconfigurable
+//! datacenter networks. No Python in here: the bindings crate converts a [`spec::SimSpec`]
+//! from Python and calls [`sim::Sim`].
+//!
+//! Layers, bottom up: [`units`] (integer picoseconds, bit rates) · [`rng`] (named streams)
+//! · [`schedule`] (the only owner of slice arithmetic) · [`timeflow`] (time-flow tables and
+//! built-in routers) · [`spec`] (validated plain-data input) · [`sim`] (events, ports with
+//! calendar queues, links, endpoints, metrics and invariants).
+
+pub mod error;
+pub mod rng;
+pub mod schedule;
+pub mod sim;
+pub mod spec;
+pub mod timeflow;
+pub mod units;
+
+pub use error::SpecError;
+pub use sim::{Sim, SimOutput};
+pub use spec::SimSpec;

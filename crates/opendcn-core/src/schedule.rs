@@ -1,0 +1,238 @@
+//! The optical schedule: the only owner of slice arithmetic.
+//!
+//! A cyclic schedule is a sequence of `S` slices with (possibly non-uniform) durations; the
+//! cycle repeats forever from t = 0. Slice `abs` (an absolute count since t = 0) has index
+//! `abs % S` in the cycle. Each slice starts with a guardband during which circuits are
+//! being reconfigured and no bit may be sent: a circuit is *up* in
+//! `[start + guardband, end)`. The peer table maps (slice index, global port) to the
+//! global port at the other end of the circuit, or [`NONE`].
+//!
+//! A *static* schedule (traffic-aware or electrical fabrics) has one slice of unbounded
+//! length and no guardband; its circuits change only by runtime reconfiguration, which the
+//! engine applies with a reconfiguration delay (see `sim`).
+
+use crate::error::SpecError;
+use crate::units::{Ps, NONE};
+
+/// Where a time falls in the schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceRef {
+    /// Absolute slice number since t = 0.
+    pub abs: u64,
+    /// Index in the cycle (`abs % S`).
+    pub idx: u32,
+    /// Start of the slice (the guardband starts here).
+    pub start: Ps,
+    /// End of the slice (exclusive); `Ps::MAX` for a static schedule.
+    pub end: Ps,
+}
+
+/// A cyclic optical schedule with its peer table.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    durations: Vec<Ps>,
+    /// Offset of each slice from the start of the cycle.
+    offsets: Vec<Ps>,
+    cycle: Ps,
+    uniform: Option<Ps>,
+    guardband: Ps,
+    n_ports: usize,
+    peer: Vec<u32>,
+    is_static: bool,
+}
+
+impl Schedule {
+    /// A cyclic schedule. `peer` has `durations.len() * n_ports` entries.
+    pub fn cyclic(durations: Vec<Ps>, guardband: Ps, n_ports: usize, peer: Vec<u32>) -> Result<Self, SpecError> {
+        if durations.is_empty() {
+            return Err(SpecError::new("schedule.slices", 0, "a cyclic schedule needs at least one slice"));
+        }
+        for (i, &d) in durations.iter().enumerate() {
+            if d <= guardband {
+                return Err(SpecError::new(format!("schedule.slices[{i}]"), d,
+                    format!("slice must be longer than the guardband ({guardband} ps)")));
+            }
+        }
+        if peer.len() != durations.len() * n_ports {
+            return Err(SpecError::new("schedule.peer", peer.len(),
+                format!("expected {} slices x {} ports entries", durations.len(), n_ports)));
+        }
+        let mut offsets = Vec::with_capacity(durations.len());
+        let mut acc: Ps = 0;
+        for &d in &durations {
+            offsets.push(acc);
+            acc = acc.checked_add(d).ok_or_else(|| SpecError::new("schedule.slices", acc, "cycle overflows"))?;
+        }
+        let uniform = if durations.iter().all(|&d| d == durations[0]) { Some(durations[0]) } else { None };
+        let s = Schedule { durations, offsets, cycle: acc, uniform, guardband, n_ports, peer, is_static: false };
+        s.check_symmetric()?;
+        Ok(s)
+    }
+
+    /// A static schedule: one unbounded slice, no guardband.
+    pub fn fixed(n_ports: usize, peer: Vec<u32>) -> Result<Self, SpecError> {
+        if peer.len() != n_ports {
+            return Err(SpecError::new("schedule.peer", peer.len(), format!("expected {n_ports} entries")));
+        }
+        let s = Schedule { durations: vec![Ps::MAX], offsets: vec![0], cycle: Ps::MAX, uniform: None,
+                           guardband: 0, n_ports, peer, is_static: true };
+        s.check_symmetric()?;
+        Ok(s)
+    }
+
+    fn check_symmetric(&self) -> Result<(), SpecError> {
+        for s in 0..self.durations.len() {
+            let row = &self.peer[s * self.n_ports..(s + 1) * self.n_ports];
+            for (p, &q) in row.iter().enumerate() {
+                if q == NONE {
+                    continue;
+                }
+                if q as usize >= self.n_ports || row[q as usize] != p as u32 {
+                    return Err(SpecError::new(format!("schedule.peer[{s}][{p}]"), q,
+                        "circuits must pair two ports (port used twice or out of range)"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of slices in the cycle.
+    #[inline]
+    pub fn slices(&self) -> u32 {
+        self.durations.len() as u32
+    }
+
+    /// True for a static (single unbounded slice) schedule.
+    #[inline]
+    pub fn is_static(&self) -> bool {
+        self.is_static
+    }
+
+    #[inline]
+    pub fn guardband(&self) -> Ps {
+        self.guardband
+    }
+
+    /// Duration of the whole cycle.
+    pub fn cycle(&self) -> Ps {
+        self.cycle
+    }
+
+    /// The slice in which time `t` falls.
+    #[inline]
+    pub fn slice_at(&self, t: Ps) -> SliceRef {
+        if self.is_static {
+            return SliceRef { abs: 0, idx: 0, start: 0, end: Ps::MAX };
+        }
+        let n = self.durations.len() as u64;
+        let k = t / self.cycle;
+        let r = t % self.cycle;
+        let idx = match self.uniform {
+            Some(d) => (r / d) as usize,
+            None => self.offsets.partition_point(|&o| o <= r) - 1,
+        };
+        let start = k * self.cycle + self.offsets[idx];
+        SliceRef { abs: k * n + idx as u64, idx: idx as u32, start, end: start + self.durations[idx] }
+    }
+
+    /// The slice with absolute number `abs`.
+    #[inline]
+    pub fn slice(&self, abs: u64) -> SliceRef {
+        if self.is_static {
+            return SliceRef { abs: 0, idx: 0, start: 0, end: Ps::MAX };
+        }
+        let n = self.durations.len() as u64;
+        let idx = (abs % n) as usize;
+        let start = (abs / n) * self.cycle + self.offsets[idx];
+        SliceRef { abs, idx: idx as u32, start, end: start + self.durations[idx] }
+    }
+
+    /// Start of the slice after the one containing `t`.
+    #[inline]
+    pub fn next_boundary(&self, t: Ps) -> Ps {
+        self.slice_at(t).end
+    }
+
+    /// True while circuits are being reconfigured (`t` in the guardband of its slice).
+    #[inline]
+    pub fn in_guardband(&self, t: Ps) -> bool {
+        let s = self.slice_at(t);
+        t < s.start + self.guardband
+    }
+
+    /// The port at the other end of `port`'s circuit in slice index `idx`, or [`NONE`].
+    #[inline]
+    pub fn peer(&self, port: u32, idx: u32) -> u32 {
+        self.peer[idx as usize * self.n_ports + port as usize]
+    }
+
+    /// Replace the circuits of a static schedule; returns the ports whose peer changed.
+    pub fn reconnect(&mut self, peer: Vec<u32>) -> Result<Vec<u32>, SpecError> {
+        if !self.is_static {
+            return Err(SpecError::new("reconfigure", "cyclic schedule",
+                "runtime reconfiguration applies to static (traffic-aware) schedules"));
+        }
+        let new = Schedule::fixed(self.n_ports, peer)?;
+        let changed = (0..self.n_ports as u32).filter(|&p| self.peer[p as usize] != new.peer[p as usize]).collect();
+        self.peer = new.peer;
+        Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ring(n_ports: usize, slices: usize) -> Vec<u32> {
+        // slice s pairs port p with port p ^ (s + 1) when in range (a simple valid pairing)
+        let mut v = vec![NONE; n_ports * slices];
+        for s in 0..slices {
+            for p in 0..n_ports {
+                let q = p ^ (s + 1);
+                if q < n_ports {
+                    v[s * n_ports + p] = q as u32;
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn uniform_slices_at_boundaries() {
+        let s = Schedule::cyclic(vec![10_000_000; 3], 200_000, 4, ring(4, 3)).unwrap();
+        assert_eq!(s.slice_at(0), SliceRef { abs: 0, idx: 0, start: 0, end: 10_000_000 });
+        assert_eq!(s.slice_at(9_999_999).idx, 0);
+        assert_eq!(s.slice_at(10_000_000), SliceRef { abs: 1, idx: 1, start: 10_000_000, end: 20_000_000 });
+        assert_eq!(s.slice_at(30_000_000), SliceRef { abs: 3, idx: 0, start: 30_000_000, end: 40_000_000 });
+        assert!(s.in_guardband(30_000_000));
+        assert!(s.in_guardband(30_199_999));
+        assert!(!s.in_guardband(30_200_000));
+        assert_eq!(s.next_boundary(15_000_000), 20_000_000);
+        assert_eq!(s.peer(0, 0), 1);
+        assert_eq!(s.peer(0, 2), 3);
+    }
+
+    #[test]
+    fn rejects_bad_pairings() {
+        let mut p = ring(4, 1);
+        p[0] = 2; // port 0 -> 2 but 2 -> 3
+        assert!(Schedule::cyclic(vec![100], 10, 4, p).is_err());
+        assert!(Schedule::cyclic(vec![10], 10, 4, ring(4, 1)).is_err());
+        assert!(Schedule::cyclic(vec![], 0, 4, vec![]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn slice_at_is_consistent(durs in proptest::collection::vec(2u64..1000, 1..8), t in 0u64..1_000_000) {
+            let n = durs.len();
+            let s = Schedule::cyclic(durs.clone(), 1, 2, ring(2, n)).unwrap();
+            let r = s.slice_at(t);
+            prop_assert!(r.start <= t && t < r.end);
+            prop_assert_eq!(r.end - r.start, durs[r.idx as usize]);
+            prop_assert_eq!(s.slice(r.abs), r);
+            prop_assert_eq!(s.slice_at(r.end).abs, r.abs + 1);
+            prop_assert_eq!(r.idx as u64, r.abs % n as u64);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The plain-data input of one simulation, validated once before the run.
+//!
+//! Nodes own contiguous ranges of global port ids (`port_offset`). Port kinds:
+//! optical (peer given by the schedule), electrical (static peer port), host downlink
+//! (delivers to a host endpoint), or unused. Endpoints are where flows start and end:
+//! either the nodes themselves (ideal injection at the host-side rate) or hosts below
+//! nodes, each with its own link.
+
+use crate::error::SpecError;
+use crate::timeflow::{Entry, WILD};
+use crate::units::{Ps, NONE};
+
+/// Kind of a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortKind {
+    Unused,
+    Optical,
+    Electrical,
+    HostDown,
+}
+
+impl PortKind {
+    pub fn from_code(c: u8) -> Option<PortKind> {
+        Some(match c {
+            0 => PortKind::Unused,
+            1 => PortKind::Optical,
+            2 => PortKind::Electrical,
+            3 => PortKind::HostDown,
+            _ => return None,
+        })
+    }
+}
+
+/// Which router the engine uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouterKind {
+    Table,
+    Source,
+    Vlb,
+    Direct,
+}
+
+/// Per-packet or per-flow choice among multipath candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Multipath {
+    Packet,
+    Flow,
+}
+
+/// One simulation, as plain data.
+#[derive(Debug, Clone)]
+pub struct SimSpec {
+    pub nodes: u32,
+    /// Ports of node n are `port_offset[n]..port_offset[n+1]` (len = nodes + 1).
+    pub port_offset: Vec<u32>,
+    pub port_kind: Vec<PortKind>,
+    pub port_rate_bps: Vec<u64>,
+    pub port_prop_ps: Vec<Ps>,
+    pub port_buffer_bytes: Vec<u64>,
+    /// Electrical: the peer's global port; host downlink: the host endpoint; else NONE.
+    pub port_peer: Vec<u32>,
+    /// Slice durations of the cycle; empty = static schedule.
+    pub slice_ps: Vec<Ps>,
+    pub guardband_ps: Ps,
+    /// Peer global port per (slice, global port) for optical ports (static: one row).
+    pub sched_peer: Vec<u32>,
+    /// True when endpoints are hosts below nodes.
+    pub hosts_mode: bool,
+    pub ep_node: Vec<u32>,
+    pub ep_rate_bps: Vec<u64>,
+    pub ep_prop_ps: Vec<Ps>,
+    /// Hosts mode: the node's downlink port to this host.
+    pub ep_down_port: Vec<u32>,
+    pub router: RouterKind,
+    pub multipath: Multipath,
+    /// Table router: (node, entry) with global port ids.
+    pub entries: Vec<(u32, Entry)>,
+    /// Source router: (src node, dst node, ts, hops as (global port, dep)).
+    pub routes: Vec<(u32, u32, u32, Vec<(u32, u32)>)>,
+    pub flow_start_ps: Vec<Ps>,
+    pub flow_src: Vec<u32>,
+    pub flow_dst: Vec<u32>,
+    pub flow_size: Vec<u64>,
+    /// Payload bytes per packet (the last packet of a flow may be shorter).
+    pub mtu_bytes: u32,
+    /// Header bytes added to each packet on the wire.
+    pub header_bytes: u32,
+    pub seed: u64,
+    /// Time-series sampling period (0 = off) and the ports sampled.
+    pub sample_interval_ps: Ps,
+    pub watch_ports: Vec<u32>,
+    /// Count injected bytes per (src node, dst node) for traffic-matrix collection.
+    pub collect_tm: bool,
+}
+
+impl SimSpec {
+    pub fn n_ports(&self) -> usize {
+        *self.port_offset.last().unwrap_or(&0) as usize
+    }
+
+    /// Check every array against the others; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let n = self.nodes as usize;
+        if n == 0 {
+            return Err(SpecError::new("nodes", 0, "need at least one node"));
+        }
+        if self.port_offset.len() != n + 1 || self.port_offset[0] != 0 {
+            return Err(SpecError::new("port_offset", self.port_offset.len(), format!("expected {} offsets starting at 0", n + 1)));
+        }
+        if self.port_offset.windows(2).any(|w| w[1] < w[0]) {
+            return Err(SpecError::new("port_offset", &self.port_offset, "offsets must not decrease"));
+        }
+        let p = self.n_ports();
+        for (name, len) in [("port_kind", self.port_kind.len()), ("port_rate_bps", self.port_rate_bps.len()),
+                            ("port_prop_ps", self.port_prop_ps.len()), ("port_buffer_bytes", self.port_buffer_bytes.len()),
+                            ("port_peer", self.port_peer.len())] {
+            if len != p {
+                return Err(SpecError::new(name, len, format!("expected one value per port ({p})")));
+            }
+        }
+        let e = self.ep_node.len();
+        for (name, len) in [("ep_rate_bps", self.ep_rate_bps.len()), ("ep_prop_ps", self.ep_prop_ps.len()),
+                            ("ep_down_port", self.ep_down_port.len())] {
+            if len != e {
+                return Err(SpecError::new(name, len, format!("expected one value per endpoint ({e})")));
+            }
+        }
+        for gp in 0..p {
+            let kind = self.port_kind[gp];
+            if kind != PortKind::Unused && self.port_rate_bps[gp] == 0 {
+                return Err(SpecError::new(format!("ports[{gp}].rate"), 0, "rate must be positive"));
+            }
+            match kind {
+                PortKind::Electrical => {
+                    let q = self.port_peer[gp];
+                    if q as usize >= p || self.port_peer[q as usize] != gp as u32 || self.port_kind[q as usize] != PortKind::Electrical {
+                        return Err(SpecError::new(format!("ports[{gp}].peer"), q, "electrical links must pair two electrical ports"));
+                    }
+                }
+                PortKind::HostDown => {
+                    let h = self.port_peer[gp];
+                    if h as usize >= e || self.ep_down_port[h as usize] != gp as u32 {
+                        return Err(SpecError::new(format!("ports[{gp}].peer"), h, "host downlink must name the host that uses it"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, &node) in self.ep_node.iter().enumerate() {
+            if node as usize >= n {
+                return Err(SpecError::new(format!("endpoints[{i}].node"), node, format!("node out of range 0..{n}")));
+            }
+            if self.ep_rate_bps[i] == 0 {
+                return Err(SpecError::new(format!("endpoints[{i}].rate"), 0, "rate must be positive"));
+            }
+            if self.hosts_mode {
+                let dp = self.ep_down_port[i];
+                if dp as usize >= p || self.port_kind[dp as usize] != PortKind::HostDown {
+                    return Err(SpecError::new(format!("endpoints[{i}].down_port"), dp, "not a host downlink port"));
+                }
+            }
+        }
+        let f = self.flow_src.len();
+        for (name, len) in [("flows.start", self.flow_start_ps.len()), ("flows.dst", self.flow_dst.len()), ("flows.size", self.flow_size.len())] {
+            if len != f {
+                return Err(SpecError::new(name, len, format!("expected one value per flow ({f})")));
+            }
+        }
+        for i in 0..f {
+            if self.flow_src[i] as usize >= e {
+                return Err(SpecError::new(format!("flows[{i}].src"), self.flow_src[i], format!("unknown endpoint (0..{e})")));
+            }
+            if self.flow_dst[i] as usize >= e {
+                return Err(SpecError::new(format!("flows[{i}].dst"), self.flow_dst[i], format!("unknown endpoint (0..{e})")));
+            }
+            if self.flow_src[i] == self.flow_dst[i] {
+                return Err(SpecError::new(format!("flows[{i}].dst"), self.flow_dst[i], "a flow needs two different endpoints"));
+            }
+            if self.flow_size[i] == 0 {
+                return Err(SpecError::new(format!("flows[{i}].size"), 0, "size must be positive"));
+            }
+            if i > 0 && self.flow_start_ps[i] < self.flow_start_ps[i - 1] {
+                return Err(SpecError::new(format!("flows[{i}].start"), self.flow_start_ps[i], "flows must be sorted by start time"));
+            }
+        }
+        if self.mtu_bytes == 0 {
+            return Err(SpecError::new("mtu", 0, "must be positive"));
+        }
+        for &w in &self.watch_ports {
+            if w as usize >= p {
+                return Err(SpecError::new("watch_ports", w, format!("port out of range 0..{p}")));
+            }
+        }
+        for (i, r) in self.routes.iter().enumerate() {
+            if r.0 as usize >= n || r.1 as usize >= n {
+                return Err(SpecError::new(format!("routes[{i}]"), (r.0, r.1), format!("node out of range 0..{n}")));
+            }
+            if r.3.is_empty() {
+                return Err(SpecError::new(format!("routes[{i}].hops"), 0, "a route needs at least one hop"));
+            }
+            for &(gp, dep) in &r.3 {
+                if gp as usize >= p {
+                    return Err(SpecError::new(format!("routes[{i}].port"), gp, format!("port out of range 0..{p}")));
+                }
+                let s = self.slice_ps.len().max(1) as u32;
+                if dep != WILD && dep >= s {
+                    return Err(SpecError::new(format!("routes[{i}].dep_ts"), dep, format!("slice out of range 0..{s}")));
+                }
+            }
+        }
+        let s = self.slice_ps.len().max(1) as u32;
+        for (i, (_, en)) in self.entries.iter().enumerate() {
+            for (name, v) in [("arr_ts", en.arr), ("dep_ts", en.dep)] {
+                if v != WILD && v >= s {
+                    return Err(SpecError::new(format!("tables[{i}].{name}"), v, format!("slice out of range 0..{s}")));
+                }
+            }
+        }
+        let _ = NONE;
+        Ok(())
+    }
+}

@@ -1,0 +1,287 @@
+//! Time-flow tables (OpenOptics §3) and the routers that answer them.
+//!
+//! An [`Entry`] at a node matches {arrival slice, source node, destination node} and acts
+//! {egress port, departure slice}; [`WILD`] is a wildcard. The arrival slice of a packet at
+//! a node is the slice in which the previous hop sent it (at its source: the slice in which
+//! it reached the node). Lookup keeps the most specific matching class — exact source
+//! before wildcard source, then exact arrival slice before wildcard — and returns its
+//! entries ordered by (departure slice, port); several are multipath alternatives.
+//!
+//! Built-in routers ([`Router::Vlb`], [`Router::Direct`]) compute the same candidates
+//! algorithmically from the schedule, without materializing per-node tables; a test in the
+//! Python suite compiles small networks both ways and checks identical decisions.
+
+use crate::error::SpecError;
+use crate::schedule::Schedule;
+use crate::units::NONE;
+
+/// Wildcard value of a slice or source field.
+pub const WILD: u32 = NONE;
+
+/// One time-flow table entry (ports are global port ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub dst: u32,
+    pub src: u32,
+    pub arr: u32,
+    pub dep: u32,
+    pub port: u32,
+}
+
+/// One routing decision: leave through `port` in slice `dep` (`WILD` = as soon as possible).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Action {
+    pub port: u32,
+    pub dep: u32,
+}
+
+/// The time-flow table of one node: entries sorted by (dst, src, arr, dep, port).
+#[derive(Debug, Clone, Default)]
+pub struct NodeTable {
+    entries: Vec<Entry>,
+    /// (dst, first entry, one past last entry), sorted by dst.
+    index: Vec<(u32, u32, u32)>,
+}
+
+impl NodeTable {
+    pub fn new(mut entries: Vec<Entry>) -> Self {
+        entries.sort_unstable();
+        entries.dedup();
+        let mut index = Vec::new();
+        let mut i = 0;
+        while i < entries.len() {
+            let d = entries[i].dst;
+            let mut j = i;
+            while j < entries.len() && entries[j].dst == d {
+                j += 1;
+            }
+            index.push((d, i as u32, j as u32));
+            i = j;
+        }
+        NodeTable { entries, index }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
+    pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
+        out.clear();
+        let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
+        let (_, a, b) = self.index[k];
+        let range = &self.entries[a as usize..b as usize];
+        // classes: 0 = src & arr exact, 1 = src exact, 2 = arr exact, 3 = both wildcard
+        let mut best = 4u8;
+        for e in range {
+            let c = match (e.src == src, e.src == WILD, e.arr == arr, e.arr == WILD) {
+                (true, _, true, _) => 0,
+                (true, _, _, true) => 1,
+                (false, true, true, _) => 2,
+                (false, true, _, true) => 3,
+                _ => continue,
+            };
+            if c < best {
+                best = c;
+                out.clear();
+            }
+            if c == best {
+                out.push(Action { port: e.port, dep: e.dep });
+            }
+        }
+        out.sort_unstable_by_key(|x| (x.dep, x.port));
+    }
+}
+
+/// Source routes: whole paths chosen at the source and carried in the packet.
+#[derive(Debug, Clone, Default)]
+pub struct Routes {
+    /// (src node, dst node, ts, first hop, hop count), sorted.
+    pub routes: Vec<(u32, u32, u32, u32, u32)>,
+    pub hops: Vec<Action>,
+}
+
+impl Routes {
+    /// Route ids for a packet from `src` to `dst` entering in slice `arr` (exact ts first).
+    pub fn candidates(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let lo = self.routes.partition_point(|r| (r.0, r.1) < (src, dst));
+        let mut wild = Vec::new();
+        for (i, r) in self.routes[lo..].iter().enumerate() {
+            if (r.0, r.1) != (src, dst) {
+                break;
+            }
+            if r.2 == arr {
+                out.push((lo + i) as u32);
+            } else if r.2 == WILD {
+                wild.push((lo + i) as u32);
+            }
+        }
+        if out.is_empty() {
+            *out = wild;
+        }
+    }
+
+    /// Hop `pos` of route `id`, if the route has that many hops.
+    pub fn hop(&self, id: u32, pos: u32) -> Option<Action> {
+        let r = self.routes[id as usize];
+        (pos < r.4).then(|| self.hops[(r.3 + pos) as usize])
+    }
+}
+
+/// How the engine decides a packet's next hop.
+#[derive(Debug, Clone)]
+pub enum Router {
+    /// Compiled per-node time-flow tables.
+    Table(Vec<NodeTable>),
+    /// Source routes chosen at the first hop.
+    Source(Routes),
+    /// Built-in VLB for cyclic schedules: spray to a current neighbour that is not the
+    /// destination, then wait at the intermediate for the direct circuit.
+    Vlb(ConnIndex),
+    /// Built-in direct-circuit routing: wait at the source for the direct circuit.
+    Direct(ConnIndex),
+}
+
+/// Per node, every (peer node, slice, port) connection of the schedule, sorted; the
+/// inverse of the peer table that built-in routers use.
+#[derive(Debug, Clone)]
+pub struct ConnIndex {
+    conns: Vec<Vec<(u32, u32, u32)>>,
+    slices: u32,
+}
+
+impl ConnIndex {
+    pub fn new(sched: &Schedule, port_node: &[u32], port_offset: &[u32], optical: &[bool]) -> Self {
+        let nodes = port_offset.len() - 1;
+        let mut conns = vec![Vec::new(); nodes];
+        for idx in 0..sched.slices() {
+            for (gp, &opt) in optical.iter().enumerate() {
+                if !opt {
+                    continue;
+                }
+                let q = sched.peer(gp as u32, idx);
+                if q != NONE {
+                    let n = port_node[gp] as usize;
+                    conns[n].push((port_node[q as usize], idx, gp as u32));
+                }
+            }
+        }
+        for c in &mut conns {
+            c.sort_unstable();
+        }
+        ConnIndex { conns, slices: sched.slices() }
+    }
+
+    /// The first connection from `node` to `dst` at or after slice `arr` (cyclically):
+    /// smallest rank `(slice - arr) mod S`, then lowest port.
+    pub fn first_direct(&self, node: u32, dst: u32, arr: u32) -> Option<Action> {
+        let c = &self.conns[node as usize];
+        let lo = c.partition_point(|x| x.0 < dst);
+        let s = self.slices;
+        let arr = if arr == WILD { 0 } else { arr };
+        c[lo..].iter().take_while(|x| x.0 == dst)
+            .min_by_key(|x| ((x.1 + s - arr % s) % s, x.2))
+            .map(|x| Action { port: x.2, dep: x.1 })
+    }
+
+    /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`.
+    pub fn vlb_spray(&self, sched: &Schedule, port_node: &[u32], ports: std::ops::Range<u32>,
+                     optical: &[bool], dst: u32, arr: u32, out: &mut Vec<Action>) {
+        out.clear();
+        let s = self.slices;
+        let arr = if arr == WILD { 0 } else { arr };
+        for k in 0..s {
+            let idx = (arr + k) % s;
+            for gp in ports.clone() {
+                if !optical[gp as usize] {
+                    continue;
+                }
+                let q = sched.peer(gp, idx);
+                if q == NONE {
+                    continue;
+                }
+                let m = port_node[q as usize];
+                if m != dst {
+                    // an intermediate is used only if it can reach the destination directly
+                    let c = &self.conns[m as usize];
+                    let lo = c.partition_point(|x| x.0 < dst);
+                    if lo < c.len() && c[lo].0 == dst {
+                        out.push(Action { port: gp, dep: idx });
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return;
+            }
+            // only the destination (or nothing) is connected in this slice: try the next
+            let any_other = ports.clone().any(|gp| {
+                optical[gp as usize] && {
+                    let q = sched.peer(gp, idx);
+                    q != NONE && port_node[q as usize] != dst
+                }
+            });
+            if any_other {
+                return; // neighbours exist but none reaches dst: same rule as the compiler
+            }
+        }
+    }
+}
+
+/// Build per-node tables from (node, entry) pairs; validates ports against `port_offset`.
+pub fn build_tables(nodes: usize, port_offset: &[u32], items: &[(u32, Entry)]) -> Result<Vec<NodeTable>, SpecError> {
+    let mut per: Vec<Vec<Entry>> = vec![Vec::new(); nodes];
+    for (i, &(n, e)) in items.iter().enumerate() {
+        if n as usize >= nodes {
+            return Err(SpecError::new(format!("tables[{i}].node"), n, format!("node out of range 0..{nodes}")));
+        }
+        if e.dst as usize >= nodes {
+            return Err(SpecError::new(format!("tables[{i}].dst"), e.dst, format!("node out of range 0..{nodes}")));
+        }
+        if e.src != WILD && e.src as usize >= nodes {
+            return Err(SpecError::new(format!("tables[{i}].src"), e.src, format!("node out of range 0..{nodes}")));
+        }
+        let (a, b) = (port_offset[n as usize], port_offset[n as usize + 1]);
+        if e.port < a || e.port >= b {
+            return Err(SpecError::new(format!("tables[{i}].port"), e.port.wrapping_sub(a),
+                format!("node {n} has ports 0..{}", b - a)));
+        }
+        per[n as usize].push(e);
+    }
+    Ok(per.into_iter().map(NodeTable::new).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(arr: u32, src: u32, dst: u32, dep: u32, port: u32) -> Entry {
+        Entry { dst, src, arr, dep, port }
+    }
+
+    #[test]
+    fn most_specific_class_wins() {
+        let t = NodeTable::new(vec![
+            e(WILD, WILD, 3, WILD, 9),
+            e(0, WILD, 3, 2, 7),
+            e(WILD, 1, 3, 1, 5),
+            e(0, 1, 3, 2, 4),
+            e(0, 1, 3, 0, 6),
+        ]);
+        let mut out = Vec::new();
+        t.lookup(1, 3, 0, &mut out);
+        assert_eq!(out, vec![Action { port: 6, dep: 0 }, Action { port: 4, dep: 2 }]);
+        t.lookup(1, 3, 1, &mut out);
+        assert_eq!(out, vec![Action { port: 5, dep: 1 }]);
+        t.lookup(2, 3, 0, &mut out);
+        assert_eq!(out, vec![Action { port: 7, dep: 2 }]);
+        t.lookup(2, 3, 1, &mut out);
+        assert_eq!(out, vec![Action { port: 9, dep: WILD }]);
+        t.lookup(2, 4, 1, &mut out);
+        assert!(out.is_empty());
+    }
+}

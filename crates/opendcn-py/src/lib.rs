@@ -1,0 +1,232 @@
+//! PyO3 bindings of the opendcn engine: convert a spec dict of numpy arrays, run the
+//! engine with the GIL released, return numpy columns, map errors. Nothing else.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use opendcn_core::spec::{Multipath, PortKind, RouterKind};
+use opendcn_core::timeflow::{Entry, WILD};
+use opendcn_core::units::NONE;
+use opendcn_core::{Sim, SimSpec, SpecError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(_core, EngineSpecError, PyValueError, "A simulation spec the engine cannot run.");
+
+fn spec_err(e: SpecError) -> PyErr {
+    EngineSpecError::new_err((e.field, e.value, e.reason))
+}
+
+fn bad(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
+    spec_err(SpecError::new(field, value, reason))
+}
+
+fn arr(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
+    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
+    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| bad(key, "?", "expected a 1-D int64 numpy array"))?;
+    Ok(a.as_slice()?.to_vec())
+}
+
+fn opt_arr(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
+    match d.get_item(key)? {
+        Some(_) => arr(d, key),
+        None => Ok(Vec::new()),
+    }
+}
+
+fn scalar<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
+    item.extract().map_err(|_| bad(key, item.to_string(), "wrong type"))
+}
+
+fn u32s(v: Vec<i64>, field: &str) -> PyResult<Vec<u32>> {
+    v.into_iter().map(|x| if x < 0 { Ok(NONE) } else if x >= NONE as i64 { Err(bad(field, x, "value too large")) } else { Ok(x as u32) }).collect()
+}
+
+fn u64s(v: Vec<i64>, field: &str) -> PyResult<Vec<u64>> {
+    v.into_iter().map(|x| if x < 0 { Err(bad(field, x, "must be non-negative")) } else { Ok(x as u64) }).collect()
+}
+
+fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
+    let kinds = arr(d, "port_kind")?
+        .into_iter()
+        .map(|k| PortKind::from_code(k as u8).filter(|_| (0..4).contains(&k)).ok_or_else(|| bad("port_kind", k, "expected 0..3")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let router = match scalar::<String>(d, "router")?.as_str() {
+        "table" => RouterKind::Table,
+        "source" => RouterKind::Source,
+        "vlb" => RouterKind::Vlb,
+        "direct" => RouterKind::Direct,
+        other => return Err(bad("router", other, "expected table, source, vlb or direct")),
+    };
+    let multipath = match scalar::<String>(d, "multipath")?.as_str() {
+        "packet" => Multipath::Packet,
+        "flow" => Multipath::Flow,
+        other => return Err(bad("multipath", other, "expected packet or flow")),
+    };
+    let tf = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]
+        .iter()
+        .map(|k| opt_arr(d, k).and_then(|v| u32s(v, k)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let n_entries = tf[0].len();
+    if tf.iter().any(|c| c.len() != n_entries) {
+        return Err(bad("tables", n_entries, "entry columns differ in length"));
+    }
+    let entries = (0..n_entries)
+        .map(|i| (tf[0][i], Entry { arr: tf[1][i], src: tf[2][i], dst: tf[3][i], dep: tf[4][i], port: tf[5][i] }))
+        .collect();
+    // source routes: rt_src, rt_dst, rt_ts, rt_len (hops per route), hop_port, hop_dep
+    let rt = ["rt_src", "rt_dst", "rt_ts", "rt_len", "hop_port", "hop_dep"]
+        .iter()
+        .map(|k| opt_arr(d, k).and_then(|v| u32s(v, k)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut routes = Vec::new();
+    let mut h = 0usize;
+    for i in 0..rt[0].len() {
+        let len = rt[3][i] as usize;
+        if h + len > rt[4].len() || rt[5].len() != rt[4].len() {
+            return Err(bad("routes", i, "hop arrays shorter than route lengths"));
+        }
+        let hops = (h..h + len).map(|j| (rt[4][j], rt[5][j])).collect();
+        routes.push((rt[0][i], rt[1][i], rt[2][i], hops));
+        h += len;
+    }
+    Ok(SimSpec {
+        nodes: scalar(d, "nodes")?,
+        port_offset: u32s(arr(d, "port_offset")?, "port_offset")?,
+        port_kind: kinds,
+        port_rate_bps: u64s(arr(d, "port_rate_bps")?, "port_rate_bps")?,
+        port_prop_ps: u64s(arr(d, "port_prop_ps")?, "port_prop_ps")?,
+        port_buffer_bytes: u64s(arr(d, "port_buffer_bytes")?, "port_buffer_bytes")?,
+        port_peer: u32s(arr(d, "port_peer")?, "port_peer")?,
+        slice_ps: u64s(opt_arr(d, "slice_ps")?, "slice_ps")?,
+        guardband_ps: scalar(d, "guardband_ps")?,
+        sched_peer: u32s(opt_arr(d, "sched_peer")?, "sched_peer")?,
+        hosts_mode: scalar(d, "hosts_mode")?,
+        ep_node: u32s(arr(d, "ep_node")?, "ep_node")?,
+        ep_rate_bps: u64s(arr(d, "ep_rate_bps")?, "ep_rate_bps")?,
+        ep_prop_ps: u64s(arr(d, "ep_prop_ps")?, "ep_prop_ps")?,
+        ep_down_port: u32s(arr(d, "ep_down_port")?, "ep_down_port")?,
+        router,
+        multipath,
+        entries,
+        routes,
+        flow_start_ps: u64s(arr(d, "flow_start_ps")?, "flow_start_ps")?,
+        flow_src: u32s(arr(d, "flow_src")?, "flow_src")?,
+        flow_dst: u32s(arr(d, "flow_dst")?, "flow_dst")?,
+        flow_size: u64s(arr(d, "flow_size")?, "flow_size")?,
+        mtu_bytes: scalar(d, "mtu_bytes")?,
+        header_bytes: scalar(d, "header_bytes")?,
+        seed: scalar(d, "seed")?,
+        sample_interval_ps: scalar(d, "sample_interval_ps")?,
+        watch_ports: u32s(opt_arr(d, "watch_ports")?, "watch_ports")?,
+        collect_tm: scalar(d, "collect_tm")?,
+    })
+}
+
+fn wild(x: u32) -> i64 {
+    if x == WILD { -1 } else { x as i64 }
+}
+
+/// One simulation held by Python: build from a spec dict, advance, read results.
+#[pyclass(module = "opendcn._core")]
+struct Simulator {
+    sim: Sim,
+}
+
+#[pymethods]
+impl Simulator {
+    #[new]
+    fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let spec = parse_spec(spec)?;
+        Ok(Simulator { sim: Sim::new(spec).map_err(spec_err)? })
+    }
+
+    /// Current simulated time (ps).
+    #[getter]
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+
+    /// Run all events up to and including `t_ps`, with the GIL released.
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(t_ps));
+    }
+
+    /// Counters, per-flow columns, time series and invariant errors, as a dict.
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let o = self.sim.output();
+        let d = PyDict::new(py);
+        d.set_item("now_ps", o.now_ps)?;
+        d.set_item("events", o.events)?;
+        d.set_item("packet_hops", o.packet_hops)?;
+        d.set_item("flows_started", o.flows_started)?;
+        d.set_item("flows_completed", o.flows_completed)?;
+        d.set_item("bytes_offered", o.bytes_offered)?;
+        d.set_item("bytes_delivered", o.bytes_delivered)?;
+        d.set_item("bytes_dropped", o.bytes_dropped)?;
+        d.set_item("bytes_in_flight", o.bytes_in_flight)?;
+        let drops = PyDict::new(py);
+        for (k, v) in &o.drops {
+            drops.set_item(k, v)?;
+        }
+        d.set_item("drops", drops)?;
+        d.set_item("collisions", o.collisions)?;
+        d.set_item("guardband_violations", o.guardband_violations)?;
+        d.set_item("trace_hash", o.trace_hash)?;
+        d.set_item("peak_packets", o.peak_packets)?;
+        let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
+        d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
+        d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered))?;
+        d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
+        d.set_item("ts_time_ps", PyArray1::from_vec(py, o.ts_time_ps))?;
+        d.set_item("ts_port", PyArray1::from_vec(py, o.ts_port.into_iter().map(|p| p as i64).collect::<Vec<_>>()))?;
+        d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
+        d.set_item("ts_tx_bytes", PyArray1::from_vec(py, o.ts_tx_bytes))?;
+        d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
+        Ok(d)
+    }
+
+    /// Candidate (global port, departure slice or -1) actions at `node` for a packet.
+    fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: i64) -> Vec<(i64, i64)> {
+        let arr = if arr < 0 { WILD } else { arr as u32 };
+        self.sim.candidates(node, src, dst, arr).into_iter().map(|a| (a.port as i64, wild(a.dep))).collect()
+    }
+
+    /// Reconfigure a static schedule at `at_ps` with a new peer table (-1 = no circuit).
+    fn reconfigure(&mut self, at_ps: u64, peer: PyReadonlyArray1<i64>, delay_ps: u64) -> PyResult<()> {
+        let peer = u32s(peer.as_slice()?.to_vec(), "peer")?;
+        self.sim.reconfigure(at_ps, peer, delay_ps).map_err(spec_err)
+    }
+
+    /// Replace the time-flow tables (columns node, arr, src, dst, dep, global port; -1 = wildcard).
+    fn set_tables(&mut self, spec: &Bound<'_, PyDict>) -> PyResult<()> {
+        let cols = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]
+            .iter()
+            .map(|k| arr(spec, k).and_then(|v| u32s(v, k)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let items: Vec<_> = (0..cols[0].len())
+            .map(|i| (cols[0][i], Entry { arr: cols[1][i], src: cols[2][i], dst: cols[3][i], dep: cols[4][i], port: cols[5][i] }))
+            .collect();
+        self.sim.set_tables(&items).map_err(spec_err)
+    }
+
+    /// The traffic matrix since the last call: list of (src node, dst node, bytes).
+    fn take_tm(&mut self) -> Vec<(u32, u32, u64)> {
+        self.sim.take_tm()
+    }
+
+    /// Bytes queued at a global port right now.
+    fn port_bytes(&self, port: u32) -> u64 {
+        self.sim.port_bytes(port)
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulator>()?;
+    m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,22 @@
+"""opendcn: an open research framework for optical and reconfigurable datacenter networks.
+
+>>> import opendcn as od
+>>> net = od.Network(od.Config(nodes=4, uplinks=1, slice="10us"))
+>>> net.deploy_topo(od.topology.round_robin(net.config, dimension=1))
+>>> net.deploy_routing(od.routing.direct(net.circuits))
+"""
+
+from . import analysis, routing, topology, workload
+from ._core import __version__ as engine_version
+from .config import Config
+from .errors import ConfigError, InvariantError
+from .network import Network, Result
+from .timeflow import Circuit, Entry, Hop, Path
+from . import arch  # noqa: E402  (architectures import the names above)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Circuit", "Config", "ConfigError", "Entry", "Hop", "InvariantError", "Network", "Path",
+    "Result", "analysis", "arch", "engine_version", "routing", "topology", "workload",
+]

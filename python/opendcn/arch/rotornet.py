@@ -1,0 +1,44 @@
+"""RotorNet (OpenOptics Fig. 5a): a 1-D round-robin rotor schedule with VLB or direct
+circuits.
+
+Each node has ``uplinks`` rotor uplinks; the schedule cycles through the N−1 matchings of
+a round robin (``uplinks`` matchings per slice). Routing ``vlb`` sprays each packet to a
+neighbour of the current slice (never the destination) and the intermediate waits for its
+direct circuit to the destination; ``direct`` waits at the source for the direct circuit.
+Both run as built-in routers, or compiled to per-node time-flow tables with ``--tables``
+(identical decisions; the tables are materialized, so use it on small networks).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import routing, topology
+from ..config import Config
+from ..network import Network
+from . import Option, common_options, config_kwargs, register
+
+
+@register("rotornet", "RotorNet: 1-D round-robin rotor schedule, VLB or direct routing", [
+    *common_options(nodes=16, uplinks=2),
+    Option("slice", "2us", "time slice (circuit hold time, guardband included)", "time"),
+    Option("guardband", "200ns", "reconfiguration guardband at the start of each slice", "time"),
+    Option("routing", "vlb", "routing scheme", "choice", ("vlb", "direct")),
+    Option("tables", False, "compile the routes to per-node time-flow tables", "bool"),
+    Option("lookup", "hop", "table lookup: per hop or source routed (with --tables)", "choice", ("hop", "source")),
+    Option("multipath", "packet", "multipath choice per packet or per flow", "choice", ("packet", "flow")),
+])
+def build(**o: Any) -> Network:
+    cfg = Config.from_dict(config_kwargs(o, "slice", "guardband"))
+    net = Network(cfg, arch="rotornet")
+    net.deploy_topo(topology.round_robin(cfg, dimension=1))
+    if o["tables"]:
+        paths = routing.vlb(net.circuits) if o["routing"] == "vlb" else routing.direct(net.circuits)
+        net.deploy_routing(paths, lookup=o["lookup"], multipath=o["multipath"])
+    else:
+        net.deploy_routing(o["routing"], multipath=o["multipath"])
+    net.arch_metrics["routing"] = o["routing"]
+    net.arch_metrics["cycle_slices"] = net.slices
+    duty = 1 - cfg.guardband / cfg.slice
+    net.arch_metrics["duty_cycle"] = duty
+    return net

@@ -1,0 +1,650 @@
+"""The OpenOptics-style network object: deploy circuits and routes, run a workload.
+
+A :class:`Network` describes the hardware (``Config``), the circuits deployed on it
+(``deploy_topo``) and the routing (``deploy_routing`` / ``add``). ``run`` compiles all of
+it to one plain-data spec, hands it to the Rust engine and returns a :class:`Result`.
+
+Node layout inside the engine: nodes ``0..N-1`` are the fabric's nodes (ToRs, pods or
+hosts), each with ``config.uplinks`` ports (optical, or electrical for packet-switched
+fabrics) followed by one downlink port per host when hosts hang below nodes; switch nodes
+(``switches > 0``, e.g. Clos spines) follow with ``switch_ports`` ports each. Flows start
+and end only at endpoints (nodes, or hosts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path as FsPath
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from . import _core
+from .analysis import fct_stats
+from .config import Config
+from .errors import ConfigError, InvariantError
+from .timeflow import Circuit, Entry, Path
+from .units import parse_size, parse_time, tx_time_ps
+
+_KIND = {"unused": 0, "optical": 1, "electrical": 2, "hostdown": 3}
+BUILTIN_ROUTERS = ("vlb", "direct")
+
+
+def _engine_error(e: Exception) -> ConfigError:
+    args = getattr(e, "args", ())
+    if len(args) == 3:
+        return ConfigError(str(args[0]), args[1], str(args[2]))
+    return ConfigError("spec", str(e), "rejected by the engine")
+
+
+class Network:
+    """A network to program and run (OpenOptics' ``OpticalNetwork``)."""
+
+    def __init__(self, config: Config | dict[str, Any], *, fabric: str = "optical",
+                 switches: int = 0, switch_ports: int = 0, switch_link_rate: Any = None,
+                 arch: str = "custom"):
+        if isinstance(config, dict):
+            config = Config.from_dict(config)
+        if not isinstance(config, Config):
+            raise ConfigError("config", config, "expected an opendcn.Config or a dict")
+        if fabric not in ("optical", "electrical"):
+            raise ConfigError("fabric", fabric, "expected optical or electrical")
+        if switches < 0 or (switches and switch_ports < 1):
+            raise ConfigError("switches", switches, "switch nodes need switch_ports >= 1")
+        self.config = config
+        self.fabric = fabric
+        self.arch = arch
+        self.switches = switches
+        self.switch_ports = switch_ports
+        self.switch_link_rate = config.link_rate if switch_link_rate is None else \
+            _rate(switch_link_rate, "switch_link_rate")
+        n, u, h = config.nodes, config.uplinks, config.hosts_per_node
+        self.total_nodes = n + switches
+        counts = [u + h] * n + [switch_ports] * switches
+        self.port_offset = np.zeros(self.total_nodes + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.port_offset[1:])
+        self.user_ports = np.array([u] * n + [switch_ports] * switches, dtype=np.int64)
+        self.circuits: list[Circuit] = []
+        self.slices = 1
+        self._peer: np.ndarray | None = None      # (S, total ports) global peer ids
+        self._static = True
+        self._router = "table"
+        self._multipath = "packet"
+        self._compiled: dict[int, list[Entry]] = {}
+        self._manual: list[tuple[int, Entry]] = []
+        self._routes: list[tuple[int, int, int | None, list[tuple[int, int | None]]]] = []
+        self._paths: list[Path] | None = None
+        self.watch_ports: np.ndarray | None = None
+        self.arch_metrics: dict[str, Any] = {}
+        self._live: _Live | None = None
+        self.last_result: Result | None = None
+
+    # ------------------------------------------------------------------ topology
+    @property
+    def n_ports(self) -> int:
+        return int(self.port_offset[-1])
+
+    def gport(self, node: int, port: int) -> int:
+        """Global port id of ``port`` of ``node``."""
+        return int(self.port_offset[node] + port)
+
+    def deploy_topo(self, circuits: Sequence[Circuit], *, slices: int | None = None,
+                    slice_durations: Sequence[Any] | None = None) -> None:
+        """Check circuits against the fabric and install them (raises ``ConfigError``).
+
+        Circuits with ``ts`` set form a cyclic schedule of ``slices`` slices (default:
+        max ts + 1) of ``config.slice`` each (or ``slice_durations``); ``ts=None``
+        circuits are static. During a run (control loops) the new circuits replace the
+        old ones after ``config.reconfiguration_delay``.
+        """
+        from .topology import schedule_table
+
+        circuits = [c if isinstance(c, Circuit) else Circuit(*c) for c in circuits]
+        maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
+        for i, c in enumerate(circuits):
+            for node, port in ((c.n1, c.p1), (c.n2, c.p2)):
+                if not (isinstance(node, (int, np.integer)) and 0 <= node < self.total_nodes):
+                    raise ConfigError(f"circuits[{i}]", c, f"slice {c.ts}: node {node} out of range "
+                                      f"0..{self.total_nodes - 1}")
+                if not (isinstance(port, (int, np.integer)) and 0 <= port < self.user_ports[node]):
+                    raise ConfigError(f"circuits[{i}]", c, f"slice {c.ts}: port {port} of node {node} "
+                                      f"out of range 0..{self.user_ports[node] - 1}")
+        table = schedule_table(circuits, self.total_nodes, maxp, slices)
+        s = table.shape[0]
+        static = all(c.ts is None for c in circuits)
+        if self.fabric == "electrical" and not static:
+            raise ConfigError("circuits", next(c for c in circuits if c.ts is not None),
+                              "an electrical fabric takes static circuits (ts=None) only")
+        # remap uniform (node*maxp + port) ids to this network's global port ids
+        node_of = np.arange(self.total_nodes * maxp) // max(maxp, 1)
+        port_of = np.arange(self.total_nodes * maxp) % max(maxp, 1)
+        valid = port_of < self.user_ports[node_of]
+        g = np.full(self.total_nodes * maxp, -1, dtype=np.int64)
+        g[valid] = self.port_offset[node_of[valid]] + port_of[valid]
+        peer = np.full((s, self.n_ports), -1, dtype=np.int64)
+        src_cols = np.nonzero(valid)[0]
+        vals = table[:, src_cols]
+        mapped = np.where(vals >= 0, g[np.maximum(vals, 0)], -1)
+        peer[:, g[src_cols]] = mapped
+        durations = None
+        if slice_durations is not None:
+            durations = [parse_time(d, f"slice_durations[{i}]") for i, d in enumerate(slice_durations)]
+            if len(durations) != s:
+                raise ConfigError("slice_durations", len(durations), f"expected {s} durations, one per slice")
+            for i, d in enumerate(durations):
+                if d <= self.config.guardband:
+                    raise ConfigError(f"slice_durations[{i}]", d, "slice must be longer than the guardband")
+        if self._live is not None:
+            if not static or not self._static:
+                raise ConfigError("circuits", "cyclic", "run-time reconfiguration needs static circuits")
+            try:
+                self._live.sim.reconfigure(self._live.sim.now, peer[0].astype(np.int64),
+                                           self.config.reconfiguration_delay)
+            except _core.EngineSpecError as e:
+                raise _engine_error(e) from None
+        self.circuits = list(circuits)
+        self._peer = peer
+        self.slices = s
+        self._static = static
+        self._durations = durations
+        self._paths = None
+
+    # ------------------------------------------------------------------ routing
+    def deploy_routing(self, paths: Sequence[Path] | str, lookup: str = "hop",
+                       multipath: str = "packet") -> None:
+        """Install routes: a list of paths compiled to time-flow tables (``lookup="hop"``)
+        or to source routes (``lookup="source"``), or a built-in router name
+        (``"vlb"``, ``"direct"``) that decides exactly as the compiled tables would."""
+        from .routing import compile_paths, compile_routes
+
+        if lookup not in ("hop", "source"):
+            raise ConfigError("lookup", lookup, "expected hop or source")
+        if multipath not in ("packet", "flow"):
+            raise ConfigError("multipath", multipath, "expected packet or flow")
+        self._multipath = multipath
+        if isinstance(paths, str):
+            if paths not in BUILTIN_ROUTERS:
+                raise ConfigError("routing", paths, f"unknown built-in router; known: {', '.join(BUILTIN_ROUTERS)}")
+            if self._peer is None:
+                raise ConfigError("routing", paths, "deploy_topo must come before a built-in router")
+            self._router = paths
+            self._compiled = {}
+            self._routes = []
+            return
+        paths = list(paths)
+        for i, p in enumerate(paths):
+            if not isinstance(p, Path):
+                raise ConfigError(f"paths[{i}]", p, "expected an opendcn.Path")
+        self._paths = paths
+        if lookup == "hop":
+            self._compiled = compile_paths(paths, lookup="hop")
+            self._routes = []
+            self._router = "table"
+        else:
+            self._routes = compile_routes(paths)
+            self._compiled = {}
+            self._router = "source"
+        if self._live is not None:
+            if self._router != "table":
+                raise ConfigError("lookup", lookup, "run-time route changes use hop lookup")
+            try:
+                self._live.sim.set_tables(self._table_columns())
+            except _core.EngineSpecError as e:
+                raise _engine_error(e) from None
+
+    def add(self, entry: Entry, node: int) -> None:
+        """Install one time-flow entry at ``node`` by hand (validated)."""
+        if not isinstance(entry, Entry):
+            try:
+                entry = Entry(*entry)
+            except TypeError:
+                raise ConfigError("entry", entry, "expected Entry(arr_ts, src, dst, dep_ts, port)") from None
+        self._check_entry(entry, node)
+        if self._router != "table":
+            raise ConfigError("entry", entry, f"routing is the built-in {self._router!r} router; "
+                              "hand-written entries need table routing")
+        self._manual.append((node, entry))
+
+    def _check_entry(self, e: Entry, node: int) -> None:
+        def is_int(x: Any) -> bool:
+            return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+        if not is_int(node) or not 0 <= node < self.total_nodes:
+            raise ConfigError("node", node, f"node out of range 0..{self.total_nodes - 1}")
+        if not is_int(e.dst) or not 0 <= e.dst < self.total_nodes:
+            raise ConfigError("entry.dst", e.dst, f"node out of range 0..{self.total_nodes - 1}")
+        if e.src is not None and (not is_int(e.src) or not 0 <= e.src < self.total_nodes):
+            raise ConfigError("entry.src", e.src, f"node out of range 0..{self.total_nodes - 1}")
+        if not is_int(e.port) or not 0 <= e.port < self.user_ports[node]:
+            raise ConfigError("entry.port", e.port, f"node {node} has ports 0..{self.user_ports[node] - 1}")
+        for name in ("arr_ts", "dep_ts"):
+            v = getattr(e, name)
+            if v is not None and (not is_int(v) or not 0 <= v < self.slices):
+                raise ConfigError(f"entry.{name}", v, f"slice out of range 0..{self.slices - 1} (or None)")
+
+    def tables(self, node: int) -> list[Entry]:
+        """The time-flow table of ``node`` (local port numbers). For a built-in router the
+        table is materialized with the reference compiler (small networks only)."""
+        if not 0 <= node < self.total_nodes:
+            raise ConfigError("node", node, f"node out of range 0..{self.total_nodes - 1}")
+        compiled = self._reference_tables() if self._router in BUILTIN_ROUTERS else self._compiled
+        out = list(compiled.get(node, []))
+        out += [e for n, e in self._manual if n == node]
+        return out
+
+    def _reference_tables(self) -> dict[int, list[Entry]]:
+        from . import routing
+
+        paths = routing.vlb(self.circuits) if self._router == "vlb" else routing.direct(self.circuits)
+        return routing.compile_paths(paths, lookup="hop")
+
+    def export_tables(self, path: str | os.PathLike[str]) -> None:
+        """Write every node's time-flow table as JSON: {node: [{arr_ts, src, dst, dep_ts, port}]}."""
+        data = {str(n): [e._asdict() for e in self.tables(n)] for n in range(self.total_nodes)}
+        _atomic_write(FsPath(path), json.dumps(data, indent=1))
+
+    def _table_columns(self) -> dict[str, np.ndarray]:
+        rows = [(n, e) for n, es in sorted(self._compiled.items()) for e in es] + self._manual
+        def col(f):  # noqa: E306
+            return np.array([f(n, e) for n, e in rows], dtype=np.int64) if rows else np.zeros(0, np.int64)
+        w = lambda v: -1 if v is None else v  # noqa: E731
+        return {
+            "tf_node": col(lambda n, e: n), "tf_arr": col(lambda n, e: w(e.arr_ts)),
+            "tf_src": col(lambda n, e: w(e.src)), "tf_dst": col(lambda n, e: e.dst),
+            "tf_dep": col(lambda n, e: w(e.dep_ts)),
+            "tf_port": col(lambda n, e: self.gport(n, e.port)),
+        }
+
+    def watch(self, ports: Sequence[tuple[int, int]] | None) -> None:
+        """Sample these (node, port) pairs in the time series (default: all ports when
+        the network has at most 4096 ports)."""
+        if ports is None:
+            self.watch_ports = None
+            return
+        g = []
+        for node, port in ports:
+            if not 0 <= node < self.total_nodes or not 0 <= port < self.port_offset[node + 1] - self.port_offset[node]:
+                raise ConfigError("watch", (node, port), "no such port")
+            g.append(self.gport(node, port))
+        self.watch_ports = np.array(g, dtype=np.int64)
+
+    # ------------------------------------------------------------------ spec
+    def _spec(self, flows: Any, duration_ps: int, seed: int, collect_tm: bool) -> dict[str, Any]:
+        c = self.config
+        n, u, h = c.nodes, c.uplinks, c.hosts_per_node
+        P = self.n_ports
+        kind = np.zeros(P, dtype=np.int64)
+        rate = np.zeros(P, dtype=np.int64)
+        prop = np.zeros(P, dtype=np.int64)
+        buf = np.full(P, c.buffer, dtype=np.int64)
+        peer = np.full(P, -1, dtype=np.int64)
+        fab = _KIND[self.fabric]
+        for node in range(self.total_nodes):
+            a = int(self.port_offset[node])
+            nu = int(self.user_ports[node])
+            kind[a:a + nu] = fab
+            rate[a:a + nu] = c.link_rate if node < n else self.switch_link_rate
+            prop[a:a + nu] = c.propagation
+        if self.switches:
+            # links between nodes and switches run at the switch link rate on both ends
+            for node in range(n):
+                a = int(self.port_offset[node])
+                rate[a:a + u] = self.switch_link_rate
+        endpoints = c.endpoints
+        ep_node = np.arange(n, dtype=np.int64) if not h else np.repeat(np.arange(n, dtype=np.int64), h)
+        ep_down = np.full(endpoints, -1, dtype=np.int64)
+        if h:
+            host_rate = c.host_link_rate or c.link_rate
+            for node in range(n):
+                a = int(self.port_offset[node]) + u
+                kind[a:a + h] = _KIND["hostdown"]
+                rate[a:a + h] = host_rate
+                prop[a:a + h] = c.host_propagation
+                peer[a:a + h] = np.arange(node * h, node * h + h)
+                ep_down[node * h:node * h + h] = np.arange(a, a + h)
+        if self._peer is None:
+            raise ConfigError("circuits", None, "deploy_topo must be called before run")
+        if self.fabric == "electrical":
+            row = self._peer[0]
+            sel = row >= 0
+            peer[sel] = row[sel]
+            slice_ps = np.zeros(0, dtype=np.int64)
+            sched_peer = np.zeros(0, dtype=np.int64)
+        elif self._static:
+            slice_ps = np.zeros(0, dtype=np.int64)
+            sched_peer = self._peer[0].copy()
+        else:
+            d = self._durations or [c.slice] * self.slices
+            slice_ps = np.array(d, dtype=np.int64)
+            sched_peer = self._peer.reshape(-1).copy()
+        if self.watch_ports is not None:
+            watch = self.watch_ports
+        elif P <= 4096:
+            watch = np.arange(P, dtype=np.int64)
+        else:
+            watch = np.zeros(0, dtype=np.int64)
+        spec: dict[str, Any] = {
+            "nodes": self.total_nodes, "port_offset": self.port_offset.astype(np.int64),
+            "port_kind": kind, "port_rate_bps": rate, "port_prop_ps": prop,
+            "port_buffer_bytes": buf, "port_peer": peer,
+            "slice_ps": slice_ps, "guardband_ps": 0 if self._static else c.guardband,
+            "sched_peer": sched_peer,
+            "hosts_mode": bool(h), "ep_node": ep_node,
+            "ep_rate_bps": np.full(endpoints, c.endpoint_rate, dtype=np.int64),
+            "ep_prop_ps": np.full(endpoints, c.host_propagation if h else 0, dtype=np.int64),
+            "ep_down_port": ep_down,
+            "router": self._router, "multipath": self._multipath,
+            "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": flows.src.astype(np.int64),
+            "flow_dst": flows.dst.astype(np.int64), "flow_size": flows.size.astype(np.int64),
+            "mtu_bytes": int(c.mtu), "header_bytes": int(c.header), "seed": int(seed),
+            "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
+            "collect_tm": bool(collect_tm),
+        }
+        if self._router == "table":
+            spec.update(self._table_columns())
+        elif self._router == "source":
+            rs = self._routes
+            spec["rt_src"] = np.array([r[0] for r in rs], dtype=np.int64)
+            spec["rt_dst"] = np.array([r[1] for r in rs], dtype=np.int64)
+            spec["rt_ts"] = np.array([-1 if r[2] is None else r[2] for r in rs], dtype=np.int64)
+            spec["rt_len"] = np.array([len(r[3]) for r in rs], dtype=np.int64)
+            hops = [(self._route_port(r, i, hp), -1 if dep is None else dep)
+                    for r in rs for i, (hp, dep) in enumerate(r[3])]
+            spec["hop_port"] = np.array([x[0] for x in hops], dtype=np.int64)
+            spec["hop_dep"] = np.array([x[1] for x in hops], dtype=np.int64)
+        return spec
+
+    def _route_port(self, route: tuple, i: int, port: int) -> int:
+        """Global port of hop ``i`` of a source route (the hop's node is found by walking)."""
+        node = route[0]
+        for j in range(i):
+            gp = self.gport(node, route[3][j][0])
+            dep = route[3][j][1]
+            node = self._peer_node(gp, dep)
+        return self.gport(node, port)
+
+    def _peer_node(self, gp: int, dep: int | None) -> int:
+        row = self._peer[0 if dep is None else dep]
+        q = int(row[gp])
+        if q < 0:
+            raise ConfigError("routes", (gp, dep), "source route uses a port with no circuit in that slice")
+        return int(np.searchsorted(self.port_offset, q, side="right") - 1)
+
+    # ------------------------------------------------------------------ running
+    def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
+        """Build the engine for ``workload`` and stand at t = 0 (for control loops)."""
+        duration_ps = parse_time(duration, "duration")
+        if duration_ps <= 0:
+            raise ConfigError("duration", duration, "must be positive")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ConfigError("seed", seed, "expected a non-negative integer")
+        c = self.config
+        flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node,
+                                  rate_bps=c.per_node_rate, nodes=c.nodes,
+                                  duration_ps=duration_ps, seed=int(seed))
+        flows.validate(c.endpoints)
+        keep = flows.start_ps < duration_ps
+        spec = self._spec(_Cut(flows, keep), duration_ps, int(seed), collect_tm)
+        t0 = time.perf_counter()
+        try:
+            sim = _core.Simulator(spec)
+        except _core.EngineSpecError as e:
+            raise _engine_error(e) from None
+        self._live = _Live(sim, _Cut(flows, keep), duration_ps, int(seed), t0,
+                           getattr(workload, "description", type(workload).__name__))
+
+    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
+            progress: bool = False, out: str | os.PathLike[str] | None = None,
+            mice_threshold: Any = 10_000) -> "Result":
+        """Run ``workload`` for ``duration`` of simulated time and return the result."""
+        self.start(workload, duration, seed)
+        return self.finish(progress=progress, out=out, mice_threshold=mice_threshold)
+
+    def collect_every(self, interval: Any, until: Any = None) -> Iterator[np.ndarray]:
+        """Advance a started run by ``interval`` at a time and yield the traffic matrix
+        (bytes injected per (src node, dst node)) of each interval; a control loop may
+        call ``deploy_topo``/``deploy_routing`` between steps."""
+        live = self._require_live()
+        step = parse_time(interval, "interval")
+        if step <= 0:
+            raise ConfigError("interval", interval, "must be positive")
+        end = live.duration if until is None else min(parse_time(until, "until"), live.duration)
+        sim = live.sim
+        while sim.now + step <= end:
+            sim.run_until(sim.now + step)
+            yield self._tm(sim.take_tm())
+
+    def collect(self, interval: Any) -> np.ndarray:
+        """Advance a started run by ``interval`` and return that interval's traffic matrix."""
+        live = self._require_live()
+        step = parse_time(interval, "interval")
+        live.sim.run_until(min(live.sim.now + step, live.duration))
+        return self._tm(live.sim.take_tm())
+
+    def _tm(self, triples: list[tuple[int, int, int]]) -> np.ndarray:
+        n = self.config.nodes
+        tm = np.zeros((n, n), dtype=np.int64)
+        for a, b, v in triples:
+            tm[a, b] += v
+        return tm
+
+    def _require_live(self) -> "_Live":
+        if self._live is None:
+            raise ConfigError("network", "not started", "call net.start(workload, duration) first")
+        return self._live
+
+    def finish(self, *, progress: bool = False, out: str | os.PathLike[str] | None = None,
+               mice_threshold: Any = 10_000) -> "Result":
+        """Run a started simulation to its end, check invariants, build the result."""
+        live = self._require_live()
+        mice = parse_size(mice_threshold, "mice_threshold")
+        sim = live.sim
+        if progress:
+            _run_with_progress(sim, live.duration, self.arch)
+        else:
+            sim.run_until(live.duration)
+        wall = time.perf_counter() - live.t0
+        o = sim.output()
+        self._live = None
+        result = Result.build(self, live, o, wall, mice)
+        self.last_result = result
+        if out is not None:
+            result.write(out)
+        if o["invariant_errors"]:
+            raise InvariantError(f"{self.arch} seed {live.seed}: " + "; ".join(o["invariant_errors"]))
+        return result
+
+    # ------------------------------------------------------------------ monitoring
+    def _last(self) -> "Result":
+        if self.last_result is None:
+            raise ConfigError("network", "no result", "run the network before reading its monitors")
+        return self.last_result
+
+    def buffer_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
+        """Queued bytes at (node, port) over time (the maximum sample in each interval),
+        from the last run's time series (sampled every ``config.sample_interval``)."""
+        return self._last().port_series(node, port, "queued_bytes", interval, how="max")
+
+    def bw_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
+        """Bytes sent per interval at (node, port), from the last run's time series."""
+        return self._last().port_series(node, port, "tx_bytes", interval, how="sum")
+
+
+class _Cut:
+    """Flows restricted to those that start before the end of the run."""
+
+    def __init__(self, flows: Any, keep: np.ndarray):
+        self.start_ps = np.asarray(flows.start_ps)[keep]
+        self.src = np.asarray(flows.src)[keep]
+        self.dst = np.asarray(flows.dst)[keep]
+        self.size = np.asarray(flows.size)[keep]
+
+
+class _Live:
+    def __init__(self, sim: Any, flows: _Cut, duration: int, seed: int, t0: float, wl: str):
+        self.sim, self.flows, self.duration, self.seed, self.t0, self.workload = sim, flows, duration, seed, t0, wl
+
+
+def _rate(v: Any, field: str) -> int:
+    from .units import parse_rate
+    return parse_rate(v, field)
+
+
+def _run_with_progress(sim: Any, end: int, label: str) -> None:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    steps = 100
+    with Progress(TextColumn(f"[bold]{label}[/bold]"), BarColumn(),
+                  TextColumn("{task.fields[simt]}"), TimeRemainingColumn(), transient=True) as bar:
+        task = bar.add_task("run", total=end, simt="0 us")
+        for k in range(1, steps + 1):
+            t = end * k // steps
+            sim.run_until(t)
+            bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated")
+
+
+def _atomic_write(path: FsPath, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class Result:
+    """What a run returns: ``summary`` (dict), ``flows`` and ``timeseries`` (pyarrow)."""
+
+    def __init__(self, summary: dict[str, Any], flows: pa.Table, timeseries: pa.Table,
+                 spec_info: dict[str, Any]):
+        self.summary = summary
+        self.flows = flows
+        self.timeseries = timeseries
+        self.spec_info = spec_info
+        self.label = summary.get("label", summary["arch"])
+
+    @staticmethod
+    def build(net: Network, live: _Live, o: dict[str, Any], wall: float, mice: int) -> "Result":
+        c = net.config
+        f = live.flows
+        nflows = len(f.size)
+        finish = o["flow_finish_ps"]
+        done = finish >= 0
+        start = f.start_ps.astype(np.int64)
+        size = f.size.astype(np.int64)
+        fct = np.where(done, finish - start, 0)
+        npk = -(-size // c.mtu)
+        ideal = np.array([tx_time_ps(int(s + k * c.header), c.endpoint_rate) for s, k in zip(size, npk)],
+                         dtype=np.int64) if nflows else np.zeros(0, np.int64)
+        first = np.minimum(size, c.mtu) + c.header
+        ideal = ideal + c.propagation + (first * 8 * 10**12 + c.link_rate - 1) // c.link_rate
+        if c.hosts_per_node:
+            ideal = ideal + 2 * c.host_propagation
+        slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
+        mask = ~done
+        flows = pa.table({
+            "flow_id": pa.array(np.arange(nflows, dtype=np.int64)),
+            "src": pa.array(f.src.astype(np.int64)),
+            "dst": pa.array(f.dst.astype(np.int64)),
+            "size_bytes": pa.array(size),
+            "start_ps": pa.array(start),
+            "finish_ps": pa.array(finish, mask=mask),
+            "fct_ps": pa.array(fct, mask=mask),
+            "ideal_fct_ps": pa.array(ideal),
+            "slowdown": pa.array(slowdown, mask=mask),
+            "completed": pa.array(done),
+            "hops": pa.array(o["flow_hops"]),
+        })
+        gp = o["ts_port"]
+        node = np.searchsorted(net.port_offset, gp, side="right") - 1 if len(gp) else gp
+        ts = pa.table({
+            "time_ps": pa.array(o["ts_time_ps"].astype(np.int64)),
+            "node": pa.array(np.asarray(node, dtype=np.int64)),
+            "port": pa.array((gp - net.port_offset[node]).astype(np.int64) if len(gp) else gp),
+            "queued_bytes": pa.array(o["ts_queued_bytes"].astype(np.int64)),
+            "tx_bytes": pa.array(o["ts_tx_bytes"].astype(np.int64)),
+        })
+        sim_s = live.duration / 1e12
+        capacity_bytes = sim_s * c.per_node_rate * c.nodes / 8
+        drops = {k: int(v) for k, v in o["drops"].items()}
+        summary: dict[str, Any] = {
+            "arch": net.arch,
+            "seed": live.seed,
+            "nodes": c.nodes,
+            "endpoints": c.endpoints,
+            "sim_time_s": sim_s,
+            "wall_s": round(wall, 4),
+            "events": int(o["events"]),
+            "packet_hops": int(o["packet_hops"]),
+            "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
+            "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
+                      "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
+            "goodput_normalized": float(o["bytes_delivered"] / capacity_bytes) if capacity_bytes else 0.0,
+            "fct_us": fct_stats(flows, mice_threshold=mice),
+            "fabric": {"collisions": int(o["collisions"]),
+                       "guardband_violations": int(o["guardband_violations"])},
+            "drops": drops,
+            "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+            "host_rate_bps": c.per_node_rate,
+            "workload": live.workload,
+            "trace_hash": f"{int(o['trace_hash']):016x}",
+            "arch_metrics": dict(net.arch_metrics),
+        }
+        info = {"config": c.model_dump(), "arch": net.arch, "fabric": net.fabric, "router": net._router,
+                "multipath": net._multipath, "slices": net.slices, "switches": net.switches,
+                "duration_ps": live.duration, "seed": live.seed,
+                "port_offset": net.port_offset.tolist()}
+        return Result(summary, flows, ts, info)
+
+    def write(self, out: str | os.PathLike[str]) -> FsPath:
+        """Write spec.json, summary.json, flows.parquet and timeseries.parquet into ``out``
+        (all files are written to a scratch folder first and moved in at the end)."""
+        import pyarrow.parquet as pq
+
+        out = FsPath(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = FsPath(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+        try:
+            (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True))
+            (tmp / "spec.json").write_text(json.dumps(self.spec_info, indent=2, sort_keys=True, default=str))
+            pq.write_table(self.flows, tmp / "flows.parquet")
+            pq.write_table(self.timeseries, tmp / "timeseries.parquet")
+            out.mkdir(parents=True, exist_ok=True)
+            for f in ("spec.json", "flows.parquet", "timeseries.parquet", "summary.json"):
+                os.replace(tmp / f, out / f)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return out
+
+    def port_series(self, node: int, port: int, column: str, interval: Any = None,
+                    how: str = "sum") -> pa.Table:
+        """One port's sampled ``column`` over time, optionally re-binned to ``interval``
+        (``how`` = "sum" for counters such as tx_bytes, "max" for levels)."""
+        t = self.timeseries
+        sel = (np.asarray(t["node"]) == node) & (np.asarray(t["port"]) == port)
+        times = np.asarray(t["time_ps"])[sel]
+        vals = np.asarray(t[column])[sel]
+        if interval is not None:
+            step = parse_time(interval, "interval")
+            if step <= 0:
+                raise ConfigError("interval", interval, "must be positive")
+            bins = (times - 1) // step
+            ub, inv = np.unique(bins, return_inverse=True)
+            agg = np.zeros(len(ub), dtype=np.int64)
+            if how == "sum":
+                np.add.at(agg, inv, vals)
+            else:
+                np.maximum.at(agg, inv, vals)
+            times, vals = (ub + 1) * step, agg
+        return pa.table({"time_ps": pa.array(times.astype(np.int64)),
+                         column: pa.array(vals.astype(np.int64))})

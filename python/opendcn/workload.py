@@ -1,0 +1,1011 @@
+"""Workloads: which flows enter the network, when, between which endpoints, how big.
+
+A workload is a recipe; :meth:`Workload.generate` turns it into concrete
+:class:`FlowArrays` for one network and one seed. What is modeled:
+
+* **Flow sizes** come from an empirical flow-size distribution (:class:`CDF`), either a
+  shipped one (``hadoop``, ``websearch``, ``datamining``, ``google``, ``keyvalue``,
+  ``imc10``, ... — see :func:`list_workloads` and ``data/workloads/SOURCES.md``) or a
+  user file with two whitespace-separated columns ``size_bytes cumulative_probability``.
+  Each shipped table is sampled with the reading its source simulator used: ``"step"``
+  (each listed size is a discrete value) or ``"lin"`` (ns-2 style linear interpolation
+  between consecutive points).
+* **Arrivals** (:func:`poisson`) form a network-wide Poisson process whose rate follows
+  the NegotiaToR load definition ``L = F / (R * N * tau)``: ``F`` mean flow size (bits),
+  ``R`` per-node host-side bandwidth (bit/s), ``N`` nodes, ``tau`` mean network-wide
+  inter-arrival time. So flows arrive at ``1/tau = L * R * N / (8 * F_bytes)`` per second.
+* **Endpoints and pairs** follow a pattern (:data:`PATTERNS`): ``uniform``,
+  ``permutation``, ``incast``, ``all-to-all``. Endpoints are numbered ``0..E-1``; with
+  ``hosts_per_node = H > 0`` there are ``E = N * H`` endpoints and endpoint ``e`` lives on
+  node ``e // H``; with ``H = 0`` the nodes themselves are the endpoints (``E = N``).
+* **Explicit flows** (:func:`flows`, :func:`from_file`) replace the generator; files are
+  CSV ``start,src,dst,bytes`` or the Opera/htsim format ``src dst bytes start_ns``.
+
+Units: times are integer picoseconds (``start_ps``), sizes integer bytes (KB = 1000 B),
+rates bit/s. All randomness comes from named streams of :mod:`opendcn.rng`
+(``traffic.arrivals``, ``traffic.sizes``, ``traffic.pairs``, ``traffic.permutation``,
+``traffic.incast``), so the same seed always gives the same flows, and changing how many
+draws one stream makes never changes the others. Every bad input raises
+:class:`~opendcn.errors.ConfigError` naming the field (or file and line) and the value.
+
+>>> wl = poisson("hadoop", load=0.3, pattern="uniform")
+>>> fl = wl.generate(endpoints=16, hosts_per_node=0, rate_bps=100 * 10**9, nodes=16,
+...                  duration_ps=10**9, seed=1)
+>>> len(fl) > 0 and bool((fl.src != fl.dst).all())
+True
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import math
+import os
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import ConfigError
+from .rng import stream
+from .units import parse_size, parse_time
+
+__all__ = [
+    "CDF",
+    "FlowArrays",
+    "PATTERNS",
+    "Workload",
+    "flows",
+    "from_file",
+    "get_cdf",
+    "list_workloads",
+    "mix",
+    "poisson",
+]
+
+DATA_DIR = Path(__file__).resolve().parent / "data" / "workloads"
+
+READINGS = ("step", "lin")
+
+# Upper bound accepted for the load fraction (overload experiments go above 1).
+MAX_LOAD = 10.0
+
+
+@dataclass(frozen=True)
+class _Named:
+    file: str
+    reading: str
+    description: str
+
+
+# Shipped flow-size distributions. The canonical file per workload follows the
+# recommendation of data/workloads/SOURCES.md; ``reading`` is the one its source
+# simulator samples with.
+_NAMED: dict[str, _Named] = {
+    "hadoop": _Named(
+        "fb_hadoop_hpcc.cdf", "lin",
+        "Meta/Facebook Hadoop, all traffic (Roy et al. SIGCOMM'15); HPCC FbHdp table, "
+        "60% of flows <= 1KB, 92% of bytes in flows > 100KB, max 10MB"),
+    "websearch": _Named(
+        "websearch_pfabric.cdf", "lin",
+        "DCTCP web search (Alizadeh et al. SIGCOMM'10); pFabric/pHost 11-point table "
+        "x1460B, max 29.2MB"),
+    "datamining": _Named(
+        "datamining_pfabric.cdf", "lin",
+        "VL2 data mining (Greenberg et al. SIGCOMM'09); pFabric/pHost table x1460B, "
+        "max 973MB (Shale's heavy-tailed workload)"),
+    "google": _Named(
+        "homa_w3_google_allrpc.cdf", "step",
+        "Google all-RPC, aggregated over all applications (Homa W3, SIGCOMM'18), "
+        "max 15.2MB"),
+    "keyvalue": _Named(
+        "homa_w1_fb_keyvalue.cdf", "step",
+        "Facebook key-value/memcached (Atikoglu et al. SIGMETRICS'12; Homa W1), "
+        "max 100KB"),
+    "imc10": _Named(
+        "imc10_aditya_phost.cdf", "lin",
+        "IMC'10 'aditya' distribution (Benson et al.; pHost/dcPIM table x1460B), "
+        "max 3.08MB (Shale's short-flow workload)"),
+    "searchrpc": _Named(
+        "homa_w2_google_searchrpc.cdf", "step",
+        "Google search RPCs (Homa W2), max 3.53MB"),
+    "webserver": _Named(
+        "fb_webserver_homa.cdf", "step",
+        "Facebook web server, intra-cluster (Roy et al. SIGCOMM'15; Homa simulator "
+        "table), max 1MB"),
+    "cachefollower": _Named(
+        "fb_cachefollower_homa.cdf", "step",
+        "Facebook cache follower, intra-cluster (Roy et al. SIGCOMM'15; Homa simulator "
+        "table), max 3.84MB"),
+    "alistorage": _Named(
+        "alistorage2019_hpcc.cdf", "lin",
+        "Alibaba distributed storage 2019 (HPCC table), max 2MB"),
+    "hadoop-homa": _Named(
+        "homa_w4_fb_hadoop.cdf", "step",
+        "Meta/Facebook Hadoop as Homa W4 (461 points, nearly the same as 'hadoop'), "
+        "max 10MB"),
+    "websearch-homa": _Named(
+        "homa_w5_dctcp.cdf", "step",
+        "DCTCP web search as Homa W5 (400-point expansion x1442B, heavier tail than "
+        "'websearch'), max 28.8MB"),
+    "websearch-opera": _Named(
+        "websearch_opera.cdf", "step",
+        "DCTCP web search as used by Opera/Duo (16-point re-digitisation), max 28.6MB"),
+    "datamining-opera": _Named(
+        "datamining_opera.cdf", "step",
+        "VL2 data mining as used by Opera/Duo (17 points from 100B, 51% <= 1KB), max 1GB"),
+    "hadoop-interrack": _Named(
+        "fb_hadoop_interrack_opera.cdf", "step",
+        "Facebook Hadoop inter-rack flows only (Opera/Duo table), max 223MB"),
+}
+
+_ALIASES = {"aditya": "imc10"}
+
+PATTERNS: dict[str, str] = {
+    "uniform": "Poisson arrivals; src uniform over endpoints, dst uniform over "
+               "endpoints on another node",
+    "permutation": "Poisson arrivals; a random node derangement fixed per run, "
+                   "dst on node perm[node(src)]",
+    "incast": "Poisson incast events; incast_degree senders on other nodes each send "
+              "incast_size to one receiver at the same instant",
+    "all-to-all": "at start, every endpoint sends flow_size bytes to every endpoint on "
+                  "another node (load ignored)",
+}
+
+
+# --------------------------------------------------------------------------- flows
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+@dataclass(frozen=True, eq=False)
+class FlowArrays:
+    """Concrete flows as parallel numpy arrays, sorted by start time.
+
+    ``start_ps`` (uint64, picoseconds, ascending; flows with equal start keep the order
+    in which they were generated), ``src`` / ``dst`` (int64 endpoint numbers) and
+    ``size`` (int64 bytes, > 0). Construction coerces the dtypes, stable-sorts by start
+    when needed and makes the arrays read-only.
+    """
+
+    start_ps: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    size: np.ndarray
+
+    def __post_init__(self) -> None:
+        start = np.asarray(self.start_ps)
+        if start.size and start.dtype.kind in "if" and (start < 0).any():
+            raise ConfigError("flows.start_ps", int(start[start < 0][0]),
+                              "start times must be non-negative")
+        start = np.ascontiguousarray(start, dtype=np.uint64)
+        src = np.ascontiguousarray(self.src, dtype=np.int64)
+        dst = np.ascontiguousarray(self.dst, dtype=np.int64)
+        size = np.ascontiguousarray(self.size, dtype=np.int64)
+        lengths = {len(start), len(src), len(dst), len(size)}
+        if len(lengths) != 1 or any(a.ndim != 1 for a in (start, src, dst, size)):
+            raise ConfigError("flows", (start.shape, src.shape, dst.shape, size.shape),
+                              "start_ps, src, dst and size must be 1-D arrays of equal length")
+        if start.size > 1 and (start[1:] < start[:-1]).any():
+            order = np.argsort(start, kind="stable")
+            start, src, dst, size = start[order], src[order], dst[order], size[order]
+        for name, arr in (("start_ps", start), ("src", src), ("dst", dst), ("size", size)):
+            if arr.base is not None or arr is getattr(self, name):
+                arr = arr.copy()
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+
+    def __len__(self) -> int:
+        return int(self.start_ps.shape[0])
+
+    def __repr__(self) -> str:
+        return f"FlowArrays({len(self)} flows, {self.total_bytes} bytes)"
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of all flow sizes in bytes."""
+        return int(self.size.sum(dtype=np.int64)) if len(self) else 0
+
+    @classmethod
+    def empty(cls) -> FlowArrays:
+        """No flows."""
+        z = np.zeros(0, dtype=np.int64)
+        return cls(np.zeros(0, dtype=np.uint64), z, z, z)
+
+    @classmethod
+    def concat(cls, parts: Sequence[FlowArrays]) -> FlowArrays:
+        """All flows of ``parts``, stable-sorted by start (ties keep part order)."""
+        parts = list(parts)
+        if not parts:
+            return cls.empty()
+        return cls(np.concatenate([p.start_ps for p in parts]),
+                   np.concatenate([p.src for p in parts]),
+                   np.concatenate([p.dst for p in parts]),
+                   np.concatenate([p.size for p in parts]))
+
+    def validate(self, endpoints: int) -> None:
+        """Check every flow against a network with ``endpoints`` endpoints.
+
+        Raises :class:`ConfigError` (fields ``flows.src``, ``flows.dst``, ``flows.size``)
+        naming the first offending value and its flow index.
+        """
+        if not _is_int(endpoints) or endpoints < 1:
+            raise ConfigError("endpoints", endpoints, "must be a positive integer")
+        for name, arr in (("src", self.src), ("dst", self.dst)):
+            bad = np.flatnonzero((arr < 0) | (arr >= endpoints))
+            if bad.size:
+                i = int(bad[0])
+                raise ConfigError(f"flows.{name}", int(arr[i]),
+                                  f"endpoint out of range 0..{endpoints - 1} (flow {i})")
+        same = np.flatnonzero(self.src == self.dst)
+        if same.size:
+            i = int(same[0])
+            raise ConfigError("flows.dst", int(self.dst[i]),
+                              f"flow {i} has src == dst")
+        bad = np.flatnonzero(self.size <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise ConfigError("flows.size", int(self.size[i]),
+                              f"flow sizes must be positive (flow {i})")
+
+
+# --------------------------------------------------------------------------- CDFs
+
+
+def _check_reading(reading: object) -> str:
+    if reading not in READINGS:
+        raise ConfigError("reading", reading, "must be 'step' or 'lin'")
+    return reading  # type: ignore[return-value]
+
+
+def _rounded(x: Fraction) -> int:
+    """Size a sampled value becomes: round half to even, at least 1 byte."""
+    return max(1, round(x))
+
+
+def _int_floor_integral(a: Fraction, b: Fraction) -> Fraction:
+    """Exact integral of floor(t) dt over [a, b], a <= b."""
+    ka, kb = math.floor(a), math.floor(b)
+    if ka == kb:
+        return ka * (b - a)
+    middle = (kb - 1) * kb // 2 - ka * (ka + 1) // 2  # sum of k for ka < k < kb
+    return ka * (ka + 1 - a) + middle + kb * (b - kb)
+
+
+def _segment_mean(a: Fraction, b: Fraction) -> Fraction:
+    """Exact E[max(1, round(X))] for X uniform on [a, b], 0 <= a < b.
+
+    max(1, round(x)) = floor(max(x, 1/2) + 1/2) almost everywhere for x >= 0.
+    """
+    half = Fraction(1, 2)
+    total = Fraction(0)
+    lo = a
+    if a < half:
+        lo = min(b, half)
+        total += lo - a  # value 1 on [a, min(b, 1/2))
+    if b > lo:
+        total += _int_floor_integral(lo + half, b + half)
+    return total / (b - a)
+
+
+class CDF:
+    """An empirical flow-size distribution ``P[size <= x]``.
+
+    ``sizes`` (bytes, non-decreasing, >= 0) and ``probs`` (cumulative, non-decreasing in
+    [0, 1], last = 1) describe the table; ``reading`` says how it is sampled:
+
+    * ``"step"``: the first listed size whose cumulative probability is >= u, i.e. each
+      size ``s_i`` has probability ``p_i - p_{i-1}`` (Homa, Opera/Duo, netbench);
+    * ``"lin"``: linear interpolation between consecutive points (ns-2
+      ``EmpiricalRandomVariable``: pFabric, pHost, ExpressPass, HPCC); a size listed twice
+      is a point mass, and the first size carries the first row's probability.
+
+    Sampled sizes are rounded to integers (half to even) and are at least 1 byte;
+    :attr:`mean` is the exact mean of exactly that sampled distribution.
+    """
+
+    def __init__(self, sizes: Iterable[float], probs: Iterable[float], *,
+                 reading: str = "lin", name: str = "custom", source: str = "",
+                 description: str = ""):
+        s = np.array(list(sizes) if not isinstance(sizes, np.ndarray) else sizes,
+                     dtype=np.float64)
+        p = np.array(list(probs) if not isinstance(probs, np.ndarray) else probs,
+                     dtype=np.float64)
+        where = source or name
+        if s.ndim != 1 or s.shape != p.shape:
+            raise ConfigError(where, (s.shape, p.shape),
+                              "sizes and probabilities must be 1-D of equal length")
+        if s.size < 2:
+            raise ConfigError(where, int(s.size), "a CDF needs at least 2 rows")
+        if not (np.isfinite(s).all() and np.isfinite(p).all()):
+            raise ConfigError(where, "nan/inf", "sizes and probabilities must be finite")
+        if (s < 0).any():
+            raise ConfigError(where, float(s[s < 0][0]), "sizes must be non-negative")
+        if (p < 0).any() or (p > 1).any():
+            raise ConfigError(where, float(p[(p < 0) | (p > 1)][0]),
+                              "probabilities must be in [0, 1]")
+        if (np.diff(s) < 0).any():
+            i = int(np.flatnonzero(np.diff(s) < 0)[0]) + 1
+            raise ConfigError(where, float(s[i]), f"sizes decrease at row {i + 1}")
+        if (np.diff(p) < 0).any():
+            i = int(np.flatnonzero(np.diff(p) < 0)[0]) + 1
+            raise ConfigError(where, float(p[i]), f"probabilities decrease at row {i + 1}")
+        if abs(p[-1] - 1.0) > 1e-6:
+            raise ConfigError(where, float(p[-1]), "last cumulative probability must be 1")
+        p[-1] = 1.0
+        s.flags.writeable = False
+        p.flags.writeable = False
+        self.sizes = s
+        self.probs = p
+        self.reading = _check_reading(reading)
+        self.name = name
+        self.source = source
+        self.description = description
+        self._step_values = np.maximum(1, np.rint(s)).astype(np.int64)
+        self._step_values.flags.writeable = False
+
+    # -- construction -----------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, reading: str = "lin",
+                  name: str | None = None, description: str = "") -> CDF:
+        """Load a ``size_bytes cumulative_probability`` file (whitespace separated;
+        blank lines and ``#`` comments allowed).
+
+        Raises :class:`ConfigError` whose field is ``"<file>:<line>"`` for a malformed
+        row (wrong column count, non-numeric, negative size, decreasing sizes or
+        probabilities, probability outside [0, 1]), a last probability that is not 1
+        (tolerance 1e-6) or fewer than 2 rows.
+        """
+        _check_reading(reading)
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError("workload", str(path), "no such file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError("workload", str(path), f"cannot read file: {e}") from None
+        sizes: list[float] = []
+        probs: list[float] = []
+        last_line = 0
+        for lineno, raw in enumerate(text.splitlines(), start=1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            where = f"{path}:{lineno}"
+            cols = line.split()
+            if len(cols) != 2:
+                raise ConfigError(where, raw.strip(),
+                                  f"expected 2 columns 'size_bytes cumulative_probability', "
+                                  f"got {len(cols)}")
+            try:
+                size, prob = float(cols[0]), float(cols[1])
+            except ValueError:
+                raise ConfigError(where, raw.strip(), "not a number") from None
+            if not (math.isfinite(size) and math.isfinite(prob)):
+                raise ConfigError(where, raw.strip(), "not a finite number")
+            if size < 0:
+                raise ConfigError(where, cols[0], "negative size")
+            if not 0.0 <= prob <= 1.0:
+                raise ConfigError(where, cols[1], "probability outside [0, 1]")
+            if sizes and size < sizes[-1]:
+                raise ConfigError(where, cols[0],
+                                  f"sizes decrease (previous row has {sizes[-1]:g})")
+            if probs and prob < probs[-1]:
+                raise ConfigError(where, cols[1],
+                                  f"probabilities decrease (previous row has {probs[-1]:g})")
+            sizes.append(size)
+            probs.append(prob)
+            last_line = lineno
+        if len(sizes) < 2:
+            raise ConfigError(f"{path}:{max(last_line, 1)}", len(sizes),
+                              "a CDF file needs at least 2 rows")
+        if abs(probs[-1] - 1.0) > 1e-6:
+            raise ConfigError(f"{path}:{last_line}", probs[-1],
+                              "last cumulative probability must be 1")
+        return cls(sizes, probs, reading=reading, name=name or path.stem,
+                   source=str(path), description=description)
+
+    @classmethod
+    def named(cls, name: str, reading: str | None = None) -> CDF:
+        """A shipped distribution by name (see :func:`list_workloads`), sampled with its
+        source's reading unless ``reading`` overrides it."""
+        key = _canonical_name(name)
+        if key is None:
+            raise ConfigError("workload", name,
+                              f"unknown workload; known: {', '.join(_NAMED)}")
+        cdf = _load_named(key)
+        if reading is not None and reading != cdf.reading:
+            return cdf.with_reading(reading)
+        return cdf
+
+    def with_reading(self, reading: str) -> CDF:
+        """The same table sampled with another reading (``"step"`` or ``"lin"``)."""
+        return CDF(self.sizes, self.probs, reading=_check_reading(reading), name=self.name,
+                   source=self.source, description=self.description)
+
+    # -- statistics and sampling ------------------------------------------------
+
+    @functools.cached_property
+    def mean(self) -> float:
+        """Exact mean size in bytes of :meth:`sample`'s distribution (same reading,
+        same rounding), computed from the table."""
+        sizes = [Fraction(float(x)) for x in self.sizes]
+        probs = [Fraction(float(x)) for x in self.probs]
+        total = probs[0] * _rounded(sizes[0])
+        for i in range(1, len(sizes)):
+            w = probs[i] - probs[i - 1]
+            if w == 0:
+                continue
+            if self.reading == "step" or sizes[i] == sizes[i - 1]:
+                total += w * _rounded(sizes[i])
+            else:
+                total += w * _segment_mean(sizes[i - 1], sizes[i])
+        return float(total)
+
+    @property
+    def max_bytes(self) -> int:
+        """Largest size that can be sampled."""
+        return int(self._step_values[-1])
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` flow sizes (int64 bytes, >= 1) drawn with ``rng`` under :attr:`reading`.
+
+        Vectorized: one uniform draw per flow, u in (0, 1].
+        """
+        if not _is_int(n) or n < 0:
+            raise ConfigError("n", n, "sample count must be a non-negative integer")
+        u = 1.0 - rng.random(int(n))
+        i = np.searchsorted(self.probs, u, side="left")
+        np.minimum(i, len(self.probs) - 1, out=i)
+        if self.reading == "step":
+            return self._step_values[i]
+        im1 = np.maximum(i - 1, 0)
+        p0, p1 = self.probs[im1], self.probs[i]
+        s0, s1 = self.sizes[im1], self.sizes[i]
+        denom = p1 - p0
+        frac = (u - p0) / np.where(denom > 0, denom, 1.0)
+        x = s0 + (s1 - s0) * np.clip(frac, 0.0, 1.0)
+        x = np.where(i == 0, self.sizes[0], x)
+        return np.maximum(1, np.rint(x)).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return (f"CDF({self.name!r}, reading={self.reading!r}, rows={len(self.sizes)}, "
+                f"mean={self.mean:.1f}B, max={self.max_bytes}B)")
+
+
+def _canonical_name(name: object) -> str | None:
+    if not isinstance(name, str):
+        return None
+    key = name.strip().lower().replace("_", "-")
+    key = _ALIASES.get(key, key)
+    return key if key in _NAMED else None
+
+
+@functools.lru_cache(maxsize=None)
+def _load_named(key: str) -> CDF:
+    info = _NAMED[key]
+    return CDF.from_file(DATA_DIR / info.file, reading=info.reading, name=key,
+                         description=info.description)
+
+
+def get_cdf(name_or_path: CDF | str | os.PathLike, reading: str | None = None) -> CDF:
+    """Resolve a flow-size distribution.
+
+    ``name_or_path`` is a :class:`CDF` (returned as is), a shipped workload name
+    (``"hadoop"``, ...; sampled with its source's reading) or a path to a
+    ``size_bytes cumulative_probability`` file (sampled ``"lin"`` unless ``reading``
+    says otherwise). Unknown names that are not existing files raise
+    ``ConfigError("workload", name, "unknown workload; known: ...")``.
+    """
+    if reading is not None:
+        _check_reading(reading)
+    if isinstance(name_or_path, CDF):
+        if reading is not None and reading != name_or_path.reading:
+            return name_or_path.with_reading(reading)
+        return name_or_path
+    if isinstance(name_or_path, str):
+        if _canonical_name(name_or_path) is not None:
+            return CDF.named(name_or_path, reading)
+        if name_or_path and Path(name_or_path).is_file():
+            return CDF.from_file(name_or_path, reading=reading or "lin")
+        raise ConfigError("workload", name_or_path,
+                          f"unknown workload; known: {', '.join(_NAMED)} "
+                          f"(or a path to a 'size_bytes cumulative_probability' file)")
+    if isinstance(name_or_path, os.PathLike):
+        return CDF.from_file(name_or_path, reading=reading or "lin")
+    raise ConfigError("workload", name_or_path,
+                      "expected a workload name, a CDF file path or a CDF object")
+
+
+def list_workloads() -> list[dict]:
+    """The shipped flow-size distributions, for listings: one dict per workload with
+    ``name``, ``description``, ``mean_bytes`` (under its reading), ``max_bytes``,
+    ``reading`` and ``file`` (name of the data file)."""
+    out = []
+    for key, info in _NAMED.items():
+        cdf = _load_named(key)
+        out.append({"name": key, "description": info.description,
+                    "mean_bytes": cdf.mean, "max_bytes": cdf.max_bytes,
+                    "reading": info.reading, "file": info.file})
+    return out
+
+
+# --------------------------------------------------------------------------- generators
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    endpoints: int
+    hosts_per_node: int
+    rate_bps: int
+    nodes: int
+    duration_ps: int
+    seed: int
+    prefix: str = ""
+
+    @property
+    def hosts(self) -> int:
+        """Endpoints per node."""
+        return max(1, self.hosts_per_node)
+
+    def rng(self, name: str) -> np.random.Generator:
+        return stream(self.seed, self.prefix + name)
+
+    def child(self, prefix: str) -> _Ctx:
+        return _Ctx(self.endpoints, self.hosts_per_node, self.rate_bps, self.nodes,
+                    self.duration_ps, self.seed, self.prefix + prefix)
+
+
+def _int_param(value: object, field: str, minimum: int) -> int:
+    if not _is_int(value) or value < minimum:
+        raise ConfigError(field, value, f"must be an integer >= {minimum}")
+    return int(value)
+
+
+class Workload(abc.ABC):
+    """A recipe for flows; :meth:`generate` makes them for one network and seed."""
+
+    def generate(self, *, endpoints: int, hosts_per_node: int, rate_bps: int, nodes: int,
+                 duration_ps: int, seed: int) -> FlowArrays:
+        """Concrete flows, sorted by start time.
+
+        ``endpoints`` = number of traffic endpoints (``nodes`` when ``hosts_per_node``
+        is 0, else ``nodes * hosts_per_node``; endpoint ``e`` lives on node
+        ``e // hosts_per_node``); ``rate_bps`` = R, the per-node host-side bandwidth;
+        generated flows start in ``[0, duration_ps)``; ``seed`` is the master seed.
+        """
+        nodes = _int_param(nodes, "nodes", 1)
+        hpn = _int_param(hosts_per_node, "hosts_per_node", 0)
+        endpoints = _int_param(endpoints, "endpoints", 1)
+        if endpoints != nodes * max(1, hpn):
+            raise ConfigError("endpoints", endpoints,
+                              f"must equal nodes * max(1, hosts_per_node) = "
+                              f"{nodes * max(1, hpn)}")
+        ctx = _Ctx(endpoints=endpoints, hosts_per_node=hpn,
+                   rate_bps=_int_param(rate_bps, "rate_bps", 1), nodes=nodes,
+                   duration_ps=_int_param(duration_ps, "duration_ps", 0),
+                   seed=_int_param(seed, "seed", 0))
+        return self._generate(ctx)
+
+    @abc.abstractmethod
+    def _generate(self, ctx: _Ctx) -> FlowArrays:
+        """Generate flows; named random streams come from ``ctx.rng(name)``."""
+
+    def __add__(self, other: Workload) -> Workload:
+        return mix(self, other)
+
+
+def _poisson_times(rng: np.random.Generator, rate_per_ps: float, t0: int,
+                   t_end: int) -> np.ndarray:
+    """Arrival instants (uint64 ps) of a Poisson process of rate ``rate_per_ps`` in
+    ``[t0, t_end)``, drawn in chunks until the end is passed."""
+    span = t_end - t0
+    if span <= 0 or rate_per_ps <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    expected = span * rate_per_ps
+    chunk = int(min(max(expected * 1.02 + 6.0 * math.sqrt(expected) + 64, 64), 1 << 22))
+    mean_gap = 1.0 / rate_per_ps
+    pieces = []
+    t = 0.0
+    while True:
+        ts = t + np.cumsum(rng.exponential(mean_gap, chunk))
+        if ts[-1] >= span:
+            pieces.append(ts[: np.searchsorted(ts, span, side="left")])
+            break
+        pieces.append(ts)
+        t = float(ts[-1])
+    times = np.floor(np.concatenate(pieces))
+    # floor keeps them < span; guard the float edge anyway
+    times = times[times < span]
+    return times.astype(np.uint64) + np.uint64(t0)
+
+
+def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A uniformly random permutation of 0..n-1 without fixed points (n >= 2)."""
+    ident = np.arange(n)
+    while True:
+        perm = rng.permutation(n)
+        if not (perm == ident).any():
+            return perm
+
+
+def _distinct_rows(rng: np.random.Generator, rows: int, m: int, k: int) -> np.ndarray:
+    """``rows`` independent uniform k-subsets of 0..m-1, each row sorted ascending."""
+    if rows == 0:
+        return np.zeros((0, k), dtype=np.int64)
+    if k * k <= 16 * m:
+        # Floyd's algorithm, vectorized over rows.
+        out = np.empty((rows, k), dtype=np.int64)
+        for col, j in enumerate(range(m - k, m)):
+            t = rng.integers(0, j + 1, rows)
+            if col:
+                dup = (out[:, :col] == t[:, None]).any(axis=1)
+                t[dup] = j
+            out[:, col] = t
+    else:
+        # Random keys: the k smallest of m uniform keys per row.
+        per = max(1, (1 << 22) // m)
+        parts = []
+        for lo in range(0, rows, per):
+            keys = rng.random((min(per, rows - lo), m))
+            parts.append(np.argpartition(keys, k - 1, axis=1)[:, :k])
+        out = np.concatenate(parts).astype(np.int64)
+    out.sort(axis=1)
+    return out
+
+
+class _Poisson(Workload):
+    def __init__(self, cdf: CDF | None, load: float, pattern: str, incast_degree: int,
+                 incast_size: int, flow_size: int | None, start_ps: int):
+        self.cdf = cdf
+        self.load = load
+        self.pattern = pattern
+        self.incast_degree = incast_degree
+        self.incast_size = incast_size
+        self.flow_size = flow_size
+        self.start_ps = start_ps
+
+    def __repr__(self) -> str:
+        what = self.cdf.name if self.cdf is not None else f"flow_size={self.flow_size}"
+        extra = ""
+        if self.pattern == "incast":
+            what = f"incast_size={self.incast_size}"
+            extra = f", incast_degree={self.incast_degree}"
+        if self.pattern == "all-to-all":
+            return f"poisson(all-to-all, flow_size={self.flow_size}, start={self.start_ps}ps)"
+        return f"poisson({what}, load={self.load}, pattern={self.pattern!r}{extra})"
+
+    @property
+    def mean_flow_bytes(self) -> float:
+        """Mean flow size F (bytes) used by the load definition."""
+        if self.flow_size is not None:
+            return float(self.flow_size)
+        if self.pattern == "incast":
+            return float(self.incast_size)
+        assert self.cdf is not None
+        return self.cdf.mean
+
+    def _rate_per_ps(self, ctx: _Ctx, bytes_per_arrival: float) -> float:
+        # L = F / (R N tau)  =>  1/tau = L R N / (8 F)  [per second]
+        return self.load * ctx.rate_bps * ctx.nodes / (8.0 * bytes_per_arrival) / 1e12
+
+    def _generate(self, ctx: _Ctx) -> FlowArrays:
+        if ctx.nodes < 2:
+            raise ConfigError("nodes", ctx.nodes,
+                              f"pattern {self.pattern!r} needs at least 2 nodes")
+        if self.pattern == "all-to-all":
+            return self._all_to_all(ctx)
+        if self.pattern == "incast":
+            return self._incast(ctx)
+        times = _poisson_times(ctx.rng("traffic.arrivals"),
+                               self._rate_per_ps(ctx, self.mean_flow_bytes),
+                               self.start_ps, ctx.duration_ps)
+        n = times.size
+        if self.flow_size is not None:
+            sizes = np.full(n, self.flow_size, dtype=np.int64)
+        else:
+            assert self.cdf is not None
+            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        h, nn = ctx.hosts, ctx.nodes
+        rng = ctx.rng("traffic.pairs")
+        src = rng.integers(0, ctx.endpoints, n)
+        if self.pattern == "uniform":
+            dnode = (src // h + rng.integers(1, nn, n)) % nn
+        else:  # permutation
+            perm = _derangement(ctx.rng("traffic.permutation"), nn)
+            dnode = perm[src // h]
+        dst = dnode * h + (rng.integers(0, h, n) if h > 1 else 0)
+        return FlowArrays(times, src, dst, sizes)
+
+    def _incast(self, ctx: _Ctx) -> FlowArrays:
+        h = ctx.hosts
+        others = ctx.endpoints - h
+        k = self.incast_degree
+        if k > others:
+            raise ConfigError("incast_degree", k,
+                              f"must be at most the number of endpoints on other nodes "
+                              f"({others})")
+        times = _poisson_times(ctx.rng("traffic.arrivals"),
+                               self._rate_per_ps(ctx, float(k * self.incast_size)),
+                               self.start_ps, ctx.duration_ps)
+        ne = times.size
+        recv = ctx.rng("traffic.pairs").integers(0, ctx.endpoints, ne)
+        cand = _distinct_rows(ctx.rng("traffic.incast"), ne, others, k)
+        lo = (recv // h * h)[:, None]
+        senders = np.where(cand >= lo, cand + h, cand)
+        return FlowArrays(np.repeat(times, k), senders.ravel(), np.repeat(recv, k),
+                          np.full(ne * k, self.incast_size, dtype=np.int64))
+
+    def _all_to_all(self, ctx: _Ctx) -> FlowArrays:
+        if self.start_ps >= ctx.duration_ps:
+            return FlowArrays.empty()
+        assert self.flow_size is not None
+        h, e = ctx.hosts, ctx.endpoints
+        m = e - h
+        src = np.repeat(np.arange(e, dtype=np.int64), m)
+        c = np.tile(np.arange(m, dtype=np.int64), e)
+        lo = src // h * h
+        dst = np.where(c >= lo, c + h, c)
+        start = np.full(e * m, self.start_ps, dtype=np.uint64)
+        return FlowArrays(start, src, dst, np.full(e * m, self.flow_size, dtype=np.int64))
+
+
+def _positive_size(value: object, field: str) -> int:
+    if isinstance(value, np.integer):
+        value = int(value)
+    size = parse_size(value, field=field)
+    if size <= 0:
+        raise ConfigError(field, value, "size must be positive")
+    return size
+
+
+def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "uniform", *,
+            incast_degree: int = 20, incast_size: int | str = "1KB",
+            flow_size: int | str | None = None, start: int | str = "0us") -> Workload:
+    """Open-loop traffic: a network-wide Poisson arrival process at load ``load``.
+
+    ``cdf`` is a :class:`CDF`, a shipped workload name or a CDF file path (may be None for
+    ``incast`` and ``all-to-all``, or when ``flow_size`` fixes every flow's size).
+    ``load`` L in (0, 10] follows NegotiaToR's ``L = F / (R * N * tau)``: flows arrive at
+    ``L * R * N / (8 * F)`` per second, F the mean flow size in bytes. ``pattern``:
+
+    * ``uniform`` — src uniform over endpoints, dst uniform over endpoints on another node;
+    * ``permutation`` — a random node derangement ``perm`` (fixed per run, from the
+      seed); src uniform, dst uniform among the endpoints of node ``perm[node(src)]``;
+    * ``incast`` — Poisson incast events (F = ``incast_degree * incast_size`` per
+      event); each picks a receiver endpoint and ``incast_degree`` distinct senders on
+      other nodes, each sending ``incast_size`` bytes at the event instant;
+    * ``all-to-all`` — at ``start`` every endpoint sends ``flow_size`` bytes (required)
+      to every endpoint on another node; ``load`` is ignored.
+
+    Arrivals begin at ``start`` (a time with unit, or int picoseconds) and stop at the
+    run's duration.
+    """
+    if pattern not in PATTERNS:
+        raise ConfigError("pattern", pattern, f"unknown pattern; known: {', '.join(PATTERNS)}")
+    if pattern != "all-to-all":
+        if (isinstance(load, (bool, np.bool_)) or not isinstance(load, (int, float, np.number))
+                or not math.isfinite(float(load)) or not 0 < float(load) <= MAX_LOAD):
+            raise ConfigError("load", load, f"load must be a number in (0, {MAX_LOAD:g}]")
+        load = float(load)
+    if not _is_int(incast_degree) or incast_degree < 1:
+        raise ConfigError("incast_degree", incast_degree, "must be an integer >= 1")
+    isize = _positive_size(incast_size, "incast_size")
+    fsize = None if flow_size is None else _positive_size(flow_size, "flow_size")
+    if isinstance(start, np.integer):
+        start = int(start)
+    start_ps = parse_time(start, field="start")
+    resolved = None if cdf is None else get_cdf(cdf)
+    if pattern in ("uniform", "permutation"):
+        if resolved is None and fsize is None:
+            raise ConfigError("workload", cdf,
+                              f"pattern {pattern!r} needs a flow-size distribution "
+                              f"(or flow_size)")
+        if resolved is not None and fsize is not None:
+            raise ConfigError("flow_size", flow_size,
+                              "give either a flow-size distribution or flow_size, not both")
+    if pattern == "all-to-all" and fsize is None:
+        raise ConfigError("flow_size", flow_size, "required for pattern 'all-to-all'")
+    return _Poisson(resolved, load, pattern, int(incast_degree), isize, fsize, start_ps)
+
+
+class _Mix(Workload):
+    def __init__(self, parts: Sequence[Workload]):
+        self.parts = tuple(parts)
+
+    def __repr__(self) -> str:
+        return f"mix({', '.join(map(repr, self.parts))})"
+
+    def _generate(self, ctx: _Ctx) -> FlowArrays:
+        # The first part keeps the plain stream names, so adding parts never changes
+        # its flows; later parts get their own streams.
+        out = [p._generate(ctx if i == 0 else ctx.child(f"mix{i}/"))
+               for i, p in enumerate(self.parts)]
+        return FlowArrays.concat(out)
+
+
+def mix(*workloads: Workload) -> Workload:
+    """Several workloads at once (e.g. ``hadoop`` background plus incasts): the union of
+    their flows, stable-sorted by start. The first keeps the plain random streams,
+    each later one draws from its own (``mix<i>/traffic.*``)."""
+    if not workloads:
+        raise ConfigError("mix", (), "needs at least one workload")
+    for i, w in enumerate(workloads):
+        if not isinstance(w, Workload):
+            raise ConfigError(f"mix[{i}]", w, "not a workload")
+    return _Mix(workloads)
+
+
+# --------------------------------------------------------------------------- explicit flows
+
+
+class _Explicit(Workload):
+    """Fixed flows; ``where(i)`` names flow ``i`` in error messages."""
+
+    def __init__(self, start: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                 size: np.ndarray, labels: Sequence[str], origin: str):
+        self.start = start
+        self.src = src
+        self.dst = dst
+        self.size = size
+        self.labels = labels
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"flows({self.origin}, {len(self.start)} flows)"
+
+    def _generate(self, ctx: _Ctx) -> FlowArrays:
+        for name, arr in (("src", self.src), ("dst", self.dst)):
+            bad = np.flatnonzero(arr >= ctx.endpoints)
+            if bad.size:
+                i = int(bad[0])
+                raise ConfigError(f"{self.labels[i]}{name}", int(arr[i]),
+                                  f"unknown endpoint; the network has endpoints "
+                                  f"0..{ctx.endpoints - 1}")
+        same = np.flatnonzero(self.src == self.dst)
+        if same.size:
+            i = int(same[0])
+            raise ConfigError(f"{self.labels[i]}dst", int(self.dst[i]), "src == dst")
+        return FlowArrays(self.start, self.src, self.dst, self.size)
+
+
+def _endpoint(value: object, field: str) -> int:
+    if not _is_int(value) or value < 0:
+        raise ConfigError(field, value, "expected a non-negative integer endpoint")
+    return int(value)
+
+
+def flows(entries: Iterable[Sequence[object]]) -> Workload:
+    """Explicit flows: each entry is ``(start, src, dst, bytes)`` with ``start`` a time
+    with unit (``"5us"``) or int picoseconds and ``bytes`` an int or a size with unit
+    (``"64KB"``). Bad entries raise :class:`ConfigError` naming ``flows[i].start`` etc.
+    Flows are returned sorted by start (stable); none is dropped, whatever the duration.
+    """
+    starts, srcs, dsts, sizes = [], [], [], []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 4:
+            raise ConfigError(f"flows[{i}]", entry, "expected (start, src, dst, bytes)")
+        start, src, dst, size = entry
+        if isinstance(start, np.integer):
+            start = int(start)
+        starts.append(parse_time(start, field=f"flows[{i}].start"))
+        srcs.append(_endpoint(src, f"flows[{i}].src"))
+        dsts.append(_endpoint(dst, f"flows[{i}].dst"))
+        sizes.append(_positive_size(size, f"flows[{i}].bytes"))
+    labels = _IndexLabels("flows[{}].")
+    return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
+                     np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
+                     labels, "list")
+
+
+class _IndexLabels:
+    """Lazy labels ``fmt.format(i)`` (explicit-flow error prefixes)."""
+
+    def __init__(self, fmt: str, numbers: Sequence[int] | None = None):
+        self.fmt = fmt
+        self.numbers = numbers
+
+    def __getitem__(self, i: int) -> str:
+        return self.fmt.format(i if self.numbers is None else self.numbers[i])
+
+
+_DECIMAL = re.compile(r"^[0-9]*\.?[0-9]+$")
+
+
+def _digits(tok: str) -> bool:
+    return tok.isascii() and tok.isdigit()
+
+
+def from_file(path: str | os.PathLike) -> Workload:
+    """Explicit flows from a file, in one of two formats:
+
+    * CSV ``start,src,dst,bytes`` (optional header line ``start,src,dst,bytes``):
+      ``start`` a time with unit (``5us``) or an integer number of picoseconds,
+      ``bytes`` an integer or a size with unit (``64KB``);
+    * Opera/htsim (detected when the file has no comma): whitespace-separated
+      ``src dst bytes start_ns`` per line.
+
+    Blank lines and ``#`` comments are allowed. Malformed lines raise
+    :class:`ConfigError` whose field is ``"<file>:<line> <column>"``; endpoints beyond the
+    network are reported the same way when flows are generated.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("flows-file", str(p), "no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("flows-file", str(p), f"cannot read file: {e}") from None
+    csv = "," in text
+    starts: list[int] = []
+    srcs: list[int] = []
+    dsts: list[int] = []
+    sizes: list[int] = []
+    lines: list[int] = []
+    first = True
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"{p}:{lineno}"
+        if csv:
+            cols = [c.strip() for c in line.split(",")]
+            if first and [c.lower() for c in cols] == ["start", "src", "dst", "bytes"]:
+                first = False
+                continue
+            first = False
+            if len(cols) != 4:
+                raise ConfigError(where, raw.strip(),
+                                  f"expected 4 comma-separated columns start,src,dst,bytes, "
+                                  f"got {len(cols)}")
+            t_tok, s_tok, d_tok, b_tok = cols
+            start = int(t_tok) if _digits(t_tok) else parse_time(t_tok, field=f"{where} start")
+            size = int(b_tok) if _digits(b_tok) else parse_size(b_tok, field=f"{where} bytes")
+        else:
+            cols = line.split()
+            if len(cols) != 4:
+                raise ConfigError(where, raw.strip(),
+                                  f"expected 4 whitespace-separated columns "
+                                  f"'src dst bytes start_ns', got {len(cols)}")
+            s_tok, d_tok, b_tok, t_tok = cols
+            if _digits(t_tok):
+                start = int(t_tok) * 1000
+            else:
+                start = _decimal_ns_to_ps(t_tok, f"{where} start_ns")
+            if not _digits(b_tok):
+                raise ConfigError(f"{where} bytes", b_tok,
+                                  "expected a positive integer number of bytes")
+            size = int(b_tok)
+        if not _digits(s_tok):
+            raise ConfigError(f"{where} src", s_tok, "expected a non-negative integer endpoint")
+        if not _digits(d_tok):
+            raise ConfigError(f"{where} dst", d_tok, "expected a non-negative integer endpoint")
+        if size <= 0:
+            raise ConfigError(f"{where} bytes", b_tok, "flow size must be positive")
+        starts.append(start)
+        srcs.append(int(s_tok))
+        dsts.append(int(d_tok))
+        sizes.append(size)
+        lines.append(lineno)
+    return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
+                     np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
+                     _IndexLabels(f"{p}:{{}} ", lines), str(p))
+
+
+def _decimal_ns_to_ps(tok: str, field: str) -> int:
+    if not _DECIMAL.match(tok):
+        raise ConfigError(field, tok, "expected a non-negative number of nanoseconds")
+    try:
+        ps = Decimal(tok) * 1000
+    except InvalidOperation:  # pragma: no cover - regex guards this
+        raise ConfigError(field, tok, "not a number") from None
+    if ps != ps.to_integral_value():
+        raise ConfigError(field, tok, "not a whole number of picoseconds")
+    return int(ps)
