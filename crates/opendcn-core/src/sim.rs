@@ -56,7 +56,15 @@ enum Ev {
     Reconfig(u32),
 }
 
+/// Names of the event kinds, in the order of `SimOutput::event_counts`.
+pub const EVENT_KINDS: [&str; 10] = ["arrive", "host_arrive", "tx_done", "wake", "inject", "next_flows",
+                                      "slice_boundary", "slice_up", "sample", "reconfig"];
+
 impl Ev {
+    fn kind(self) -> usize {
+        (self.code() >> 32) as usize
+    }
+
     fn code(self) -> u64 {
         match self {
             Ev::Arrive(x) => x as u64,
@@ -129,7 +137,8 @@ struct Port {
     bytes: u64,
     peer: u32,
     busy_until: Ps,
-    txdone_pending: bool,
+    /// Time of this port's pending transmit-done event (`Ps::MAX`: none).
+    txdone_at: Ps,
     wake_at: Ps,
     down_until: Ps,
     fifo: VecDeque<u32>,
@@ -188,6 +197,8 @@ pub struct SimOutput {
     pub guardband_violations: u64,
     pub trace_hash: u64,
     pub peak_packets: u64,
+    /// Events executed per kind (see [`EVENT_KINDS`]).
+    pub event_counts: Vec<u64>,
     /// Per-flow columns (all flows given; `finish` = u64::MAX when not completed).
     pub flow_finish_ps: Vec<Ps>,
     pub flow_delivered: Vec<u64>,
@@ -234,6 +245,7 @@ pub struct Sim {
     reconfigs: Vec<(Vec<u32>, Ps)>,
     // metrics
     events: u64,
+    event_counts: [u64; 10],
     packet_hops: u64,
     flows_started: u64,
     flows_completed: u64,
@@ -323,7 +335,7 @@ impl Sim {
             bytes: 0,
             peer: spec.port_peer[gp],
             busy_until: 0,
-            txdone_pending: false,
+            txdone_at: Ps::MAX,
             wake_at: 0,
             down_until: 0,
             fifo: VecDeque::new(),
@@ -388,6 +400,7 @@ impl Sim {
             to_kick: Vec::new(),
             reconfigs: Vec::new(),
             events: 0,
+            event_counts: [0; 10],
             packet_hops: 0,
             flows_started: 0,
             flows_completed: 0,
@@ -438,12 +451,13 @@ impl Sim {
             let Event { time, ev, .. } = self.heap.pop().unwrap();
             self.now = time;
             self.events += 1;
+            self.event_counts[ev.kind()] += 1;
             self.trace = (self.trace ^ time ^ ev.code().rotate_left(17)).wrapping_mul(0x0000_0100_0000_01b3);
             match ev {
                 Ev::Arrive(p) => self.on_arrive(p),
                 Ev::HostArrive(p) => self.on_host_arrive(p),
                 Ev::TxDone(port) => {
-                    self.ports[port as usize].txdone_pending = false;
+                    self.ports[port as usize].txdone_at = Ps::MAX;
                     self.try_send(port);
                 }
                 Ev::Wake(port) => {
@@ -569,11 +583,8 @@ impl Sim {
     fn inject(&mut self, e: u32) {
         let ep = &self.eps[e as usize];
         if ep.busy_until > self.now {
-            if !ep.scheduled {
-                let t = ep.busy_until;
-                self.eps[e as usize].scheduled = true;
-                self.push(t, Ev::Inject(e));
-            }
+            let t = ep.busy_until;
+            self.schedule_inject(e, t);
             return;
         }
         let held = ep.held;
@@ -602,16 +613,14 @@ impl Sim {
                 self.packet_hops += 1;
                 self.pool[pid as usize].q_port = NONE;
                 self.push(t_arr, Ev::HostArrive(pid));
-                self.push(ep_busy, Ev::Inject(e));
-                self.eps[e as usize].scheduled = true;
+                self.schedule_inject(e, ep_busy);
                 return;
             }
         }
         match self.route(node, pid) {
             None => {
                 self.drop_pkt(pid, DROP_NO_ROUTE);
-                self.push(self.now, Ev::Inject(e));
-                self.eps[e as usize].scheduled = true;
+                self.schedule_inject(e, self.now);
             }
             Some(act) => {
                 let port = &mut self.ports[act.port as usize];
@@ -634,9 +643,8 @@ impl Sim {
                 } else {
                     self.enqueue_reserved(act.port, pid, act.dep);
                 }
-                if !self.eps[e as usize].scheduled && (!self.eps[e as usize].rr.is_empty()) {
-                    self.eps[e as usize].scheduled = true;
-                    self.push(ep_busy, Ev::Inject(e));
+                if !self.eps[e as usize].rr.is_empty() {
+                    self.schedule_inject(e, ep_busy);
                 }
             }
         }
@@ -780,15 +788,33 @@ impl Sim {
         self.try_send(port);
     }
 
+    /// At most one transmit-done event per port is pending; when it fires while the port
+    /// is still busy, `try_send` schedules the next one.
+    #[inline]
+    fn schedule_txdone(&mut self, port: u32, t: Ps) {
+        if self.ports[port as usize].txdone_at == Ps::MAX {
+            self.ports[port as usize].txdone_at = t;
+            self.push(t, Ev::TxDone(port));
+        }
+    }
+
+    /// At most one injection event per endpoint is pending.
+    #[inline]
+    fn schedule_inject(&mut self, e: u32, t: Ps) {
+        if !self.eps[e as usize].scheduled {
+            self.eps[e as usize].scheduled = true;
+            self.push(t, Ev::Inject(e));
+        }
+    }
+
     /// Start the next transmission on `port` if it can send now.
     fn try_send(&mut self, port: u32) {
         let now = self.now;
         let pt = &self.ports[port as usize];
         if pt.busy_until > now {
-            if !pt.txdone_pending && (!pt.fifo.is_empty() || !pt.cal.is_empty()) {
+            if !pt.fifo.is_empty() || !pt.cal.is_empty() {
                 let t = pt.busy_until;
-                self.ports[port as usize].txdone_pending = true;
-                self.push(t, Ev::TxDone(port));
+                self.schedule_txdone(port, t);
             }
             return;
         }
@@ -898,15 +924,10 @@ impl Sim {
         p.hops += 1;
         self.push(now + ser + prop, Ev::Arrive(pid));
         if more {
-            self.ports[port as usize].txdone_pending = true;
-            self.push(now + ser, Ev::TxDone(port));
+            self.schedule_txdone(port, now + ser);
         }
         for e in blocked {
-            let ep = &mut self.eps[e as usize];
-            if !ep.scheduled {
-                ep.scheduled = true;
-                self.push(now, Ev::Inject(e));
-            }
+            self.schedule_inject(e, now);
         }
     }
 
@@ -1106,6 +1127,7 @@ impl Sim {
             guardband_violations: self.gb_violations,
             trace_hash: self.trace,
             peak_packets: self.peak_live,
+            event_counts: self.event_counts.to_vec(),
             flow_finish_ps: self.flows.iter().map(|f| f.finish).collect(),
             flow_delivered: self.flows.iter().map(|f| f.delivered).collect(),
             flow_hops: self.flows.iter().map(|f| f.max_hops).collect(),

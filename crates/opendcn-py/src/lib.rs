@@ -176,6 +176,11 @@ impl Simulator {
         d.set_item("guardband_violations", o.guardband_violations)?;
         d.set_item("trace_hash", o.trace_hash)?;
         d.set_item("peak_packets", o.peak_packets)?;
+        let ec = PyDict::new(py);
+        for (k, v) in opendcn_core::sim::EVENT_KINDS.iter().zip(o.event_counts.iter()) {
+            ec.set_item(*k, *v)?;
+        }
+        d.set_item("event_counts", ec)?;
         let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
         d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
         d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered))?;
