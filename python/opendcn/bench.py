@@ -1,0 +1,84 @@
+"""``opendcn bench``: standard performance scenarios, each in a fresh process.
+
+A scenario reports packet-hops (one packet crossing one link), events, simulated and wall
+time (engine run only: network build and flow generation excluded and reported apart),
+and the peak resident memory of its process. Benchmarks measure; tests never assert them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from .errors import ConfigError
+
+# name: (arch, arch options, workload, load, duration, quick duration)
+SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
+    "rotornet-108x6-vlb-websearch-40%": ("rotornet", {"nodes": 108, "uplinks": 6, "routing": "vlb"},
+                                         "websearch", 0.4, "10ms", "1ms"),
+    "rotornet-108x6-direct-websearch-40%": ("rotornet", {"nodes": 108, "uplinks": 6, "routing": "direct"},
+                                            "websearch", 0.4, "10ms", "1ms"),
+    "clos-128-hadoop-50%": ("clos", {"nodes": 128}, "hadoop", 0.5, "10ms", "1ms"),
+}
+
+
+def run_one(name: str, quick: bool) -> dict[str, Any]:
+    """Run one scenario in this process and return its measurements."""
+    from . import arch, workload
+
+    a, opts, wl, load, dur, qdur = SCENARIOS[name]
+    t0 = time.perf_counter()
+    net = arch.get(a).make(**opts)
+    w = workload.poisson(wl, load=load)
+    duration = qdur if quick else dur
+    net.start(w, duration=duration, seed=1)
+    t_build = time.perf_counter() - t0
+    sim = net._live.sim
+    t1 = time.perf_counter()
+    sim.run_until(net._live.duration)
+    wall = time.perf_counter() - t1
+    o = sim.output()
+    return {
+        "scenario": name,
+        "arch": a,
+        "packet_hops": int(o["packet_hops"]),
+        "events": int(o["events"]),
+        "sim_time_s": net._live.duration / 1e12,
+        "wall_s": wall,
+        "setup_s": t_build,
+        "packet_hops_per_s": o["packet_hops"] / wall if wall > 0 else 0.0,
+        "events_per_s": o["events"] / wall if wall > 0 else 0.0,
+        "flows_started": int(o["flows_started"]),
+        "flows_completed": int(o["flows_completed"]),
+        "peak_packets": int(o["peak_packets"]),
+        "event_counts": dict(o["event_counts"]),
+        "invariants_ok": not o["invariant_errors"],
+    }
+
+
+def run_all(quick: bool = False, only: str | None = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Run every scenario (or those matching ``only``), each in a child process."""
+    names = [n for n in SCENARIOS if only is None or only in n]
+    if not names:
+        raise ConfigError("--only", only, f"no scenario matches; known: {', '.join(SCENARIOS)}")
+    rows = []
+    for n in names:
+        if progress:
+            print(f"bench: {n} ...", file=sys.stderr, flush=True)
+        proc = subprocess.Popen([sys.executable, "-c",
+                                 "import json,sys; from opendcn.bench import run_one; "
+                                 f"print(json.dumps(run_one({n!r}, {quick!r})))"],
+                                stdout=subprocess.PIPE, text=True)
+        stdout = proc.stdout.read() if proc.stdout else ""
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench scenario {n} failed with exit code {proc.returncode}")
+        row = json.loads(stdout.strip().splitlines()[-1])
+        row["peak_rss_mb"] = usage.ru_maxrss / 1024.0  # Linux reports KiB
+        rows.append(row)
+    return rows

@@ -1,0 +1,232 @@
+"""The ``opendcn`` command line: run, archs, workloads, bench, demo.
+
+Bad input of any kind exits with code 2 and a message naming the option and value;
+an engine invariant violation exits with code 3.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import ConfigError, InvariantError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="opendcn: packet-level simulation of optical and reconfigurable datacenter networks.")
+err = Console(stderr=True)
+out = Console()
+
+
+_RUN_FIELDS = {"duration", "seed", "load", "pattern", "mice_threshold", "workload", "incast_degree",
+               "incast_size", "flow_size", "interval"}
+
+
+def _fail(e: Exception, code: int) -> None:
+    if isinstance(e, ConfigError) and e.field in _RUN_FIELDS:
+        e = ConfigError("--" + e.field.replace("_", "-"), e.value, e.reason)
+    err.print(f"[bold red]error:[/bold red] {e}", highlight=False)
+    raise typer.Exit(code)
+
+
+def parse_arch_args(arch: Any, args: list[str]) -> dict[str, Any]:
+    """Turn ``--link-rate 100Gbps --tables`` into {"link_rate": "100Gbps", "tables": True}."""
+    known = {o.flag: o for o in arch.options}
+    res: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("--"):
+            raise ConfigError("argument", a, f"unexpected argument for {arch.name}")
+        name, eq, val = a.partition("=")
+        neg = name.startswith("--no-") and ("--" + name[5:]) in known and known["--" + name[5:]].kind == "bool"
+        if neg:
+            res[known["--" + name[5:]].name] = False
+            i += 1
+            continue
+        if name not in known:
+            shown = val if eq else (args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None)
+            raise ConfigError(name, shown, f"unknown option of {arch.name}; known: "
+                              + ", ".join(sorted(known)))
+        opt = known[name]
+        if opt.kind == "bool" and not eq:
+            res[opt.name] = True
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(args):
+                raise ConfigError(name, None, "missing value")
+            val = args[i + 1]
+            i += 1
+        res[opt.name] = val
+        i += 1
+    return res
+
+
+def make_workload(workload: str, load: float, pattern: str, flows_file: Optional[Path],
+                  incast_degree: int, incast_size: str, flow_size: Optional[str]) -> tuple[Any, str]:
+    from . import workload as wl
+
+    if flows_file is not None:
+        return wl.from_file(flows_file), f"flows from {flows_file}"
+    if pattern == "incast":
+        w = wl.poisson(None, load, "incast", incast_degree=incast_degree, incast_size=incast_size)
+        return w, f"incast degree {incast_degree} x {incast_size}, load {load}"
+    if pattern == "all-to-all":
+        if flow_size is None:
+            raise ConfigError("--flow-size", None, "all-to-all needs --flow-size")
+        return wl.poisson(None, load, "all-to-all", flow_size=flow_size), f"all-to-all {flow_size}"
+    kw = {"flow_size": flow_size} if flow_size else {}
+    w = wl.poisson(None if flow_size else workload, load, pattern, **kw)
+    return w, f"{flow_size or workload}, {pattern}, load {load}"
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    arch: str = typer.Argument(..., help="architecture (see `opendcn archs`)"),
+    duration: str = typer.Option("1ms", help="simulated time"),
+    seed: int = typer.Option(1, help="master seed"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="write summary, spec and Parquet tables here"),
+    summary_json: Optional[str] = typer.Option(None, help="write the summary JSON to this path (- = stdout)"),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
+    mice_threshold: str = typer.Option("10KB", help="flows smaller than this are mice"),
+    workload: str = typer.Option("hadoop", help="shipped CDF name or path to a CDF file"),
+    load: float = typer.Option(0.3, help="offered load L = F / (R N tau)"),
+    pattern: str = typer.Option("uniform", help="uniform, permutation, incast, all-to-all"),
+    flows_file: Optional[Path] = typer.Option(None, help="explicit flows (CSV start,src,dst,bytes or htsim)"),
+    incast_degree: int = typer.Option(20, help="senders per incast"),
+    incast_size: str = typer.Option("1KB", help="bytes per incast sender"),
+    flow_size: Optional[str] = typer.Option(None, help="fixed flow size (all-to-all, or instead of a CDF)"),
+) -> None:
+    """Run one architecture on one workload. Architecture options follow ARCH."""
+    from . import arch as archmod
+
+    try:
+        a = archmod.get(arch)
+        opts = parse_arch_args(a, list(ctx.args))
+        net = a.make(**opts)
+        wl, desc = make_workload(workload, load, pattern, flows_file, incast_degree, incast_size, flow_size)
+        wl.description = desc
+        show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
+        result = net.run(wl, duration=duration, seed=seed, progress=show, out=out_dir,
+                         mice_threshold=mice_threshold)
+    except ConfigError as e:
+        _fail(e, 2)
+    except InvariantError as e:
+        _fail(e, 3)
+    s = result.summary
+    if summary_json == "-":
+        sys.stdout.write(json.dumps(s, indent=2, sort_keys=True) + "\n")
+        return
+    if summary_json:
+        from .network import _atomic_write
+        _atomic_write(Path(summary_json), json.dumps(s, indent=2, sort_keys=True))
+    _print_summary(s)
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    t = Table(title=f"{s['arch']} — {s.get('workload', '')}", show_header=False)
+    t.add_row("simulated / wall", f"{s['sim_time_s'] * 1e3:g} ms / {s['wall_s']:.2f} s")
+    t.add_row("events / packet-hops", f"{s['events']:,} / {s['packet_hops']:,}")
+    t.add_row("flows completed / started", f"{s['flows']['completed']:,} / {s['flows']['started']:,}")
+    t.add_row("goodput (normalized)", f"{s['goodput_normalized']:.4f}")
+    for k in ("mice", "all"):
+        f = s["fct_us"][k]
+        t.add_row(f"FCT {k} mean / p99 (us)", f"{f['mean']:.2f} / {f['p99']:.2f}  (n={f['count']})")
+    b = s["bytes"]
+    t.add_row("bytes offered = delivered + dropped + in flight",
+              f"{b['offered']:,} = {b['delivered']:,} + {b['dropped']:,} + {b['in_flight']:,}")
+    t.add_row("collisions / guardband violations",
+              f"{s['fabric']['collisions']} / {s['fabric']['guardband_violations']}")
+    drops = {k: v for k, v in s["drops"].items() if v}
+    t.add_row("drops (bytes)", ", ".join(f"{k}={v:,}" for k, v in drops.items()) or "none")
+    out.print(t)
+
+
+@app.command()
+def archs() -> None:
+    """List architectures and their options."""
+    from . import arch as archmod
+
+    for name in sorted(archmod.REGISTRY):
+        a = archmod.REGISTRY[name]
+        out.print(f"[bold]{name}[/bold] — {a.description}")
+        for o in a.options:
+            extra = f" ({'|'.join(o.choices)})" if o.choices else ""
+            out.print(f"    {o.flag:<22} {o.help}{extra} [default: {o.default}]", highlight=False)
+
+
+@app.command()
+def workloads() -> None:
+    """List the shipped flow-size distributions and traffic patterns."""
+    from . import workload as wl
+
+    t = Table(title="flow-size distributions (KB = 1000 B)")
+    for c in ("name", "mean", "max", "reading", "description"):
+        t.add_column(c)
+    for w in wl.list_workloads():
+        t.add_row(w["name"], f"{w['mean_bytes'] / 1e3:,.2f} KB", f"{w['max_bytes'] / 1e6:,.3f} MB",
+                  w["reading"], w["description"])
+    out.print(t)
+    out.print("[bold]patterns[/bold]")
+    for k, v in wl.PATTERNS.items():
+        out.print(f"    {k:<14} {v}", highlight=False)
+
+
+@app.command()
+def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
+          as_json: bool = typer.Option(False, "--json", help="print a JSON list"),
+          only: Optional[str] = typer.Option(None, help="run only scenarios whose name contains this")) -> None:
+    """Standard performance scenarios: packet-hops/s, events/s, wall time, peak memory."""
+    from .bench import run_all
+
+    try:
+        rows = run_all(quick=quick, only=only, progress=not as_json)
+    except ConfigError as e:
+        _fail(e, 2)
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    t = Table(title="opendcn bench (one core)")
+    for c in ("scenario", "sim time", "wall s", "events", "packet-hops", "Mhops/s", "Mevents/s", "peak MB"):
+        t.add_column(c, justify="right" if c != "scenario" else "left")
+    for r in rows:
+        t.add_row(r["scenario"], f"{r['sim_time_s'] * 1e3:g} ms", f"{r['wall_s']:.2f}", f"{r['events']:,}",
+                  f"{r['packet_hops']:,}", f"{r['packet_hops_per_s'] / 1e6:.2f}",
+                  f"{r['events_per_s'] / 1e6:.2f}", f"{r['peak_rss_mb']:.0f}")
+    out.print(t)
+
+
+@app.command()
+def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the report goes"),
+         duration: str = typer.Option("2ms", help="simulated time per architecture"),
+         nodes: int = typer.Option(32, help="nodes (ToRs)"),
+         load: float = typer.Option(0.3, help="offered load"),
+         seed: int = typer.Option(1, help="seed")) -> None:
+    """RotorNet (VLB), RotorNet (direct) and Clos on one Hadoop workload: table + report."""
+    from .demo import run_demo
+
+    try:
+        run_demo(out_dir, duration=duration, nodes=nodes, load=load, seed=seed, console=out)
+    except ConfigError as e:
+        _fail(e, 2)
+    except InvariantError as e:
+        _fail(e, 3)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
