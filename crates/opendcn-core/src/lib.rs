@@ -8,6 +8,7 @@
 //! calendar queues, links, endpoints, metrics and invariants).
 
 pub mod error;
+pub mod event;
 pub mod rng;
 pub mod schedule;
 pub mod sim;

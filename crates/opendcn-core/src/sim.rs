@@ -25,10 +25,10 @@
 //!   receiving port in one slice) and guardband violations (bits sent while a circuit is
 //!   not up).
 
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::error::SpecError;
+use crate::event::EventList;
 use crate::rng::{mix64, Stream};
 use crate::schedule::Schedule;
 use crate::spec::{Multipath, PortKind, RouterKind, SimSpec};
@@ -78,31 +78,6 @@ impl Ev {
             Ev::Sample => 8 << 32,
             Ev::Reconfig(x) => 9 << 32 | x as u64,
         }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Event {
-    time: Ps,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: invert so the earliest (time, seq) pops first
-        (o.time, o.seq).cmp(&(self.time, self.seq))
     }
 }
 
@@ -215,8 +190,7 @@ pub struct SimOutput {
 /// A simulation in progress.
 pub struct Sim {
     now: Ps,
-    seq: u64,
-    heap: BinaryHeap<Event>,
+    heap: EventList<Ev>,
     sched: Schedule,
     router: Router,
     multipath: Multipath,
@@ -373,8 +347,7 @@ impl Sim {
         }).collect();
         let mut sim = Sim {
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::new(),
+            heap: EventList::new(),
             sched,
             router,
             multipath: spec.multipath,
@@ -438,17 +411,16 @@ impl Sim {
 
     #[inline]
     fn push(&mut self, time: Ps, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Event { time, seq: self.seq, ev });
+        self.heap.push(time, ev);
     }
 
     /// Run every event with time ≤ `t_end`; afterwards `now() == t_end`.
     pub fn run_until(&mut self, t_end: Ps) {
-        while let Some(top) = self.heap.peek() {
-            if top.time > t_end {
+        while let Some(t) = self.heap.peek_time() {
+            if t > t_end {
                 break;
             }
-            let Event { time, ev, .. } = self.heap.pop().unwrap();
+            let (time, ev) = self.heap.pop().expect("peeked");
             self.now = time;
             self.events += 1;
             self.event_counts[ev.kind()] += 1;
