@@ -33,7 +33,8 @@ use crate::rng::{mix64, Stream};
 use crate::schedule::Schedule;
 use crate::spec::{Multipath, PortKind, RouterKind, SimSpec};
 use crate::timeflow::{build_tables, Action, ConnIndex, Entry, Router, Routes, WILD};
-use crate::units::{tx_time_ps, Ps, NONE};
+use crate::schedule::SliceRef;
+use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
 pub const DROP_REASONS: [&str; 4] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration"];
@@ -106,7 +107,9 @@ struct Packet {
 #[derive(Debug, Clone)]
 struct Port {
     kind: PortKind,
-    rate: u64,
+    rate: Rate,
+    /// Packets in all queues of this port.
+    queued: u32,
     prop: Ps,
     cap: u64,
     bytes: u64,
@@ -132,7 +135,7 @@ struct Port {
 #[derive(Debug, Clone)]
 struct Endpoint {
     node: u32,
-    rate: u64,
+    rate: Rate,
     prop: Ps,
     down_port: u32,
     busy_until: Ps,
@@ -236,6 +239,8 @@ pub struct Sim {
     tm: BTreeMap<(u32, u32), u64>,
     scratch: Vec<Action>,
     scratch_ids: Vec<u32>,
+    /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
+    cur: SliceRef,
 }
 
 impl Sim {
@@ -303,7 +308,8 @@ impl Sim {
         let slices = sched.slices() as usize;
         let ports = (0..n_ports).map(|gp| Port {
             kind: spec.port_kind[gp],
-            rate: spec.port_rate_bps[gp],
+            rate: Rate::new(spec.port_rate_bps[gp]),
+            queued: 0,
             prop: spec.port_prop_ps[gp],
             cap: spec.port_buffer_bytes[gp],
             bytes: 0,
@@ -325,7 +331,7 @@ impl Sim {
         }).collect();
         let eps = (0..spec.ep_node.len()).map(|i| Endpoint {
             node: spec.ep_node[i],
-            rate: spec.ep_rate_bps[i],
+            rate: Rate::new(spec.ep_rate_bps[i]),
             prop: spec.ep_prop_ps[i],
             down_port: spec.ep_down_port[i],
             busy_until: 0,
@@ -390,6 +396,7 @@ impl Sim {
             tm: BTreeMap::new(),
             scratch: Vec::new(),
             scratch_ids: Vec::new(),
+            cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
         };
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
@@ -407,6 +414,15 @@ impl Sim {
     /// Current simulated time.
     pub fn now(&self) -> Ps {
         self.now
+    }
+
+    /// The slice containing `now` (cached: time only moves forward).
+    #[inline]
+    fn slice_now(&mut self) -> SliceRef {
+        if self.now >= self.cur.end || self.now < self.cur.start {
+            self.cur = self.sched.slice_at(self.now);
+        }
+        self.cur
     }
 
     #[inline]
@@ -573,9 +589,9 @@ impl Sim {
         };
         let (node, rate, prop) = (self.eps[e as usize].node, self.eps[e as usize].rate, self.eps[e as usize].prop);
         let wire = self.pool[pid as usize].wire as u64;
-        let ser = tx_time_ps(wire, rate);
+        let ser = rate.tx(wire);
         let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
-        let tag = self.sched.slice_at(t_arr).idx;
+        let tag = if t_arr == self.now { self.slice_now().idx } else { self.sched.slice_at(t_arr).idx };
         self.pool[pid as usize].tag = tag;
         let ep_busy = self.now + ser;
         if self.pool[pid as usize].dst_node == node {
@@ -668,8 +684,7 @@ impl Sim {
             Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
             Router::Vlb(ci) => {
                 if p.src_node == node {
-                    let ports = self.port_offset[node as usize]..self.port_offset[node as usize + 1];
-                    ci.vlb_spray(&self.sched, &self.port_node, ports, &self.optical, p.dst_node, p.tag, &mut cands);
+                    ci.vlb_spray(node, p.dst_node, p.tag, &mut cands);
                     self.pick(&cands, p.flow, node)
                 } else {
                     ci.first_direct(node, p.dst_node, p.tag)
@@ -708,8 +723,7 @@ impl Sim {
             Router::Direct(ci) => out.extend(ci.first_direct(node, dst, arr)),
             Router::Vlb(ci) => {
                 if src == node {
-                    let ports = self.port_offset[node as usize]..self.port_offset[node as usize + 1];
-                    ci.vlb_spray(&self.sched, &self.port_node, ports, &self.optical, dst, arr, &mut out);
+                    ci.vlb_spray(node, dst, arr, &mut out);
                 } else {
                     out.extend(ci.first_direct(node, dst, arr));
                 }
@@ -741,6 +755,7 @@ impl Sim {
     fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
         let slices = self.sched.slices() as usize;
         let pt = &mut self.ports[port as usize];
+        pt.queued += 1;
         if pt.kind == PortKind::Optical && dep != WILD {
             if pt.cal.is_empty() {
                 pt.cal = vec![VecDeque::new(); slices];
@@ -753,7 +768,7 @@ impl Sim {
         } else {
             pt.fifo.push_back(pid);
             if pt.kind == PortKind::Optical && pt.fifo.len() == 1 && !self.sched.is_static() {
-                let nxt = (self.sched.slice_at(self.now).idx + 1) % self.sched.slices();
+                let nxt = (self.slice_now().idx + 1) % self.sched.slices();
                 self.pending[nxt as usize].push(port);
             }
         }
@@ -784,7 +799,7 @@ impl Sim {
         let now = self.now;
         let pt = &self.ports[port as usize];
         if pt.busy_until > now {
-            if !pt.fifo.is_empty() || !pt.cal.is_empty() {
+            if pt.queued > 0 {
                 let t = pt.busy_until;
                 self.schedule_txdone(port, t);
             }
@@ -805,7 +820,8 @@ impl Sim {
                 let pt = &mut self.ports[port as usize];
                 pt.fifo.pop_front();
                 let rx = pt.peer;
-                self.transmit(port, pid, rx, None);
+                let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
+                self.transmit(port, pid, rx, ser, None);
             }
             PortKind::Unused => {}
         }
@@ -813,7 +829,7 @@ impl Sim {
 
     fn try_send_optical(&mut self, port: u32) {
         let now = self.now;
-        let s = self.sched.slice_at(now);
+        let s = self.slice_now();
         let up = s.start + self.sched.guardband();
         let pt = &mut self.ports[port as usize];
         if pt.active_abs != s.abs {
@@ -840,6 +856,7 @@ impl Sim {
                 for pid in q {
                     let w = self.pool[pid as usize].wire as u64;
                     self.ports[port as usize].bytes -= w;
+                    self.ports[port as usize].queued -= 1;
                     self.drop_pkt(pid, DROP_NO_CIRCUIT);
                 }
             }
@@ -847,7 +864,7 @@ impl Sim {
         }
         let pt = &self.ports[port as usize];
         let pid = if from_cal { pt.cal[s.idx as usize][0] } else { pt.fifo[0] };
-        let ser = tx_time_ps(self.pool[pid as usize].wire as u64, pt.rate);
+        let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
         if now + ser > s.end {
             return; // does not fit: waits for the next occurrence of its slice
         }
@@ -857,22 +874,22 @@ impl Sim {
         } else {
             pt.fifo.pop_front();
         }
-        self.transmit(port, pid, rx, Some((s.abs, up, s.end)));
+        self.transmit(port, pid, rx, ser, Some((s.abs, up, s.end)));
     }
 
     /// Put packet `pid` on the wire of `port` towards `rx` (a port, or a host for downlinks).
-    fn transmit(&mut self, port: u32, pid: u32, rx: u32, slot: Option<(u64, Ps, Ps)>) {
+    fn transmit(&mut self, port: u32, pid: u32, rx: u32, ser: Ps, slot: Option<(u64, Ps, Ps)>) {
         let now = self.now;
         let wire = self.pool[pid as usize].wire as u64;
         let pt = &mut self.ports[port as usize];
-        let ser = tx_time_ps(wire, pt.rate);
         pt.bytes -= wire;
+        pt.queued -= 1;
         pt.busy_until = now + ser;
         pt.tx_bytes += wire;
         pt.last_pkt = pid;
         let prop = pt.prop;
         let kind = pt.kind;
-        let more = !pt.fifo.is_empty() || pt.cal.iter().any(|q| !q.is_empty());
+        let more = pt.queued > 0;
         let blocked = std::mem::take(&mut pt.blocked);
         self.packet_hops += 1;
         if let Some((abs, up, end)) = slot {
@@ -886,7 +903,11 @@ impl Sim {
             r.rx_abs = abs;
             r.rx_sender = port;
         }
-        let tag = if kind == PortKind::Optical { self.sched.slice_at(now).idx } else { self.sched.slice_at(now + ser + prop).idx };
+        let tag = if kind == PortKind::Optical || self.sched.is_static() {
+            self.slice_now().idx
+        } else {
+            self.sched.slice_at(now + ser + prop).idx
+        };
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.port_node[rx as usize] };
         let p = &mut self.pool[pid as usize];
@@ -944,7 +965,7 @@ impl Sim {
     // ---------------------------------------------------------------- slices
 
     fn on_slice_boundary(&mut self) {
-        let s = self.sched.slice_at(self.now);
+        let s = self.slice_now();
         // ports that were active in the previous slice and still hold packets for it (or
         // for any slice) come back when their slice does
         let active = std::mem::take(&mut self.active);

@@ -153,6 +153,12 @@ pub enum Router {
 pub struct ConnIndex {
     conns: Vec<Vec<(u32, u32, u32)>>,
     slices: u32,
+    /// Per (node, slice index): the node's connected optical ports and their peer nodes.
+    slot_start: Vec<u32>,
+    slot_ports: Vec<(u32, u32)>,
+    /// Bit `a * nodes + b` set when node a has a circuit to node b in some slice.
+    reach: Vec<u64>,
+    nodes: usize,
 }
 
 impl ConnIndex {
@@ -174,7 +180,37 @@ impl ConnIndex {
         for c in &mut conns {
             c.sort_unstable();
         }
-        ConnIndex { conns, slices: sched.slices() }
+        let s = sched.slices() as usize;
+        let mut slot_start = Vec::with_capacity(nodes * s + 1);
+        let mut slot_ports = Vec::new();
+        for n in 0..nodes {
+            for idx in 0..s {
+                slot_start.push(slot_ports.len() as u32);
+                for gp in port_offset[n]..port_offset[n + 1] {
+                    if optical[gp as usize] {
+                        let q = sched.peer(gp, idx as u32);
+                        if q != NONE {
+                            slot_ports.push((gp, port_node[q as usize]));
+                        }
+                    }
+                }
+            }
+        }
+        slot_start.push(slot_ports.len() as u32);
+        let mut reach = vec![0u64; (nodes * nodes).div_ceil(64)];
+        for (a, c) in conns.iter().enumerate() {
+            for &(b, _, _) in c {
+                let bit = a * nodes + b as usize;
+                reach[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        ConnIndex { conns, slices: sched.slices(), slot_start, slot_ports, reach, nodes }
+    }
+
+    #[inline]
+    fn reaches(&self, a: u32, b: u32) -> bool {
+        let bit = a as usize * self.nodes + b as usize;
+        self.reach[bit / 64] >> (bit % 64) & 1 == 1
     }
 
     /// The first connection from `node` to `dst` at or after slice `arr` (cyclically):
@@ -189,44 +225,28 @@ impl ConnIndex {
             .map(|x| Action { port: x.2, dep: x.1 })
     }
 
-    /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`.
-    pub fn vlb_spray(&self, sched: &Schedule, port_node: &[u32], ports: std::ops::Range<u32>,
-                     optical: &[bool], dst: u32, arr: u32, out: &mut Vec<Action>) {
+    /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`: the ports
+    /// of the first slice (from `arr`, cyclically) in which `node` has a neighbour other
+    /// than `dst`, restricted to neighbours that have a circuit to `dst`; ordered by port.
+    pub fn vlb_spray(&self, node: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
         let s = self.slices;
         let arr = if arr == WILD { 0 } else { arr };
         for k in 0..s {
             let idx = (arr + k) % s;
-            for gp in ports.clone() {
-                if !optical[gp as usize] {
-                    continue;
-                }
-                let q = sched.peer(gp, idx);
-                if q == NONE {
-                    continue;
-                }
-                let m = port_node[q as usize];
+            let slot = node as usize * s as usize + idx as usize;
+            let ports = &self.slot_ports[self.slot_start[slot] as usize..self.slot_start[slot + 1] as usize];
+            let mut other = false;
+            for &(gp, m) in ports {
                 if m != dst {
-                    // an intermediate is used only if it can reach the destination directly
-                    let c = &self.conns[m as usize];
-                    let lo = c.partition_point(|x| x.0 < dst);
-                    if lo < c.len() && c[lo].0 == dst {
+                    other = true;
+                    if self.reaches(m, dst) {
                         out.push(Action { port: gp, dep: idx });
                     }
                 }
             }
-            if !out.is_empty() {
-                return;
-            }
-            // only the destination (or nothing) is connected in this slice: try the next
-            let any_other = ports.clone().any(|gp| {
-                optical[gp as usize] && {
-                    let q = sched.peer(gp, idx);
-                    q != NONE && port_node[q as usize] != dst
-                }
-            });
-            if any_other {
-                return; // neighbours exist but none reaches dst: same rule as the compiler
+            if other {
+                return; // the first slice with a neighbour other than dst decides
             }
         }
     }
