@@ -217,6 +217,21 @@ def test_multi_packet_flow_split_across_cycles():
     assert row["finish_ps"] == CYCLE + GB + 12 * ser(1500) + PROP == 32_140_000
 
 
+@pytest.mark.parametrize("start", [0, 1, CYCLE, CYCLE + 1])
+def test_flow_longer_than_its_slice_resumes_next_cycle(start):
+    """100 x 1500 B on the slice-0 circuit N0 -> N1 starting in (or exactly at the start
+    of) slice 0: 81 packets fit in the up-time ((10 us - 200 ns) / 120 ns = 81.7), the other
+    19 leave back to back when slice 0 comes round again, one cycle later."""
+    r = run(rotor(), [(start, 0, 1, 150_000)])
+    row = only(r)
+    cycle_start = (start // CYCLE) * CYCLE
+    assert cycle_start <= start < cycle_start + GB  # the first packet waits for the guardband
+    assert (SLICE - GB) // ser(1500) == 81
+    resume = cycle_start + CYCLE + GB
+    assert row["finish_ps"] == resume + 19 * ser(1500) + PROP
+    assert row["finish_ps"] - cycle_start == 32_980_000
+
+
 @pytest.mark.parametrize("second_start", [0, 4 * NS, 1 * US])
 def test_two_flows_to_different_destinations_use_their_own_slices(second_start):
     """N0 -> N1 (slice 0) at t = 0 and N0 -> N2 (slice 1), one packet each. The second flow

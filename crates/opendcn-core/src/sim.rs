@@ -2,28 +2,38 @@
 //! metrics and invariants.
 //!
 //! What is modeled and what is simplified:
-//! - Events are ordered by `(time, seq)`; one pending event per busy component. A port
-//!   schedules only its next transmit-done; a packet on a link is one arrival event.
-//! - Ports are output-queued and store-and-forward. An optical port keeps one calendar
-//!   queue per slice of the cycle (a packet waits in the queue of its departure slice;
-//!   rank = departure − arrival slice) plus a FIFO for wildcard departures. A packet is
-//!   sent only if its whole serialization fits in the up-time of the current slice
-//!   (`[start + guardband, end)`); otherwise it waits for the next occurrence of its
-//!   slice. Slice timing applies at the sender's egress (OpenOptics rotates queues early
-//!   to absorb the switch-to-switch delay).
-//! - Buffers are per egress port, in bytes over all its queues; a packet that does not fit
+//! - Events are ordered by `(time, seq)`. Work is one arrival event per packet-hop plus
+//!   one injection event per packet sent by an endpoint: idle ports, idle nodes and slice
+//!   boundaries cost nothing.
+//! - Ports are output-queued and store-and-forward. An optical port keeps one FIFO
+//!   calendar queue per slice of the cycle (a packet waits in the queue of its departure
+//!   slice; rank = departure − arrival slice). A packet is sent only if its whole
+//!   serialization fits in the up-time of its slice (`[start + guardband, end)`);
+//!   otherwise it — and the packets queued behind it — wait for the next occurrence of
+//!   that slice. Because every queue is FIFO and slices do not overlap, a packet's
+//!   departure time is fully determined when it is enqueued: the port *plans* it then
+//!   (the tail of its calendar queue, or of its link for electrical ports) and schedules
+//!   only its arrival at the next hop. A wildcard departure on an optical port means the
+//!   first slice, from now, in which the port has a circuit and the packet fits.
+//!   Slice timing applies at the sender's egress (OpenOptics rotates queues early to
+//!   absorb the switch-to-switch delay).
+//! - Buffers are per egress port, in bytes over all its queues; a packet occupies the
+//!   buffer from its enqueue to the start of its transmission. A packet that does not fit
 //!   is dropped (`buffer_overflow`). Sources never drop: an endpoint whose next packet
-//!   does not fit waits until that port sends something (ideal back-pressure).
+//!   does not fit waits until that port starts its next transmission (ideal
+//!   back-pressure).
 //! - Endpoints hold per-destination queues of flows and inject packets round-robin over
 //!   destinations at their link rate. With hosts below nodes, the host link adds its
 //!   serialization and propagation; the node delivers through a host downlink port.
 //! - A runtime reconfiguration of a static schedule takes the changed circuits down for the
 //!   reconfiguration delay; a packet being serialized on a changed circuit is dropped
-//!   (`reconfiguration`), as in OpenOptics' emulated fabric.
+//!   (`reconfiguration`), as in OpenOptics' emulated fabric, and packets planned on it
+//!   but not yet sent are planned again on the new circuit after the delay.
 //! - Invariants checked at the end of every run: payload bytes offered == delivered +
 //!   dropped + in flight (counted independently), optical collisions (two senders on one
-//!   receiving port in one slice) and guardband violations (bits sent while a circuit is
-//!   not up).
+//!   receiving port in one slice, checked as packets arrive) and guardband violations
+//!   (bits planned while a circuit is not up, checked against the schedule for every
+//!   transmission).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -37,48 +47,46 @@ use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 4] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration"];
+pub const DROP_REASONS: [&str; 5] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
 const DROP_RECONF: usize = 3;
+const DROP_OVERSIZE: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
-    Arrive(u32),
+    /// A packet reaches the far end of a link (packet id, plan epoch).
+    Arrive(u32, u16),
     HostArrive(u32),
-    TxDone(u32),
-    Wake(u32),
     Inject(u32),
     NextFlows,
-    SliceBoundary,
-    SliceUp,
     Sample,
     Reconfig(u32),
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 10] = ["arrive", "host_arrive", "tx_done", "wake", "inject", "next_flows",
-                                      "slice_boundary", "slice_up", "sample", "reconfig"];
+pub const EVENT_KINDS: [&str; 6] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig"];
 
 impl Ev {
     fn kind(self) -> usize {
-        (self.code() >> 32) as usize
+        match self {
+            Ev::Arrive(..) => 0,
+            Ev::HostArrive(_) => 1,
+            Ev::Inject(_) => 2,
+            Ev::NextFlows => 3,
+            Ev::Sample => 4,
+            Ev::Reconfig(_) => 5,
+        }
     }
 
     fn code(self) -> u64 {
-        match self {
-            Ev::Arrive(x) => x as u64,
-            Ev::HostArrive(x) => 1 << 32 | x as u64,
-            Ev::TxDone(x) => 2 << 32 | x as u64,
-            Ev::Wake(x) => 3 << 32 | x as u64,
-            Ev::Inject(x) => 4 << 32 | x as u64,
-            Ev::NextFlows => 5 << 32,
-            Ev::SliceBoundary => 6 << 32,
-            Ev::SliceUp => 7 << 32,
-            Ev::Sample => 8 << 32,
-            Ev::Reconfig(x) => 9 << 32 | x as u64,
-        }
+        let id = match self {
+            Ev::Arrive(x, e) => x as u64 | (e as u64) << 40,
+            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) => x as u64,
+            Ev::NextFlows | Ev::Sample => 0,
+        };
+        id ^ (self.kind() as u64) << 32
     }
 }
 
@@ -94,41 +102,50 @@ struct Packet {
     tag: u32,
     /// Node (or host endpoint, when `to_host`) the packet is travelling to.
     at: u32,
+    /// Receiving port of its current link (collision check), or NONE.
+    rx: u32,
+    /// Sending port of its current link and the absolute slice it was sent in.
+    from: u32,
+    sent_abs: u32,
     route: u32,
     pos: u32,
     /// Egress port and departure slice reserved at injection (hosts mode).
     q_port: u32,
     q_dep: u32,
     hops: u16,
+    /// Bumped when a planned transmission is cancelled (reconfiguration).
+    epoch: u16,
     to_host: bool,
     doomed: bool,
 }
+
+/// A planned transmission: departure time, wire bytes, packet.
+type Planned = (Ps, u32, u32);
 
 #[derive(Debug, Clone)]
 struct Port {
     kind: PortKind,
     rate: Rate,
-    /// Packets in all queues of this port.
-    queued: u32,
     prop: Ps,
     cap: u64,
+    /// Bytes planned but not yet departed (the buffer occupancy).
     bytes: u64,
     peer: u32,
+    /// Tail of the FIFO of an electrical / host / static optical port.
     busy_until: Ps,
-    /// Time of this port's pending transmit-done event (`Ps::MAX`: none).
-    txdone_at: Ps,
-    wake_at: Ps,
+    /// Per slice index: (absolute slice, time) at which its calendar queue's tail ends.
+    tails: Vec<(u64, Ps)>,
+    /// Planned transmissions not yet departed, one FIFO per slice index (departures grow
+    /// along each FIFO), and a small heap of the FIFOs' first departures.
+    planned: Vec<VecDeque<Planned>>,
+    heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     down_until: Ps,
-    fifo: VecDeque<u32>,
-    cal: Vec<VecDeque<u32>>,
-    /// Absolute slice in which this port was last put on the active list, and its index.
-    active_abs: u64,
-    active_idx: u32,
+    /// Last packet released (departed) and the end of its serialization.
     last_pkt: u32,
+    last_end: Ps,
     tx_bytes: u64,
     tx_bytes_sampled: u64,
-    blocked: Vec<u32>,
-    rx_abs: u64,
+    rx_abs: u32,
     rx_sender: u32,
 }
 
@@ -140,8 +157,6 @@ struct Endpoint {
     down_port: u32,
     busy_until: Ps,
     scheduled: bool,
-    blocked: bool,
-    held: u32,
     voq: BTreeMap<u32, VecDeque<u32>>,
     rr: VecDeque<u32>,
 }
@@ -213,16 +228,11 @@ pub struct Sim {
     header: u32,
     rng_route: Stream,
     seed: u64,
-    // slotted fabric state
-    has_optical: bool,
-    pending: Vec<Vec<u32>>,
-    active: Vec<u32>,
-    to_kick: Vec<u32>,
     // reconfiguration
     reconfigs: Vec<(Vec<u32>, Ps)>,
     // metrics
     events: u64,
-    event_counts: [u64; 10],
+    event_counts: [u64; EVENT_KINDS.len()],
     packet_hops: u64,
     flows_started: u64,
     flows_completed: u64,
@@ -305,28 +315,23 @@ impl Sim {
                 if spec.router == RouterKind::Vlb { Router::Vlb(ci) } else { Router::Direct(ci) }
             }
         };
-        let slices = sched.slices() as usize;
         let ports = (0..n_ports).map(|gp| Port {
             kind: spec.port_kind[gp],
             rate: Rate::new(spec.port_rate_bps[gp]),
-            queued: 0,
             prop: spec.port_prop_ps[gp],
             cap: spec.port_buffer_bytes[gp],
             bytes: 0,
             peer: spec.port_peer[gp],
             busy_until: 0,
-            txdone_at: Ps::MAX,
-            wake_at: 0,
+            tails: Vec::new(),
+            planned: Vec::new(),
+            heads: std::collections::BinaryHeap::new(),
             down_until: 0,
-            fifo: VecDeque::new(),
-            cal: Vec::new(),
-            active_abs: u64::MAX,
-            active_idx: 0,
             last_pkt: NONE,
+            last_end: 0,
             tx_bytes: 0,
             tx_bytes_sampled: 0,
-            blocked: Vec::new(),
-            rx_abs: u64::MAX,
+            rx_abs: u32::MAX,
             rx_sender: NONE,
         }).collect();
         let eps = (0..spec.ep_node.len()).map(|i| Endpoint {
@@ -336,8 +341,6 @@ impl Sim {
             down_port: spec.ep_down_port[i],
             busy_until: 0,
             scheduled: false,
-            blocked: false,
-            held: NONE,
             voq: BTreeMap::new(),
             rr: VecDeque::new(),
         }).collect();
@@ -373,13 +376,9 @@ impl Sim {
             header: spec.header_bytes,
             rng_route: Stream::new(spec.seed, "routing"),
             seed: spec.seed,
-            has_optical,
-            pending: vec![Vec::new(); slices],
-            active: Vec::new(),
-            to_kick: Vec::new(),
             reconfigs: Vec::new(),
             events: 0,
-            event_counts: [0; 10],
+            event_counts: [0; EVENT_KINDS.len()],
             packet_hops: 0,
             flows_started: 0,
             flows_completed: 0,
@@ -401,9 +400,6 @@ impl Sim {
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
             sim.push(t, Ev::NextFlows);
-        }
-        if sim.has_optical && !sim.sched.is_static() {
-            sim.push(0, Ev::SliceBoundary);
         }
         if sim.sample_interval > 0 && !sim.watch.is_empty() {
             sim.push(sim.sample_interval, Ev::Sample);
@@ -442,30 +438,13 @@ impl Sim {
             self.event_counts[ev.kind()] += 1;
             self.trace = (self.trace ^ time ^ ev.code().rotate_left(17)).wrapping_mul(0x0000_0100_0000_01b3);
             match ev {
-                Ev::Arrive(p) => self.on_arrive(p),
+                Ev::Arrive(p, epoch) => self.on_arrive(p, epoch),
                 Ev::HostArrive(p) => self.on_host_arrive(p),
-                Ev::TxDone(port) => {
-                    self.ports[port as usize].txdone_at = Ps::MAX;
-                    self.try_send(port);
-                }
-                Ev::Wake(port) => {
-                    self.ports[port as usize].wake_at = 0;
-                    self.try_send(port);
-                }
                 Ev::Inject(e) => {
                     self.eps[e as usize].scheduled = false;
                     self.inject(e);
                 }
                 Ev::NextFlows => self.on_next_flows(),
-                Ev::SliceBoundary => self.on_slice_boundary(),
-                Ev::SliceUp => {
-                    let kick = std::mem::take(&mut self.to_kick);
-                    for &p in &kick {
-                        self.try_send(p);
-                    }
-                    self.to_kick = kick;
-                    self.to_kick.clear();
-                }
                 Ev::Sample => self.on_sample(),
                 Ev::Reconfig(i) => self.on_reconfig(i),
             }
@@ -516,7 +495,7 @@ impl Sim {
                 ep.rr.push_back(fl.dst);
             }
             q.push_back(f);
-            if !ep.scheduled && !ep.blocked && ep.busy_until <= self.now {
+            if !ep.scheduled {
                 self.inject(fl.src);
             }
         }
@@ -526,48 +505,11 @@ impl Sim {
         }
     }
 
-    /// Take the next packet of endpoint `e` (round robin over destinations).
-    fn next_packet(&mut self, e: u32) -> Option<u32> {
-        let ep = &mut self.eps[e as usize];
-        let dst = ep.rr.pop_front()?;
-        let q = ep.voq.get_mut(&dst).expect("rr names a destination with a queue");
-        let f = *q.front().expect("queues in rr are non-empty");
-        let fl = &mut self.flows[f as usize];
-        let payload = (fl.size - fl.injected).min(self.mtu as u64) as u32;
-        fl.injected += payload as u64;
-        if fl.injected == fl.size {
-            q.pop_front();
-        }
-        if q.is_empty() {
-            ep.voq.remove(&dst);
-        } else {
-            ep.rr.push_back(dst);
-        }
-        let src_node = ep.node;
-        let dst_node = self.eps[dst as usize].node;
-        if self.collect_tm {
-            *self.tm.entry((src_node, dst_node)).or_default() += payload as u64;
-        }
-        Some(self.alloc(Packet {
-            flow: f,
-            src_node,
-            dst_node,
-            dst_ep: dst,
-            payload,
-            wire: payload + self.header,
-            tag: 0,
-            at: src_node,
-            route: NONE,
-            pos: 0,
-            q_port: NONE,
-            q_dep: WILD,
-            hops: 0,
-            to_host: false,
-            doomed: false,
-        }))
-    }
-
-    /// Endpoint `e` injects its next packet if its link is free and the egress has room.
+    /// Endpoint `e` injects its next packet if its link is free. It serves its
+    /// destinations round robin; a packet that the egress cannot take now (buffer full,
+    /// or — for a source node on a slotted fabric — no room left in the first occurrence
+    /// of its departure slice) is not injected, and the next destination is tried. When
+    /// none can go, the endpoint waits until room may have appeared.
     fn inject(&mut self, e: u32) {
         let ep = &self.eps[e as usize];
         if ep.busy_until > self.now {
@@ -575,66 +517,133 @@ impl Sim {
             self.schedule_inject(e, t);
             return;
         }
-        let held = ep.held;
-        self.eps[e as usize].blocked = false;
-        let pid = if held != NONE {
-            let h = held;
-            self.eps[e as usize].held = NONE;
-            h
-        } else {
-            match self.next_packet(e) {
-                Some(p) => p,
-                None => return,
-            }
-        };
-        let (node, rate, prop) = (self.eps[e as usize].node, self.eps[e as usize].rate, self.eps[e as usize].prop);
-        let wire = self.pool[pid as usize].wire as u64;
-        let ser = rate.tx(wire);
-        let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
-        let tag = if t_arr == self.now { self.slice_now().idx } else { self.sched.slice_at(t_arr).idx };
-        self.pool[pid as usize].tag = tag;
-        let ep_busy = self.now + ser;
-        if self.pool[pid as usize].dst_node == node {
-            // same node (hosts mode): straight to the host downlink
-            if self.hosts_mode {
-                self.eps[e as usize].busy_until = ep_busy;
-                self.packet_hops += 1;
-                self.pool[pid as usize].q_port = NONE;
-                self.push(t_arr, Ev::HostArrive(pid));
-                self.schedule_inject(e, ep_busy);
-                return;
-            }
-        }
-        match self.route(node, pid) {
-            None => {
-                self.drop_pkt(pid, DROP_NO_ROUTE);
-                self.schedule_inject(e, self.now);
-            }
-            Some(act) => {
-                let port = &mut self.ports[act.port as usize];
-                if port.bytes + wire > port.cap {
-                    // ideal back-pressure: hold the packet until this port sends something
-                    port.blocked.push(e);
-                    let ep = &mut self.eps[e as usize];
-                    ep.held = pid;
-                    ep.blocked = true;
+        let n = ep.rr.len().min(256);
+        let mut wake = Ps::MAX;
+        for _ in 0..n {
+            match self.try_inject_one(e) {
+                Ok(()) => {
+                    if !self.eps[e as usize].rr.is_empty() {
+                        let t = self.eps[e as usize].busy_until;
+                        self.schedule_inject(e, t);
+                    }
                     return;
                 }
-                port.bytes += wire;
-                self.eps[e as usize].busy_until = ep_busy;
+                Err(t) => wake = wake.min(t),
+            }
+        }
+        if wake != Ps::MAX {
+            self.schedule_inject(e, wake.max(self.now + 1));
+        }
+    }
+
+    /// Try to inject the next packet of the destination at the head of the round robin;
+    /// `Err(t)`: it cannot go now, retry at `t`.
+    fn try_inject_one(&mut self, e: u32) -> Result<(), Ps> {
+        let ep = &self.eps[e as usize];
+        let dst = *ep.rr.front().expect("called with active destinations");
+        let f = *ep.voq.get(&dst).and_then(|q| q.front()).expect("rr names a non-empty queue");
+        let fl = self.flows[f as usize];
+        let payload = (fl.size - fl.injected).min(self.mtu as u64) as u32;
+        let (node, rate, prop) = (ep.node, ep.rate, ep.prop);
+        let dst_node = self.eps[dst as usize].node;
+        let wire = payload as u64 + self.header as u64;
+        let ser = rate.tx(wire);
+        let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
+        let cur = self.slice_now();
+        let tag = if t_arr == self.now { cur.idx } else { self.sched.slice_at(t_arr).idx };
+        let pid = self.alloc(Packet {
+            flow: f,
+            src_node: node,
+            dst_node,
+            dst_ep: dst,
+            payload,
+            wire: wire as u32,
+            tag,
+            at: node,
+            rx: NONE,
+            from: NONE,
+            sent_abs: 0,
+            route: NONE,
+            pos: 0,
+            q_port: NONE,
+            q_dep: WILD,
+            hops: 0,
+            epoch: 0,
+            to_host: false,
+            doomed: false,
+        });
+        let ep_busy = self.now + ser;
+        let same_node = self.hosts_mode && dst_node == node;
+        let act = if same_node { None } else { self.route(node, pid) };
+        if !same_node {
+            if let Some(a) = act {
+                // admission: buffer room, and no spill past the first occurrence of the slice
+                self.release_departed(a.port);
+                let pt = &self.ports[a.port as usize];
+                if pt.bytes + wire > pt.cap {
+                    let wake = pt_wake(pt, self.now + ser);
+                    self.release(pid);
+                    self.ep_rotate(e);
+                    return Err(wake);
+                }
+                if !self.hosts_mode && pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD {
+                    let n = self.sched.slices();
+                    let first = cur.abs + ((a.dep + n - cur.idx) % n) as u64;
+                    let planned = self.plan_slotted(a.port, a.dep, self.ports[a.port as usize].rate.tx(wire), cur, false);
+                    if matches!(planned, Some((_, abs, _, _)) if abs > first) {
+                        self.release(pid);
+                        self.ep_rotate(e);
+                        return Err(self.sched.slice(cur.abs + 1).start);
+                    }
+                }
+            }
+        }
+        // commit: the bytes leave the flow's queue
+        self.flows[f as usize].injected += payload as u64;
+        let ep = &mut self.eps[e as usize];
+        ep.rr.pop_front();
+        let q = ep.voq.get_mut(&dst).expect("checked above");
+        if self.flows[f as usize].injected == fl.size {
+            q.pop_front();
+        }
+        if q.is_empty() {
+            ep.voq.remove(&dst);
+        } else {
+            ep.rr.push_back(dst);
+        }
+        ep.busy_until = ep_busy;
+        if self.collect_tm {
+            *self.tm.entry((node, dst_node)).or_default() += payload as u64;
+        }
+        if same_node {
+            // intra-node traffic (hosts mode): straight to the destination's host downlink
+            self.packet_hops += 1;
+            self.push(t_arr, Ev::HostArrive(pid));
+            return Ok(());
+        }
+        match act {
+            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            Some(a) => {
+                self.ports[a.port as usize].bytes += wire;
                 if self.hosts_mode {
                     self.packet_hops += 1;
                     let p = &mut self.pool[pid as usize];
-                    p.q_port = act.port;
-                    p.q_dep = act.dep;
+                    p.q_port = a.port;
+                    p.q_dep = a.dep;
                     self.push(t_arr, Ev::HostArrive(pid));
                 } else {
-                    self.enqueue_reserved(act.port, pid, act.dep);
-                }
-                if !self.eps[e as usize].rr.is_empty() {
-                    self.schedule_inject(e, ep_busy);
+                    self.enqueue_reserved(a.port, pid, a.dep);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Move the destination at the head of endpoint `e`'s round robin to its back.
+    fn ep_rotate(&mut self, e: u32) {
+        let ep = &mut self.eps[e as usize];
+        if let Some(d) = ep.rr.pop_front() {
+            ep.rr.push_back(d);
         }
     }
 
@@ -741,6 +750,7 @@ impl Sim {
 
     /// Enqueue a packet arriving from a link; drops it if the port's buffer is full.
     fn enqueue(&mut self, port: u32, pid: u32, dep: u32) {
+        self.release_departed(port);
         let wire = self.pool[pid as usize].wire as u64;
         let pt = &mut self.ports[port as usize];
         if pt.bytes + wire > pt.cap {
@@ -749,40 +759,6 @@ impl Sim {
         }
         pt.bytes += wire;
         self.enqueue_reserved(port, pid, dep);
-    }
-
-    /// Enqueue a packet whose buffer space is already counted.
-    fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
-        let slices = self.sched.slices() as usize;
-        let pt = &mut self.ports[port as usize];
-        pt.queued += 1;
-        if pt.kind == PortKind::Optical && dep != WILD {
-            if pt.cal.is_empty() {
-                pt.cal = vec![VecDeque::new(); slices];
-            }
-            let q = &mut pt.cal[dep as usize];
-            q.push_back(pid);
-            if q.len() == 1 {
-                self.pending[dep as usize].push(port);
-            }
-        } else {
-            pt.fifo.push_back(pid);
-            if pt.kind == PortKind::Optical && pt.fifo.len() == 1 && !self.sched.is_static() {
-                let nxt = (self.slice_now().idx + 1) % self.sched.slices();
-                self.pending[nxt as usize].push(port);
-            }
-        }
-        self.try_send(port);
-    }
-
-    /// At most one transmit-done event per port is pending; when it fires while the port
-    /// is still busy, `try_send` schedules the next one.
-    #[inline]
-    fn schedule_txdone(&mut self, port: u32, t: Ps) {
-        if self.ports[port as usize].txdone_at == Ps::MAX {
-            self.ports[port as usize].txdone_at = t;
-            self.push(t, Ev::TxDone(port));
-        }
     }
 
     /// At most one injection event per endpoint is pending.
@@ -794,141 +770,182 @@ impl Sim {
         }
     }
 
-    /// Start the next transmission on `port` if it can send now.
-    fn try_send(&mut self, port: u32) {
+    /// Forget planned transmissions that have started by now (their buffer space frees).
+    #[inline]
+    fn release_departed(&mut self, port: u32) {
         let now = self.now;
-        let pt = &self.ports[port as usize];
-        if pt.busy_until > now {
-            if pt.queued > 0 {
-                let t = pt.busy_until;
-                self.schedule_txdone(port, t);
-            }
-            return;
-        }
-        if now < pt.down_until {
-            if pt.wake_at != pt.down_until {
-                let t = pt.down_until;
-                self.ports[port as usize].wake_at = t;
-                self.push(t, Ev::Wake(port));
-            }
-            return;
-        }
-        match pt.kind {
-            PortKind::Optical => self.try_send_optical(port),
-            PortKind::Electrical | PortKind::HostDown => {
-                let Some(&pid) = self.ports[port as usize].fifo.front() else { return };
-                let pt = &mut self.ports[port as usize];
-                pt.fifo.pop_front();
-                let rx = pt.peer;
-                let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
-                self.transmit(port, pid, rx, ser, None);
-            }
-            PortKind::Unused => {}
-        }
-    }
-
-    fn try_send_optical(&mut self, port: u32) {
-        let now = self.now;
-        let s = self.slice_now();
-        let up = s.start + self.sched.guardband();
         let pt = &mut self.ports[port as usize];
-        if pt.active_abs != s.abs {
-            pt.active_abs = s.abs;
-            pt.active_idx = s.idx;
-            self.active.push(port);
-        }
-        let from_cal = !pt.cal.is_empty() && !pt.cal[s.idx as usize].is_empty();
-        if !from_cal && pt.fifo.is_empty() {
-            return;
-        }
-        if now < up {
-            if pt.wake_at != up {
-                pt.wake_at = up;
-                self.push(up, Ev::Wake(port));
+        while let Some(&std::cmp::Reverse((t, idx))) = pt.heads.peek() {
+            if t > now {
+                break;
             }
-            return;
-        }
-        let rx = self.sched.peer(port, s.idx);
-        if rx == NONE {
-            if from_cal {
-                // routing sent packets to a slice in which this port has no circuit
-                let q = std::mem::take(&mut self.ports[port as usize].cal[s.idx as usize]);
-                for pid in q {
-                    let w = self.pool[pid as usize].wire as u64;
-                    self.ports[port as usize].bytes -= w;
-                    self.ports[port as usize].queued -= 1;
-                    self.drop_pkt(pid, DROP_NO_CIRCUIT);
+            pt.heads.pop();
+            let q = &mut pt.planned[idx as usize];
+            while let Some(&(t, wire, pid)) = q.front() {
+                if t > now {
+                    pt.heads.push(std::cmp::Reverse((t, idx)));
+                    break;
                 }
+                q.pop_front();
+                pt.bytes -= wire as u64;
+                pt.tx_bytes += wire as u64;
+                pt.last_pkt = pid;
+                pt.last_end = t + pt.rate.tx(wire as u64);
             }
-            return;
         }
-        let pt = &self.ports[port as usize];
-        let pid = if from_cal { pt.cal[s.idx as usize][0] } else { pt.fifo[0] };
-        let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
-        if now + ser > s.end {
-            return; // does not fit: waits for the next occurrence of its slice
-        }
-        let pt = &mut self.ports[port as usize];
-        if from_cal {
-            pt.cal[s.idx as usize].pop_front();
-        } else {
-            pt.fifo.pop_front();
-        }
-        self.transmit(port, pid, rx, ser, Some((s.abs, up, s.end)));
     }
 
-    /// Put packet `pid` on the wire of `port` towards `rx` (a port, or a host for downlinks).
-    fn transmit(&mut self, port: u32, pid: u32, rx: u32, ser: Ps, slot: Option<(u64, Ps, Ps)>) {
+    /// Plan the transmission of a packet whose buffer space is already counted: find its
+    /// departure (tail of its calendar queue or link), check it against the schedule, and
+    /// schedule its arrival at the far end.
+    fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
         let now = self.now;
         let wire = self.pool[pid as usize].wire as u64;
-        let pt = &mut self.ports[port as usize];
-        pt.bytes -= wire;
-        pt.queued -= 1;
-        pt.busy_until = now + ser;
-        pt.tx_bytes += wire;
-        pt.last_pkt = pid;
-        let prop = pt.prop;
+        let gb = self.sched.guardband();
+        let cyclic = !self.sched.is_static();
+        let cur = self.slice_now();
+        let pt = &self.ports[port as usize];
+        let ser = pt.rate.tx(wire);
         let kind = pt.kind;
-        let more = pt.queued > 0;
-        let blocked = std::mem::take(&mut pt.blocked);
-        self.packet_hops += 1;
-        if let Some((abs, up, end)) = slot {
-            if now < up || now + ser > end || now < self.ports[port as usize].down_until {
+        // (departure time, absolute slice, slice index, receiving port)
+        let plan = if kind == PortKind::Optical && cyclic {
+            self.plan_slotted(port, dep, ser, cur, true)
+        } else {
+            let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };
+            if rx == NONE {
+                None
+            } else {
+                let d = now.max(pt.busy_until).max(pt.down_until);
+                self.ports[port as usize].busy_until = d + ser;
+                Some((d, 0u64, cur.idx, rx))
+            }
+        };
+        let Some((d, abs, idx, rx)) = plan else {
+            let pt = &mut self.ports[port as usize];
+            pt.bytes -= wire;
+            let reason = if kind == PortKind::Optical && cyclic && ser + gb > self.sched.slice(cur.abs).end - cur.start {
+                DROP_OVERSIZE
+            } else {
+                DROP_NO_CIRCUIT
+            };
+            self.drop_pkt(pid, reason);
+            return;
+        };
+        if kind == PortKind::Optical {
+            // bits may only be sent while the circuit is up
+            let s = self.sched.slice(abs);
+            let up = s.start + gb;
+            if cyclic && (d < up || d + ser > s.end) || d < self.ports[port as usize].down_until {
                 self.gb_violations += 1;
             }
-            let r = &mut self.ports[rx as usize];
-            if r.rx_abs == abs && r.rx_sender != port {
-                self.collisions += 1;
-            }
-            r.rx_abs = abs;
-            r.rx_sender = port;
         }
-        let tag = if kind == PortKind::Optical || self.sched.is_static() {
-            self.slice_now().idx
-        } else {
-            self.sched.slice_at(now + ser + prop).idx
-        };
+        let pt = &mut self.ports[port as usize];
+        if pt.planned.is_empty() {
+            let n = if kind == PortKind::Optical && cyclic { self.sched.slices() as usize } else { 1 };
+            pt.planned = vec![VecDeque::new(); n];
+        }
+        let qi = if kind == PortKind::Optical && cyclic { idx } else { 0 };
+        let q = &mut pt.planned[qi as usize];
+        if q.is_empty() {
+            pt.heads.push(std::cmp::Reverse((d, qi)));
+        }
+        q.push_back((d, wire as u32, pid));
+        let prop = pt.prop;
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.port_node[rx as usize] };
+        // the arrival slice at the next hop is the slice the packet was sent in
+        let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
         let p = &mut self.pool[pid as usize];
         p.tag = tag;
         p.at = at;
+        p.rx = if kind == PortKind::Optical { rx } else { NONE };
+        p.from = port;
+        p.sent_abs = abs as u32;
         p.to_host = to_host;
         p.hops += 1;
-        self.push(now + ser + prop, Ev::Arrive(pid));
-        if more {
-            self.schedule_txdone(port, now + ser);
-        }
-        for e in blocked {
-            self.schedule_inject(e, now);
-        }
+        let epoch = p.epoch;
+        self.packet_hops += 1;
+        self.push(d + ser + prop, Ev::Arrive(pid, epoch));
     }
 
-    fn on_arrive(&mut self, pid: u32) {
+    /// Departure of a packet on a slotted optical port: the first occurrence of its
+    /// departure slice (or, for a wildcard, of any slice with a circuit) from now whose
+    /// calendar queue tail leaves room for the whole serialization before the slice ends.
+    fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<(Ps, u64, u32, u32)> {
+        let n = self.sched.slices();
+        let gb = self.sched.guardband();
+        let now = self.now;
+        if self.ports[port as usize].tails.is_empty() {
+            self.ports[port as usize].tails = vec![(0, 0); n as usize];
+        }
+        let fits = |sched: &Schedule, tails: &[(u64, Ps)], abs: u64| -> Option<Ps> {
+            let s = sched.slice(abs);
+            let (ta, tt) = tails[s.idx as usize];
+            let t0 = now.max(s.start + gb).max(if ta == abs { tt } else { 0 });
+            (t0 + ser <= s.end).then_some(t0)
+        };
+        let tails = &self.ports[port as usize].tails;
+        let (abs, t0) = if dep == WILD {
+            // first slice with a circuit and room, within two cycles
+            let mut found = None;
+            for k in 0..2 * n as u64 {
+                let abs = cur.abs + k;
+                let idx = (abs % n as u64) as u32;
+                if self.sched.peer(port, idx) == NONE {
+                    continue;
+                }
+                let (ta, _) = tails[idx as usize];
+                if ta > abs {
+                    continue; // this queue already spilled into a later occurrence
+                }
+                if let Some(t0) = fits(&self.sched, tails, abs) {
+                    found = Some((abs, t0));
+                    break;
+                }
+            }
+            found?
+        } else {
+            if self.sched.peer(port, dep) == NONE {
+                return None;
+            }
+            let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
+            let mut abs = first.max(tails[dep as usize].0);
+            let mut tries = 0;
+            loop {
+                if let Some(t0) = fits(&self.sched, tails, abs) {
+                    break (abs, t0);
+                }
+                tries += 1;
+                if tries > 2 {
+                    return None; // never fits in an empty slice: oversize
+                }
+                abs += n as u64;
+            }
+        };
+        let idx = (abs % n as u64) as u32;
+        if commit {
+            self.ports[port as usize].tails[idx as usize] = (abs, t0 + ser);
+        }
+        Some((t0, abs, idx, self.sched.peer(port, idx)))
+    }
+
+    fn on_arrive(&mut self, pid: u32, epoch: u16) {
         let p = self.pool[pid as usize];
+        if p.epoch != epoch {
+            return; // a cancelled plan (re-planned after a reconfiguration)
+        }
         if p.doomed {
             self.drop_pkt(pid, DROP_RECONF);
             return;
+        }
+        if p.rx != NONE {
+            // two different senders into one receiving port in one slice is a collision
+            let r = &mut self.ports[p.rx as usize];
+            if r.rx_abs == p.sent_abs && r.rx_sender != p.from && r.rx_sender != NONE {
+                self.collisions += 1;
+            }
+            r.rx_abs = p.sent_abs;
+            r.rx_sender = p.from;
         }
         if p.to_host {
             self.deliver(pid);
@@ -962,54 +979,12 @@ impl Sim {
         self.release(pid);
     }
 
-    // ---------------------------------------------------------------- slices
-
-    fn on_slice_boundary(&mut self) {
-        let s = self.slice_now();
-        // ports that were active in the previous slice and still hold packets for it (or
-        // for any slice) come back when their slice does
-        let active = std::mem::take(&mut self.active);
-        let nslices = self.sched.slices();
-        for &p in &active {
-            let pt = &self.ports[p as usize];
-            let old = pt.active_idx;
-            if !pt.cal.is_empty() && !pt.cal[old as usize].is_empty() && old != s.idx {
-                self.pending[old as usize].push(p);
-            }
-            if !pt.fifo.is_empty() {
-                self.pending[s.idx as usize].push(p);
-            }
-        }
-        self.active = active;
-        self.active.clear();
-        let mut kick = std::mem::take(&mut self.pending[s.idx as usize]);
-        kick.sort_unstable();
-        kick.dedup();
-        // keep the allocation of the kick list for the slice's pending list
-        self.to_kick.extend_from_slice(&kick);
-        kick.clear();
-        self.pending[s.idx as usize] = kick;
-        let up = s.start + self.sched.guardband();
-        if !self.to_kick.is_empty() {
-            if up == self.now {
-                let k = std::mem::take(&mut self.to_kick);
-                for &p in &k {
-                    self.try_send(p);
-                }
-                self.to_kick = k;
-                self.to_kick.clear();
-            } else {
-                self.push(up, Ev::SliceUp);
-            }
-        }
-        let _ = nslices;
-        self.push(s.end, Ev::SliceBoundary);
-    }
-
     // ---------------------------------------------------------------- monitoring, control
 
     fn on_sample(&mut self) {
-        for &w in &self.watch {
+        for i in 0..self.watch.len() {
+            let w = self.watch[i];
+            self.release_departed(w);
             let pt = &mut self.ports[w as usize];
             self.out_ts.0.push(self.now);
             self.out_ts.1.push(w);
@@ -1054,10 +1029,26 @@ impl Sim {
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         let now = self.now;
         for gp in changed {
+            self.release_departed(gp);
             let pt = &mut self.ports[gp as usize];
             pt.down_until = now + delay;
-            if pt.busy_until > now && pt.last_pkt != NONE {
+            if pt.last_end > now && pt.last_pkt != NONE {
+                // being serialized while its circuit goes away
                 self.pool[pt.last_pkt as usize].doomed = true;
+            }
+            // planned but not started: cancel and plan again on the new circuit
+            let mut again: Vec<Planned> = std::mem::take(&mut pt.planned).into_iter().flatten().collect();
+            pt.heads.clear();
+            again.sort_unstable();
+            pt.busy_until = 0;
+            for &(_, _, pid) in &again {
+                let p = &mut self.pool[pid as usize];
+                p.epoch = p.epoch.wrapping_add(1);
+                p.hops -= 1;
+                self.packet_hops -= 1;
+            }
+            for (_, _, pid) in again {
+                self.enqueue_reserved(gp, pid, WILD);
             }
         }
         if let Router::Vlb(_) | Router::Direct(_) = self.router {
@@ -1133,9 +1124,15 @@ impl Sim {
     }
 
     /// Bytes currently queued at `port` (global id).
-    pub fn port_bytes(&self, port: u32) -> u64 {
+    pub fn port_bytes(&mut self, port: u32) -> u64 {
+        self.release_departed(port);
         self.ports[port as usize].bytes
     }
+}
+
+/// When a full port may have room again: its next planned departure, else `fallback`.
+fn pt_wake(pt: &Port, fallback: Ps) -> Ps {
+    pt.heads.peek().map(|r| r.0 .0).unwrap_or(fallback)
 }
 
 fn routes_hop(router: &Router, id: u32, pos: u32) -> Option<Action> {

@@ -223,7 +223,7 @@ impl Simulator {
     }
 
     /// Bytes queued at a global port right now.
-    fn port_bytes(&self, port: u32) -> u64 {
+    fn port_bytes(&mut self, port: u32) -> u64 {
         self.sim.port_bytes(port)
     }
 }

@@ -90,16 +90,7 @@ def register(name: str, description: str, options: list[Option]) -> Callable:
     """Decorator: add a builder to the registry and expose it as ``od.arch.<name>``."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        arch = Arch(name, description, fn, tuple(options))
-        REGISTRY[name] = arch
-
-        def public(**kwargs: Any) -> Any:
-            return arch.make(**kwargs)
-
-        public.__name__ = name
-        public.__doc__ = f"{description}\n\nOptions: " + ", ".join(
-            f"{o.name}={o.default!r}" for o in options)
-        globals()[name] = public
+        REGISTRY[name] = Arch(name, description, fn, tuple(options))
         return fn
 
     return deco
@@ -134,4 +125,19 @@ def config_kwargs(o: dict[str, Any], *names: str) -> dict[str, Any]:
     return {k: o[k] for k in keys if k in o and o[k] is not None}
 
 
+def _public(arch: Arch) -> Callable[..., Any]:
+    def public(**kwargs: Any) -> Any:
+        return arch.make(**kwargs)
+
+    public.__name__ = arch.name
+    public.__qualname__ = arch.name
+    public.__doc__ = f"{arch.description}\n\nOptions: " + ", ".join(
+        f"{o.name}={o.default!r}" for o in arch.options)
+    return public
+
+
 from . import clos, rotornet  # noqa: E402,F401  (registration side effects)
+
+# ``od.arch.<name>`` is the builder, not the module that defines it
+for _name, _arch in REGISTRY.items():
+    globals()[_name] = _public(_arch)
