@@ -34,6 +34,36 @@ def _fail(e: Exception, code: int) -> None:
     raise typer.Exit(code)
 
 
+def _number(value: str, flag: str, kind: type) -> Any:
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(flag, value, f"expected {'an integer' if kind is int else 'a number'}") from None
+
+
+def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
+    """Refuse output paths that cannot be written before spending time on a run."""
+    def blocked(p: Path) -> Optional[Path]:
+        for q in [p, *p.parents]:
+            if q.exists():
+                return None if q.is_dir() else q
+        return None
+
+    if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ConfigError("--out", str(out_dir), "exists and is not a directory")
+        b = blocked(out_dir.parent)
+        if b is not None:
+            raise ConfigError("--out", str(out_dir), f"{b} is a file")
+    if summary_json and summary_json != "-":
+        p = Path(summary_json)
+        if p.is_dir():
+            raise ConfigError("--summary-json", summary_json, "is a directory")
+        b = blocked(p.parent)
+        if b is not None:
+            raise ConfigError("--summary-json", summary_json, f"{b} is a file")
+
+
 def parse_arch_args(arch: Any, args: list[str]) -> dict[str, Any]:
     """Turn ``--link-rate 100Gbps --tables`` into {"link_rate": "100Gbps", "tables": True}."""
     known = {o.flag: o for o in arch.options}
@@ -91,16 +121,16 @@ def run(
     ctx: typer.Context,
     arch: str = typer.Argument(..., help="architecture (see `opendcn archs`)"),
     duration: str = typer.Option("1ms", help="simulated time"),
-    seed: int = typer.Option(1, help="master seed"),
+    seed: str = typer.Option("1", help="master seed"),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="write summary, spec and Parquet tables here"),
     summary_json: Optional[str] = typer.Option(None, help="write the summary JSON to this path (- = stdout)"),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
     mice_threshold: str = typer.Option("10KB", help="flows smaller than this are mice"),
     workload: str = typer.Option("hadoop", help="shipped CDF name or path to a CDF file"),
-    load: float = typer.Option(0.3, help="offered load L = F / (R N tau)"),
+    load: str = typer.Option("0.3", help="offered load L = F / (R N tau)"),
     pattern: str = typer.Option("uniform", help="uniform, permutation, incast, all-to-all"),
     flows_file: Optional[Path] = typer.Option(None, help="explicit flows (CSV start,src,dst,bytes or htsim)"),
-    incast_degree: int = typer.Option(20, help="senders per incast"),
+    incast_degree: str = typer.Option("20", help="senders per incast"),
     incast_size: str = typer.Option("1KB", help="bytes per incast sender"),
     flow_size: Optional[str] = typer.Option(None, help="fixed flow size (all-to-all, or instead of a CDF)"),
 ) -> None:
@@ -108,13 +138,17 @@ def run(
     from . import arch as archmod
 
     try:
+        seed_i = _number(seed, "--seed", int)
+        load_f = _number(load, "--load", float)
+        degree = _number(incast_degree, "--incast-degree", int)
+        _check_out(out_dir, summary_json)
         a = archmod.get(arch)
         opts = parse_arch_args(a, list(ctx.args))
         net = a.make(**opts)
-        wl, desc = make_workload(workload, load, pattern, flows_file, incast_degree, incast_size, flow_size)
+        wl, desc = make_workload(workload, load_f, pattern, flows_file, degree, incast_size, flow_size)
         wl.description = desc
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
-        result = net.run(wl, duration=duration, seed=seed, progress=show, out=out_dir,
+        result = net.run(wl, duration=duration, seed=seed_i, progress=show, out=out_dir,
                          mice_threshold=mice_threshold)
     except ConfigError as e:
         _fail(e, 2)
@@ -126,7 +160,10 @@ def run(
         return
     if summary_json:
         from .network import _atomic_write
-        _atomic_write(Path(summary_json), json.dumps(s, indent=2, sort_keys=True))
+        try:
+            _atomic_write(Path(summary_json), json.dumps(s, indent=2, sort_keys=True))
+        except OSError as e:
+            _fail(ConfigError("--summary-json", summary_json, f"cannot write: {e.strerror}"), 2)
     _print_summary(s)
 
 
@@ -156,10 +193,10 @@ def archs() -> None:
 
     for name in sorted(archmod.REGISTRY):
         a = archmod.REGISTRY[name]
-        out.print(f"[bold]{name}[/bold] — {a.description}")
+        typer.echo(f"{name} — {a.description}")
         for o in a.options:
             extra = f" ({'|'.join(o.choices)})" if o.choices else ""
-            out.print(f"    {o.flag:<22} {o.help}{extra} [default: {o.default}]", highlight=False)
+            typer.echo(f"    {o.flag:<22} {o.help}{extra} [default: {o.default}]")
 
 
 @app.command()

@@ -53,6 +53,12 @@ class Config(BaseModel):
     sample_interval: Time = parse_time("10us")
     reconfiguration_delay: Time = 0
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise _config_error(e, data) from None
+
     @model_validator(mode="after")
     def _check(self) -> "Config":
         if self.nodes < 2:
@@ -72,6 +78,8 @@ class Config(BaseModel):
             raise ValueError(f"mtu: must be positive")
         if self.buffer < self.mtu + self.header:
             raise ValueError(f"buffer: must hold at least one packet ")
+        if self.host_link_rate is not None and self.host_link_rate <= 0:
+            raise ValueError("host_link_rate: must be positive")
         if self.host_rate is not None and self.host_rate <= 0:
             raise ValueError(f"host_rate: must be positive")
         if self.sample_interval < 0:
@@ -108,8 +116,6 @@ class Config(BaseModel):
             raise ConfigError("config", data, "expected a mapping of fields")
         try:
             return cls(**data)
-        except ValidationError as e:
-            raise _config_error(e, data) from None
         except ConfigError:
             raise
         except TypeError as e:

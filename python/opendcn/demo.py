@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import arch, workload
-from .analysis import compare_table, rich_table
+from .analysis import compare_table, format_table
 from .report import write_report
 
 
@@ -37,7 +37,9 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
         results.append(r)
     rows = compare_table(results)
     if console is not None:
-        console.print(rich_table(rows, title=desc))
+        # plain text: every cell whole, whatever the terminal width
+        print(desc)
+        print(format_table(rows), flush=True)
     path = write_report(results, out_dir, title="opendcn demo: RotorNet vs Clos", workload_desc=desc)
     if console is not None:
         console.print(f"report: {path}")

@@ -105,7 +105,7 @@ class Network:
         """
         from .topology import schedule_table
 
-        circuits = [c if isinstance(c, Circuit) else Circuit(*c) for c in circuits]
+        circuits = _as_circuits(circuits)
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
         for i, c in enumerate(circuits):
             for node, port in ((c.n1, c.p1), (c.n2, c.p2)):
@@ -177,7 +177,10 @@ class Network:
             self._compiled = {}
             self._routes = []
             return
-        paths = list(paths)
+        try:
+            paths = list(paths)
+        except TypeError:
+            raise ConfigError("paths", paths, "expected a list of opendcn.Path or a built-in router name") from None
         for i, p in enumerate(paths):
             if not isinstance(p, Path):
                 raise ConfigError(f"paths[{i}]", p, "expected an opendcn.Path")
@@ -416,6 +419,7 @@ class Network:
             raise ConfigError("interval", interval, "must be positive")
         end = live.duration if until is None else min(parse_time(until, "until"), live.duration)
         sim = live.sim
+        sim.set_collect_tm(True)
         while sim.now + step <= end:
             sim.run_until(sim.now + step)
             yield self._tm(sim.take_tm())
@@ -424,6 +428,7 @@ class Network:
         """Advance a started run by ``interval`` and return that interval's traffic matrix."""
         live = self._require_live()
         step = parse_time(interval, "interval")
+        live.sim.set_collect_tm(True)
         live.sim.run_until(min(live.sim.now + step, live.duration))
         return self._tm(live.sim.take_tm())
 
@@ -489,6 +494,25 @@ class _Cut:
 class _Live:
     def __init__(self, sim: Any, flows: _Cut, duration: int, seed: int, t0: float, wl: str):
         self.sim, self.flows, self.duration, self.seed, self.t0, self.workload = sim, flows, duration, seed, t0, wl
+
+
+def _as_circuits(circuits: Any) -> list[Circuit]:
+    """Check the shape of a circuit list (ranges are checked against the network)."""
+    if circuits is None or isinstance(circuits, (str, bytes)):
+        raise ConfigError("circuits", circuits, "expected a list of opendcn.Circuit")
+    try:
+        items = list(circuits)
+    except TypeError:
+        raise ConfigError("circuits", circuits, "expected a list of opendcn.Circuit") from None
+    out = []
+    for i, c in enumerate(items):
+        if isinstance(c, Circuit):
+            out.append(c)
+        elif isinstance(c, (tuple, list)) and len(c) in (4, 5):
+            out.append(Circuit(*c))
+        else:
+            raise ConfigError(f"circuits[{i}]", c, "expected Circuit(n1, p1, n2, p2, ts)")
+    return out
 
 
 def _tx_vec(nbytes: np.ndarray, rate_bps: int) -> np.ndarray:

@@ -43,7 +43,10 @@ impl<T: Copy> EventList<T> {
     /// Schedule `ev` at `time` (≥ the time of the last popped event).
     #[inline]
     pub fn push(&mut self, time: Ps, ev: T) {
-        debug_assert!(time >= self.last);
+        if time < self.last {
+            // only from outside the event loop (a peek settled a later time as `last`)
+            self.rebase(time);
+        }
         self.len += 1;
         if time == self.last {
             self.now.push_back(ev);
@@ -51,6 +54,27 @@ impl<T: Copy> EventList<T> {
             let b = Self::bucket(self.last, time);
             self.buckets[b].push((time, ev));
             self.mask |= 1 << b;
+        }
+    }
+
+    /// Re-file every pending event relative to an earlier `last` (equal times keep their
+    /// order: they always share one bucket, which is re-filed in order).
+    fn rebase(&mut self, time: Ps) {
+        let old = self.last;
+        let mut items: Vec<(Ps, T)> = self.now.drain(..).map(|ev| (old, ev)).collect();
+        for b in 1..self.buckets.len() {
+            items.append(&mut self.buckets[b]);
+        }
+        self.mask = 0;
+        self.last = time;
+        for (t, ev) in items {
+            if t == time {
+                self.now.push_back(ev);
+            } else {
+                let b = Self::bucket(time, t);
+                self.buckets[b].push((t, ev));
+                self.mask |= 1 << b;
+            }
         }
     }
 
@@ -134,6 +158,14 @@ mod tests {
                     h.push(now + dt, id);
                     reference.push((now + dt, seq, id));
                 }
+            }
+            // a push before the settled minimum (from outside the event loop) still pops in order
+            if let Some(t) = h.peek_time() {
+                id += 1;
+                seq += 1;
+                let early = t.saturating_sub(1).max(now);
+                h.push(early, id);
+                reference.push((early, seq, id));
             }
             reference.sort();
             for (t, _, want) in reference {

@@ -230,6 +230,7 @@ pub struct Sim {
     seed: u64,
     // reconfiguration
     reconfigs: Vec<(Vec<u32>, Ps)>,
+    reconfigs_applied: u64,
     // metrics
     events: u64,
     event_counts: [u64; EVENT_KINDS.len()],
@@ -377,6 +378,7 @@ impl Sim {
             rng_route: Stream::new(spec.seed, "routing"),
             seed: spec.seed,
             reconfigs: Vec::new(),
+            reconfigs_applied: 0,
             events: 0,
             event_counts: [0; EVENT_KINDS.len()],
             packet_hops: 0,
@@ -456,10 +458,12 @@ impl Sim {
 
     // ---------------------------------------------------------------- packets and pool
 
-    fn alloc(&mut self, p: Packet) -> u32 {
+    fn alloc(&mut self, mut p: Packet) -> u32 {
         self.live += 1;
         self.peak_live = self.peak_live.max(self.live);
         if let Some(id) = self.free.pop() {
+            // a reused slot gets a new epoch, so no stale event of its last packet matches
+            p.epoch = self.pool[id as usize].epoch.wrapping_add(1);
             self.pool[id as usize] = p;
             id
         } else {
@@ -817,7 +821,8 @@ impl Sim {
             } else {
                 let d = now.max(pt.busy_until).max(pt.down_until);
                 self.ports[port as usize].busy_until = d + ser;
-                Some((d, 0u64, cur.idx, rx))
+                // a static fabric's "slice" is the configuration in force (one per reconfiguration)
+                Some((d, self.reconfigs_applied, cur.idx, rx))
             }
         };
         let Some((d, abs, idx, rx)) = plan else {
@@ -996,6 +1001,11 @@ impl Sim {
         self.push(t, Ev::Sample);
     }
 
+    /// Start (or stop) counting injected bytes per (src node, dst node).
+    pub fn set_collect_tm(&mut self, on: bool) {
+        self.collect_tm = on;
+    }
+
     /// Take the traffic matrix collected since the last call: (src node, dst node, bytes).
     pub fn take_tm(&mut self) -> Vec<(u32, u32, u64)> {
         std::mem::take(&mut self.tm).into_iter().map(|((a, b), v)| (a, b, v)).collect()
@@ -1027,6 +1037,11 @@ impl Sim {
     fn on_reconfig(&mut self, i: u32) {
         let (peer, delay) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
+        self.reconfigs_applied += 1;
+        if let Router::Vlb(_) | Router::Direct(_) = self.router {
+            let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
+            self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+        }
         let now = self.now;
         for gp in changed {
             self.release_departed(gp);
@@ -1047,13 +1062,22 @@ impl Sim {
                 p.hops -= 1;
                 self.packet_hops -= 1;
             }
-            for (_, _, pid) in again {
-                self.enqueue_reserved(gp, pid, WILD);
+            // routes are installed before circuits change (OpenOptics' TA workflow): the
+            // packets that had not left are routed again at their node
+            let node = self.port_node[gp as usize];
+            for (_, wire, pid) in again {
+                self.ports[gp as usize].bytes -= wire as u64;
+                if matches!(self.router, Router::Source(_)) {
+                    self.ports[gp as usize].bytes += wire as u64;
+                    self.enqueue_reserved(gp, pid, WILD);
+                    continue;
+                }
+                self.pool[pid as usize].tag = self.slice_now().idx;
+                match self.route(node, pid) {
+                    Some(a) => self.enqueue(a.port, pid, a.dep),
+                    None => self.drop_pkt(pid, DROP_NO_ROUTE),
+                }
             }
-        }
-        if let Router::Vlb(_) | Router::Direct(_) = self.router {
-            let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
-            self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
         }
     }
 

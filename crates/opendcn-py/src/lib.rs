@@ -217,6 +217,11 @@ impl Simulator {
         self.sim.set_tables(&items).map_err(spec_err)
     }
 
+    /// Count injected bytes per (src node, dst node) from now on (or stop).
+    fn set_collect_tm(&mut self, on: bool) {
+        self.sim.set_collect_tm(on);
+    }
+
     /// The traffic matrix since the last call: list of (src node, dst node, bytes).
     fn take_tm(&mut self) -> Vec<(u32, u32, u64)> {
         self.sim.take_tm()
