@@ -12,6 +12,7 @@ pub mod event;
 pub mod rng;
 pub mod schedule;
 pub mod sim;
+pub mod slotted;
 pub mod spec;
 pub mod timeflow;
 pub mod units;
