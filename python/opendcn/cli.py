@@ -230,14 +230,15 @@ def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    t = Table(title="opendcn bench (one core)")
-    for c in ("scenario", "sim time", "wall s", "events", "packet-hops", "Mhops/s", "Mevents/s", "peak MB"):
-        t.add_column(c, justify="right" if c != "scenario" else "left")
-    for r in rows:
-        t.add_row(r["scenario"], f"{r['sim_time_s'] * 1e3:g} ms", f"{r['wall_s']:.2f}", f"{r['events']:,}",
-                  f"{r['packet_hops']:,}", f"{r['packet_hops_per_s'] / 1e6:.2f}",
-                  f"{r['events_per_s'] / 1e6:.2f}", f"{r['peak_rss_mb']:.0f}")
-    out.print(t)
+    head = ("scenario", "sim", "wall s", "events", "packet-hops", "Mhops/s", "Mev/s", "peak MB")
+    lines = [head] + [(r["scenario"], f"{r['sim_time_s'] * 1e3:g}ms", f"{r['wall_s']:.2f}", f"{r['events']:,}",
+                       f"{r['packet_hops']:,}", f"{r['packet_hops_per_s'] / 1e6:.2f}",
+                       f"{r['events_per_s'] / 1e6:.2f}", f"{r['peak_rss_mb']:.0f}") for r in rows]
+    widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
+    for k, x in enumerate(lines):
+        typer.echo("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths))))
+        if k == 0:
+            typer.echo("  ".join("-" * w for w in widths))
 
 
 @app.command()
