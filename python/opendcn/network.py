@@ -33,7 +33,7 @@ from .timeflow import Circuit, Entry, Path
 from .units import parse_size, parse_time, tx_time_ps
 
 _KIND = {"unused": 0, "optical": 1, "electrical": 2, "hostdown": 3}
-BUILTIN_ROUTERS = ("vlb", "direct")
+BUILTIN_ROUTERS = ("vlb", "direct", "hoho", "ucmp")
 
 
 def _engine_error(e: Exception) -> ConfigError:
@@ -157,10 +157,12 @@ class Network:
 
     # ------------------------------------------------------------------ routing
     def deploy_routing(self, paths: Sequence[Path] | str, lookup: str = "hop",
-                       multipath: str = "packet") -> None:
+                       multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0) -> None:
         """Install routes: a list of paths compiled to time-flow tables (``lookup="hop"``)
-        or to source routes (``lookup="source"``), or a built-in router name
-        (``"vlb"``, ``"direct"``) that decides exactly as the compiled tables would."""
+        or to source routes (``lookup="source"``), or a built-in router name: ``"vlb"``,
+        ``"direct"`` (decide exactly as the compiled tables would), ``"hoho"`` (per hop,
+        earliest path with at most ``max_hop`` hops) or ``"ucmp"`` (source routed, earliest
+        paths chosen by flow age with weight ``alpha`` on extra hops)."""
         from .routing import compile_paths, compile_routes
 
         if lookup not in ("hop", "source"):
@@ -173,7 +175,13 @@ class Network:
                 raise ConfigError("routing", paths, f"unknown built-in router; known: {', '.join(BUILTIN_ROUTERS)}")
             if self._peer is None:
                 raise ConfigError("routing", paths, "deploy_topo must come before a built-in router")
+            if not (isinstance(max_hop, int) and 1 <= max_hop <= 8):
+                raise ConfigError("max_hop", max_hop, "expected an integer 1..8")
+            if not (isinstance(alpha, (int, float)) and alpha >= 0):
+                raise ConfigError("alpha", alpha, "expected a non-negative number")
             self._router = paths
+            self._max_hop = max_hop
+            self._alpha = float(alpha)
             self._compiled = {}
             self._routes = []
             return
@@ -244,7 +252,14 @@ class Network:
     def _reference_tables(self) -> dict[int, list[Entry]]:
         from . import routing
 
-        paths = routing.vlb(self.circuits) if self._router == "vlb" else routing.direct(self.circuits)
+        if self._router == "vlb":
+            paths = routing.vlb(self.circuits)
+        elif self._router == "direct":
+            paths = routing.direct(self.circuits)
+        elif self._router == "hoho":
+            paths = routing.hoho(self.circuits, self._max_hop)
+        else:
+            paths = routing.ucmp(self.circuits, self._max_hop)
         return routing.compile_paths(paths, lookup="hop")
 
     def export_tables(self, path: str | os.PathLike[str]) -> None:
@@ -343,6 +358,7 @@ class Network:
             "ep_prop_ps": np.full(endpoints, c.host_propagation if h else 0, dtype=np.int64),
             "ep_down_port": ep_down,
             "router": self._router, "multipath": self._multipath,
+            "max_hop": int(getattr(self, "_max_hop", 3)), "ucmp_alpha": float(getattr(self, "_alpha", 1.0)),
             "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": flows.src.astype(np.int64),
             "flow_dst": flows.dst.astype(np.int64), "flow_size": flows.size.astype(np.int64),
             "mtu_bytes": int(c.mtu), "header_bytes": int(c.header), "seed": int(seed),

@@ -282,6 +282,55 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
 # ---------------------------------------------------------------------------------------
 # traffic-oblivious routers
 # ---------------------------------------------------------------------------------------
+def hoho(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
+    """HOHO (hop-on hop-off): for every source, arrival slice and destination, the
+    earliest path (``earliest_path`` with ``max_hop``). Deployed per hop, every node takes
+    the first hop of its own earliest path; the built-in router ``"hoho"`` decides the
+    same arrival slice and hop count without materializing paths."""
+    view = _View(circuits)
+    if view.static:
+        raise ConfigError("circuits", "static", "HOHO routes across the slices of a cyclic schedule")
+    items = list(circuits)
+    out = []
+    for s in view.nodes:
+        for d in view.nodes:
+            if s == d:
+                continue
+            for a in range(view.S):
+                p = earliest_path(items, s, d, a, max_hop)
+                if p is not None:
+                    out.append(p)
+    return _sorted_paths(out)
+
+
+def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
+    """UCMP's candidate set: for every source, arrival slice and destination, the
+    earliest path with at most h hops for h = 1..max_hop, kept when strictly earlier than
+    the best path with fewer hops (the latency/hop-count Pareto frontier). The choice
+    among them by flow age (uniform cost = latency + alpha x extra hops x flow-age time)
+    is made per flow by the built-in source-routed router ``"ucmp"``."""
+    view = _View(circuits)
+    if view.static:
+        raise ConfigError("circuits", "static", "UCMP routes across the slices of a cyclic schedule")
+    items = list(circuits)
+    out = []
+    for s in view.nodes:
+        for d in view.nodes:
+            if s == d:
+                continue
+            for a in range(view.S):
+                best = None
+                for h in range(1, max_hop + 1):
+                    p = earliest_path(items, s, d, a, h)
+                    if p is None:
+                        continue
+                    arr = (p.hops[-1].dep_ts - a) % view.S
+                    if best is None or arr < best:
+                        best = arr
+                        out.append(p)
+    return _sorted_paths(out)
+
+
 def direct(circuits: Iterable[Any]) -> list[Path]:
     """Direct-circuit routing: wait at the source for the next circuit to the destination.
 

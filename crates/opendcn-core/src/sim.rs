@@ -315,6 +315,29 @@ impl Sim {
                 let ci = ConnIndex::new(&sched, &port_node, &spec.port_offset, &optical);
                 if spec.router == RouterKind::Vlb { Router::Vlb(ci) } else { Router::Direct(ci) }
             }
+            RouterKind::Hoho | RouterKind::Ucmp => {
+                if !has_optical || sched.is_static() {
+                    return Err(SpecError::new("routing", format!("{:?}", spec.router), "HOHO/UCMP need a cyclic optical schedule"));
+                }
+                if spec.max_hop == 0 || spec.max_hop > 8 {
+                    return Err(SpecError::new("max_hop", spec.max_hop, "expected 1..=8"));
+                }
+                let cells = nodes as u64 * nodes as u64 * sched.slices() as u64 * spec.max_hop as u64;
+                if cells > 200_000_000 {
+                    return Err(SpecError::new("routing", format!("{:?}", spec.router),
+                        format!("earliest-path index too large ({nodes} nodes x {} slices); use vlb or direct", sched.slices())));
+                }
+                let idx = crate::earliest::EarliestIndex::new(&sched, &port_node, &spec.port_offset, &optical, spec.max_hop);
+                if spec.router == RouterKind::Hoho {
+                    Router::Hoho(idx)
+                } else {
+                    if !(spec.ucmp_alpha >= 0.0 && spec.ucmp_alpha.is_finite()) {
+                        return Err(SpecError::new("ucmp_alpha", spec.ucmp_alpha, "must be a non-negative number"));
+                    }
+                    let rate = (0..n_ports).filter(|&g| optical[g]).map(|g| spec.port_rate_bps[g]).min().unwrap_or(1);
+                    Router::Ucmp(idx, spec.ucmp_alpha, spec.slice_ps[0], rate)
+                }
+            }
         };
         let ports = (0..n_ports).map(|gp| Port {
             kind: spec.port_kind[gp],
@@ -695,6 +718,24 @@ impl Sim {
                 self.pick(&cands, p.flow, node)
             }
             Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
+            Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
+            Router::Ucmp(idx, alpha, slice_ps, rate) => {
+                if p.route == NONE {
+                    let sent = self.flows[p.flow as usize].injected;
+                    let pick = idx.ucmp(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha);
+                    let hop = pick.and_then(|r| idx.hop(r, 0));
+                    if let Some(r) = pick {
+                        let pk = &mut self.pool[pid as usize];
+                        pk.route = r;
+                        pk.pos = 1;
+                    }
+                    hop
+                } else {
+                    let pk = &mut self.pool[pid as usize];
+                    pk.pos += 1;
+                    idx.hop(p.route, p.pos)
+                }
+            }
             Router::Vlb(ci) => {
                 if p.src_node == node {
                     ci.vlb_spray(node, p.dst_node, p.tag, &mut cands);
@@ -734,6 +775,12 @@ impl Sim {
         match &self.router {
             Router::Table(t) => t[node as usize].lookup(src, dst, arr, &mut out),
             Router::Direct(ci) => out.extend(ci.first_direct(node, dst, arr)),
+            Router::Hoho(idx) => out.extend(idx.hoho(node, arr, dst)),
+            Router::Ucmp(idx, ..) => {
+                if src == node {
+                    out.extend(idx.candidates(node, arr, dst).iter().map(|c| c.hops[0]));
+                }
+            }
             Router::Vlb(ci) => {
                 if src == node {
                     ci.vlb_spray(node, dst, arr, &mut out);

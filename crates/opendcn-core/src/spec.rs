@@ -38,6 +38,10 @@ pub enum RouterKind {
     Source,
     Vlb,
     Direct,
+    /// Hop-on hop-off: per hop, the first hop of the earliest path.
+    Hoho,
+    /// Uniform-cost multipath: source-routed choice among earliest paths by flow age.
+    Ucmp,
 }
 
 /// Per-packet or per-flow choice among multipath candidates.
@@ -73,6 +77,9 @@ pub struct SimSpec {
     pub ep_down_port: Vec<u32>,
     pub router: RouterKind,
     pub multipath: Multipath,
+    /// HOHO/UCMP: most hops of a path; UCMP's weight of extra hops.
+    pub max_hop: u32,
+    pub ucmp_alpha: f64,
     /// Table router: (node, entry) with global port ids.
     pub entries: Vec<(u32, Entry)>,
     /// Source router: (src node, dst node, ts, hops as (global port, dep)).

@@ -145,6 +145,10 @@ pub enum Router {
     Vlb(ConnIndex),
     /// Built-in direct-circuit routing: wait at the source for the direct circuit.
     Direct(ConnIndex),
+    /// HOHO over earliest paths.
+    Hoho(crate::earliest::EarliestIndex),
+    /// UCMP over earliest paths (weight of extra hops, slice duration, link rate).
+    Ucmp(crate::earliest::EarliestIndex, f64, u64, u64),
 }
 
 /// Per node, every (peer node, slice, port) connection of the schedule, sorted; the

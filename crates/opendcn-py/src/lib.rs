@@ -39,6 +39,13 @@ fn scalar<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> 
     item.extract().map_err(|_| bad(key, item.to_string(), "wrong type"))
 }
 
+fn opt_scalar<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(item) => item.extract().map_err(|_| bad(key, item.to_string(), "wrong type")),
+        None => Ok(default),
+    }
+}
+
 fn u32s(v: Vec<i64>, field: &str) -> PyResult<Vec<u32>> {
     v.into_iter().map(|x| if x < 0 { Ok(NONE) } else if x >= NONE as i64 { Err(bad(field, x, "value too large")) } else { Ok(x as u32) }).collect()
 }
@@ -57,7 +64,9 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         "source" => RouterKind::Source,
         "vlb" => RouterKind::Vlb,
         "direct" => RouterKind::Direct,
-        other => return Err(bad("router", other, "expected table, source, vlb or direct")),
+        "hoho" => RouterKind::Hoho,
+        "ucmp" => RouterKind::Ucmp,
+        other => return Err(bad("router", other, "expected table, source, vlb, direct, hoho or ucmp")),
     };
     let multipath = match scalar::<String>(d, "multipath")?.as_str() {
         "packet" => Multipath::Packet,
@@ -109,6 +118,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         ep_down_port: u32s(arr(d, "ep_down_port")?, "ep_down_port")?,
         router,
         multipath,
+        max_hop: opt_scalar(d, "max_hop", 3u32)?,
+        ucmp_alpha: opt_scalar(d, "ucmp_alpha", 1.0f64)?,
         entries,
         routes,
         flow_start_ps: u64s(arr(d, "flow_start_ps")?, "flow_start_ps")?,
