@@ -84,6 +84,8 @@ class Network:
         self.arch_metrics: dict[str, Any] = {}
         self._live: _Live | None = None
         self.last_result: Result | None = None
+        self._services: dict[str, Any] = {"congestion_detection": False, "pushback": False,
+                                          "flow_pausing": False, "elephant_bytes": 100_000}
 
     # ------------------------------------------------------------------ topology
     @property
@@ -279,6 +281,27 @@ class Network:
             "tf_port": col(lambda n, e: self.gport(n, e.port)),
         }
 
+    def services(self, *, congestion_detection: bool | None = None, pushback: bool | None = None,
+                 flow_pausing: bool | None = None, elephant_threshold: Any = None) -> dict[str, Any]:
+        """Switch OpenOptics' infrastructure services (§5.2) for traffic-oblivious fabrics:
+        congestion detection (a calendar queue is full when a relayed packet no longer fits
+        in the first occurrence of its departure slice), traffic push-back (the detecting
+        node tells the packet's source, one propagation delay later, to stop sending to that
+        destination until the congested slice has come round again) and host flow pausing
+        (flows that have sent ``elephant_threshold`` bytes — PIAS flow aging — wait until
+        their departure slice is the current one). Returns the settings in force."""
+        for name, v in (("congestion_detection", congestion_detection), ("pushback", pushback),
+                        ("flow_pausing", flow_pausing)):
+            if v is not None:
+                if not isinstance(v, bool):
+                    raise ConfigError(name, v, "expected True or False")
+                self._services[name] = v
+        if elephant_threshold is not None:
+            self._services["elephant_bytes"] = parse_size(elephant_threshold, "elephant_threshold")
+        if self._services["pushback"]:
+            self._services["congestion_detection"] = True
+        return dict(self._services)
+
     def watch(self, ports: Sequence[tuple[int, int]] | None) -> None:
         """Sample these (node, port) pairs in the time series (default: all ports when
         the network has at most 4096 ports)."""
@@ -364,6 +387,7 @@ class Network:
             "mtu_bytes": int(c.mtu), "header_bytes": int(c.header), "seed": int(seed),
             "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
             "collect_tm": bool(collect_tm),
+            **self._services,
         }
         if self._router == "table":
             spec.update(self._table_columns())
@@ -659,6 +683,10 @@ class Result:
                        "guardband_violations": int(o["guardband_violations"])},
             "drops": drops,
             "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+            "services": {**{k: v for k, v in net._services.items()},
+                         "congestion_events": int(o["congestion_events"]),
+                         "pushback_messages": int(o["pushback_msgs"]),
+                         "paused_attempts": int(o["paused_attempts"])},
             "host_rate_bps": c.per_node_rate,
             "workload": live.workload,
             "trace_hash": f"{int(o['trace_hash']):016x}",

@@ -63,10 +63,12 @@ enum Ev {
     NextFlows,
     Sample,
     Reconfig(u32),
+    /// A push-back message reaches a source node (index into the pending messages).
+    PushBack(u32),
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 6] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig"];
+pub const EVENT_KINDS: [&str; 7] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -77,13 +79,14 @@ impl Ev {
             Ev::NextFlows => 3,
             Ev::Sample => 4,
             Ev::Reconfig(_) => 5,
+            Ev::PushBack(_) => 6,
         }
     }
 
     fn code(self) -> u64 {
         let id = match self {
             Ev::Arrive(x, e) => x as u64 | (e as u64) << 40,
-            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) => x as u64,
+            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) => x as u64,
             Ev::NextFlows | Ev::Sample => 0,
         };
         id ^ (self.kind() as u64) << 32
@@ -203,6 +206,11 @@ pub struct SimOutput {
     pub ts_tx_bytes: Vec<u64>,
     /// Violated invariants, empty when the run is sound.
     pub invariant_errors: Vec<String>,
+    /// Infrastructure services: congestion events detected, push-back messages sent,
+    /// injection attempts held back by push-back or flow pausing.
+    pub congestion_events: u64,
+    pub pushback_msgs: u64,
+    pub paused_attempts: u64,
 }
 
 /// A simulation in progress.
@@ -231,6 +239,14 @@ pub struct Sim {
     // reconfiguration
     reconfigs: Vec<(Vec<u32>, Ps)>,
     reconfigs_applied: u64,
+    // OpenOptics infrastructure services
+    services: crate::spec::Services,
+    /// Per source node: destination node → time until which sending to it is paused.
+    paused: Vec<BTreeMap<u32, Ps>>,
+    pushbacks: Vec<(u32, u32, Ps)>,
+    congestion_events: u64,
+    pushback_msgs: u64,
+    paused_attempts: u64,
     // metrics
     events: u64,
     event_counts: [u64; EVENT_KINDS.len()],
@@ -402,6 +418,12 @@ impl Sim {
             seed: spec.seed,
             reconfigs: Vec::new(),
             reconfigs_applied: 0,
+            services: spec.services,
+            paused: vec![BTreeMap::new(); nodes],
+            pushbacks: Vec::new(),
+            congestion_events: 0,
+            pushback_msgs: 0,
+            paused_attempts: 0,
             events: 0,
             event_counts: [0; EVENT_KINDS.len()],
             packet_hops: 0,
@@ -472,6 +494,7 @@ impl Sim {
                 Ev::NextFlows => self.on_next_flows(),
                 Ev::Sample => self.on_sample(),
                 Ev::Reconfig(i) => self.on_reconfig(i),
+                Ev::PushBack(i) => self.on_pushback(i),
             }
         }
         if t_end > self.now {
@@ -601,6 +624,16 @@ impl Sim {
         });
         let ep_busy = self.now + ser;
         let same_node = self.hosts_mode && dst_node == node;
+        if self.services.pushback {
+            if let Some(&until) = self.paused[node as usize].get(&dst_node) {
+                if until > self.now {
+                    self.paused_attempts += 1;
+                    self.release(pid);
+                    self.ep_rotate(e);
+                    return Err(until);
+                }
+            }
+        }
         let act = if same_node { None } else { self.route(node, pid) };
         if !same_node {
             if let Some(a) = act {
@@ -613,7 +646,18 @@ impl Sim {
                     self.ep_rotate(e);
                     return Err(wake);
                 }
-                if !self.hosts_mode && pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD {
+                let cyclic_optical = pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD;
+                if self.services.flow_pausing && cyclic_optical && fl.injected >= self.services.elephant_bytes
+                    && a.dep != cur.idx {
+                    // an elephant (aged past the PIAS threshold) waits for its circuit
+                    let n = self.sched.slices();
+                    let wake = self.sched.slice(cur.abs + ((a.dep + n - cur.idx) % n) as u64).start;
+                    self.paused_attempts += 1;
+                    self.release(pid);
+                    self.ep_rotate(e);
+                    return Err(wake);
+                }
+                if !self.hosts_mode && cyclic_optical {
                     let n = self.sched.slices();
                     let first = cur.abs + ((a.dep + n - cur.idx) % n) as u64;
                     let planned = self.plan_slotted(a.port, a.dep, self.ports[a.port as usize].rate.tx(wire), cur, false);
@@ -809,7 +853,36 @@ impl Sim {
             return;
         }
         pt.bytes += wire;
+        if self.services.congestion_detection && pt.kind == PortKind::Optical && dep != WILD && !self.sched.is_static() {
+            // congestion: the calendar queue of `dep` has no room left in its first
+            // occurrence (bandwidth x remaining time of the slice)
+            let cur = self.slice_now();
+            let n = self.sched.slices();
+            let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
+            let ser = self.ports[port as usize].rate.tx(wire);
+            if matches!(self.plan_slotted(port, dep, ser, cur, false), Some((_, abs, _, _)) if abs > first) {
+                self.congestion_events += 1;
+                if self.services.pushback {
+                    // the message travels back to the packet's source node
+                    let p = self.pool[pid as usize];
+                    let back = self.ports[port as usize].prop;
+                    let until = self.sched.slice(first).end + self.sched.cycle();
+                    self.pushbacks.push((p.src_node, p.dst_node, until));
+                    self.pushback_msgs += 1;
+                    let i = (self.pushbacks.len() - 1) as u32;
+                    self.push(self.now + back, Ev::PushBack(i));
+                }
+            }
+        }
         self.enqueue_reserved(port, pid, dep);
+    }
+
+    /// A push-back message arrives: its source stops sending to the destination until
+    /// the congested slice has come round once more.
+    fn on_pushback(&mut self, i: u32) {
+        let (src, dst, until) = self.pushbacks[i as usize];
+        let e = self.paused[src as usize].entry(dst).or_insert(0);
+        *e = (*e).max(until);
     }
 
     /// At most one injection event per endpoint is pending.
@@ -1191,6 +1264,9 @@ impl Sim {
             ts_queued_bytes: self.out_ts.2.clone(),
             ts_tx_bytes: self.out_ts.3.clone(),
             invariant_errors: errors,
+            congestion_events: self.congestion_events,
+            pushback_msgs: self.pushback_msgs,
+            paused_attempts: self.paused_attempts,
         }
     }
 

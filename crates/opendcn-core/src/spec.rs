@@ -51,6 +51,21 @@ pub enum Multipath {
     Flow,
 }
 
+/// OpenOptics infrastructure services (§5.2), switched per run.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Services {
+    /// Detect a full calendar queue: a relayed packet that no longer fits in the first
+    /// occurrence of its departure slice (exact occupancy, bandwidth × remaining time).
+    pub congestion_detection: bool,
+    /// On detection, send a push-back message to the packet's source node, which stops
+    /// sending to that destination until the congested slice has come round again.
+    pub pushback: bool,
+    /// Sources hold elephants (flows that sent ≥ `elephant_bytes`, PIAS flow aging) until
+    /// their departure slice is the current one (the circuit is up).
+    pub flow_pausing: bool,
+    pub elephant_bytes: u64,
+}
+
 /// One simulation, as plain data.
 #[derive(Debug, Clone)]
 pub struct SimSpec {
@@ -80,6 +95,7 @@ pub struct SimSpec {
     /// HOHO/UCMP: most hops of a path; UCMP's weight of extra hops.
     pub max_hop: u32,
     pub ucmp_alpha: f64,
+    pub services: Services,
     /// Table router: (node, entry) with global port ids.
     pub entries: Vec<(u32, Entry)>,
     /// Source router: (src node, dst node, ts, hops as (global port, dep)).

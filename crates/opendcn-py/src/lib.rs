@@ -1,6 +1,8 @@
 //! PyO3 bindings of the opendcn engine: convert a spec dict of numpy arrays, run the
 //! engine with the GIL released, return numpy columns, map errors. Nothing else.
 
+mod shale;
+
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::spec::{Multipath, PortKind, RouterKind};
 use opendcn_core::timeflow::{Entry, WILD};
@@ -120,6 +122,12 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         multipath,
         max_hop: opt_scalar(d, "max_hop", 3u32)?,
         ucmp_alpha: opt_scalar(d, "ucmp_alpha", 1.0f64)?,
+        services: opendcn_core::spec::Services {
+            congestion_detection: opt_scalar(d, "congestion_detection", false)? || opt_scalar(d, "pushback", false)?,
+            pushback: opt_scalar(d, "pushback", false)?,
+            flow_pausing: opt_scalar(d, "flow_pausing", false)?,
+            elephant_bytes: opt_scalar(d, "elephant_bytes", 100_000u64)?,
+        },
         entries,
         routes,
         flow_start_ps: u64s(arr(d, "flow_start_ps")?, "flow_start_ps")?,
@@ -201,6 +209,9 @@ impl Simulator {
         d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
         d.set_item("ts_tx_bytes", PyArray1::from_vec(py, o.ts_tx_bytes))?;
         d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
+        d.set_item("congestion_events", o.congestion_events)?;
+        d.set_item("pushback_msgs", o.pushback_msgs)?;
+        d.set_item("paused_attempts", o.paused_attempts)?;
         Ok(d)
     }
 
@@ -247,6 +258,7 @@ impl Simulator {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
+    shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

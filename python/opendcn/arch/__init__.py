@@ -118,6 +118,22 @@ def common_options(nodes: int, uplinks: int) -> list[Option]:
     ]
 
 
+def service_options() -> list[Option]:
+    """OpenOptics infrastructure services, offered by every traffic-oblivious architecture."""
+    return [
+        Option("congestion_detection", False, "count calendar queues that overflow their slice", "bool"),
+        Option("pushback", False, "push back sources whose traffic finds its calendar queue full", "bool"),
+        Option("flow_pausing", False, "hold elephants at the source until their circuit is up", "bool"),
+        Option("elephant_threshold", "100KB", "PIAS flow-aging threshold for flow pausing", "size"),
+    ]
+
+
+def apply_services(net: Any, o: dict[str, Any]) -> None:
+    """Switch the services chosen in ``o`` on ``net``."""
+    net.services(congestion_detection=o["congestion_detection"], pushback=o["pushback"],
+                 flow_pausing=o["flow_pausing"], elephant_threshold=o["elephant_threshold"])
+
+
 def config_kwargs(o: dict[str, Any], *names: str) -> dict[str, Any]:
     """The Config fields among the options (None means: keep the Config default)."""
     keys = ["nodes", "uplinks", "link_rate", "propagation", "host_rate", "hosts_per_node",
@@ -136,7 +152,7 @@ def _public(arch: Arch) -> Callable[..., Any]:
     return public
 
 
-from . import clos, rotornet  # noqa: E402,F401  (registration side effects)
+from . import clos, negotiator, rotornet, shale, sirius  # noqa: E402,F401  (registration side effects)
 
 # ``od.arch.<name>`` is the builder, not the module that defines it
 for _name, _arch in REGISTRY.items():

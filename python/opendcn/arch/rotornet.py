@@ -21,7 +21,7 @@ from .. import routing, topology
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network
-from . import Option, common_options, config_kwargs, register
+from . import Option, apply_services, common_options, config_kwargs, register, service_options
 
 
 @register("rotornet", "RotorNet: 1-D round-robin rotor schedule, VLB or direct routing", [
@@ -34,6 +34,7 @@ from . import Option, common_options, config_kwargs, register
     Option("tables", False, "compile the routes to per-node time-flow tables", "bool"),
     Option("lookup", "hop", "table lookup: per hop or source routed (with --tables)", "choice", ("hop", "source")),
     Option("multipath", "packet", "multipath choice per packet or per flow", "choice", ("packet", "flow")),
+    *service_options(),
 ])
 def build(**o: Any) -> Network:
     cfg = Config.from_dict(config_kwargs(o, "slice", "guardband"))
@@ -46,6 +47,7 @@ def build(**o: Any) -> Network:
         net.deploy_routing(paths, lookup=o["lookup"], multipath=o["multipath"])
     else:
         net.deploy_routing(o["routing"], multipath=o["multipath"], max_hop=o["max_hop"], alpha=o["ucmp_alpha"])
+    apply_services(net, o)
     net.arch_metrics["routing"] = o["routing"]
     net.arch_metrics["cycle_slices"] = net.slices
     duty = 1 - cfg.guardband / cfg.slice
