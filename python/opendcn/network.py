@@ -143,13 +143,21 @@ class Network:
                 if d <= self.config.guardband:
                     raise ConfigError(f"slice_durations[{i}]", d, "slice must be longer than the guardband")
         if self._live is not None:
-            if not static or not self._static:
-                raise ConfigError("circuits", "cyclic", "run-time reconfiguration needs static circuits")
+            # run-time reconfiguration: same kind of schedule, same number of slices
+            if static != self._static or s != self.slices:
+                raise ConfigError("circuits", f"{s} slices", f"a running network keeps its schedule's shape "
+                                  f"({self.slices} {'static' if self._static else 'cyclic'} slices)")
+            if durations is not None:
+                raise ConfigError("slice_durations", slice_durations, "slice durations cannot change during a run")
             try:
-                self._live.sim.reconfigure(self._live.sim.now, peer[0].astype(np.int64),
+                self._live.sim.reconfigure(self._live.sim.now, peer.reshape(-1).astype(np.int64),
                                            self.config.reconfiguration_delay)
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
+            self.circuits = list(circuits)
+            self._peer = peer
+            self._paths = None
+            return
         self.circuits = list(circuits)
         self._peer = peer
         self.slices = s
@@ -172,6 +180,24 @@ class Network:
         if multipath not in ("packet", "flow"):
             raise ConfigError("multipath", multipath, "expected packet or flow")
         self._multipath = multipath
+        if isinstance(paths, dict):
+            # compiled tables {node: [Entry]} (e.g. routing.first_hop_tables)
+            tables: dict[int, list[Entry]] = {}
+            for node, es in paths.items():
+                checked = []
+                for e in es:
+                    if not isinstance(e, Entry):
+                        raise ConfigError(f"tables[{node}]", e, "expected opendcn.Entry items")
+                    self._check_entry(e, node)
+                    checked.append(e)
+                tables[int(node)] = checked
+            self._compiled, self._routes, self._router, self._paths = tables, [], "table", None
+            if self._live is not None:
+                try:
+                    self._live.sim.set_tables(self._table_columns())
+                except _core.EngineSpecError as e:
+                    raise _engine_error(e) from None
+            return
         if isinstance(paths, str):
             if paths not in BUILTIN_ROUTERS:
                 raise ConfigError("routing", paths, f"unknown built-in router; known: {', '.join(BUILTIN_ROUTERS)}")

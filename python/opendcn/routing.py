@@ -303,6 +303,18 @@ def hoho(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     return _sorted_paths(out)
 
 
+def first_hop_tables(paths: Iterable[Path]) -> dict[int, list[Entry]]:
+    """Per-hop re-planning tables: each path's first hop becomes an entry at its source
+    with a wildcard ``src`` — every node forwards every packet (its own or relayed) by the
+    first hop of its own path to the destination from the packet's arrival slice. With
+    ``hoho(circuits)`` this is HOHO as time-flow tables."""
+    out: dict[int, set[Entry]] = {}
+    for p in _check_paths(paths):
+        h = p.hops[0]
+        out.setdefault(p.src, set()).add(Entry(p.ts, None, p.dst, h.dep_ts, h.port))
+    return {n: sorted(es, key=_entry_key) for n, es in sorted(out.items())}
+
+
 def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     """UCMP's candidate set: for every source, arrival slice and destination, the
     earliest path with at most h hops for h = 1..max_hop, kept when strictly earlier than

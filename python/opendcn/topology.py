@@ -178,6 +178,68 @@ def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> l
     return [Circuit(x, p, y, p, s) for x, y, p, s in zip(a, b, port, ts)]
 
 
+def sorn(config: Any, tm: Any = None, copies: int = 2, uplink: int | None = None) -> list[Circuit]:
+    """A semi-oblivious round robin (OpenOptics' ``sorn(TM)``): the 1-D round robin's
+    ``M`` matchings share ``copies × M`` slots of a fixed cycle. Every matching keeps one
+    slot (every pair stays connected once per cycle, so VLB still works); the other
+    ``(copies − 1) × M`` slots go to matchings in proportion to the traffic of the pairs
+    they connect (``tm[i][j] + tm[j][i]``, largest remainders, ties to the lower matching) —
+    dense connections between hotspots, sparse elsewhere. ``tm=None`` gives the uniform
+    schedule (each matching ``copies`` times). Slots of one matching are spread over the
+    cycle (interleaved by rounds). The cycle length never changes, so a running network can
+    be re-skewed with ``deploy_topo``.
+
+    >>> len({c.ts for c in sorn(4, [[0, 9, 0, 0], [9, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])})
+    6
+    """
+    if _is_int(config):
+        n, default_uplinks = int(config), 1
+    else:
+        try:
+            n, default_uplinks = config.nodes, config.uplinks
+        except AttributeError:
+            raise ConfigError("config", config, "expected a Config or a number of nodes") from None
+    if not _is_int(copies) or copies < 1:
+        raise ConfigError("copies", copies, "must be an integer >= 1")
+    u = default_uplinks if uplink is None else uplink
+    if not _is_int(u) or u < 1:
+        raise ConfigError("uplink", u, "must be an integer >= 1")
+    mats = _matchings(int(n), 1)
+    m_count = mats.shape[0]
+    extra = (copies - 1) * m_count
+    if tm is None:
+        counts = np.full(m_count, copies, dtype=np.int64)
+    else:
+        t = np.asarray(tm, dtype=float)
+        if t.shape != (n, n) or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ConfigError("tm", getattr(t, "shape", tm), f"expected a non-negative {n}x{n} matrix")
+        sym = t + t.T
+        w = np.array([sym[mats[m, :, 0], mats[m, :, 1]].sum() for m in range(m_count)])
+        if w.sum() <= 0:
+            counts = np.full(m_count, copies, dtype=np.int64)
+        else:
+            share = w / w.sum() * extra
+            base = np.floor(share).astype(np.int64)
+            rest = extra - int(base.sum())
+            order = np.lexsort((np.arange(m_count), -(share - base)))
+            base[order[:rest]] += 1
+            counts = base + 1
+    # interleave: round k takes every matching that still has slots left
+    seq: list[int] = []
+    left = counts.copy()
+    while left.any():
+        for m in range(m_count):
+            if left[m] > 0:
+                seq.append(m)
+                left[m] -= 1
+    out = []
+    for slot, m in enumerate(seq):
+        ts, port = slot // u, slot % u
+        for a, b in mats[m].tolist():
+            out.append(Circuit(a, port, b, port, ts))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # feasibility / schedule table
 # ---------------------------------------------------------------------------------------

@@ -152,7 +152,7 @@ impl EarliestIndex {
 
     /// Hop `pos` of candidate `id` (a global candidate index from [`Self::ucmp`]).
     pub fn hop(&self, id: u32, pos: u32) -> Option<Action> {
-        self.cands[id as usize].hops.get(pos as usize).copied()
+        self.cands.get(id as usize)?.hops.get(pos as usize).copied()
     }
 }
 

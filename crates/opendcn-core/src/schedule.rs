@@ -166,14 +166,20 @@ impl Schedule {
         self.peer[idx as usize * self.n_ports + port as usize]
     }
 
-    /// Replace the circuits of a static schedule; returns the ports whose peer changed.
+    /// Replace the circuits (same number of slices, same durations); returns the ports
+    /// whose peer changed in any slice.
     pub fn reconnect(&mut self, peer: Vec<u32>) -> Result<Vec<u32>, SpecError> {
-        if !self.is_static {
-            return Err(SpecError::new("reconfigure", "cyclic schedule",
-                "runtime reconfiguration applies to static (traffic-aware) schedules"));
-        }
-        let new = Schedule::fixed(self.n_ports, peer)?;
-        let changed = (0..self.n_ports as u32).filter(|&p| self.peer[p as usize] != new.peer[p as usize]).collect();
+        let new = if self.is_static {
+            Schedule::fixed(self.n_ports, peer)?
+        } else {
+            Schedule::cyclic(self.durations.clone(), self.guardband, self.n_ports, peer)?
+        };
+        let s = self.durations.len();
+        let p = self.n_ports;
+        let changed = (0..p)
+            .filter(|&g| (0..s).any(|k| self.peer[k * p + g] != new.peer[k * p + g]))
+            .map(|g| g as u32)
+            .collect();
         self.peer = new.peer;
         Ok(changed)
     }

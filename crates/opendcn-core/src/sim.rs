@@ -118,6 +118,8 @@ struct Packet {
     hops: u16,
     /// Bumped when a planned transmission is cancelled (reconfiguration).
     epoch: u16,
+    /// Routing generation its source route belongs to (routes die with a reconfiguration).
+    rgen: u16,
     to_host: bool,
     doomed: bool,
 }
@@ -239,6 +241,9 @@ pub struct Sim {
     // reconfiguration
     reconfigs: Vec<(Vec<u32>, Ps)>,
     reconfigs_applied: u64,
+    max_hop: u32,
+    /// Bumped whenever a reconfiguration rebuilds a path-based router.
+    route_gen: u16,
     // OpenOptics infrastructure services
     services: crate::spec::Services,
     /// Per source node: destination node → time until which sending to it is paused.
@@ -418,6 +423,8 @@ impl Sim {
             seed: spec.seed,
             reconfigs: Vec::new(),
             reconfigs_applied: 0,
+            max_hop: spec.max_hop,
+            route_gen: 0,
             services: spec.services,
             paused: vec![BTreeMap::new(); nodes],
             pushbacks: Vec::new(),
@@ -619,6 +626,7 @@ impl Sim {
             q_dep: WILD,
             hops: 0,
             epoch: 0,
+            rgen: 0,
             to_host: false,
             doomed: false,
         });
@@ -764,7 +772,8 @@ impl Sim {
             Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
             Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
             Router::Ucmp(idx, alpha, slice_ps, rate) => {
-                if p.route == NONE {
+                // a route chosen before the circuits changed is chosen again from here
+                if p.route == NONE || p.rgen != self.route_gen {
                     let sent = self.flows[p.flow as usize].injected;
                     let pick = idx.ucmp(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha);
                     let hop = pick.and_then(|r| idx.hop(r, 0));
@@ -772,6 +781,7 @@ impl Sim {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;
                         pk.pos = 1;
+                        pk.rgen = self.route_gen;
                     }
                     hop
                 } else {
@@ -1003,18 +1013,20 @@ impl Sim {
         if self.ports[port as usize].tails.is_empty() {
             self.ports[port as usize].tails = vec![(0, 0); n as usize];
         }
+        let down = self.ports[port as usize].down_until;
         let fits = |sched: &Schedule, tails: &[(u64, Ps)], abs: u64| -> Option<Ps> {
             let s = sched.slice(abs);
             let (ta, tt) = tails[s.idx as usize];
-            let t0 = now.max(s.start + gb).max(if ta == abs { tt } else { 0 });
+            let t0 = now.max(s.start + gb).max(if ta == abs { tt } else { 0 }).max(down);
             (t0 + ser <= s.end).then_some(t0)
         };
         let tails = &self.ports[port as usize].tails;
         let (abs, t0) = if dep == WILD {
             // first slice with a circuit and room, within two cycles
             let mut found = None;
+            let from = if down > now { self.sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
             for k in 0..2 * n as u64 {
-                let abs = cur.abs + k;
+                let abs = from + k;
                 let idx = (abs % n as u64) as u32;
                 if self.sched.peer(port, idx) == NONE {
                     continue;
@@ -1035,6 +1047,9 @@ impl Sim {
             }
             let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
             let mut abs = first.max(tails[dep as usize].0);
+            while down > now && self.sched.slice(abs).end <= down {
+                abs += n as u64; // the circuit is still being reconfigured
+            }
             let mut tries = 0;
             loop {
                 if let Some(t0) = fits(&self.sched, tails, abs) {
@@ -1134,20 +1149,29 @@ impl Sim {
     /// Reconfigure a static schedule at time `at` (≥ now): the new peer table, with the
     /// changed circuits down for `delay` ps.
     pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps) -> Result<(), SpecError> {
-        if !self.sched.is_static() {
-            return Err(SpecError::new("reconfigure", "cyclic schedule", "only static schedules are reconfigured at run time"));
+        let rows = self.sched.slices() as usize;
+        if peer.len() != self.ports.len() * rows {
+            return Err(SpecError::new("reconfigure.peer", peer.len(),
+                format!("expected {rows} slices x {} ports entries (the cycle keeps its slices)", self.ports.len())));
         }
-        if peer.len() != self.ports.len() {
-            return Err(SpecError::new("reconfigure.peer", peer.len(), format!("expected {} entries", self.ports.len())));
-        }
-        for (gp, &q) in peer.iter().enumerate() {
+        for (i, &q) in peer.iter().enumerate() {
+            let gp = i % self.ports.len();
             if q != NONE && (!self.optical[gp] || !self.optical.get(q as usize).copied().unwrap_or(false)) {
-                return Err(SpecError::new(format!("reconfigure.peer[{gp}]"), q, "circuits must join two optical ports"));
+                return Err(SpecError::new(format!("reconfigure.peer[{}][{gp}]", i / self.ports.len()), q,
+                    "circuits must join two optical ports"));
             }
         }
         // check the pairing now so a bad table fails at the call, not mid-run
-        Schedule::fixed(self.ports.len(), peer.clone())?;
-        let at = at.max(self.now);
+        let mut probe = self.sched.clone();
+        probe.reconnect(peer.clone())?;
+        let mut at = at.max(self.now);
+        if !self.sched.is_static() {
+            // a cyclic schedule changes at a slice boundary
+            let s = self.sched.slice_at(at);
+            if at > s.start {
+                at = s.end;
+            }
+        }
         self.reconfigs.push((peer, delay));
         let i = (self.reconfigs.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
@@ -1158,15 +1182,27 @@ impl Sim {
         let (peer, delay) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
-        if let Router::Vlb(_) | Router::Direct(_) = self.router {
-            let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
-            self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+        match &self.router {
+            Router::Vlb(_) | Router::Direct(_) => {
+                let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
+                self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+            }
+            Router::Hoho(_) | Router::Ucmp(..) => {
+                self.route_gen = self.route_gen.wrapping_add(1);
+                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical, self.max_hop);
+                self.router = match self.router {
+                    Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
+                    _ => Router::Hoho(idx),
+                };
+            }
+            _ => {}
         }
         let now = self.now;
         for gp in changed {
             self.release_departed(gp);
             let pt = &mut self.ports[gp as usize];
             pt.down_until = now + delay;
+            pt.tails.clear();
             if pt.last_end > now && pt.last_pkt != NONE {
                 // being serialized while its circuit goes away
                 self.pool[pt.last_pkt as usize].doomed = true;

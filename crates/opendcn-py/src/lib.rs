@@ -1,7 +1,6 @@
 //! PyO3 bindings of the opendcn engine: convert a spec dict of numpy arrays, run the
 //! engine with the GIL released, return numpy columns, map errors. Nothing else.
 
-mod shale;
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::spec::{Multipath, PortKind, RouterKind};
@@ -14,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 create_exception!(_core, EngineSpecError, PyValueError, "A simulation spec the engine cannot run.");
+create_exception!(_core, EngineInternalError, pyo3::exceptions::PyRuntimeError, "An engine bug stopped the simulation.");
 
 fn spec_err(e: SpecError) -> PyErr {
     EngineSpecError::new_err((e.field, e.value, e.reason))
@@ -151,6 +151,7 @@ fn wild(x: u32) -> i64 {
 #[pyclass(module = "opendcn._core")]
 struct Simulator {
     sim: Sim,
+    broken: bool,
 }
 
 #[pymethods]
@@ -158,7 +159,7 @@ impl Simulator {
     #[new]
     fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
         let spec = parse_spec(spec)?;
-        Ok(Simulator { sim: Sim::new(spec).map_err(spec_err)? })
+        Ok(Simulator { sim: Sim::new(spec).map_err(spec_err)?, broken: false })
     }
 
     /// Current simulated time (ps).
@@ -168,9 +169,19 @@ impl Simulator {
     }
 
     /// Run all events up to and including `t_ps`, with the GIL released.
-    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
+        if self.broken {
+            return Err(EngineInternalError::new_err("this simulation stopped on an internal error"));
+        }
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(t_ps));
+        let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(t_ps))));
+        res.map_err(|e| {
+            self.broken = true;
+            let msg = e.downcast_ref::<String>().cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            EngineInternalError::new_err(format!("engine bug (please report, with the spec and seed): {msg}"))
+        })
     }
 
     /// Counters, per-flow columns, time series and invariant errors, as a dict.
@@ -258,8 +269,8 @@ impl Simulator {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
-    shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
+    m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
