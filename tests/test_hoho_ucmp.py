@@ -46,7 +46,7 @@ def test_hoho_arrives_as_early_as_the_earliest_path(n, u, max_hop):
                 continue
             for a in range(S):
                 ref = od.routing.earliest_path(net.circuits, s, d, a, max_hop)
-                ref_off = (ref.hops[-1].dep_ts - a) % S
+                ref_off = od.routing._arrival_offset(ref, S)
                 off, hops = _follow(net, s, d, a)
                 # every node re-plans with its own hop budget, so hop-by-hop decisions
                 # never arrive later than the source's earliest path (and with one hop

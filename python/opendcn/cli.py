@@ -258,6 +258,23 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
         _fail(e, 3)
 
 
+@app.command()
+def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator)"),
+              quick: bool = typer.Option(False, "--quick", help="small, fast version"),
+              out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)")) -> None:
+    """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
+    from . import reproduce as rep
+
+    try:
+        code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"))
+    except ConfigError as e:
+        _fail(e, 2)
+    except InvariantError as e:
+        _fail(e, 3)
+    if code:
+        raise typer.Exit(code)
+
+
 def main() -> None:
     try:
         app()

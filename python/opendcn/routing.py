@@ -203,13 +203,16 @@ def neighbors(circuits: Iterable[Any], node: int, ts: int | None) -> list[tuple[
     return [(p, v) for p, v, _ in res]
 
 
+_UNREACHED = float("inf")
+
+
 def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
                   max_hop: int) -> Path | None:
     """The path from ``src`` to ``dst`` that arrives earliest when starting in slice ``ts``.
 
-    A packet may wait at any node for a later slice and may take several hops inside one
-    slice; the search covers one cycle, i.e. departure slices ``ts .. ts + S - 1``
-    (offsets ``0..S-1``), and at most ``max_hop`` hops. Among the paths arriving earliest
+    A packet may wait at any node for a later slice (up to one full cycle per hop) and
+    may take several hops inside one slice; at most ``max_hop`` hops. Offsets count slices
+    from ``ts`` and may exceed one cycle when a path needs to wait at several nodes. Among the paths arriving earliest
     the one with fewest hops wins, then the lexicographically smallest sequence of
     ``(departure offset, port, next node)`` per hop (earlier departures first, then lower
     ports, then lower node ids). Hops carry the slice in which they are taken
@@ -249,7 +252,7 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
     for k in range(1, max_hop + 1):
         nxt: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
         for (v, o), seq in best.items():
-            limit = S if found is None else found[0] + 1  # later arrivals cannot win
+            limit = o + S if found is None else min(o + S, found[0] + 1)  # later arrivals cannot win
             for o2 in range(o, limit):
                 for port, peer, _ in adj[(start + o2) % S].get(v, ()):
                     cand = seq + ((o2, port, peer),)
@@ -257,7 +260,7 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
                         if found is None or (o2, k, cand) < found:
                             found = (o2, k, cand)
                         continue
-                    if reached.get(peer, S) <= o2:
+                    if reached.get(peer, _UNREACHED) <= o2:
                         continue
                     cur = nxt.get((peer, o2))
                     if cur is None or cand < cur:
@@ -265,7 +268,7 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
         if found is not None:
             nxt = {st: q for st, q in nxt.items() if st[1] < found[0]}
         for (v, o) in nxt:
-            if o < reached.get(v, S):
+            if o < reached.get(v, _UNREACHED):
                 reached[v] = o
         best = nxt
         if not best:
@@ -303,6 +306,15 @@ def hoho(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     return _sorted_paths(out)
 
 
+def _arrival_offset(p: Path, S: int) -> int:
+    """Slices from ``p.ts`` to the slice of the last hop (hops never go back in time)."""
+    off, cur = 0, p.ts
+    for h in p.hops:
+        off += (h.dep_ts - cur) % S
+        cur = h.dep_ts
+    return off
+
+
 def first_hop_tables(paths: Iterable[Path]) -> dict[int, list[Entry]]:
     """Per-hop re-planning tables: each path's first hop becomes an entry at its source
     with a wildcard ``src`` — every node forwards every packet (its own or relayed) by the
@@ -336,7 +348,7 @@ def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
                     p = earliest_path(items, s, d, a, h)
                     if p is None:
                         continue
-                    arr = (p.hops[-1].dep_ts - a) % view.S
+                    arr = _arrival_offset(p, view.S)
                     if best is None or arr < best:
                         best = arr
                         out.append(p)

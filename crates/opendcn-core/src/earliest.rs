@@ -4,9 +4,10 @@
 //! For every source node, arrival slice `a` and destination, the index keeps the
 //! Pareto-best paths over (arrival offset, hops) with at most `max_hop` hops: for each hop
 //! bound h = 1..=max_hop, the path that reaches the destination in the earliest slice
-//! offset (from `a`, within one cycle) using ≤ h hops, if it is strictly earlier than the
-//! best path with fewer hops. A packet may wait at any node for a later slice and may take
-//! several hops inside one slice (as in Opera). Ties: earliest offset, then the
+//! offset (from `a`) using ≤ h hops, if it is strictly earlier than the
+//! best path with fewer hops. A packet may wait at any node for a later slice (up to one
+//! cycle per hop, so offsets can exceed a cycle) and may take several hops inside one
+//! slice (as in Opera). Ties: earliest offset, then the
 //! lowest-numbered previous node, then the lowest port.
 //!
 //! - **HOHO** (hop-on hop-off): at every node, take the first hop of the earliest path from
@@ -72,7 +73,8 @@ impl EarliestIndex {
                             continue;
                         }
                         for &gp in &ports[u] {
-                            for k in ku as usize..s {
+                            // wait up to one full cycle at every node
+                            for k in ku as usize..ku as usize + s {
                                 let idx = ((a + k) % s) as u32;
                                 let q = sched.peer(gp, idx);
                                 if q == NONE {

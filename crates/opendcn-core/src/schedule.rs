@@ -38,6 +38,9 @@ pub struct Schedule {
     guardband: Ps,
     n_ports: usize,
     peer: Vec<u32>,
+    /// Per (slice, port): the circuit differs from the previous slice's, so the port is
+    /// down for the guardband at the start of this slice.
+    changes: Vec<bool>,
     is_static: bool,
 }
 
@@ -64,7 +67,8 @@ impl Schedule {
             acc = acc.checked_add(d).ok_or_else(|| SpecError::new("schedule.slices", acc, "cycle overflows"))?;
         }
         let uniform = if durations.iter().all(|&d| d == durations[0]) { Some(durations[0]) } else { None };
-        let s = Schedule { durations, offsets, cycle: acc, uniform, guardband, n_ports, peer, is_static: false };
+        let changes = changes_of(&peer, durations.len(), n_ports);
+        let s = Schedule { durations, offsets, cycle: acc, uniform, guardband, n_ports, peer, changes, is_static: false };
         s.check_symmetric()?;
         Ok(s)
     }
@@ -74,8 +78,9 @@ impl Schedule {
         if peer.len() != n_ports {
             return Err(SpecError::new("schedule.peer", peer.len(), format!("expected {n_ports} entries")));
         }
+        let changes = vec![false; n_ports];
         let s = Schedule { durations: vec![Ps::MAX], offsets: vec![0], cycle: Ps::MAX, uniform: None,
-                           guardband: 0, n_ports, peer, is_static: true };
+                           guardband: 0, n_ports, peer, changes, is_static: true };
         s.check_symmetric()?;
         Ok(s)
     }
@@ -111,6 +116,13 @@ impl Schedule {
     #[inline]
     pub fn guardband(&self) -> Ps {
         self.guardband
+    }
+
+    /// The guardband `port` observes at the start of slice index `idx`: the full
+    /// guardband when its circuit changes there, none when it keeps the same peer.
+    #[inline]
+    pub fn guard_of(&self, port: u32, idx: u32) -> Ps {
+        if self.changes[idx as usize * self.n_ports + port as usize] { self.guardband } else { 0 }
     }
 
     /// Duration of the whole cycle.
@@ -181,8 +193,21 @@ impl Schedule {
             .map(|g| g as u32)
             .collect();
         self.peer = new.peer;
+        self.changes = new.changes;
         Ok(changed)
     }
+}
+
+/// Per (slice, port): does the port's peer differ from the previous slice's (cyclically)?
+fn changes_of(peer: &[u32], slices: usize, n_ports: usize) -> Vec<bool> {
+    let mut out = vec![false; slices * n_ports];
+    for k in 0..slices {
+        let prev = (k + slices - 1) % slices;
+        for p in 0..n_ports {
+            out[k * n_ports + p] = peer[k * n_ports + p] != peer[prev * n_ports + p];
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -217,6 +242,18 @@ mod tests {
         assert_eq!(s.next_boundary(15_000_000), 20_000_000);
         assert_eq!(s.peer(0, 0), 1);
         assert_eq!(s.peer(0, 2), 3);
+        // every port changes peer at every boundary here
+        assert!((0..3).all(|k| (0..4).all(|p| s.guard_of(p, k) == 200_000)));
+    }
+
+    #[test]
+    fn unchanged_circuits_keep_no_guardband() {
+        // port 0-1 connected in both slices, ports 2-3 only in slice 1
+        let n = NONE;
+        let peer = vec![1, 0, n, n, 1, 0, 3, 2];
+        let s = Schedule::cyclic(vec![1000, 1000], 100, 4, peer).unwrap();
+        assert_eq!((s.guard_of(0, 0), s.guard_of(0, 1)), (0, 0));
+        assert_eq!((s.guard_of(2, 0), s.guard_of(2, 1)), (100, 100));
     }
 
     #[test]

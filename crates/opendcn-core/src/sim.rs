@@ -969,7 +969,7 @@ impl Sim {
         if kind == PortKind::Optical {
             // bits may only be sent while the circuit is up
             let s = self.sched.slice(abs);
-            let up = s.start + gb;
+            let up = s.start + if cyclic { self.sched.guard_of(port, s.idx) } else { 0 };
             if cyclic && (d < up || d + ser > s.end) || d < self.ports[port as usize].down_until {
                 self.gb_violations += 1;
             }
@@ -1008,7 +1008,6 @@ impl Sim {
     /// calendar queue tail leaves room for the whole serialization before the slice ends.
     fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<(Ps, u64, u32, u32)> {
         let n = self.sched.slices();
-        let gb = self.sched.guardband();
         let now = self.now;
         if self.ports[port as usize].tails.is_empty() {
             self.ports[port as usize].tails = vec![(0, 0); n as usize];
@@ -1017,7 +1016,7 @@ impl Sim {
         let fits = |sched: &Schedule, tails: &[(u64, Ps)], abs: u64| -> Option<Ps> {
             let s = sched.slice(abs);
             let (ta, tt) = tails[s.idx as usize];
-            let t0 = now.max(s.start + gb).max(if ta == abs { tt } else { 0 }).max(down);
+            let t0 = now.max(s.start + sched.guard_of(port, s.idx)).max(if ta == abs { tt } else { 0 }).max(down);
             (t0 + ser <= s.end).then_some(t0)
         };
         let tails = &self.ports[port as usize].tails;

@@ -1,6 +1,7 @@
 //! PyO3 bindings of the opendcn engine: convert a spec dict of numpy arrays, run the
 //! engine with the GIL released, return numpy columns, map errors. Nothing else.
 
+mod slotted;
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::spec::{Multipath, PortKind, RouterKind};
@@ -269,6 +270,7 @@ impl Simulator {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
+    slotted::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

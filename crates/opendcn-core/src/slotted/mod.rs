@@ -2,3 +2,7 @@
 //! designs whose endpoints exchange fixed-size cells in fixed timeslots (NegotiaToR's
 //! epochs over AWGRs, Sirius' cyclic round robin). Shares units, random streams and
 //! errors with the packet engine; flows come from the same workload generators.
+
+pub mod common;
+pub mod negotiator;
+pub mod sirius;

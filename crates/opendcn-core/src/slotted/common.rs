@@ -1,0 +1,607 @@
+//! Shared pieces of the slotted engines (NegotiaToR, Sirius): AWGR fabric geometry
+//! (parallel network and thin-clos), per-destination queues with PIAS levels, the flow
+//! table, byte accounting, per-slot collision and guardband checks, sampled time series
+//! and the output every slotted engine returns.
+//!
+//! Units: time in integer picoseconds, sizes in bytes, rates in bit/s.
+
+use crate::error::SpecError;
+use crate::rng::mix64;
+use crate::units::{Ps, Rate, NONE};
+use std::collections::VecDeque;
+
+/// How the S ports of the N ToRs are wired through one layer of AWGRs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    /// S AWGRs of N ports; port s of every ToR on AWGR s; any port reaches any ToR.
+    Parallel,
+    /// ⌈N·S/W⌉ AWGRs of W = N/S ports (ALGORITHMS §1.2 construction): groups of W ToRs;
+    /// AWGR(p, a) takes port p of group a and feeds port p of group (a + p) mod S.
+    /// With N < S: W = 1, N groups, ports ≥ N unconnected.
+    ThinClos,
+}
+
+/// The AWGR fabric: which (destination ToR, ingress port) a (source ToR, egress port)
+/// reaches; slot-level round robins over it; per-slot collision check.
+#[derive(Debug, Clone)]
+pub struct Fabric {
+    pub n: u32,
+    pub s: u32,
+    pub topo: Topology,
+    /// ToRs per group (thin-clos: N/S; parallel: N).
+    pub w: u32,
+    /// Groups (thin-clos: S, or N when N < S with ports ≥ N left dark; parallel: 1).
+    pub g: u32,
+    /// Stamp per (dst, ingress port): id of the last slot that received on it.
+    rx_stamp: Vec<u64>,
+    pub collisions: u64,
+    pub unreachable: u64,
+}
+
+impl Fabric {
+    pub fn new(n: u32, s: u32, topo: Topology) -> Result<Self, SpecError> {
+        if n < 2 {
+            return Err(SpecError::new("tors", n, "need at least 2 ToRs"));
+        }
+        if s < 1 || s > 64 {
+            return Err(SpecError::new("ports", s, "need 1..64 ports per ToR"));
+        }
+        let w = match topo {
+            Topology::Parallel => n,
+            Topology::ThinClos => {
+                if n < s {
+                    1
+                } else if n % s != 0 {
+                    return Err(SpecError::new("tors", n, "thin-clos needs the ToR count to be a multiple of the port count (W = N/S)"));
+                } else {
+                    n / s
+                }
+            }
+        };
+        let g = if topo == Topology::ThinClos { n / w } else { 1 };
+        Ok(Fabric { n, s, topo, w, g, rx_stamp: vec![u64::MAX; (n * s) as usize], collisions: 0, unreachable: 0 })
+    }
+
+    /// Number of AWGRs and their port count.
+    pub fn awgrs(&self) -> (u32, u32) {
+        match self.topo {
+            Topology::Parallel => (self.s, self.n),
+            Topology::ThinClos => (self.g * self.g.min(self.s), self.w),
+        }
+    }
+
+    /// Can egress port `p` of `src` reach `dst` (whose ingress port is then `p` as well)?
+    #[inline]
+    pub fn reaches(&self, src: u32, p: u32, dst: u32) -> bool {
+        match self.topo {
+            Topology::Parallel => p < self.s,
+            Topology::ThinClos => p < self.g && (src / self.w + p) % self.g == dst / self.w,
+        }
+    }
+
+    /// Thin-clos: the one port index a pair uses (on both ends).
+    #[inline]
+    pub fn pair_port(&self, src: u32, dst: u32) -> u32 {
+        (dst / self.w + self.g - src / self.w) % self.g
+    }
+
+    /// Record one transmission on (src, port p) → dst in slot `slot_id`; counts a
+    /// collision if that AWGR output (dst's ingress port p) already carried a
+    /// transmission in this slot, and an unreachable wavelength if the wiring does not
+    /// connect them.
+    #[inline]
+    pub fn transmit(&mut self, slot_id: u64, src: u32, p: u32, dst: u32) {
+        if !self.reaches(src, p, dst) || src == dst {
+            self.unreachable += 1;
+        }
+        let k = (dst * self.s + p) as usize;
+        if self.rx_stamp[k] == slot_id {
+            self.collisions += 1;
+        }
+        self.rx_stamp[k] = slot_id;
+    }
+
+    /// Thin-clos cyclic round robin: in round-robin step `c` (0..W), egress port p of
+    /// `src` reaches the ToR of group (a + p) mod S with index (x + c) mod W (NONE for
+    /// the self-loop).
+    #[inline]
+    pub fn thin_rr(&self, c: u32, src: u32, p: u32) -> u32 {
+        if p >= self.g {
+            return NONE;
+        }
+        let (a, x) = (src / self.w, src % self.w);
+        let d = ((a + p) % self.g) * self.w + (x + c) % self.w;
+        if d == src { NONE } else { d }
+    }
+
+    /// Inverse of `thin_rr`: the step at which `src` meets `dst` (port = pair_port).
+    #[inline]
+    pub fn thin_rr_step(&self, src: u32, dst: u32) -> u32 {
+        (dst % self.w + self.w - src % self.w) % self.w
+    }
+}
+
+/// One queued piece of a flow: `bytes` of flow `flow` at one PIAS level.
+#[derive(Debug, Clone, Copy)]
+pub struct Seg {
+    pub flow: u32,
+    pub bytes: u64,
+}
+
+/// PIAS thresholds: cumulative bytes at which a flow drops to level 1 and to level 2.
+#[derive(Debug, Clone, Copy)]
+pub struct Pias {
+    pub on: bool,
+    pub t1: u64,
+    pub t2: u64,
+}
+
+impl Pias {
+    /// Split a new flow of `size` bytes into its three level segments.
+    pub fn split(&self, size: u64) -> [u64; 3] {
+        if !self.on {
+            return [size, 0, 0];
+        }
+        let a = size.min(self.t1);
+        let b = size.saturating_sub(self.t1).min(self.t2 - self.t1);
+        [a, b, size - a - b]
+    }
+}
+
+/// A per-destination queue (VOQ) with up to three PIAS levels, FIFO within a level.
+#[derive(Debug, Default, Clone)]
+pub struct Voq {
+    pub q: [VecDeque<Seg>; 3],
+    pub bytes: u64,
+    pub level_bytes: [u64; 3],
+}
+
+impl Voq {
+    pub fn push(&mut self, flow: u32, parts: [u64; 3]) {
+        for (l, &b) in parts.iter().enumerate() {
+            if b > 0 {
+                self.q[l].push_back(Seg { flow, bytes: b });
+                self.level_bytes[l] += b;
+                self.bytes += b;
+            }
+        }
+    }
+
+    /// Highest non-empty level.
+    #[inline]
+    pub fn top_level(&self) -> Option<usize> {
+        (0..3).find(|&l| !self.q[l].is_empty())
+    }
+
+    /// Take one packet of at most `max` payload bytes from level `l`: (flow, bytes).
+    /// A packet belongs to one flow and one level.
+    #[inline]
+    pub fn pop_level(&mut self, l: usize, max: u64) -> (u32, u64) {
+        let head = self.q[l].front_mut().expect("pop from an empty level");
+        let b = head.bytes.min(max);
+        let f = head.flow;
+        head.bytes -= b;
+        if head.bytes == 0 {
+            self.q[l].pop_front();
+        }
+        self.level_bytes[l] -= b;
+        self.bytes -= b;
+        (f, b)
+    }
+
+    /// Take one packet from the highest non-empty level.
+    #[inline]
+    pub fn pop(&mut self, max: u64) -> Option<(u32, u64)> {
+        self.top_level().map(|l| self.pop_level(l, max))
+    }
+
+    /// Flow id at the head of level `l`.
+    pub fn head_flow(&self, l: usize) -> Option<u32> {
+        self.q[l].front().map(|s| s.flow)
+    }
+}
+
+/// Input flows sorted by start; results are reported in the caller's order.
+pub struct Flows {
+    pub start: Vec<Ps>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub size: Vec<u64>,
+    /// Processing order (indices into the caller's arrays, by (start, index)).
+    pub order: Vec<u32>,
+    /// Next index into `order` to admit.
+    pub next: usize,
+    /// Bytes of the flow that arrive at the destination by the end of the run.
+    pub delivered: Vec<u64>,
+    /// Bytes of the flow not yet transmitted on their final hop.
+    pub unsent: Vec<u64>,
+    /// Latest arrival time of any of the flow's bytes at the destination.
+    pub last_arr: Vec<Ps>,
+    pub hops: Vec<u32>,
+}
+
+impl Flows {
+    pub fn new(start: Vec<Ps>, src: Vec<u32>, dst: Vec<u32>, size: Vec<u64>, n: u32) -> Result<Self, SpecError> {
+        let m = start.len();
+        if src.len() != m || dst.len() != m || size.len() != m {
+            return Err(SpecError::new("flows", m, "flow columns differ in length"));
+        }
+        if m >= u32::MAX as usize {
+            return Err(SpecError::new("flows", m, "too many flows"));
+        }
+        for i in 0..m {
+            if src[i] >= n || dst[i] >= n {
+                return Err(SpecError::new("flow_src/flow_dst", (src[i], dst[i]), "endpoint out of range"));
+            }
+            if src[i] == dst[i] {
+                return Err(SpecError::new("flow_dst", dst[i], "a flow must go to another ToR"));
+            }
+            if size[i] == 0 {
+                return Err(SpecError::new("flow_size", 0, "flows must have at least one byte"));
+            }
+        }
+        let mut order: Vec<u32> = (0..m as u32).collect();
+        order.sort_by_key(|&i| (start[i as usize], i));
+        Ok(Flows {
+            delivered: vec![0; m],
+            unsent: size.clone(),
+            last_arr: vec![0; m],
+            hops: vec![0; m],
+            start,
+            src,
+            dst,
+            size,
+            order,
+            next: 0,
+        })
+    }
+
+    /// Next flow to admit if it starts at or before `t`.
+    #[inline]
+    pub fn pop_until(&mut self, t: Ps) -> Option<u32> {
+        let &f = self.order.get(self.next)?;
+        if self.start[f as usize] <= t {
+            self.next += 1;
+            Some(f)
+        } else {
+            None
+        }
+    }
+}
+
+/// Byte counters, checks and samples shared by the slotted engines.
+pub struct Books {
+    pub end_ps: Ps,
+    pub offered: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub queued: u64,
+    pub wire: u64,
+    pub drops: Vec<(&'static str, u64)>,
+    pub guard_violations: u64,
+    pub packet_hops: u64,
+    pub events: u64,
+    pub flows_started: u64,
+    pub hash: u64,
+    // time series: per node, per interval
+    pub sample_ps: Ps,
+    pub n: u32,
+    pub ts_tx: Vec<u64>,
+    pub ts_rx: Vec<u64>,
+    pub ts_queued: Vec<u64>,
+    pub next_sample: Ps,
+    pub n_bins: usize,
+}
+
+impl Books {
+    pub fn new(n: u32, end_ps: Ps, sample_ps: Ps) -> Self {
+        let n_bins = if sample_ps > 0 { end_ps.div_ceil(sample_ps) as usize } else { 0 };
+        Books {
+            end_ps,
+            offered: 0,
+            delivered: 0,
+            dropped: 0,
+            queued: 0,
+            wire: 0,
+            drops: Vec::new(),
+            guard_violations: 0,
+            packet_hops: 0,
+            events: 0,
+            flows_started: 0,
+            hash: 0x5107_7ed0,
+            sample_ps,
+            n,
+            ts_tx: vec![0; n_bins * n as usize],
+            ts_rx: vec![0; n_bins * n as usize],
+            ts_queued: vec![0; n_bins * n as usize],
+            next_sample: if sample_ps > 0 { sample_ps } else { Ps::MAX },
+            n_bins,
+        }
+    }
+
+    /// Check a transmission interval against its window (circuit up).
+    #[inline]
+    pub fn check_window(&mut self, start: Ps, dur: Ps, win_lo: Ps, win_hi: Ps) {
+        if start < win_lo || start + dur > win_hi {
+            self.guard_violations += 1;
+        }
+    }
+
+    #[inline]
+    pub fn bin(&self, t: Ps) -> Option<usize> {
+        if self.sample_ps == 0 || t >= self.end_ps {
+            return None;
+        }
+        Some((t / self.sample_ps) as usize)
+    }
+
+    /// Payload `bytes` of `flow` leave `node` at `t` on a hop arriving at `arr`;
+    /// `last_hop` when `arr` is the arrival at the flow's destination.
+    #[inline]
+    pub fn sent(&mut self, fl: &mut Flows, flow: u32, node: u32, t: Ps, arr: Ps, bytes: u64, hop: u32, last_hop: bool) {
+        self.packet_hops += 1;
+        self.hash = mix64(self.hash ^ t.wrapping_mul(31) ^ ((flow as u64) << 20) ^ bytes);
+        if let Some(b) = self.bin(t) {
+            self.ts_tx[b * self.n as usize + node as usize] += bytes;
+        }
+        if !last_hop {
+            return;
+        }
+        let f = flow as usize;
+        self.queued -= bytes;
+        fl.unsent[f] -= bytes;
+        if hop > fl.hops[f] {
+            fl.hops[f] = hop;
+        }
+        if arr > fl.last_arr[f] {
+            fl.last_arr[f] = arr;
+        }
+        if arr <= self.end_ps {
+            self.delivered += bytes;
+            fl.delivered[f] += bytes;
+            if let Some(b) = self.bin(arr.saturating_sub(1)) {
+                self.ts_rx[b * self.n as usize + fl.dst[f] as usize] += bytes;
+            }
+        } else {
+            self.wire += bytes;
+        }
+    }
+
+    /// Bytes of `flow` lost (e.g. on a failed link), for `reason`.
+    pub fn drop(&mut self, fl: &mut Flows, flow: u32, bytes: u64, reason: &'static str) {
+        self.queued -= bytes;
+        fl.unsent[flow as usize] -= bytes;
+        self.dropped += bytes;
+        match self.drops.iter_mut().find(|(r, _)| *r == reason) {
+            Some(e) => e.1 += bytes,
+            None => self.drops.push((reason, bytes)),
+        }
+    }
+
+    /// Take queued-bytes samples at every sample boundary up to `t` (call with the queued
+    /// bytes per node).
+    pub fn sample_due(&self, t: Ps) -> bool {
+        t >= self.next_sample && self.next_sample <= self.end_ps
+    }
+
+    pub fn record_queue(&mut self, per_node: impl Iterator<Item = u64>) {
+        let b = (self.next_sample / self.sample_ps) as usize - 1;
+        if b < self.n_bins {
+            for (i, q) in per_node.enumerate() {
+                self.ts_queued[b * self.n as usize + i] = q;
+            }
+        }
+        self.next_sample += self.sample_ps;
+    }
+}
+
+/// What a slotted run returns (columns in the caller's flow order).
+#[derive(Debug, Clone, Default)]
+pub struct SlottedOutput {
+    pub now_ps: Ps,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub bytes_offered: u64,
+    pub bytes_delivered: u64,
+    pub bytes_dropped: u64,
+    pub bytes_in_flight: u64,
+    pub drops: Vec<(String, u64)>,
+    pub collisions: u64,
+    pub guardband_violations: u64,
+    pub trace_hash: u64,
+    pub flow_finish_ps: Vec<u64>,
+    pub flow_delivered: Vec<u64>,
+    pub flow_hops: Vec<u32>,
+    pub ts_time_ps: Vec<u64>,
+    pub ts_node: Vec<u32>,
+    pub ts_queued_bytes: Vec<u64>,
+    pub ts_tx_bytes: Vec<u64>,
+    pub ts_rx_bytes: Vec<u64>,
+    pub invariant_errors: Vec<String>,
+    /// Architecture metrics (name, value).
+    pub metrics: Vec<(String, f64)>,
+    /// Named per-epoch (or per-interval) series, e.g. match ratio per epoch.
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+/// Build the common part of the output and check the invariants.
+pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued: u64, mut errors: Vec<String>) -> SlottedOutput {
+    let m = fl.start.len();
+    let mut finish = vec![u64::MAX; m];
+    let mut completed = 0u64;
+    let mut started = 0u64;
+    let mut offered = 0u64;
+    let mut flow_deliv_sum = 0u64;
+    for &f in &fl.order[..fl.next] {
+        let f = f as usize;
+        started += 1;
+        offered += fl.size[f];
+        flow_deliv_sum += fl.delivered[f];
+        if fl.delivered[f] == fl.size[f] {
+            completed += 1;
+            finish[f] = fl.last_arr[f];
+        }
+    }
+    let in_flight = b.queued + b.wire;
+    if offered != b.offered {
+        errors.push(format!("offered bytes: per-flow sum {offered} != counter {}", b.offered));
+    }
+    if b.offered != b.delivered + b.dropped + in_flight {
+        errors.push(format!(
+            "byte conservation: offered {} != delivered {} + dropped {} + in flight {} (queued {} + on the wire {})",
+            b.offered, b.delivered, b.dropped, in_flight, b.queued, b.wire
+        ));
+    }
+    if flow_deliv_sum != b.delivered {
+        errors.push(format!("delivered bytes: per-flow sum {flow_deliv_sum} != counter {}", b.delivered));
+    }
+    if extra_queued != b.queued {
+        errors.push(format!("queued bytes: queues hold {extra_queued} but the counter says {}", b.queued));
+    }
+    if fab.collisions > 0 {
+        errors.push(format!("{} collisions on AWGR outputs", fab.collisions));
+    }
+    if fab.unreachable > 0 {
+        errors.push(format!("{} transmissions on a wavelength that does not reach the destination", fab.unreachable));
+    }
+    if b.guard_violations > 0 {
+        errors.push(format!("{} transmissions outside their slot's circuit-up window", b.guard_violations));
+    }
+    let n = b.n as usize;
+    let mut ts_time = Vec::with_capacity(b.n_bins * n);
+    let mut ts_node = Vec::with_capacity(b.n_bins * n);
+    for k in 0..b.n_bins {
+        let t = ((k as u64 + 1) * b.sample_ps).min(b.end_ps);
+        if t > now {
+            break;
+        }
+        for i in 0..n {
+            ts_time.push(t);
+            ts_node.push(i as u32);
+        }
+    }
+    let rows = ts_time.len();
+    SlottedOutput {
+        now_ps: now,
+        events: b.events,
+        packet_hops: b.packet_hops,
+        flows_started: started,
+        flows_completed: completed,
+        bytes_offered: b.offered,
+        bytes_delivered: b.delivered,
+        bytes_dropped: b.dropped,
+        bytes_in_flight: in_flight,
+        drops: b.drops.iter().map(|(r, v)| (r.to_string(), *v)).collect(),
+        collisions: fab.collisions,
+        guardband_violations: b.guard_violations,
+        trace_hash: b.hash,
+        flow_finish_ps: finish,
+        flow_delivered: fl.delivered.clone(),
+        flow_hops: fl.hops.clone(),
+        ts_time_ps: ts_time,
+        ts_node,
+        ts_queued_bytes: b.ts_queued[..rows].to_vec(),
+        ts_tx_bytes: b.ts_tx[..rows].to_vec(),
+        ts_rx_bytes: b.ts_rx[..rows].to_vec(),
+        invariant_errors: errors,
+        metrics: Vec::new(),
+        series: Vec::new(),
+    }
+}
+
+/// Bytes that fit in a transmission window of `win_ps` at `rate`.
+pub fn bytes_in(win_ps: Ps, rate: Rate) -> u64 {
+    // largest b with rate.tx(b) <= win
+    let mut b = (win_ps as u128 * rate.bps as u128 / (8 * crate::units::PS_PER_S as u128)) as u64;
+    while b > 0 && rate.tx(b) > win_ps {
+        b -= 1;
+    }
+    while rate.tx(b + 1) <= win_ps {
+        b += 1;
+    }
+    b
+}
+
+/// Random ring start (pointer) positions.
+pub fn random_pointers(seed: u64, name: &str, count: usize, modulo: u32) -> Vec<u32> {
+    let mut s = crate::rng::Stream::new(seed, name);
+    (0..count).map(|_| s.below(modulo.max(1))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pias_split_and_voq_levels() {
+        let p = Pias { on: true, t1: 1000, t2: 10_000 };
+        assert_eq!(p.split(500), [500, 0, 0]);
+        assert_eq!(p.split(5000), [1000, 4000, 0]);
+        assert_eq!(p.split(50_000), [1000, 9000, 40_000]);
+        let mut v = Voq::default();
+        v.push(1, p.split(50_000));
+        v.push(2, p.split(300));
+        assert_eq!(v.pop(1115), Some((1, 1000)));
+        assert_eq!(v.pop(1115), Some((2, 300)));
+        assert_eq!(v.pop(1115), Some((1, 1115)));
+        assert_eq!(v.bytes, 50_000 - 1000 - 1115);
+    }
+
+    #[test]
+    fn thin_clos_round_robin_is_a_permutation_per_step() {
+        let f = Fabric::new(32, 4, Topology::ThinClos).unwrap();
+        for c in 0..f.w {
+            let mut seen = std::collections::BTreeSet::new();
+            for i in 0..32 {
+                for p in 0..4 {
+                    let d = f.thin_rr(c, i, p);
+                    if d != NONE {
+                        assert!(f.reaches(i, p, d));
+                        assert_eq!(f.pair_port(i, d), p);
+                        assert_eq!(f.thin_rr_step(i, d), c);
+                        assert!(seen.insert((d, p)));
+                    }
+                }
+            }
+        }
+        // every pair meets exactly once per W steps
+        let mut cnt = vec![0u32; 32 * 32];
+        for c in 0..f.w {
+            for i in 0..32 {
+                for p in 0..4 {
+                    let d = f.thin_rr(c, i, p);
+                    if d != NONE {
+                        cnt[(i * 32 + d) as usize] += 1;
+                    }
+                }
+            }
+        }
+        for i in 0..32 {
+            for d in 0..32 {
+                assert_eq!(cnt[i * 32 + d], if i == d { 0 } else { 1 });
+            }
+        }
+    }
+
+    #[test]
+    fn collisions_are_detected() {
+        let mut f = Fabric::new(8, 2, Topology::Parallel).unwrap();
+        f.transmit(0, 1, 0, 3);
+        f.transmit(0, 2, 1, 3);
+        assert_eq!(f.collisions, 0);
+        f.transmit(0, 4, 0, 3);
+        assert_eq!(f.collisions, 1);
+        f.transmit(1, 4, 0, 3);
+        assert_eq!(f.collisions, 1);
+    }
+
+    #[test]
+    fn window_bytes() {
+        let r = Rate::new(100_000_000_000);
+        assert_eq!(bytes_in(50_000, r), 625);
+        assert_eq!(bytes_in(90_000, r), 1125);
+        assert_eq!(bytes_in(2_400, r), 30);
+    }
+}

@@ -1,0 +1,1212 @@
+//! NegotiaToR (Liang et al., SIGCOMM'24; ALGORITHMS.md §1): ToRs negotiate one-hop
+//! circuits every epoch through an in-band control plane over one layer of AWGRs.
+//!
+//! Each epoch = a predefined phase (P slots with a guardband; a rotating round robin
+//! gives every ToR pair one connection per epoch carrying the scheduling messages and
+//! one piggybacked data packet) and a scheduled phase (no reconfiguration; each port
+//! sends to the destination it accepted). Matching = binary ToR-level REQUEST,
+//! port-level GRANT (one ring per ToR on the parallel network, one ring per port on
+//! thin-clos), port-level ACCEPT (one ring per port), RRM pointer updates, pipelined
+//! over three epochs. Engine shape: slot by slot over the active set (sources with
+//! queued data, sources with accepted ports); control messages are modeled per message
+//! with their exact propagation delay (a message is used at the first epoch start at or
+//! after its arrival).
+//!
+//! Decisions (ALGORITHMS §1 DECIDE points and §7):
+//! * Thin-clos wiring: §1.2 construction generalized: W = N/S ToRs per group, AWGR(p,a)
+//!   connects port p of group a to port p of group (a+p) mod S; a pair always uses the
+//!   same port index on both ends. Requires S | N.
+//! * Wavelength routing: the sender alone picks the output (cyclic AWGR); the engine
+//!   checks every transmission against the wiring and for two senders on one AWGR output
+//!   (destination ingress port) in one slot (collision).
+//! * Predefined round robin (parallel): slot r, port p of ToR i reaches ToR
+//!   i + 1 + r·S + ((p + e) mod S) (mod N) in epoch e — the port→offset assignment
+//!   rotates by one port every epoch. Thin-clos: step c = slot mod W of the cyclic round
+//!   robin. If more predefined slots than one round needs are configured, the round
+//!   robin repeats (extra piggyback connections); scheduling messages use the first.
+//! * Pipeline: request in predefined(e) → grant computed at the start of e+1 from the
+//!   requests that have arrived, sent in predefined(e+1) → accept computed at the start
+//!   of e+2, data in scheduled(e+2). A longer propagation stretches it automatically.
+//! * Rings are randomly initialized once at start-up (stream "neg.rings"); a shared
+//!   GRANT ring may grant several ports to one source when fewer sources request.
+//! * Request threshold with PB: total bytes of the per-destination queue (all PIAS
+//!   levels) > 3 piggybacked payloads, evaluated when the request is sent (before that
+//!   slot's piggybacked packet leaves). Without PB: any queued byte.
+//! * No guardband at the predefined→scheduled transition (the paper's arithmetic);
+//!   `transition_guard` adds one at the start of the first scheduled slot.
+//! * PB off: predefined slot = guardband + control bytes (10 ns + 30 B @ 100 Gb/s =
+//!   12.4 ns); the freed time is added to the scheduled phase as full slots plus one
+//!   shorter tail slot, so the epoch length is unchanged.
+//! * Packets: a packet belongs to one flow and one PIAS level (the first 1 KB, the next
+//!   9 KB, the rest are tagged at arrival); one packet per slot per port; data must have
+//!   arrived by the start of the transmission.
+//! * Failures: `fail_links` of the 2·N·S directed ToR–AWGR fibers (egress and ingress)
+//!   fail at `fail_at` and are repaired at `recover_at`. Dummy messages in every
+//!   predefined slot; ingress failure = nothing received on a port for K epochs;
+//!   egress failure = only negative feedback from the port's receivers for K epochs
+//!   (feedback rides on the reverse connection); K = `detect_epochs` (default 3, not
+//!   given by the paper); recovery after K good epochs. The detecting ToR excludes the
+//!   link at once, all others one epoch later (broadcast in the next predefined phase).
+//!   Data sent on a failed, not yet excluded link is dropped ("link_failure"); lost
+//!   scheduling messages are simply lost. Thin-clos relay of scheduling messages and data
+//!   around failures is not implemented (affected pairs wait for the repair).
+//! * Variants implemented: base, data-size (request carries the queue size, grant
+//!   largest first), hol-delay (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2,
+//!   α = 0.001, grant longest first — the §7.7 reading of the garbled formula).
+
+use super::common::*;
+use crate::error::SpecError;
+use crate::units::{Ps, Rate, NONE};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Variant {
+    Base,
+    DataSize,
+    HolDelay { alpha: f64 },
+}
+
+/// Plain-data input of a NegotiaToR run.
+#[derive(Debug, Clone)]
+pub struct NegSpec {
+    pub tors: u32,
+    pub ports: u32,
+    pub topology: Topology,
+    pub port_rate_bps: u64,
+    pub guardband_ps: Ps,
+    /// 0 = one round robin (⌈(N−1)/S⌉ parallel, W thin-clos).
+    pub pre_slots: u32,
+    pub pre_slot_ps: Ps,
+    pub ctrl_bytes: u64,
+    pub sched_slots: u32,
+    pub sched_slot_ps: Ps,
+    pub header_bytes: u64,
+    pub prop_ps: Ps,
+    pub pb: bool,
+    pub pq: bool,
+    pub pias_t1: u64,
+    pub pias_t2: u64,
+    pub req_threshold_pkts: u64,
+    pub transition_guard: bool,
+    pub variant: Variant,
+    pub fail_fraction: f64,
+    pub fail_at_ps: Ps,
+    pub recover_at_ps: Ps,
+    pub detect_epochs: u32,
+    pub seed: u64,
+    pub duration_ps: Ps,
+    pub sample_ps: Ps,
+    pub flow_start_ps: Vec<u64>,
+    pub flow_src: Vec<u32>,
+    pub flow_dst: Vec<u32>,
+    pub flow_size: Vec<u64>,
+}
+
+/// Derived epoch layout (all offsets from the epoch start).
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub epoch_ps: Ps,
+    pub pre_slots: u32,
+    pub rr_slots: u32,
+    pub pre_slot_ps: Ps,
+    pub pb_payload: u64,
+    /// Scheduled slots: (offset, length, window start offset within slot, payload).
+    pub sched: Vec<(Ps, Ps, Ps, u64)>,
+}
+
+pub fn layout(s: &NegSpec) -> Result<Layout, SpecError> {
+    let rate = Rate::new(s.port_rate_bps);
+    if s.port_rate_bps == 0 {
+        return Err(SpecError::new("link_rate", 0, "must be positive"));
+    }
+    let (n, p) = (s.tors, s.ports);
+    let rr = match s.topology {
+        Topology::Parallel => (n - 1).div_ceil(p),
+        Topology::ThinClos => n / p,
+    };
+    let pre_slots = if s.pre_slots == 0 { rr } else { s.pre_slots };
+    if pre_slots < rr {
+        return Err(SpecError::new("predefined_slots", s.pre_slots, &format!("one round robin needs at least {rr} predefined slots")));
+    }
+    let ctrl_tx = rate.tx(s.ctrl_bytes);
+    if s.pre_slot_ps < s.guardband_ps + ctrl_tx {
+        return Err(SpecError::new("predefined_slot", s.pre_slot_ps, "must hold the guardband plus the control bytes"));
+    }
+    if s.sched_slot_ps == 0 || bytes_in(s.sched_slot_ps, rate) <= s.header_bytes {
+        return Err(SpecError::new("scheduled_slot", s.sched_slot_ps, "must hold the data header plus at least one byte"));
+    }
+    let pb_payload = bytes_in(s.pre_slot_ps - s.guardband_ps, rate) - s.ctrl_bytes;
+    if s.pb && pb_payload == 0 {
+        return Err(SpecError::new("predefined_slot", s.pre_slot_ps, "leaves no room for a piggybacked payload"));
+    }
+    let epoch_ps = pre_slots as u64 * s.pre_slot_ps + s.sched_slots as u64 * s.sched_slot_ps;
+    let eff_pre = if s.pb { s.pre_slot_ps } else { s.guardband_ps + ctrl_tx };
+    let sched_start = pre_slots as u64 * eff_pre;
+    let sched_len = epoch_ps - sched_start;
+    let mut sched = Vec::new();
+    let mut off = 0;
+    while off < sched_len {
+        let len = s.sched_slot_ps.min(sched_len - off);
+        let lo = if off == 0 && s.transition_guard { s.guardband_ps } else { 0 };
+        let win = len.saturating_sub(lo);
+        let cap = bytes_in(win, rate);
+        if cap > s.header_bytes {
+            sched.push((sched_start + off, len, lo, cap - s.header_bytes));
+        }
+        off += len;
+    }
+    if sched.is_empty() && s.sched_slots > 0 {
+        return Err(SpecError::new("scheduled_slots", s.sched_slots, "no scheduled slot fits a packet"));
+    }
+    Ok(Layout { epoch_ps, pre_slots, rr_slots: rr, pre_slot_ps: eff_pre, pb_payload: if s.pb { pb_payload } else { 0 }, sched })
+}
+
+/// Conflict-free port-level matching of one epoch: GRANT at destinations, ACCEPT at
+/// sources (also used stand-alone by the property test).
+pub struct Matcher {
+    pub n: u32,
+    pub s: u32,
+    pub topo: Topology,
+    pub w: u32,
+    pub g: u32,
+    /// Grant ring pointers: parallel one per ToR (index d), thin-clos one per port (d·S+p).
+    pub gptr: Vec<u32>,
+    /// Accept ring pointers, one per source port (i·S+p).
+    pub aptr: Vec<u32>,
+}
+
+impl Matcher {
+    pub fn new(n: u32, s: u32, topo: Topology, seed: u64) -> Self {
+        let (w, g) = if topo == Topology::ThinClos {
+            let w = if n < s { 1 } else { n / s };
+            (w, n / w)
+        } else {
+            (n, 1)
+        };
+        let gptr = match topo {
+            Topology::Parallel => random_pointers(seed, "neg.rings.grant", n as usize, n),
+            Topology::ThinClos => random_pointers(seed, "neg.rings.grant", (n * s) as usize, w),
+        };
+        let aptr = match topo {
+            Topology::Parallel => random_pointers(seed, "neg.rings.accept", (n * s) as usize, n),
+            Topology::ThinClos => random_pointers(seed, "neg.rings.accept", (n * s) as usize, w),
+        };
+        Matcher { n, s, topo, w, g, gptr, aptr }
+    }
+
+    /// First entry of sorted `cands` (by key) at or after `ptr` cyclically in 0..modulo
+    /// for which `ok` holds.
+    fn ring_pick(cands: &[(u32, u64)], ptr: u32, ok: impl Fn(u32) -> bool) -> Option<usize> {
+        let len = cands.len();
+        if len == 0 {
+            return None;
+        }
+        let start = cands.partition_point(|c| c.0 < ptr);
+        (0..len).map(|k| (start + k) % len).find(|&k| ok(cands[k].0))
+    }
+
+    /// GRANT at destination `d`: `reqs` = sorted (src, info) of the requests received.
+    /// Pushes (src, port) grants. `port_ok(p)` = own ingress usable, `src_ok(src, p)` =
+    /// source egress usable. `by_info`: grant larger info first (informative variants).
+    pub fn grant(&mut self, d: u32, reqs: &[(u32, u64)], by_info: bool, port_ok: impl Fn(u32) -> bool, src_ok: impl Fn(u32, u32) -> bool, out: &mut Vec<(u32, u32)>) {
+        match self.topo {
+            Topology::Parallel => {
+                if by_info {
+                    // order: info desc, then ring distance from the pointer
+                    let ptr = self.gptr[d as usize];
+                    let n = self.n;
+                    let mut ord: Vec<(u32, u64)> = reqs.to_vec();
+                    ord.sort_by_key(|&(src, info)| (std::cmp::Reverse(info), (src + n - ptr) % n));
+                    let mut k = 0usize;
+                    for p in 0..self.s {
+                        if !port_ok(p) {
+                            continue;
+                        }
+                        if let Some(j) = (0..ord.len()).map(|x| (k + x) % ord.len()).find(|&j| src_ok(ord[j].0, p)) {
+                            let src = ord[j].0;
+                            out.push((src, p));
+                            self.gptr[d as usize] = (src + 1) % n;
+                            k = j + 1;
+                        }
+                    }
+                    return;
+                }
+                for p in 0..self.s {
+                    if !port_ok(p) {
+                        continue;
+                    }
+                    let ptr = self.gptr[d as usize];
+                    if let Some(k) = Self::ring_pick(reqs, ptr, |src| src_ok(src, p)) {
+                        let src = reqs[k].0;
+                        out.push((src, p));
+                        self.gptr[d as usize] = (src + 1) % self.n;
+                    }
+                }
+            }
+            Topology::ThinClos => {
+                let w = self.w;
+                for p in 0..self.s.min(self.g) {
+                    if !port_ok(p) {
+                        continue;
+                    }
+                    let g = (d / w + self.g - p) % self.g; // source group reaching port p of d
+                    let lo = reqs.partition_point(|c| c.0 < g * w);
+                    let hi = reqs.partition_point(|c| c.0 < (g + 1) * w);
+                    let group = &reqs[lo..hi];
+                    let pi = (d * self.s + p) as usize;
+                    let pick = if by_info {
+                        let ptr = self.gptr[pi];
+                        group.iter().enumerate().filter(|(_, c)| src_ok(c.0, p)).min_by_key(|(_, c)| (std::cmp::Reverse(c.1), (c.0 % w + w - ptr) % w)).map(|(k, _)| k)
+                    } else {
+                        Self::ring_pick(group, g * w + self.gptr[pi], |src| src_ok(src, p))
+                    };
+                    if let Some(k) = pick {
+                        let src = group[k].0;
+                        out.push((src, p));
+                        self.gptr[pi] = (src % w + 1) % w;
+                    }
+                }
+            }
+        }
+    }
+
+    /// ACCEPT at source `i` for port `p`: `cands` = sorted (dst, 0) granting port p.
+    pub fn accept(&mut self, i: u32, p: u32, cands: &[(u32, u64)], ok: impl Fn(u32) -> bool) -> Option<u32> {
+        let pi = (i * self.s + p) as usize;
+        let (ptr, w) = match self.topo {
+            Topology::Parallel => (self.aptr[pi], self.n),
+            Topology::ThinClos => {
+                if p >= self.g {
+                    return None;
+                }
+                let g = (i / self.w + p) % self.g;
+                (g * self.w + self.aptr[pi], self.w)
+            }
+        };
+        let k = Self::ring_pick(cands, ptr, ok)?;
+        let d = cands[k].0;
+        self.aptr[pi] = (d % w + 1) % w;
+        Some(d)
+    }
+}
+
+struct Failures {
+    on: bool,
+    links_eg: Vec<u32>,
+    links_in: Vec<u32>,
+    down_eg: Vec<bool>,
+    down_in: Vec<bool>,
+    local_eg: Vec<bool>,
+    local_in: Vec<bool>,
+    known_eg: Vec<bool>,
+    known_in: Vec<bool>,
+    bad_eg: Vec<u32>,
+    bad_in: Vec<u32>,
+    good_eg: Vec<u32>,
+    good_in: Vec<u32>,
+    state: u8, // 0 before failure, 1 failed, 2 repaired
+    detect_epochs: Vec<u64>,
+    fail_epoch: u64,
+    recover_epoch: u64,
+    recovered_epochs: Vec<u64>,
+    active_until: u64,
+}
+
+/// One NegotiaToR simulation.
+pub struct Negotiator {
+    spec: NegSpec,
+    pub lay: Layout,
+    rate: Rate,
+    n: u32,
+    s: u32,
+    fab: Fabric,
+    pub matcher: Matcher,
+    pias: Pias,
+    fl: Flows,
+    b: Books,
+    voq: Vec<Voq>,
+    src_bytes: Vec<u64>,
+    active: Vec<u32>,
+    in_active: Vec<bool>,
+    // pipeline mailboxes indexed by epoch mod M
+    mbox: usize,
+    req_box: Vec<Vec<(u32, u32, u64)>>,   // (dst, src, info)
+    grant_box: Vec<Vec<(u32, u32, u32)>>, // (src, port, dst)
+    acc: Vec<u32>,
+    sched_src: Vec<u32>,
+    // position
+    epoch: u64,
+    pos: u32,
+    slot_id: u64,
+    done: bool,
+    req_thr: u64,
+    conn_count: Vec<u64>,
+    fail: Failures,
+    // metrics
+    m_ratio_sum: f64,
+    m_ratio_epochs: u64,
+    m_grants: u64,
+    m_accepts: u64,
+    m_pair_grants: u64,
+    m_pair_accepts: u64,
+    m_requests: u64,
+    m_pb_pkts: u64,
+    m_pb_bytes: u64,
+    m_sched_pkts: u64,
+    m_sched_bytes: u64,
+    m_sched_idle: u64,
+    m_lost_ctrl: u64,
+    first_req_epoch: Vec<u64>,
+    first_data_epoch: Vec<u64>,
+    pub trace_pairs: bool,
+    tmp_grants: Vec<(u32, u32)>,
+}
+
+impl Negotiator {
+    pub fn new(spec: NegSpec) -> Result<Self, SpecError> {
+        let fab = Fabric::new(spec.tors, spec.ports, spec.topology)?;
+        let lay = layout(&spec)?;
+        if spec.prop_ps == 0 {
+            return Err(SpecError::new("propagation", 0, "must be positive"));
+        }
+        if spec.pias_t1 == 0 || spec.pias_t2 <= spec.pias_t1 {
+            return Err(SpecError::new("pias_thresholds", (spec.pias_t1, spec.pias_t2), "need 0 < first < second"));
+        }
+        if !(0.0..=1.0).contains(&spec.fail_fraction) {
+            return Err(SpecError::new("fail_links", spec.fail_fraction, "must be a fraction in [0, 1]"));
+        }
+        if spec.fail_fraction > 0.0 && spec.recover_at_ps <= spec.fail_at_ps {
+            return Err(SpecError::new("recover_at", spec.recover_at_ps, "must be after fail_at"));
+        }
+        if spec.detect_epochs == 0 {
+            return Err(SpecError::new("detect_epochs", 0, "must be >= 1"));
+        }
+        let (n, s) = (spec.tors, spec.ports);
+        let fl = Flows::new(
+            spec.flow_start_ps.clone(),
+            spec.flow_src.clone(),
+            spec.flow_dst.clone(),
+            spec.flow_size.clone(),
+            n,
+        )?;
+        let b = Books::new(n, spec.duration_ps, spec.sample_ps);
+        let rate = Rate::new(spec.port_rate_bps);
+        let max_delay = lay.epoch_ps + spec.prop_ps + rate.tx(spec.ctrl_bytes);
+        let mbox = (max_delay.div_ceil(lay.epoch_ps) + 3) as usize;
+        let matcher = Matcher::new(n, s, spec.topology, spec.seed);
+        let nn = (n * n) as usize;
+        let ns = (n * s) as usize;
+        let mut me = Negotiator {
+            rate,
+            n,
+            s,
+            fab,
+            matcher,
+            pias: Pias { on: spec.pq, t1: spec.pias_t1, t2: spec.pias_t2 },
+            fl,
+            b,
+            voq: vec![Voq::default(); nn],
+            src_bytes: vec![0; n as usize],
+            active: Vec::new(),
+            in_active: vec![false; n as usize],
+            mbox,
+            req_box: vec![Vec::new(); mbox],
+            grant_box: vec![Vec::new(); mbox],
+            acc: vec![NONE; ns],
+            sched_src: Vec::new(),
+            epoch: 0,
+            pos: 0,
+            slot_id: 0,
+            done: false,
+            req_thr: if spec.pb { spec.req_threshold_pkts * lay.pb_payload } else { 0 },
+            conn_count: Vec::new(),
+            fail: Failures {
+                on: spec.fail_fraction > 0.0,
+                links_eg: Vec::new(),
+                links_in: Vec::new(),
+                down_eg: vec![false; ns],
+                down_in: vec![false; ns],
+                local_eg: vec![false; ns],
+                local_in: vec![false; ns],
+                known_eg: vec![false; ns],
+                known_in: vec![false; ns],
+                bad_eg: vec![0; ns],
+                bad_in: vec![0; ns],
+                good_eg: vec![0; ns],
+                good_in: vec![0; ns],
+                state: 0,
+                detect_epochs: Vec::new(),
+                fail_epoch: 0,
+                recover_epoch: 0,
+                recovered_epochs: Vec::new(),
+                active_until: 0,
+            },
+            m_ratio_sum: 0.0,
+            m_ratio_epochs: 0,
+            m_grants: 0,
+            m_accepts: 0,
+            m_pair_grants: 0,
+            m_pair_accepts: 0,
+            m_requests: 0,
+            m_pb_pkts: 0,
+            m_pb_bytes: 0,
+            m_sched_pkts: 0,
+            m_sched_bytes: 0,
+            m_sched_idle: 0,
+            m_lost_ctrl: 0,
+            first_req_epoch: vec![u64::MAX; nn],
+            first_data_epoch: vec![u64::MAX; nn],
+            trace_pairs: false,
+            tmp_grants: Vec::new(),
+            lay,
+            spec,
+        };
+        // control / dummy connections per predefined slot, and a static check that the
+        // predefined round robin never puts two senders on one AWGR output
+        for k in 0..me.lay.pre_slots {
+            let mut c = 0;
+            for rot in 0..me.rotations() {
+                let mut seen = vec![false; ns];
+                for i in 0..n {
+                    for p in 0..s {
+                        let d = me.pre_conn(rot as u64, k, i, p);
+                        if d != NONE {
+                            if rot == 0 {
+                                c += 1;
+                            }
+                            if !me.fab.reaches(i, p, d) {
+                                me.fab.unreachable += 1;
+                            }
+                            let key = (d * s + p) as usize;
+                            if seen[key] {
+                                me.fab.collisions += 1;
+                            }
+                            seen[key] = true;
+                        }
+                    }
+                }
+            }
+            me.conn_count.push(c);
+        }
+        if me.fail.on {
+            let total = 2 * ns;
+            let count = ((me.spec.fail_fraction * total as f64).round() as usize).clamp(1, total);
+            let mut st = crate::rng::Stream::new(me.spec.seed, "neg.failures");
+            let mut idx: Vec<u32> = (0..total as u32).collect();
+            for j in 0..count {
+                let r = j + st.below((total - j) as u32) as usize;
+                idx.swap(j, r);
+            }
+            let mut chosen = idx[..count].to_vec();
+            chosen.sort_unstable();
+            for l in chosen {
+                if (l as usize) < ns {
+                    me.fail.links_eg.push(l);
+                } else {
+                    me.fail.links_in.push(l - ns as u32);
+                }
+            }
+        }
+        Ok(me)
+    }
+
+    fn rotations(&self) -> u32 {
+        match self.spec.topology {
+            Topology::Parallel => self.s,
+            Topology::ThinClos => 1,
+        }
+    }
+
+    /// Destination of egress port p of ToR i in predefined slot k of epoch e (NONE: idle).
+    #[inline]
+    pub fn pre_conn(&self, e: u64, k: u32, i: u32, p: u32) -> u32 {
+        let r = k % self.lay.rr_slots;
+        match self.spec.topology {
+            Topology::Parallel => {
+                let q = ((p as u64 + e) % self.s as u64) as u32;
+                let o = 1 + r * self.s + q;
+                if o >= self.n { NONE } else { (i + o) % self.n }
+            }
+            Topology::ThinClos => self.fab.thin_rr(r, i, p),
+        }
+    }
+
+    /// (slot, port) of the first predefined connection of pair (i → d) in epoch e.
+    #[inline]
+    pub fn pair_slot(&self, e: u64, i: u32, d: u32) -> (u32, u32) {
+        match self.spec.topology {
+            Topology::Parallel => {
+                let idx = (d + self.n - i) % self.n - 1;
+                let (r, q) = (idx / self.s, idx % self.s);
+                let p = ((q as u64 + self.s as u64 - e % self.s as u64) % self.s as u64) as u32;
+                (r, p)
+            }
+            Topology::ThinClos => (self.fab.thin_rr_step(i, d), self.fab.pair_port(i, d)),
+        }
+    }
+
+    fn epoch_start(&self, e: u64) -> Ps {
+        e * self.lay.epoch_ps
+    }
+
+    fn slot_time(&self, e: u64, pos: u32) -> Ps {
+        let t0 = self.epoch_start(e);
+        if pos < self.lay.pre_slots {
+            t0 + pos as u64 * self.lay.pre_slot_ps
+        } else {
+            t0 + self.lay.sched[(pos - self.lay.pre_slots) as usize].0
+        }
+    }
+
+    fn admit(&mut self, t: Ps) {
+        while let Some(f) = self.fl.pop_until(t) {
+            let fi = f as usize;
+            let (i, d, size) = (self.fl.src[fi], self.fl.dst[fi], self.fl.size[fi]);
+            self.voq[(i * self.n + d) as usize].push(f, self.pias.split(size));
+            self.src_bytes[i as usize] += size;
+            self.b.offered += size;
+            self.b.queued += size;
+            self.b.flows_started += 1;
+            self.b.events += 1;
+            if !self.in_active[i as usize] {
+                self.in_active[i as usize] = true;
+                self.active.push(i);
+            }
+        }
+    }
+
+    #[inline]
+    fn link_up(&self, i: u32, p: u32, d: u32) -> bool {
+        !(self.fail.down_eg[(i * self.s + p) as usize] || self.fail.down_in[(d * self.s + p) as usize])
+    }
+
+    /// Usable for data according to what ToR `me` knows.
+    #[inline]
+    fn usable(&self, i: u32, p: u32, d: u32) -> bool {
+        let (e, g) = ((i * self.s + p) as usize, (d * self.s + p) as usize);
+        !(self.fail.local_eg[e] || self.fail.known_eg[e] || self.fail.known_in[g])
+    }
+
+    /// Arrival time of the scheduling message of pair (i → d) sent in epoch e.
+    fn ctrl_arrival(&self, e: u64, i: u32, d: u32) -> (Ps, u32) {
+        let (k, p) = self.pair_slot(e, i, d);
+        let t = self.epoch_start(e) + k as u64 * self.lay.pre_slot_ps + self.spec.guardband_ps + self.rate.tx(self.spec.ctrl_bytes);
+        (t + self.spec.prop_ps, p)
+    }
+
+    fn mailbox_of(&self, arr: Ps) -> usize {
+        (arr.div_ceil(self.lay.epoch_ps) % self.mbox as u64) as usize
+    }
+
+    fn request_info(&self, i: u32, d: u32, now: Ps) -> u64 {
+        let v = &self.voq[(i * self.n + d) as usize];
+        match self.spec.variant {
+            Variant::Base => 0,
+            Variant::DataSize => v.bytes,
+            Variant::HolDelay { alpha } => {
+                let hol = |l: usize| v.head_flow(l).map(|f| now.saturating_sub(self.fl.start[f as usize]) as f64).unwrap_or(0.0);
+                ((1.0 - alpha) * (hol(0) + hol(1)) + alpha * hol(2)).round() as u64
+            }
+        }
+    }
+
+    /// Start of epoch e: failure bookkeeping, ACCEPT (grants that arrived), GRANT
+    /// (requests that arrived).
+    fn begin_epoch(&mut self) {
+        let e = self.epoch;
+        let t0 = self.epoch_start(e);
+        self.update_failures(e, t0);
+        let slot = (e % self.mbox as u64) as usize;
+        // ACCEPT at sources
+        for x in self.acc.iter_mut() {
+            *x = NONE;
+        }
+        self.sched_src.clear();
+        let mut grants = std::mem::take(&mut self.grant_box[slot]);
+        grants.sort_unstable();
+        let mut pair_g = 0u64;
+        let mut pair_a = 0u64;
+        let mut cands: Vec<(u32, u64)> = Vec::new();
+        let mut accepted_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut granted_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut j = 0;
+        while j < grants.len() {
+            let i = grants[j].0;
+            let mut h = j;
+            while h < grants.len() && grants[h].0 == i {
+                h += 1;
+            }
+            granted_pairs.clear();
+            accepted_pairs.clear();
+            let mut any = false;
+            let mut q = j;
+            while q < h {
+                let p = grants[q].1;
+                let mut r = q;
+                cands.clear();
+                while r < h && grants[r].1 == p {
+                    cands.push((grants[r].2, 0));
+                    granted_pairs.push((i, grants[r].2));
+                    r += 1;
+                }
+                self.m_grants += cands.len() as u64;
+                let pi = (i * self.s + p) as usize;
+                let own_ok = !self.fail.local_eg[pi] && !self.fail.known_eg[pi];
+                let known_in = &self.fail.known_in;
+                let s = self.s;
+                if own_ok {
+                    if let Some(d) = self.matcher.accept(i, p, &cands, |d| !known_in[(d * s + p) as usize]) {
+                        self.acc[pi] = d;
+                        accepted_pairs.push((i, d));
+                        self.m_accepts += 1;
+                        any = true;
+                        let pr = (i * self.n + d) as usize;
+                        if self.first_data_epoch[pr] == u64::MAX {
+                            self.first_data_epoch[pr] = e;
+                        }
+                    }
+                }
+                q = r;
+            }
+            granted_pairs.sort_unstable();
+            granted_pairs.dedup();
+            accepted_pairs.sort_unstable();
+            accepted_pairs.dedup();
+            pair_g += granted_pairs.len() as u64;
+            pair_a += accepted_pairs.len() as u64;
+            if any {
+                self.sched_src.push(i);
+            }
+            j = h;
+        }
+        self.b.events += grants.len() as u64;
+        if pair_g > 0 {
+            self.m_ratio_sum += pair_a as f64 / pair_g as f64;
+            self.m_ratio_epochs += 1;
+            self.m_pair_grants += pair_g;
+            self.m_pair_accepts += pair_a;
+        }
+        grants.clear();
+        self.grant_box[slot] = grants;
+        // GRANT at destinations
+        let mut reqs = std::mem::take(&mut self.req_box[slot]);
+        reqs.sort_unstable();
+        self.b.events += reqs.len() as u64;
+        let by_info = self.spec.variant != Variant::Base;
+        let mut list: Vec<(u32, u64)> = Vec::new();
+        let mut out = std::mem::take(&mut self.tmp_grants);
+        let mut j = 0;
+        while j < reqs.len() {
+            let d = reqs[j].0;
+            list.clear();
+            while j < reqs.len() && reqs[j].0 == d {
+                list.push((reqs[j].1, reqs[j].2));
+                j += 1;
+            }
+            out.clear();
+            {
+                let f = &self.fail;
+                let s = self.s;
+                self.matcher.grant(
+                    d,
+                    &list,
+                    by_info,
+                    |p| !(f.local_in[(d * s + p) as usize] || f.known_in[(d * s + p) as usize]),
+                    |src, p| !f.known_eg[(src * s + p) as usize],
+                    &mut out,
+                );
+            }
+            // one grant message per (d → src), sent in this epoch's predefined phase
+            let mut k = 0;
+            while k < out.len() {
+                let src = out[k].0;
+                let (arr, p) = self.ctrl_arrival(e, d, src);
+                let ok = self.link_up(d, p, src);
+                let mb = self.mailbox_of(arr);
+                while k < out.len() && out[k].0 == src {
+                    if ok {
+                        self.grant_box[mb].push((src, out[k].1, d));
+                    } else {
+                        self.m_lost_ctrl += 1;
+                    }
+                    k += 1;
+                }
+            }
+        }
+        self.tmp_grants = out;
+        reqs.clear();
+        self.req_box[slot] = reqs;
+    }
+
+    fn update_failures(&mut self, e: u64, t0: Ps) {
+        if !self.fail.on {
+            return;
+        }
+        // detection from the previous epoch, under the physical state of that epoch
+        if self.fail.state != 0 && !(self.fail.state == 2 && e > self.fail.active_until) {
+            self.observe(e);
+        }
+        // physical state changes take effect from this epoch on
+        if self.fail.state == 0 && t0 >= self.spec.fail_at_ps {
+            self.fail.state = 1;
+            self.fail.fail_epoch = e;
+            for &l in &self.fail.links_eg {
+                self.fail.down_eg[l as usize] = true;
+            }
+            for &l in &self.fail.links_in {
+                self.fail.down_in[l as usize] = true;
+            }
+        }
+        if self.fail.state == 1 && t0 >= self.spec.recover_at_ps {
+            self.fail.state = 2;
+            self.fail.recover_epoch = e;
+            for x in self.fail.down_eg.iter_mut().chain(self.fail.down_in.iter_mut()) {
+                *x = false;
+            }
+            self.fail.active_until = e + 4 * self.spec.detect_epochs as u64 + 4;
+        }
+    }
+
+    /// Failure detection from the previous epoch's predefined phase (dummy messages in
+    /// every slot, feedback on the reverse connection), then the broadcast of last
+    /// epoch's detections.
+    fn observe(&mut self, e: u64) {
+        let ns = (self.n * self.s) as usize;
+        // broadcast: what was detected locally last epoch becomes known everywhere
+        self.fail.known_eg.copy_from_slice(&self.fail.local_eg);
+        self.fail.known_in.copy_from_slice(&self.fail.local_in);
+        // observations of the previous epoch's predefined phase (dummy messages and feedback)
+        let pe = e.saturating_sub(1);
+        let (n, s) = (self.n, self.s);
+        let mut recv = vec![false; ns];
+        let mut pos = vec![0u32; ns];
+        let mut neg = vec![0u32; ns];
+        for k in 0..self.lay.pre_slots {
+            for i in 0..n {
+                for p in 0..s {
+                    let d = self.pre_conn(pe, k, i, p);
+                    if d == NONE {
+                        continue;
+                    }
+                    let delivered = self.link_up(i, p, d);
+                    if delivered {
+                        recv[(d * s + p) as usize] = true;
+                    }
+                    // feedback returns on the reverse connection d → i
+                    let (_, pr) = self.pair_slot(pe, d, i);
+                    if self.link_up(d, pr, i) {
+                        if delivered {
+                            pos[(i * s + p) as usize] += 1;
+                        } else {
+                            neg[(i * s + p) as usize] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let kth = self.spec.detect_epochs;
+        for x in 0..ns {
+            // ingress
+            if recv[x] {
+                self.fail.bad_in[x] = 0;
+                self.fail.good_in[x] += 1;
+                if self.fail.local_in[x] && self.fail.good_in[x] >= kth {
+                    self.fail.local_in[x] = false;
+                    self.fail.recovered_epochs.push(e);
+                }
+            } else {
+                self.fail.good_in[x] = 0;
+                self.fail.bad_in[x] += 1;
+                if !self.fail.local_in[x] && self.fail.bad_in[x] >= kth {
+                    self.fail.local_in[x] = true;
+                    self.fail.detect_epochs.push(e);
+                }
+            }
+            // egress
+            if neg[x] > 0 && pos[x] == 0 {
+                self.fail.good_eg[x] = 0;
+                self.fail.bad_eg[x] += 1;
+                if !self.fail.local_eg[x] && self.fail.bad_eg[x] >= kth {
+                    self.fail.local_eg[x] = true;
+                    self.fail.detect_epochs.push(e);
+                }
+            } else if pos[x] > 0 {
+                self.fail.bad_eg[x] = 0;
+                self.fail.good_eg[x] += 1;
+                if self.fail.local_eg[x] && self.fail.good_eg[x] >= kth {
+                    self.fail.local_eg[x] = false;
+                    self.fail.recovered_epochs.push(e);
+                }
+            }
+        }
+        self.b.events += ns as u64;
+    }
+
+    fn sample(&mut self, t: Ps) {
+        while self.b.sample_due(t) {
+            let q = self.src_bytes.clone();
+            self.b.record_queue(q.into_iter());
+        }
+    }
+
+    /// Predefined slot k of the current epoch: requests and piggybacked packets.
+    fn pre_slot(&mut self, k: u32) {
+        let e = self.epoch;
+        let ts = self.slot_time(e, k);
+        let tx0 = ts + self.spec.guardband_ps;
+        self.admit(tx0);
+        self.sample(ts);
+        let first_round = k < self.lay.rr_slots;
+        let mut pb_sent = 0u64;
+        let mut a = 0;
+        while a < self.active.len() {
+            let i = self.active[a];
+            if self.src_bytes[i as usize] == 0 {
+                self.in_active[i as usize] = false;
+                self.active.swap_remove(a);
+                continue;
+            }
+            a += 1;
+            for p in 0..self.s {
+                let d = self.pre_conn(e, k, i, p);
+                if d == NONE {
+                    continue;
+                }
+                let vi = (i * self.n + d) as usize;
+                let qb = self.voq[vi].bytes;
+                if qb == 0 {
+                    continue;
+                }
+                let up = self.link_up(i, p, d);
+                if first_round && qb > self.req_thr {
+                    self.m_requests += 1;
+                    if up {
+                        let info = self.request_info(i, d, tx0);
+                        let arr = tx0 + self.rate.tx(self.spec.ctrl_bytes) + self.spec.prop_ps;
+                        let mb = self.mailbox_of(arr);
+                        self.req_box[mb].push((d, i, info));
+                        if self.first_req_epoch[vi] == u64::MAX {
+                            self.first_req_epoch[vi] = e;
+                        }
+                    } else {
+                        self.m_lost_ctrl += 1;
+                    }
+                }
+                if self.lay.pb_payload > 0 && self.usable(i, p, d) {
+                    let (f, bytes) = self.voq[vi].pop(self.lay.pb_payload).unwrap();
+                    self.src_bytes[i as usize] -= bytes;
+                    let dur = self.rate.tx(self.spec.ctrl_bytes + bytes);
+                    self.b.check_window(tx0, dur, tx0, ts + self.lay.pre_slot_ps);
+                    self.fab.transmit(self.slot_id, i, p, d);
+                    pb_sent += 1;
+                    if up {
+                        self.b.sent(&mut self.fl, f, i, tx0, tx0 + dur + self.spec.prop_ps, bytes, 1, true);
+                        self.m_pb_pkts += 1;
+                        self.m_pb_bytes += bytes;
+                    } else {
+                        self.b.packet_hops += 1;
+                        self.b.drop(&mut self.fl, f, bytes, "link_failure");
+                    }
+                }
+            }
+        }
+        // the remaining connections carry control-only (or dummy) messages
+        self.b.packet_hops += self.conn_count[k as usize] - pb_sent;
+        self.b.events += 1;
+    }
+
+    /// Scheduled slot j of the current epoch: accepted ports send from their queues.
+    fn sched_slot(&mut self, j: u32) {
+        let e = self.epoch;
+        let (off, len, lo, payload) = self.lay.sched[j as usize];
+        let ts = self.epoch_start(e) + off;
+        let tx0 = ts + lo;
+        self.admit(tx0);
+        self.sample(ts);
+        let mut a = 0;
+        while a < self.sched_src.len() {
+            let i = self.sched_src[a];
+            let mut busy = false;
+            for p in 0..self.s {
+                let pi = (i * self.s + p) as usize;
+                let d = self.acc[pi];
+                if d == NONE {
+                    continue;
+                }
+                let vi = (i * self.n + d) as usize;
+                if self.voq[vi].bytes == 0 {
+                    self.m_sched_idle += 1;
+                    continue;
+                }
+                busy = true;
+                let (f, bytes) = self.voq[vi].pop(payload).unwrap();
+                self.src_bytes[i as usize] -= bytes;
+                let dur = self.rate.tx(self.spec.header_bytes + bytes);
+                self.b.check_window(tx0, dur, ts + lo, ts + len);
+                self.fab.transmit(self.slot_id, i, p, d);
+                if self.link_up(i, p, d) {
+                    self.b.sent(&mut self.fl, f, i, tx0, tx0 + dur + self.spec.prop_ps, bytes, 1, true);
+                    self.m_sched_pkts += 1;
+                    self.m_sched_bytes += bytes;
+                } else {
+                    self.b.packet_hops += 1;
+                    self.b.drop(&mut self.fl, f, bytes, "link_failure");
+                }
+            }
+            if busy {
+                a += 1;
+            } else {
+                self.sched_src.swap_remove(a);
+            }
+        }
+        self.b.events += 1;
+    }
+
+    /// Advance: process every slot that starts before `t` (and before the end).
+    pub fn run_until(&mut self, t: Ps) {
+        let end = t.min(self.spec.duration_ps);
+        let per_epoch = self.lay.pre_slots + self.lay.sched.len() as u32;
+        while !self.done {
+            let ts = self.slot_time(self.epoch, self.pos);
+            if ts >= end {
+                if ts >= self.spec.duration_ps {
+                    self.done = true;
+                }
+                break;
+            }
+            if self.pos == 0 {
+                self.begin_epoch();
+            }
+            if self.pos < self.lay.pre_slots {
+                self.pre_slot(self.pos);
+            } else {
+                self.sched_slot(self.pos - self.lay.pre_slots);
+            }
+            self.slot_id += 1;
+            self.pos += 1;
+            if self.pos == per_epoch {
+                self.pos = 0;
+                self.epoch += 1;
+            }
+        }
+    }
+
+    pub fn now(&self) -> Ps {
+        if self.done { self.spec.duration_ps } else { self.slot_time(self.epoch, self.pos).min(self.spec.duration_ps) }
+    }
+
+    /// Epoch in which pair (i → d) first sent a request / first got an accepted port.
+    pub fn pair_epochs(&self, i: u32, d: u32) -> (u64, u64) {
+        let k = (i * self.n + d) as usize;
+        (self.first_req_epoch[k], self.first_data_epoch[k])
+    }
+
+    pub fn output(&self) -> SlottedOutput {
+        let queued: u64 = self.voq.iter().map(|v| v.bytes).sum();
+        let now = self.now();
+        let mut o = finish_output(&self.b, &self.fl, &self.fab, now, queued, Vec::new());
+        let src_sum: u64 = self.src_bytes.iter().sum();
+        if src_sum != queued {
+            o.invariant_errors.push(format!("per-source queued bytes {src_sum} != VOQ bytes {queued}"));
+        }
+        let ratio = if self.m_ratio_epochs > 0 { self.m_ratio_sum / self.m_ratio_epochs as f64 } else { 0.0 };
+        let port_ratio = if self.m_grants > 0 { self.m_accepts as f64 / self.m_grants as f64 } else { 0.0 };
+        let (awgrs, awgr_ports) = self.fab.awgrs();
+        let epochs = if self.lay.epoch_ps > 0 { now / self.lay.epoch_ps } else { 0 };
+        let mut m: Vec<(String, f64)> = vec![
+            ("match_ratio".into(), ratio),
+            ("match_ratio_port".into(), port_ratio),
+            ("match_epochs".into(), self.m_ratio_epochs as f64),
+            ("grants".into(), self.m_grants as f64),
+            ("accepts".into(), self.m_accepts as f64),
+            ("pair_grants".into(), self.m_pair_grants as f64),
+            ("pair_accepts".into(), self.m_pair_accepts as f64),
+            ("requests".into(), self.m_requests as f64),
+            ("lost_control_messages".into(), self.m_lost_ctrl as f64),
+            ("pb_packets".into(), self.m_pb_pkts as f64),
+            ("pb_bytes".into(), self.m_pb_bytes as f64),
+            ("scheduled_packets".into(), self.m_sched_pkts as f64),
+            ("scheduled_bytes".into(), self.m_sched_bytes as f64),
+            ("scheduled_idle_port_slots".into(), self.m_sched_idle as f64),
+            ("epoch_ps".into(), self.lay.epoch_ps as f64),
+            ("epochs".into(), epochs as f64),
+            ("predefined_slots".into(), self.lay.pre_slots as f64),
+            ("predefined_slot_ps".into(), self.lay.pre_slot_ps as f64),
+            ("round_robin_slots".into(), self.lay.rr_slots as f64),
+            ("scheduled_slots".into(), self.lay.sched.len() as f64),
+            ("pb_payload_bytes".into(), self.lay.pb_payload as f64),
+            ("scheduled_payload_bytes".into(), self.lay.sched.first().map(|x| x.3).unwrap_or(0) as f64),
+            ("request_threshold_bytes".into(), self.req_thr as f64),
+            ("guardband_fraction".into(), (self.lay.pre_slots as u64 * self.spec.guardband_ps + if self.spec.transition_guard { self.spec.guardband_ps } else { 0 }) as f64 / self.lay.epoch_ps as f64),
+            ("awgrs".into(), awgrs as f64),
+            ("awgr_ports".into(), awgr_ports as f64),
+        ];
+        if self.fail.on {
+            let f = &self.fail;
+            m.push(("failed_links".into(), (f.links_eg.len() + f.links_in.len()) as f64));
+            m.push(("failed_egress_links".into(), f.links_eg.len() as f64));
+            m.push(("failed_ingress_links".into(), f.links_in.len() as f64));
+            m.push(("fail_epoch".into(), f.fail_epoch as f64));
+            m.push(("recover_epoch".into(), f.recover_epoch as f64));
+            m.push(("detections".into(), f.detect_epochs.len() as f64));
+            let lat = |v: &Vec<u64>, base: u64| if v.is_empty() { -1.0 } else { v.iter().map(|&x| (x - base) as f64).sum::<f64>() / v.len() as f64 };
+            m.push(("mean_detection_epochs".into(), lat(&f.detect_epochs, f.fail_epoch)));
+            m.push(("max_detection_epochs".into(), f.detect_epochs.iter().map(|&x| x - f.fail_epoch).max().map(|x| x as f64).unwrap_or(-1.0)));
+            m.push(("recoveries".into(), f.recovered_epochs.len() as f64));
+            m.push(("mean_recovery_epochs".into(), lat(&f.recovered_epochs, f.recover_epoch)));
+            let undetected = if f.state == 1 {
+                f.links_eg.iter().filter(|&&l| !f.local_eg[l as usize]).count() + f.links_in.iter().filter(|&&l| !f.local_in[l as usize]).count()
+            } else {
+                0
+            };
+            m.push(("undetected_failed_links".into(), undetected as f64));
+        }
+        o.metrics = m;
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    fn spec(n: u32, s: u32, topo: Topology) -> NegSpec {
+        NegSpec {
+            tors: n,
+            ports: s,
+            topology: topo,
+            port_rate_bps: 100_000_000_000,
+            guardband_ps: 10_000,
+            pre_slots: 0,
+            pre_slot_ps: 60_000,
+            ctrl_bytes: 30,
+            sched_slots: 30,
+            sched_slot_ps: 90_000,
+            header_bytes: 10,
+            prop_ps: 2_000_000,
+            pb: true,
+            pq: true,
+            pias_t1: 1000,
+            pias_t2: 10_000,
+            req_threshold_pkts: 3,
+            transition_guard: false,
+            variant: Variant::Base,
+            fail_fraction: 0.0,
+            fail_at_ps: 0,
+            recover_at_ps: 0,
+            detect_epochs: 3,
+            seed: 1,
+            duration_ps: 100_000_000,
+            sample_ps: 0,
+            flow_start_ps: vec![],
+            flow_src: vec![],
+            flow_dst: vec![],
+            flow_size: vec![],
+        }
+    }
+
+    #[test]
+    fn default_epoch_is_3_66_us() {
+        let mut s = spec(128, 8, Topology::Parallel);
+        let l = layout(&s).unwrap();
+        assert_eq!(l.epoch_ps, 3_660_000);
+        assert_eq!(l.pre_slots, 16);
+        assert_eq!(l.pb_payload, 595);
+        assert_eq!(l.sched.len(), 30);
+        assert_eq!(l.sched[0], (960_000, 90_000, 0, 1115));
+        s.topology = Topology::ThinClos;
+        assert_eq!(layout(&s).unwrap().pre_slots, 16);
+        s.pb = false;
+        let l = layout(&s).unwrap();
+        assert_eq!(l.epoch_ps, 3_660_000);
+        assert_eq!(l.pre_slot_ps, 12_400);
+        let total: u64 = l.sched.iter().map(|x| x.1).sum();
+        assert_eq!(16 * 12_400 + total, 3_660_000);
+    }
+
+    #[test]
+    fn matching_is_conflict_free_on_random_requests() {
+        for topo in [Topology::Parallel, Topology::ThinClos] {
+            let (n, s) = (32u32, 4u32);
+            let mut m = Matcher::new(n, s, topo, 7);
+            let mut rng = Stream::new(3, "test");
+            for _round in 0..200 {
+                // random request sets per destination
+                let mut grants_per_src: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
+                let mut dst_port_used = std::collections::BTreeSet::new();
+                for d in 0..n {
+                    let mut reqs: Vec<(u32, u64)> = (0..n).filter(|&i| i != d && rng.below(3) == 0).map(|i| (i, 0)).collect();
+                    reqs.sort_unstable();
+                    let mut out = Vec::new();
+                    m.grant(d, &reqs, false, |_| true, |_, _| true, &mut out);
+                    for (src, p) in out {
+                        assert!(reqs.iter().any(|r| r.0 == src));
+                        assert!(dst_port_used.insert((d, p)), "port {p} of {d} granted twice");
+                        if topo == Topology::ThinClos {
+                            assert_eq!((d / (n / s) + s - src / (n / s)) % s, p);
+                        }
+                        grants_per_src[src as usize].push((p, d));
+                    }
+                }
+                let mut rx_used = std::collections::BTreeSet::new();
+                for i in 0..n {
+                    let g = &mut grants_per_src[i as usize];
+                    g.sort_unstable();
+                    for p in 0..s {
+                        let c: Vec<(u32, u64)> = g.iter().filter(|x| x.0 == p).map(|x| (x.1, 0)).collect();
+                        if let Some(d) = m.accept(i, p, &c, |_| true) {
+                            assert!(c.iter().any(|x| x.0 == d));
+                            assert!(rx_used.insert((d, p)), "two sources on ingress port {p} of {d}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn single_mouse_with_piggyback_has_exact_fct() {
+        let mut s = spec(16, 4, Topology::Parallel);
+        s.flow_start_ps = vec![0];
+        s.flow_src = vec![0];
+        s.flow_dst = vec![9];
+        s.flow_size = vec![500];
+        let mut sim = Negotiator::new(s).unwrap();
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // offset 9 → index 8 → round slot 2, port 0 in epoch 0
+        let expect = 2 * 60_000 + 10_000 + (30 + 500) * 80 + 2_000_000;
+        assert_eq!(o.flow_finish_ps[0], expect);
+    }
+    #[test]
+    fn a_conflicting_assignment_is_caught_as_a_collision() {
+        let mut s = spec(16, 8, Topology::Parallel);
+        // every ToR sends 1 MB to every other ToR at t = 0
+        for i in 0..16u32 {
+            for d in 0..16u32 {
+                if i != d {
+                    s.flow_start_ps.push(0);
+                    s.flow_src.push(i);
+                    s.flow_dst.push(d);
+                    s.flow_size.push(1_000_000);
+                }
+            }
+        }
+        let mut sim = Negotiator::new(s.clone()).unwrap();
+        sim.run_until(3 * 3_660_000 + 960_000); // start of the scheduled phase of epoch 3
+        assert!(sim.output().invariant_errors.is_empty());
+        // sabotage: ToR 1 and ToR 2 both send to ingress port 0 of ToR 5
+        sim.acc[(1 * 8) as usize] = 5;
+        sim.acc[(2 * 8) as usize] = 5;
+        for i in [1u32, 2] {
+            if !sim.sched_src.contains(&i) {
+                sim.sched_src.push(i);
+            }
+        }
+        sim.run_until(4 * 3_660_000);
+        let o = sim.output();
+        assert!(o.collisions > 0);
+        assert!(o.invariant_errors.iter().any(|e| e.contains("collision")));
+    }
+}

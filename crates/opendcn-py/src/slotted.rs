@@ -1,0 +1,270 @@
+//! Bindings of the slotted engines (NegotiaToR, Sirius): spec dict in, run with the GIL
+//! released, counters + numpy columns out, errors as `EngineSpecError`.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use opendcn_core::slotted::common::{SlottedOutput, Topology};
+use opendcn_core::slotted::negotiator::{Matcher, NegSpec, Negotiator, Variant};
+use opendcn_core::slotted::sirius::{SirSpec, Sirius};
+use opendcn_core::SpecError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+fn err(e: SpecError) -> PyErr {
+    super::EngineSpecError::new_err((e.field, e.value, e.reason))
+}
+
+fn bad(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
+    err(SpecError::new(field, value, reason))
+}
+
+fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
+    item.extract().map_err(|_| bad(key, item.to_string(), "wrong type"))
+}
+
+fn col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
+    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
+    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| bad(key, "?", "expected a 1-D int64 numpy array"))?;
+    Ok(a.as_slice()?.to_vec())
+}
+
+fn ucol<T: TryFrom<i64>>(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<T>> {
+    col(d, key)?.into_iter().map(|x| T::try_from(x).map_err(|_| bad(key, x, "out of range"))).collect()
+}
+
+fn topo(s: &str) -> PyResult<Topology> {
+    match s {
+        "parallel" => Ok(Topology::Parallel),
+        "thin-clos" => Ok(Topology::ThinClos),
+        o => Err(bad("topology", o, "expected parallel or thin-clos")),
+    }
+}
+
+fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
+    let variant = match get::<String>(d, "variant")?.as_str() {
+        "base" => Variant::Base,
+        "data-size" => Variant::DataSize,
+        "hol-delay" => Variant::HolDelay { alpha: get(d, "hol_alpha")? },
+        o => return Err(bad("variant", o, "expected base, data-size or hol-delay")),
+    };
+    Ok(NegSpec {
+        tors: get(d, "tors")?,
+        ports: get(d, "ports")?,
+        topology: topo(&get::<String>(d, "topology")?)?,
+        port_rate_bps: get(d, "port_rate_bps")?,
+        guardband_ps: get(d, "guardband_ps")?,
+        pre_slots: get(d, "pre_slots")?,
+        pre_slot_ps: get(d, "pre_slot_ps")?,
+        ctrl_bytes: get(d, "ctrl_bytes")?,
+        sched_slots: get(d, "sched_slots")?,
+        sched_slot_ps: get(d, "sched_slot_ps")?,
+        header_bytes: get(d, "header_bytes")?,
+        prop_ps: get(d, "prop_ps")?,
+        pb: get(d, "pb")?,
+        pq: get(d, "pq")?,
+        pias_t1: get(d, "pias_t1")?,
+        pias_t2: get(d, "pias_t2")?,
+        req_threshold_pkts: get(d, "req_threshold_pkts")?,
+        transition_guard: get(d, "transition_guard")?,
+        variant,
+        fail_fraction: get(d, "fail_fraction")?,
+        fail_at_ps: get(d, "fail_at_ps")?,
+        recover_at_ps: get(d, "recover_at_ps")?,
+        detect_epochs: get(d, "detect_epochs")?,
+        seed: get(d, "seed")?,
+        duration_ps: get(d, "duration_ps")?,
+        sample_ps: get(d, "sample_ps")?,
+        flow_start_ps: ucol(d, "flow_start_ps")?,
+        flow_src: ucol(d, "flow_src")?,
+        flow_dst: ucol(d, "flow_dst")?,
+        flow_size: ucol(d, "flow_size")?,
+    })
+}
+
+fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
+    Ok(SirSpec {
+        tors: get(d, "tors")?,
+        ports: get(d, "ports")?,
+        port_rate_bps: get(d, "port_rate_bps")?,
+        slot_ps: get(d, "slot_ps")?,
+        guardband_ps: get(d, "guardband_ps")?,
+        header_bytes: get(d, "header_bytes")?,
+        prop_ps: get(d, "prop_ps")?,
+        pq: get(d, "pq")?,
+        pias_t1: get(d, "pias_t1")?,
+        pias_t2: get(d, "pias_t2")?,
+        relay_cap: get(d, "relay_cap")?,
+        seed: get(d, "seed")?,
+        duration_ps: get(d, "duration_ps")?,
+        sample_ps: get(d, "sample_ps")?,
+        flow_start_ps: ucol(d, "flow_start_ps")?,
+        flow_src: ucol(d, "flow_src")?,
+        flow_dst: ucol(d, "flow_dst")?,
+        flow_size: ucol(d, "flow_size")?,
+    })
+}
+
+fn out_dict<'py>(py: Python<'py>, o: SlottedOutput) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("now_ps", o.now_ps)?;
+    d.set_item("events", o.events)?;
+    d.set_item("packet_hops", o.packet_hops)?;
+    d.set_item("flows_started", o.flows_started)?;
+    d.set_item("flows_completed", o.flows_completed)?;
+    d.set_item("bytes_offered", o.bytes_offered)?;
+    d.set_item("bytes_delivered", o.bytes_delivered)?;
+    d.set_item("bytes_dropped", o.bytes_dropped)?;
+    d.set_item("bytes_in_flight", o.bytes_in_flight)?;
+    let drops = PyDict::new(py);
+    for (k, v) in &o.drops {
+        drops.set_item(k, v)?;
+    }
+    d.set_item("drops", drops)?;
+    d.set_item("collisions", o.collisions)?;
+    d.set_item("guardband_violations", o.guardband_violations)?;
+    d.set_item("trace_hash", o.trace_hash)?;
+    let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
+    d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
+    d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered))?;
+    d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
+    d.set_item("ts_time_ps", PyArray1::from_vec(py, o.ts_time_ps))?;
+    d.set_item("ts_node", PyArray1::from_vec(py, o.ts_node.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
+    d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
+    d.set_item("ts_tx_bytes", PyArray1::from_vec(py, o.ts_tx_bytes))?;
+    d.set_item("ts_rx_bytes", PyArray1::from_vec(py, o.ts_rx_bytes))?;
+    d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
+    let m = PyDict::new(py);
+    for (k, v) in &o.metrics {
+        m.set_item(k, v)?;
+    }
+    d.set_item("metrics", m)?;
+    Ok(d)
+}
+
+/// A NegotiaToR run held by Python.
+#[pyclass(module = "opendcn._core")]
+struct NegotiatorSim {
+    sim: Negotiator,
+}
+
+#[pymethods]
+impl NegotiatorSim {
+    #[new]
+    fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
+        Ok(NegotiatorSim { sim: Negotiator::new(neg_spec(spec)?).map_err(err)? })
+    }
+
+    #[getter]
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(t_ps));
+    }
+
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        out_dict(py, self.sim.output())
+    }
+
+    /// (first request epoch, first accepted epoch) of pair (src → dst); -1 = never.
+    fn pair_epochs(&self, src: u32, dst: u32) -> (i64, i64) {
+        let (a, b) = self.sim.pair_epochs(src, dst);
+        let c = |x: u64| if x == u64::MAX { -1 } else { x as i64 };
+        (c(a), c(b))
+    }
+
+    /// Destination of egress port p of ToR i in predefined slot k of epoch e (-1 idle).
+    fn predefined_peer(&self, epoch: u64, slot: u32, tor: u32, port: u32) -> i64 {
+        let d = self.sim.pre_conn(epoch, slot, tor, port);
+        if d == u32::MAX { -1 } else { d as i64 }
+    }
+}
+
+/// A Sirius run held by Python.
+#[pyclass(module = "opendcn._core")]
+struct SiriusSim {
+    sim: Sirius,
+}
+
+#[pymethods]
+impl SiriusSim {
+    #[new]
+    fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
+        Ok(SiriusSim { sim: Sirius::new(sir_spec(spec)?).map_err(err)? })
+    }
+
+    #[getter]
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(t_ps));
+    }
+
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        out_dict(py, self.sim.output())
+    }
+}
+
+/// One NegotiaToR matching round outside the simulator (for property tests):
+/// `requests` = list of (src, dst); returns (grants [(dst, port, src)], accepts
+/// [(src, port, dst)]). The matcher's ring pointers persist across `rounds` calls on
+/// the same request set when `rounds > 1` (the last round is returned).
+#[pyfunction]
+#[pyo3(signature = (tors, ports, topology, seed, requests, rounds=1))]
+fn negotiator_match(tors: u32, ports: u32, topology: &str, seed: u64, requests: Vec<(u32, u32)>, rounds: u32) -> PyResult<(Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>)> {
+    let t = topo(topology)?;
+    if tors < 2 || ports < 1 || (t == Topology::ThinClos && tors % ports != 0) {
+        return Err(bad("tors/ports", (tors, ports), "invalid fabric size"));
+    }
+    let mut m = Matcher::new(tors, ports, t, seed);
+    let mut by_dst: Vec<Vec<(u32, u64)>> = vec![Vec::new(); tors as usize];
+    for &(s, d) in &requests {
+        if s >= tors || d >= tors || s == d {
+            return Err(bad("requests", (s, d), "bad pair"));
+        }
+        by_dst[d as usize].push((s, 0));
+    }
+    for v in by_dst.iter_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let mut grants = Vec::new();
+    let mut accepts = Vec::new();
+    for _ in 0..rounds.max(1) {
+        grants.clear();
+        accepts.clear();
+        let mut per_src: Vec<Vec<(u32, u32)>> = vec![Vec::new(); tors as usize];
+        let mut out = Vec::new();
+        for d in 0..tors {
+            out.clear();
+            m.grant(d, &by_dst[d as usize], false, |_| true, |_, _| true, &mut out);
+            for &(s, p) in &out {
+                grants.push((d, p, s));
+                per_src[s as usize].push((p, d));
+            }
+        }
+        for i in 0..tors {
+            let g = &mut per_src[i as usize];
+            g.sort_unstable();
+            for p in 0..ports {
+                let c: Vec<(u32, u64)> = g.iter().filter(|x| x.0 == p).map(|x| (x.1, 0)).collect();
+                if let Some(d) = m.accept(i, p, &c, |_| true) {
+                    accepts.push((i, p, d));
+                }
+            }
+        }
+    }
+    Ok((grants, accepts))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NegotiatorSim>()?;
+    m.add_class::<SiriusSim>()?;
+    m.add_function(wrap_pyfunction!(negotiator_match, m)?)?;
+    Ok(())
+}

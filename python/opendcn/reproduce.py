@@ -1,0 +1,239 @@
+"""``opendcn reproduce NAME``: re-run a seed paper's evaluation, print a table, write
+plots and a JSON of the numbers, and check the paper's stated trends (PASS/FAIL each).
+
+``negotiator`` (Liang et al., SIGCOMM'24, §4): Hadoop, uniform Poisson traffic from 10 %
+to 100 % load on NegotiaToR (parallel network and thin-clos, PB + PQ) and on the
+Sirius-like traffic-oblivious baseline; the PB/PQ ablation at 100 % load; an incast
+microbenchmark (degree 15, 1 KB at t = 10 us) and Hadoop mixed with random incasts
+(degree 20, 1 KB, 2 % of the host-side bandwidth). Full: 128 ToRs x 8 ports, 10 ms per
+point (the paper simulates 30 ms; 10 ms keeps the whole run in a few minutes on one
+core); quick: 64 ToRs, 4 loads, 2 ms.
+
+``run`` returns 0 when every trend holds, 1 otherwise (failed trends are printed, never
+hidden); every run's invariants (exact byte conservation, no collision, no guardband
+violation) are checked, and one configuration is run twice to check determinism.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+NAMES = ("negotiator",)
+
+
+def run(name: str, quick: bool = False, out: str | Path | None = None,
+        echo: Callable[[str], None] = print) -> int:
+    """Reproduce ``name`` (see :data:`NAMES`); returns 0 if every trend check passed."""
+    if name not in NAMES:
+        raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}")
+    out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
+    if out.exists() and not out.is_dir():
+        raise ConfigError("--out", str(out), "exists and is not a directory")
+    return _negotiator(quick, out, echo)
+
+
+def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
+    m = s.get("arch_metrics", {})
+    me = m.get("mice_fct_epochs", {})
+    return {
+        "config": label, "load": load,
+        "goodput": s["goodput_normalized"],
+        "mice_mean_us": s["fct_us"]["mice"]["mean"], "mice_p99_us": s["fct_us"]["mice"]["p99"],
+        "mice_mean_epochs": me.get("mean"), "mice_p99_epochs": me.get("p99"),
+        "mice_within_2_epochs": me.get("within_2_epochs"),
+        "all_mean_us": s["fct_us"]["all"]["mean"],
+        "match_ratio": m.get("match_ratio"),
+        "completed": s["flows"]["completed"], "started": s["flows"]["started"],
+        "invariants_ok": s["invariants"]["ok"] and s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+        and s["bytes"]["offered"] == s["bytes"]["delivered"] + s["bytes"]["dropped"] + s["bytes"]["in_flight"],
+        "wall_s": s["wall_s"],
+    }
+
+
+def _fmt(v: Any, nd: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "ok" if v else "FAIL"
+    if isinstance(v, float):
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
+    cells = [[c for c in cols]] + [[_fmt(r.get(c)) for c in cols] for r in rows]
+    w = [max(len(x[i]) for x in cells) for i in range(len(cols))]
+    lines = ["  ".join(x[i].rjust(w[i]) for i in range(len(cols))) for x in cells]
+    lines.insert(1, "  ".join("-" * w[i] for i in range(len(cols))))
+    return "\n".join(lines)
+
+
+def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
+    import opendcn as od
+
+    tors = 64 if quick else 128
+    ports = 8
+    duration = "2ms" if quick else "10ms"
+    loads = [0.1, 0.4, 0.7, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
+    seed = 1
+    echo(f"reproduce negotiator ({'quick' if quick else 'full'}): {tors} ToRs x {ports} ports, "
+         f"hadoop, {duration} per point, loads {loads}")
+
+    def net(arch: str, **kw: Any):
+        return od.arch.get(arch).make(tors=tors, ports=ports, **kw)
+
+    configs = {
+        "neg-parallel": ("negotiator", {"topology": "parallel"}),
+        "neg-thin-clos": ("negotiator", {"topology": "thin-clos"}),
+        "sirius": ("sirius", {}),
+    }
+    rows: list[dict[str, Any]] = []
+    summaries: dict[str, dict[str, Any]] = {}
+    for label, (arch, kw) in configs.items():
+        for load in loads:
+            wl = od.workload.poisson("hadoop", load=load, pattern="uniform")
+            wl.description = f"hadoop, uniform, load {load}"
+            r = net(arch, **kw).run(wl, duration=duration, seed=seed)
+            summaries[f"{label}@{load}"] = r.summary
+            row = _summary_row(label, load, r.summary)
+            rows.append(row)
+            echo(f"  {label:14s} load {load:.1f}: goodput {row['goodput']:.3f}  mice mean/p99 "
+                 f"{row['mice_mean_us']:.2f}/{row['mice_p99_us']:.2f} us  ({row['wall_s']:.1f} s)")
+    # ablation at 100 % load, parallel network
+    abl: list[dict[str, Any]] = []
+    for label, pb, pq in (("none", False, False), ("PB", True, False), ("PQ", False, True), ("PB+PQ", True, True)):
+        wl = od.workload.poisson("hadoop", load=1.0, pattern="uniform")
+        r = net("negotiator", topology="parallel", pb=pb, pq=pq).run(wl, duration=duration, seed=seed)
+        abl.append(_summary_row(f"ablation {label}", 1.0, r.summary))
+        echo(f"  ablation {label:6s}: mice mean/p99 {abl[-1]['mice_mean_us']:.2f}/{abl[-1]['mice_p99_us']:.2f} us")
+    # incast microbenchmark: degree 15, 1 KB each at t = 10 us to ToR 0
+    deg = min(15, tors - 1)
+    inc = od.workload.flows([("10us", s, 0, 1000) for s in range(1, deg + 1)])
+    incast: dict[str, Any] = {}
+    for label, (arch, kw) in configs.items():
+        r = net(arch, **kw).run(inc, duration="100us", seed=seed)
+        incast[label] = r.summary["arch_metrics"]["incast"]
+        incast[label]["invariants_ok"] = r.summary["invariants"]["ok"]
+    # Hadoop mixed with random incasts (degree 20, 1 KB, 2 % of host-side bandwidth)
+    mixed: dict[str, Any] = {}
+    for label, (arch, kw) in configs.items():
+        wl = od.workload.mix(od.workload.poisson("hadoop", load=0.6, pattern="uniform"),
+                             od.workload.poisson(None, 0.02, "incast", incast_degree=min(20, tors - 1),
+                                                 incast_size="1KB"))
+        r = net(arch, **kw).run(wl, duration=duration, seed=seed)
+        mixed[label] = {"goodput": r.summary["goodput_normalized"],
+                        "mice_p99_us": r.summary["fct_us"]["mice"]["p99"],
+                        "mice_mean_us": r.summary["fct_us"]["mice"]["mean"],
+                        "incast": r.summary["arch_metrics"]["incast"],
+                        "invariants_ok": r.summary["invariants"]["ok"]}
+    # determinism: the 100 % parallel point once more
+    wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
+    wl.description = f"hadoop, uniform, load {loads[-1]}"
+    again = net("negotiator", topology="parallel").run(wl, duration=duration, seed=seed).summary
+    first = summaries[f"neg-parallel@{loads[-1]}"]
+    deterministic = all(again[k] == first[k] for k in first if k != "wall_s")
+
+    cols = ["config", "load", "goodput", "mice_mean_us", "mice_p99_us", "mice_mean_epochs",
+            "mice_p99_epochs", "mice_within_2_epochs", "all_mean_us", "match_ratio", "invariants_ok"]
+    echo("")
+    echo(_table(rows + abl, cols))
+    echo("")
+    echo("incast microbenchmark (degree %d, 1 KB, t = 10 us): finish time us: " % deg
+         + ", ".join(f"{k} {v['mean_us']:.2f}" for k, v in incast.items()))
+    echo("hadoop 60 % + incasts (2 %): " + "; ".join(
+        f"{k}: goodput {v['goodput']:.3f}, mice p99 {v['mice_p99_us']:.2f} us, incast finish "
+        f"{v['incast']['mean_us']:.2f} us" for k, v in mixed.items()))
+
+    # ---- trend checks
+    def at(label: str, load: float) -> dict[str, Any]:
+        return next(r for r in rows if r["config"] == label and r["load"] == load)
+
+    checks: list[tuple[str, bool, str]] = []
+    top = at("neg-parallel", loads[-1])
+    checks.append(("PB+PQ at 100 % load: mean mice FCT < 2 epochs",
+                   top["mice_mean_epochs"] is not None and top["mice_mean_epochs"] < 2,
+                   f"{top['mice_mean_epochs']:.3f} epochs"))
+    checks.append(("PB+PQ at 100 % load: > 80 % of mice within 2 epochs",
+                   top["mice_within_2_epochs"] is not None and top["mice_within_2_epochs"] > 0.8,
+                   f"{100 * top['mice_within_2_epochs']:.1f} %"))
+    ratios = [at("sirius", L)["mice_p99_us"] / max(at("neg-parallel", L)["mice_p99_us"], 1e-9) for L in loads]
+    checks.append(("mice p99 FCT 10-100x below the TO baseline at every load",
+                   all(10 <= x <= 100 for x in ratios),
+                   "baseline/NegotiaToR = " + ", ".join(f"{x:.2f}" for x in ratios)))
+    high = [L for L in loads if L >= 0.7]
+    gp = [(at("neg-parallel", L)["goodput"], at("sirius", L)["goodput"]) for L in high]
+    checks.append(("NegotiaToR goodput above the baseline at high load",
+                   all(a > b for a, b in gp), ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, (a, b) in zip(high, gp))))
+    tc = [(at("neg-thin-clos", L)["goodput"], at("neg-parallel", L)["goodput"]) for L in high]
+    checks.append(("thin-clos slightly below parallel (goodput within 10 %, not above)",
+                   all(0.9 * p <= t <= p * 1.001 for t, p in tc),
+                   ", ".join(f"{L}: {t:.3f} vs {p:.3f}" for L, (t, p) in zip(high, tc))))
+    p99 = [r["mice_p99_us"] for r in abl]
+    checks.append(("ablation mice tail FCT: none > PB > PQ > PB+PQ",
+                   p99[0] > p99[1] > p99[2] > p99[3], " > ".join(f"{x:.2f}" for x in p99)))
+    # match ratio under saturation: every ToR sends a large flow to every other ToR
+    n_par, n_thin = tors, tors // ports
+    th = {n: 1 - (1 - 1 / n) ** n for n in (n_par, n_thin)}
+    sat = od.workload.poisson(None, 1.0, "all-to-all", flow_size="20MB")
+    mr = {}
+    for topo in ("parallel", "thin-clos"):
+        s_ = net("negotiator", topology=topo).run(sat, duration="200us" if quick else "100us", seed=seed).summary
+        mr[topo] = s_["arch_metrics"]["match_ratio"]
+    checks.append(("saturated match ratio close to 1-(1-1/n)^n (±0.05)",
+                   abs(mr["parallel"] - th[n_par]) < 0.05 and abs(mr["thin-clos"] - th[n_thin]) < 0.05,
+                   f"parallel {mr['parallel']:.3f} vs {th[n_par]:.3f} (n={n_par}); thin-clos "
+                   f"{mr['thin-clos']:.3f} vs {th[n_thin]:.3f} (n={n_thin})"))
+    all_ok = all(r["invariants_ok"] for r in rows + abl) and all(v["invariants_ok"] for v in incast.values()) \
+        and all(v["invariants_ok"] for v in mixed.values())
+    checks.append(("every run: exact conservation, 0 collisions, 0 guardband violations", all_ok,
+                   f"{len(rows) + len(abl) + len(incast) + len(mixed)} runs"))
+    checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
+    echo("")
+    for name_, ok, detail in checks:
+        echo(f"{'PASS' if ok else 'FAIL'}  {name_}  [{detail}]")
+
+    out.mkdir(parents=True, exist_ok=True)
+    data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
+            "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast, "mixed_incast": mixed,
+            "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
+    (out / "negotiator.json").write_text(json.dumps(data, indent=2))
+    _plots(out, rows, abl, loads)
+    echo(f"\nwrote {out / 'negotiator.json'} and plots under {out}")
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loads: list[float]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = sorted({r["config"] for r in rows}, key=lambda x: ["neg-parallel", "neg-thin-clos", "sirius"].index(x))
+    for key, fname, ylabel, logy in (("mice_p99_us", "mice_p99.png", "mice p99 FCT (us)", True),
+                                     ("mice_mean_us", "mice_mean.png", "mice mean FCT (us)", True),
+                                     ("goodput", "goodput.png", "goodput (normalized to host side)", False)):
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        for lab in labels:
+            xs = [r["load"] for r in rows if r["config"] == lab]
+            ys = [r[key] for r in rows if r["config"] == lab]
+            ax.plot(xs, ys, marker="o", label=lab)
+        ax.set_xlabel("load")
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / fname, dpi=120)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.bar([r["config"].replace("ablation ", "") for r in abl], [r["mice_p99_us"] for r in abl])
+    ax.set_ylabel("mice p99 FCT (us) at 100 % load")
+    fig.tight_layout()
+    fig.savefig(out / "ablation.png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,229 @@
+"""Slotted AWGR fabrics (NegotiaToR, Sirius) run on the slot-by-slot cell engine.
+
+A :class:`SlottedNetwork` is a :class:`~opendcn.network.Network` whose fabric is fixed by
+the architecture (parallel or thin-clos AWGRs with tunable lasers) and whose control
+plane runs inside the engine (``opendcn_core::slotted``); circuits and routes are not
+deployed by hand. ``run`` has the same signature and returns the same
+:class:`~opendcn.network.Result` (summary fields, per-flow columns) as every network.
+ToRs are the endpoints: flows start and end at ToRs; load and goodput are normalized to
+the host-side bandwidth R per ToR.
+
+Time series (``Result.timeseries``): one row per ToR per sample interval with
+``queued_bytes`` (at the interval end), ``tx_bytes`` (payload sent on any hop) and
+``rx_bytes`` (payload received as final destination — the receiver bandwidth);
+``port`` is -1 (per-ToR rows).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from . import _core
+from .analysis import fct_stats
+from .config import Config
+from .errors import ConfigError, InvariantError
+from .network import Network, Result, _Cut, _engine_error, _ideal_fct, _Live
+from .units import parse_size, parse_time
+
+__all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs"]
+
+
+class SlottedNetwork(Network):
+    """A NegotiaToR or Sirius network: ``engine`` is ``"negotiator"`` or ``"sirius"``,
+    ``params`` the engine spec fields (already converted to ps / bytes / bps)."""
+
+    def __init__(self, arch: str, engine: str, params: dict[str, Any], *, nodes: int, ports: int,
+                 link_rate: int, host_rate: int, propagation: int, slice_ps: int, guardband: int,
+                 mtu: int, header: int, sample_interval: int):
+        cfg = Config(nodes=nodes, uplinks=ports, link_rate=link_rate, host_rate=host_rate,
+                     propagation=propagation, slice=slice_ps, guardband=min(guardband, slice_ps - 1),
+                     mtu=mtu, header=header, buffer=max(mtu + header, 10**9),
+                     sample_interval=sample_interval)
+        super().__init__(cfg, fabric="optical", arch=arch)
+        if engine not in ("negotiator", "sirius"):
+            raise ConfigError("engine", engine, "expected negotiator or sirius")
+        self.engine = engine
+        self.params = dict(params)
+        self.last_sim: Any = None
+
+    # the fabric and control plane are the architecture's own
+    def deploy_topo(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_topo", self.arch, "the slotted fabric's circuits are set by its control plane")
+
+    def deploy_routing(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_routing", self.arch, "the slotted fabric routes by its control plane")
+
+    def start(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("start", self.arch, "slotted architectures run with net.run(...)")
+
+    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
+            progress: bool = False, out: str | os.PathLike[str] | None = None,
+            mice_threshold: Any = 10_000) -> Result:
+        """Run ``workload`` for ``duration`` of simulated time and return the result."""
+        duration_ps = parse_time(duration, "duration")
+        if duration_ps <= 0:
+            raise ConfigError("duration", duration, "must be positive")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ConfigError("seed", seed, "expected a non-negative integer")
+        mice = parse_size(mice_threshold, "mice_threshold")
+        c = self.config
+        flows = workload.generate(endpoints=c.nodes, hosts_per_node=0, rate_bps=c.per_node_rate,
+                                  nodes=c.nodes, duration_ps=duration_ps, seed=int(seed))
+        flows.validate(c.nodes)
+        keep = np.asarray(flows.start_ps) < duration_ps
+        cut = _Cut(flows, keep)
+        spec = dict(self.params)
+        spec.update(seed=int(seed), duration_ps=int(duration_ps),
+                    flow_start_ps=np.ascontiguousarray(cut.start_ps, dtype=np.int64),
+                    flow_src=np.ascontiguousarray(cut.src, dtype=np.int64),
+                    flow_dst=np.ascontiguousarray(cut.dst, dtype=np.int64),
+                    flow_size=np.ascontiguousarray(cut.size, dtype=np.int64))
+        t0 = time.perf_counter()
+        cls = _core.NegotiatorSim if self.engine == "negotiator" else _core.SiriusSim
+        try:
+            sim = cls(spec)
+        except _core.EngineSpecError as e:
+            raise _engine_error(e) from None
+        if progress:
+            from .network import _run_with_progress
+            _run_with_progress(sim, duration_ps, self.arch)
+        else:
+            sim.run_until(duration_ps)
+        wall = time.perf_counter() - t0
+        o = sim.output()
+        self.last_sim = sim
+        live = _Live(sim, cut, duration_ps, int(seed), t0,
+                     getattr(workload, "description", repr(workload)))
+        result = _build(self, live, o, wall, mice)
+        self.last_result = result
+        if out is not None:
+            result.write(out)
+        if o["invariant_errors"]:
+            raise InvariantError(f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"]))
+        return result
+
+
+def fct_in_epochs(flows: pa.Table, epoch_ps: int, mice_threshold: int) -> dict[str, float]:
+    """Mice FCT statistics in epochs, and the share of mice done within two epochs."""
+    done = np.asarray(flows["completed"].to_numpy(zero_copy_only=False), dtype=bool)
+    size = np.asarray(flows["size_bytes"])
+    fct = np.asarray(flows["fct_ps"].fill_null(0))
+    sel = done & (size < mice_threshold)
+    if not sel.any() or epoch_ps <= 0:
+        return {"count": 0, "mean": 0.0, "p99": 0.0, "within_2_epochs": 0.0}
+    x = fct[sel] / epoch_ps
+    return {"count": int(sel.sum()), "mean": float(x.mean()), "p99": float(np.percentile(x, 99)),
+            "within_2_epochs": float((x <= 2.0).mean())}
+
+
+def incast_stats(flows: pa.Table) -> dict[str, float]:
+    """Incast finish time: flows with the same start instant and destination form one
+    incast (≥ 2 senders); finish time = last finish − start (completed incasts only)."""
+    start = np.asarray(flows["start_ps"])
+    dst = np.asarray(flows["dst"])
+    if len(start) == 0:
+        return {"events": 0, "completed": 0, "mean_us": 0.0, "p99_us": 0.0}
+    fin = np.asarray(flows["finish_ps"].fill_null(-1))
+    key = np.stack([start, dst], axis=1)
+    uniq, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    ev = cnt >= 2
+    if not ev.any():
+        return {"events": 0, "completed": 0, "mean_us": 0.0, "p99_us": 0.0}
+    last = np.full(len(uniq), -1, dtype=np.int64)
+    np.maximum.at(last, inv, fin)
+    undone = np.zeros(len(uniq), dtype=bool)
+    np.logical_or.at(undone, inv, fin < 0)
+    ok = ev & ~undone
+    t = (last[ok] - uniq[ok, 0]) / 1e6
+    return {"events": int(ev.sum()), "completed": int(ok.sum()),
+            "mean_us": float(t.mean()) if len(t) else 0.0,
+            "p99_us": float(np.percentile(t, 99)) if len(t) else 0.0}
+
+
+def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
+    c = net.config
+    f = live.flows
+    nflows = len(f.size)
+    finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
+    done = finish >= 0
+    start = f.start_ps.astype(np.int64)
+    size = f.size.astype(np.int64)
+    fct = np.where(done, finish - start, 0)
+    ideal = _ideal_fct(c, f, size)
+    slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
+    mask = ~done
+    flows = pa.table({
+        "flow_id": pa.array(np.arange(nflows, dtype=np.int64)),
+        "src": pa.array(f.src.astype(np.int64)),
+        "dst": pa.array(f.dst.astype(np.int64)),
+        "size_bytes": pa.array(size),
+        "start_ps": pa.array(start),
+        "finish_ps": pa.array(finish, mask=mask),
+        "fct_ps": pa.array(fct, mask=mask),
+        "ideal_fct_ps": pa.array(ideal),
+        "slowdown": pa.array(slowdown, mask=mask),
+        "completed": pa.array(done),
+        "hops": pa.array(np.asarray(o["flow_hops"], dtype=np.int64)),
+    })
+    ts = pa.table({
+        "time_ps": pa.array(np.asarray(o["ts_time_ps"], dtype=np.int64)),
+        "node": pa.array(np.asarray(o["ts_node"], dtype=np.int64)),
+        "port": pa.array(np.full(len(o["ts_node"]), -1, dtype=np.int64)),
+        "queued_bytes": pa.array(np.asarray(o["ts_queued_bytes"], dtype=np.int64)),
+        "tx_bytes": pa.array(np.asarray(o["ts_tx_bytes"], dtype=np.int64)),
+        "rx_bytes": pa.array(np.asarray(o["ts_rx_bytes"], dtype=np.int64)),
+    })
+    sim_s = live.duration / 1e12
+    capacity_bytes = sim_s * c.per_node_rate * c.nodes / 8
+    metrics: dict[str, Any] = dict(net.arch_metrics)
+    for k, v in o["metrics"].items():
+        metrics[k] = int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v)
+    epoch = int(metrics.get("epoch_ps", 0))
+    if epoch:
+        metrics["mice_fct_epochs"] = fct_in_epochs(flows, epoch, mice)
+    metrics["incast"] = incast_stats(flows)
+    # receiver bandwidth over time, all ToRs, normalized to N x R
+    rx = np.asarray(o["ts_rx_bytes"], dtype=np.int64)
+    t_ps = np.asarray(o["ts_time_ps"], dtype=np.int64)
+    if len(rx) and c.sample_interval > 0:
+        per = rx.reshape(-1, c.nodes).sum(axis=1)
+        times = t_ps.reshape(-1, c.nodes)[:, 0]
+        widths = np.diff(np.concatenate([[0], times]))
+        norm = per * 8 / (np.maximum(widths, 1) / 1e12) / (c.per_node_rate * c.nodes)
+        if len(norm) <= 20_000:
+            metrics["rx_bandwidth_series"] = {"time_us": [round(x / 1e6, 4) for x in times.tolist()],
+                                              "normalized": [round(float(x), 5) for x in norm]}
+    drops = {k: int(v) for k, v in o["drops"].items()}
+    summary: dict[str, Any] = {
+        "arch": net.arch,
+        "seed": live.seed,
+        "nodes": c.nodes,
+        "endpoints": c.nodes,
+        "sim_time_s": sim_s,
+        "wall_s": round(wall, 4),
+        "events": int(o["events"]),
+        "packet_hops": int(o["packet_hops"]),
+        "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
+        "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
+                  "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
+        "goodput_normalized": float(o["bytes_delivered"] / capacity_bytes) if capacity_bytes else 0.0,
+        "fct_us": fct_stats(flows, mice_threshold=mice),
+        "fabric": {"collisions": int(o["collisions"]),
+                   "guardband_violations": int(o["guardband_violations"])},
+        "drops": drops,
+        "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+        "host_rate_bps": c.per_node_rate,
+        "workload": live.workload,
+        "trace_hash": f"{int(o['trace_hash']):016x}",
+        "arch_metrics": metrics,
+    }
+    params = {k: v for k, v in net.params.items()}
+    info = {"config": c.model_dump(), "arch": net.arch, "engine": net.engine, "params": params,
+            "duration_ps": live.duration, "seed": live.seed}
+    return Result(summary, flows, ts, info)
