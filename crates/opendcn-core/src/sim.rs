@@ -163,7 +163,12 @@ struct Endpoint {
     busy_until: Ps,
     scheduled: bool,
     voq: BTreeMap<u32, VecDeque<u32>>,
+    /// Destinations with data that may go now, in round-robin order.
     rr: VecDeque<u32>,
+    /// Destinations with data that cannot go before a time (egress full, slice full,
+    /// pushed back, paused): (time, destination). Each destination with data is in
+    /// exactly one of `rr` and `sleeping`.
+    sleeping: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -388,6 +393,7 @@ impl Sim {
             scheduled: false,
             voq: BTreeMap::new(),
             rr: VecDeque::new(),
+            sleeping: std::collections::BinaryHeap::new(),
         }).collect();
         let flows = (0..spec.flow_src.len()).map(|i| Flow {
             start: spec.flow_start_ps[i],
@@ -574,22 +580,28 @@ impl Sim {
             self.schedule_inject(e, t);
             return;
         }
-        let n = ep.rr.len().min(256);
-        let mut wake = Ps::MAX;
-        for _ in 0..n {
-            match self.try_inject_one(e) {
-                Ok(()) => {
-                    if !self.eps[e as usize].rr.is_empty() {
-                        let t = self.eps[e as usize].busy_until;
-                        self.schedule_inject(e, t);
-                    }
-                    return;
-                }
-                Err(t) => wake = wake.min(t),
+        let now = self.now;
+        let ep = &mut self.eps[e as usize];
+        while let Some(&std::cmp::Reverse((t, d))) = ep.sleeping.peek() {
+            if t > now {
+                break;
+            }
+            ep.sleeping.pop();
+            ep.rr.push_back(d);
+        }
+        while !self.eps[e as usize].rr.is_empty() {
+            if self.try_inject_one(e).is_ok() {
+                break;
             }
         }
-        if wake != Ps::MAX {
-            self.schedule_inject(e, wake.max(self.now + 1));
+        let ep = &self.eps[e as usize];
+        let next = if !ep.rr.is_empty() {
+            Some(ep.busy_until)
+        } else {
+            ep.sleeping.peek().map(|r| r.0 .0.max(ep.busy_until))
+        };
+        if let Some(t) = next {
+            self.schedule_inject(e, t.max(self.now));
         }
     }
 
@@ -637,7 +649,7 @@ impl Sim {
                 if until > self.now {
                     self.paused_attempts += 1;
                     self.release(pid);
-                    self.ep_rotate(e);
+                    self.ep_sleep(e, until);
                     return Err(until);
                 }
             }
@@ -651,7 +663,7 @@ impl Sim {
                 if pt.bytes + wire > pt.cap {
                     let wake = pt_wake(pt, self.now + ser);
                     self.release(pid);
-                    self.ep_rotate(e);
+                    self.ep_sleep(e, wake);
                     return Err(wake);
                 }
                 let cyclic_optical = pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD;
@@ -662,7 +674,7 @@ impl Sim {
                     let wake = self.sched.slice(cur.abs + ((a.dep + n - cur.idx) % n) as u64).start;
                     self.paused_attempts += 1;
                     self.release(pid);
-                    self.ep_rotate(e);
+                    self.ep_sleep(e, wake);
                     return Err(wake);
                 }
                 if !self.hosts_mode && cyclic_optical {
@@ -670,9 +682,12 @@ impl Sim {
                     let first = cur.abs + ((a.dep + n - cur.idx) % n) as u64;
                     let planned = self.plan_slotted(a.port, a.dep, self.ports[a.port as usize].rate.tx(wire), cur, false);
                     if matches!(planned, Some((_, abs, _, _)) if abs > first) {
+                        // that occurrence of the departure slice is full: no chance before it
+                        // has ended
+                        let wake = self.sched.slice(first + 1).start;
                         self.release(pid);
-                        self.ep_rotate(e);
-                        return Err(self.sched.slice(cur.abs + 1).start);
+                        self.ep_sleep(e, wake);
+                        return Err(wake);
                     }
                 }
             }
@@ -718,11 +733,12 @@ impl Sim {
         Ok(())
     }
 
-    /// Move the destination at the head of endpoint `e`'s round robin to its back.
-    fn ep_rotate(&mut self, e: u32) {
+    /// The destination at the head of endpoint `e`'s round robin cannot go before `t`.
+    fn ep_sleep(&mut self, e: u32, t: Ps) {
+        let now = self.now;
         let ep = &mut self.eps[e as usize];
         if let Some(d) = ep.rr.pop_front() {
-            ep.rr.push_back(d);
+            ep.sleeping.push(std::cmp::Reverse((t.max(now + 1), d)));
         }
     }
 
