@@ -19,6 +19,11 @@ import opendcn as od
 
 ARCHS = sorted(od.arch.REGISTRY)
 NODES = 8
+
+
+def tiny_nodes(name: str) -> int:
+    """The node count of an architecture's smallest meaningful instance."""
+    return od.arch.get(name).tiny.get("nodes", NODES)
 DURATION = "100us"
 SHIPPED = ("hadoop", "websearch", "datamining", "google", "keyvalue", "imc10")
 PATTERNS = ("uniform", "permutation", "incast", "all-to-all")
@@ -99,10 +104,10 @@ def test_registry_has_the_shipped_architectures():
 def test_arch_builder_from_python(name):
     build = getattr(od.arch, name, None)
     assert callable(build), f"od.arch.{name} is {build!r}, not a builder"
-    net = build(nodes=NODES)
+    net = build(nodes=tiny_nodes(name))
     assert isinstance(net, od.Network)
     result = net.run(workload(), duration=DURATION, seed=1)
-    check_summary(result.summary, arch=name, nodes=NODES, seed=1, sim_time_s=100e-6)
+    check_summary(result.summary, arch=name, nodes=tiny_nodes(name), seed=1, sim_time_s=100e-6)
     assert result.flows.num_rows == result.summary["flows"]["started"]
 
 
@@ -121,7 +126,7 @@ def cli_runs(tmp_path_factory):
     """``opendcn run ARCH --nodes 8 --duration 100us --summary-json -`` for every arch."""
     base = tmp_path_factory.mktemp("archs")
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        futures = {name: pool.submit(cli, "run", name, "--nodes", NODES, "--duration", DURATION,
+        futures = {name: pool.submit(cli, "run", name, "--nodes", tiny_nodes(name), "--duration", DURATION,
                                      "--summary-json", "-", cwd=base) for name in ARCHS}
         return {name: f.result() for name, f in futures.items()}
 
@@ -131,7 +136,7 @@ def test_arch_cli_summary_json(cli_runs, name):
     proc = cli_runs[name]
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)                 # nothing but the JSON on stdout
-    check_summary(summary, arch=name, nodes=NODES, seed=1, sim_time_s=100e-6)
+    check_summary(summary, arch=name, nodes=tiny_nodes(name), seed=1, sim_time_s=100e-6)
 
 
 @pytest.mark.parametrize("name", ARCHS)
@@ -140,7 +145,7 @@ def test_arch_cli_and_python_agree(cli_runs, name):
     assert proc.returncode == 0, proc.stderr
     cli_summary = json.loads(proc.stdout)
     # the CLI defaults: hadoop, load 0.3, uniform, seed 1
-    py = od.arch.get(name).make(nodes=NODES).run(workload(), duration=DURATION, seed=1).summary
+    py = od.arch.get(name).make(nodes=tiny_nodes(name)).run(workload(), duration=DURATION, seed=1).summary
     for key in ("arch", "seed", "nodes", "sim_time_s", "events", "flows", "bytes",
                 "goodput_normalized", "fct_us", "fabric", "drops"):
         assert cli_summary[key] == py[key], key

@@ -2,6 +2,7 @@
 //! engine with the GIL released, return numpy columns, map errors. Nothing else.
 
 mod slotted;
+mod shale;
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::spec::{Multipath, PortKind, RouterKind};
@@ -271,6 +272,7 @@ impl Simulator {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     slotted::register(m)?;
+    shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -70,6 +70,8 @@ class Arch:
     description: str
     build: Callable[..., Any]
     options: tuple[Option, ...] = field(default_factory=tuple)
+    #: options of the smallest meaningful instance (used by tests and examples)
+    tiny: dict[str, Any] = field(default_factory=lambda: {"nodes": 8})
 
     def make(self, **kwargs: Any) -> Any:
         """Build a ready network from options (unknown or bad options raise ConfigError)."""
@@ -86,11 +88,13 @@ class Arch:
 REGISTRY: dict[str, Arch] = {}
 
 
-def register(name: str, description: str, options: list[Option]) -> Callable:
-    """Decorator: add a builder to the registry and expose it as ``od.arch.<name>``."""
+def register(name: str, description: str, options: list[Option],
+             tiny: dict[str, Any] | None = None) -> Callable:
+    """Decorator: add a builder to the registry and expose it as ``od.arch.<name>``;
+    ``tiny`` gives the options of its smallest meaningful instance (default 8 nodes)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY[name] = Arch(name, description, fn, tuple(options))
+        REGISTRY[name] = Arch(name, description, fn, tuple(options), dict(tiny or {"nodes": 8}))
         return fn
 
     return deco
@@ -152,7 +156,7 @@ def _public(arch: Arch) -> Callable[..., Any]:
     return public
 
 
-from . import clos, negotiator, rotornet, sirius  # noqa: E402,F401  (registration side effects)
+from . import clos, negotiator, rotornet, shale, sirius  # noqa: E402,F401  (registration side effects)
 
 # ``od.arch.<name>`` is the builder, not the module that defines it
 for _name, _arch in REGISTRY.items():

@@ -6,3 +6,4 @@
 pub mod common;
 pub mod negotiator;
 pub mod sirius;
+pub mod shale;

@@ -1,0 +1,1144 @@
+//! Shale (ALGORITHMS §5): a cell-level, slot-by-slot engine over the active set.
+//!
+//! Time advances in *timeslots* of τ = slot / lanes (45.056 ns / 8 = 5.632 ns): timeslot t
+//! starts on lane t mod lanes, runs one entry of the schedule ([`schedule::Plan`], one EBS
+//! round robin or two interleaved) and lasts a full lane slot (guard band, then one cell
+//! of `cell_bytes` at the lane rate). A cell sent in timeslot t is fully received
+//! `slot + propagation` later and may be forwarded from timeslot t + D,
+//! D = ⌈(slot + propagation) / τ⌉; flights wait in a ring of buckets keyed by arrival slot.
+//!
+//! Per timeslot only nodes with work are visited: every neighbour index k (sub-schedule,
+//! phase, offset) has a list of nodes with a cell or a token queued for that neighbour,
+//! and every sub-schedule a list of nodes with local flow data. Idle nodes send dummy
+//! cells, which are counted, not simulated (`dummy_cells` = live nodes × timeslots − real
+//! transmissions). Per-node state is O(neighbours) plus hash maps keyed by active
+//! (node, neighbour, bucket) only.
+//!
+//! Routing (§5.2): a new cell's first hop is the current timeslot's peer (first
+//! available); each further spraying hop goes, in the phase after the previous hop's
+//! phase, to a random neighbour (`spray`: the neighbour with the fewest queued cells,
+//! ties broken from a random start); after h sprays the direct semi-path fixes, phase
+//! by phase after the last hop's phase, each coordinate that differs from the
+//! destination. A cell reaching its destination on any hop is delivered. Forwarded cells
+//! go before new cells; a node with nothing to send sends a dummy.
+//!
+//! Congestion control (§5.4): `hbh` — buckets ⟨destination, remaining sprays⟩; a cell may
+//! cross link x→y only while fewer than T (first hops: T_F) cells of its bucket at y are
+//! outstanding on that link; y queues a token when it forwards (or drops) the cell and
+//! returns it, two per header, the next time it is connected to x on the same
+//! sub-schedule. Per-neighbour PIEO: the first bucket with a credit is extracted; a bucket
+//! that still holds cells re-enters at the tail (round robin among buckets). The engine
+//! checks the invariant at every receipt: cells held at y per (upstream link, bucket)
+//! never exceed the budget (`hbh_violations`, must be 0). `priority` — the eligible cell
+//! with the lowest p = t + ℓ·E goes first (t = flow arrival timeslot, ℓ = flow size in
+//! cells, E = epoch in timeslots).
+//!
+//! Failures (§5.5, partial): the listed nodes fail at `fail_at`: their queued cells and
+//! unsent flow data are dropped, cells reaching them are dropped. A live neighbour y
+//! notices f at the first timeslot a cell from f should have arrived (first f→y timeslot
+//! at or after the failure, plus D) and from then on never sends to f: cells queued to f
+//! are re-sprayed to another live neighbour of the same phase (spraying hops), dropped
+//! (f is their destination) or reset to their first spraying hop (direct hops via f); a
+//! spraying hop whose phase has no live neighbour is skipped. Python picks the failed
+//! nodes at random but at most ⌈f·m⌉ per line (Shale's exchange of failed coordinates).
+//! Invalidation / re-validation tokens and link failures are not modelled.
+//!
+//! DECIDE points taken (ALGORITHMS §5, §7): schedule order (c_i ± j) mod m per phase;
+//! lane ℓ serves entries ≡ ℓ mod lanes (one global entry per timeslot); spraying cells are
+//! bound to a neighbour at enqueue; the phase of a hop is derived from the arrival slot;
+//! tokens return over the same sub-schedule; T = T_F defaults come from Python
+//! ("auto": T = T_F = ⌈2D/E⌉ + 1, enough for one bucket to use a link every epoch); a
+//! dropped cell still returns its token; priority units in timeslots and cells;
+//! interleaving spreads the higher-h slots evenly (Bresenham); `max_active_buckets`
+//! counts ⟨neighbour, bucket⟩ queues (PIEO entries) per node, an upper bound on the
+//! distinct buckets; buffer occupancy is cells queued at a node (not unsent source data),
+//! time-weighted over node-timeslots.
+
+mod failures;
+mod output;
+pub mod schedule;
+
+use crate::error::SpecError;
+use crate::rng::{mix64, Stream};
+use crate::units::{tx_time_ps, Ps, NONE};
+use schedule::{Ebs, Plan};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Congestion control variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cc {
+    None,
+    Priority,
+    Hbh,
+    Spray,
+    HbhSpray,
+}
+
+impl Cc {
+    pub fn parse(s: &str) -> Option<Cc> {
+        Some(match s {
+            "none" => Cc::None,
+            "priority" => Cc::Priority,
+            "hbh" => Cc::Hbh,
+            "spray" => Cc::Spray,
+            "hbh+spray" => Cc::HbhSpray,
+            _ => return None,
+        })
+    }
+    fn hbh(self) -> bool {
+        matches!(self, Cc::Hbh | Cc::HbhSpray)
+    }
+    fn spray_short(self) -> bool {
+        matches!(self, Cc::Spray | Cc::HbhSpray)
+    }
+}
+
+/// Everything a Shale run needs (plain data; validated by [`ShaleSim::new`]).
+#[derive(Debug, Clone)]
+pub struct ShaleSpec {
+    pub nodes: u32,
+    pub h: u32,
+    /// Higher-h sub-schedule for short flows (0 = no interleaving).
+    pub h_hi: u32,
+    /// Fraction num/den of timeslots given to the higher-h sub-schedule.
+    pub inter_num: u64,
+    pub inter_den: u64,
+    /// Flows of at most this many bytes use the higher-h sub-schedule.
+    pub cutoff_bytes: u64,
+    pub lanes: u32,
+    pub slot_ps: Ps,
+    pub guard_ps: Ps,
+    pub lane_rate_bps: u64,
+    pub cell_bytes: u32,
+    pub header_bytes: u32,
+    pub prop_ps: Ps,
+    pub cc: Cc,
+    pub token_budget: u32,
+    pub first_hop_budget: u32,
+    pub fail_nodes: Vec<u32>,
+    pub fail_at_ps: Ps,
+    pub flow_start_ps: Vec<Ps>,
+    pub flow_src: Vec<u32>,
+    pub flow_dst: Vec<u32>,
+    pub flow_size: Vec<u64>,
+    pub seed: u64,
+    pub duration_ps: Ps,
+}
+
+/// Deterministic hasher for u64 keys (never iterated).
+#[derive(Default)]
+struct MixHasher(u64);
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ b as u64 ^ (self.0 >> 56);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 ^= i;
+    }
+}
+type Map = HashMap<u64, u32, BuildHasherDefault<MixHasher>>;
+
+#[inline]
+fn key(x: u32, k: u32, d: u32, r: u8) -> u64 {
+    ((x as u64) << 44) | ((k as u64) << 23) | ((d as u64) << 3) | r as u64
+}
+
+#[derive(Clone, Copy)]
+struct Cell {
+    flow: u32,
+    dst: u32,
+    /// Node it came from (NONE at its source) and that node's neighbour index here.
+    prev: u32,
+    back_k: u32,
+    next: u32,
+    bytes: u32,
+    prio: u64,
+    /// Remaining sprays now, and the bucket index it arrived in.
+    r: u8,
+    r_in: u8,
+    sigma: u8,
+    hops: u8,
+}
+
+#[derive(Clone, Copy)]
+struct PEntry {
+    d: u32,
+    r: u8,
+    head: u32,
+    tail: u32,
+    next: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Tok {
+    d: u32,
+    r: u8,
+    next: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Flight {
+    cell: u32,
+    to: u32,
+    from: u32,
+    /// Receiver's neighbour index for the sender.
+    k_back: u32,
+    phase: u8,
+    sigma: u8,
+    ntok: u8,
+    tok: [(u32, u8); 2],
+}
+
+pub const DROP_REASONS: [&str; 2] = ["failed_node", "no_route"];
+
+/// What a run returns.
+#[derive(Debug, Clone, Default)]
+pub struct ShaleOutput {
+    pub now_ps: Ps,
+    pub timeslots: u64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub bytes_offered: u64,
+    pub bytes_delivered: u64,
+    pub bytes_dropped: u64,
+    pub bytes_in_flight: u64,
+    pub drops: Vec<(String, u64)>,
+    pub collisions: u64,
+    pub guardband_violations: u64,
+    pub trace_hash: u64,
+    pub flow_finish_ps: Vec<u64>,
+    pub flow_delivered: Vec<u64>,
+    pub flow_hops: Vec<u32>,
+    pub invariant_errors: Vec<String>,
+    /// Time-weighted histogram of per-node buffered cells: hist[v] = node-timeslots at v.
+    pub buffer_hist: Vec<u64>,
+    pub metrics: Vec<(String, f64)>,
+}
+
+/// The Shale engine.
+pub struct ShaleSim {
+    plan: Plan,
+    n: u32,
+    kk: u32,
+    tau: Ps,
+    d: u64,
+    slot_ps: Ps,
+    prop_ps: Ps,
+    payload: u64,
+    guard_ok: bool,
+    cc: Cc,
+    t_budget: u32,
+    tf_budget: u32,
+    cutoff: u64,
+    end_tick: u64,
+    t: u64,
+    ring: Vec<Vec<Flight>>,
+    spray_rng: Stream,
+    // flows
+    f_start: Vec<u64>,
+    f_src: Vec<u32>,
+    f_dst: Vec<u32>,
+    f_size: Vec<u64>,
+    f_unsent: Vec<u64>,
+    f_deliv: Vec<u64>,
+    f_finish: Vec<u64>,
+    f_hops: Vec<u32>,
+    f_sigma: Vec<u8>,
+    f_prio: Vec<u64>,
+    next_flow: usize,
+    local: Vec<Vec<u32>>,
+    src_list: Vec<Vec<u32>>,
+    src_listed: Vec<u8>,
+    // per (node, neighbour index)
+    pieo_head: Vec<u32>,
+    pieo_tail: Vec<u32>,
+    pieo_len: Vec<u32>,
+    qcells: Vec<u32>,
+    tok_head: Vec<u32>,
+    tok_tail: Vec<u32>,
+    listed: Vec<bool>,
+    active: Vec<Vec<u32>>,
+    scratch: Vec<u32>,
+    // pools
+    cells: Vec<Cell>,
+    free_cells: Vec<u32>,
+    entries: Vec<PEntry>,
+    free_entries: Vec<u32>,
+    toks: Vec<Tok>,
+    free_toks: Vec<u32>,
+    // hop-by-hop state
+    outstanding: Map,
+    held: Map,
+    nbuckets: Vec<u32>,
+    // per node
+    buf: Vec<u32>,
+    buf_last: Vec<u64>,
+    hist: Vec<u64>,
+    visited: Vec<u64>,
+    rx_stamp: Vec<u64>,
+    // failures
+    failed: Vec<bool>,
+    any_failed: bool,
+    fail_tick: u64,
+    fail_list: Vec<u32>,
+    detect: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    // counters
+    events: u64,
+    packet_hops: u64,
+    collisions: u64,
+    guard_viol: u64,
+    hbh_viol: u64,
+    offered: u64,
+    delivered: u64,
+    dropped: u64,
+    drops: [u64; 2],
+    flows_started: u64,
+    flows_completed: u64,
+    hash: u64,
+    sends_cells: u64,
+    sends_token_only: u64,
+    tokens_sent: u64,
+    new_cells: u64,
+    skipped_sprays: u64,
+    max_pieo: u32,
+    max_buckets: u32,
+    max_buf: u32,
+    max_outstanding_entries: usize,
+}
+
+impl ShaleSim {
+    pub fn new(s: ShaleSpec) -> Result<Self, SpecError> {
+        let n = s.nodes;
+        if n > (1 << 20) {
+            return Err(SpecError::new("nodes", n, "at most 2^20 nodes"));
+        }
+        let mut subs = vec![Ebs::new(n, s.h)?];
+        if s.h_hi != 0 {
+            if s.h_hi == s.h {
+                return Err(SpecError::new("interleave", s.h_hi, "the interleaved sub-schedule needs a different h"));
+            }
+            subs.push(Ebs::new(n, s.h_hi).map_err(|e| SpecError::new("interleave", s.h_hi, &format!("{}", e)))?);
+        }
+        let plan = Plan::new(subs, s.inter_num, s.inter_den.max(1))?;
+        let kk = plan.k_total();
+        if s.lanes == 0 || s.slot_ps == 0 || s.slot_ps % s.lanes as u64 != 0 {
+            return Err(SpecError::new("lanes", s.lanes, "the slot must be a whole number of picoseconds per lane"));
+        }
+        if s.guard_ps >= s.slot_ps {
+            return Err(SpecError::new("guardband", s.guard_ps, "must be shorter than the slot"));
+        }
+        if s.cell_bytes <= s.header_bytes {
+            return Err(SpecError::new("cell", s.cell_bytes, "must be larger than the header"));
+        }
+        if s.lane_rate_bps == 0 {
+            return Err(SpecError::new("lane_rate", 0, "must be positive"));
+        }
+        if s.token_budget == 0 || s.first_hop_budget == 0 {
+            return Err(SpecError::new("token_budget", s.token_budget.min(s.first_hop_budget), "budgets must be >= 1"));
+        }
+        let nf = s.flow_src.len();
+        if s.flow_dst.len() != nf || s.flow_size.len() != nf || s.flow_start_ps.len() != nf {
+            return Err(SpecError::new("flows", nf, "flow columns differ in length"));
+        }
+        for i in 0..nf {
+            if s.flow_src[i] >= n || s.flow_dst[i] >= n || s.flow_src[i] == s.flow_dst[i] {
+                return Err(SpecError::new("flows", i, "src/dst out of range or equal"));
+            }
+            if i > 0 && s.flow_start_ps[i] < s.flow_start_ps[i - 1] {
+                return Err(SpecError::new("flows", i, "flows must be sorted by start"));
+            }
+        }
+        let tau = s.slot_ps / s.lanes as u64;
+        let d = (s.slot_ps + s.prop_ps).div_ceil(tau);
+        let payload = (s.cell_bytes - s.header_bytes) as u64;
+        let guard_ok = tx_time_ps(s.cell_bytes as u64, s.lane_rate_bps) + s.guard_ps <= s.slot_ps;
+        let nsub = plan.subs.len();
+        let f_sigma: Vec<u8> = s.flow_size.iter().map(|&z| (nsub == 2 && z <= s.cutoff_bytes) as u8).collect();
+        let f_prio = (0..nf)
+            .map(|i| {
+                let e = plan.subs[f_sigma[i] as usize].epoch() as u64;
+                s.flow_start_ps[i].div_ceil(tau) + s.flow_size[i].div_ceil(payload) * e
+            })
+            .collect();
+        let mut failed = vec![false; n as usize];
+        for &f in &s.fail_nodes {
+            if f >= n {
+                return Err(SpecError::new("fail_nodes", f, "node out of range"));
+            }
+            failed[f as usize] = true;
+        }
+        let mut fail_list: Vec<u32> = s.fail_nodes.clone();
+        fail_list.sort_unstable();
+        fail_list.dedup();
+        let fail_tick = s.fail_at_ps.div_ceil(tau);
+        let nk = n as usize * kk as usize;
+        let mut sim = ShaleSim {
+            n,
+            kk,
+            tau,
+            d,
+            slot_ps: s.slot_ps,
+            prop_ps: s.prop_ps,
+            payload,
+            guard_ok,
+            cc: s.cc,
+            t_budget: s.token_budget,
+            tf_budget: s.first_hop_budget,
+            cutoff: s.cutoff_bytes,
+            end_tick: s.duration_ps.div_ceil(tau),
+            t: 0,
+            ring: (0..=d).map(|_| Vec::new()).collect(),
+            spray_rng: Stream::new(s.seed, "shale.spray"),
+            f_start: s.flow_start_ps.iter().map(|&p| p.div_ceil(tau)).collect(),
+            f_unsent: vec![0; nf],
+            f_deliv: vec![0; nf],
+            f_finish: vec![u64::MAX; nf],
+            f_hops: vec![0; nf],
+            f_sigma,
+            f_prio,
+            f_src: s.flow_src,
+            f_dst: s.flow_dst,
+            f_size: s.flow_size,
+            next_flow: 0,
+            local: (0..n as usize * nsub).map(|_| Vec::new()).collect(),
+            src_list: (0..nsub).map(|_| Vec::new()).collect(),
+            src_listed: vec![0; n as usize],
+            pieo_head: vec![NONE; nk],
+            pieo_tail: vec![NONE; nk],
+            pieo_len: vec![0; nk],
+            qcells: vec![0; nk],
+            tok_head: vec![NONE; nk],
+            tok_tail: vec![NONE; nk],
+            listed: vec![false; nk],
+            active: (0..kk).map(|_| Vec::new()).collect(),
+            scratch: Vec::new(),
+            cells: Vec::new(),
+            free_cells: Vec::new(),
+            entries: Vec::new(),
+            free_entries: Vec::new(),
+            toks: Vec::new(),
+            free_toks: Vec::new(),
+            outstanding: Map::default(),
+            held: Map::default(),
+            nbuckets: vec![0; n as usize],
+            buf: vec![0; n as usize],
+            buf_last: vec![0; n as usize],
+            hist: vec![0; 1],
+            visited: vec![u64::MAX; n as usize],
+            rx_stamp: vec![u64::MAX; n as usize],
+            any_failed: !fail_list.is_empty(),
+            failed,
+            fail_tick,
+            fail_list,
+            detect: Default::default(),
+            events: 0,
+            packet_hops: 0,
+            collisions: 0,
+            guard_viol: 0,
+            hbh_viol: 0,
+            offered: 0,
+            delivered: 0,
+            dropped: 0,
+            drops: [0; 2],
+            flows_started: 0,
+            flows_completed: 0,
+            hash: 0x5a1e_5a1e_5a1e_5a1e,
+            sends_cells: 0,
+            sends_token_only: 0,
+            tokens_sent: 0,
+            new_cells: 0,
+            skipped_sprays: 0,
+            max_pieo: 0,
+            max_buckets: 0,
+            max_buf: 0,
+            max_outstanding_entries: 0,
+            plan,
+        };
+        sim.precompute_detection();
+        Ok(sim)
+    }
+
+    /// Timeslot duration τ (ps) and per-hop delay D (timeslots).
+    pub fn tau_ps(&self) -> Ps {
+        self.tau
+    }
+    pub fn hop_delay(&self) -> u64 {
+        self.d
+    }
+    pub fn now(&self) -> Ps {
+        self.t * self.tau
+    }
+    /// The node x sends to in timeslot t.
+    pub fn peer(&self, x: u32, t: u64) -> u32 {
+        let (s, p, j, _) = self.plan.slot(t);
+        self.plan.subs[s].tx_peer(x, p, j)
+    }
+
+    /// Index of (node, neighbour index) in the per-link arrays, laid out by k then node
+    /// so that one timeslot's visits stay within one contiguous row.
+    #[inline]
+    fn ix(&self, x: u32, k: u32) -> usize {
+        k as usize * self.n as usize + x as usize
+    }
+
+    /// Index into `qcells`, laid out by node then k (spray-short scans a phase's row).
+    #[inline]
+    fn qx(&self, x: u32, k: u32) -> usize {
+        x as usize * self.kk as usize + k as usize
+    }
+
+    #[inline]
+    fn is_dead(&self, x: u32, t: u64) -> bool {
+        self.any_failed && self.failed[x as usize] && t >= self.fail_tick
+    }
+
+    /// Has live node x noticed that neighbour z failed, by timeslot t?
+    #[inline]
+    fn knows_dead(&self, x: u32, z: u32, t: u64) -> bool {
+        if !self.any_failed || !self.failed[z as usize] {
+            return false;
+        }
+        match self.detect.get(&(((x as u64) << 32) | z as u64)) {
+            Some(&dt) => t >= dt,
+            None => false,
+        }
+    }
+
+    #[inline]
+    fn budget(&self, sigma: u8, r: u8) -> u32 {
+        if r as u32 + 1 == self.plan.subs[sigma as usize].h {
+            self.tf_budget
+        } else {
+            self.t_budget
+        }
+    }
+
+    #[inline]
+    fn has_credit(&self, x: u32, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
+        let used = self.outstanding.get(&key(x, k, d, rz)).copied().unwrap_or(0);
+        used < self.budget(sigma, rz)
+    }
+
+    /// Run every timeslot that starts before `until_ps` (and before the end of the run).
+    pub fn run_until(&mut self, until_ps: Ps) {
+        let stop = until_ps.div_ceil(self.tau).min(self.end_tick);
+        while self.t < stop {
+            let t = self.t;
+            self.step(t);
+            self.t += 1;
+        }
+    }
+
+    fn step(&mut self, t: u64) {
+        if self.any_failed && t == self.fail_tick {
+            self.apply_failures(t);
+        }
+        // new flows
+        while self.next_flow < self.f_start.len() && self.f_start[self.next_flow] <= t {
+            let f = self.next_flow;
+            self.next_flow += 1;
+            let size = self.f_size[f];
+            self.offered += size;
+            self.flows_started += 1;
+            let src = self.f_src[f];
+            if self.is_dead(src, t) {
+                self.dropped += size;
+                self.drops[0] += size;
+                continue;
+            }
+            self.f_unsent[f] = size;
+            let sg = self.f_sigma[f] as usize;
+            let nsub = self.plan.subs.len();
+            self.local[src as usize * nsub + sg].push(f as u32);
+            let bit = 1u8 << sg;
+            if self.src_listed[src as usize] & bit == 0 {
+                self.src_listed[src as usize] |= bit;
+                self.src_list[sg].push(src);
+            }
+        }
+        // arrivals
+        let ri = (t % self.ring.len() as u64) as usize;
+        let mut arr = std::mem::take(&mut self.ring[ri]);
+        for fl in arr.iter() {
+            self.receive(*fl, t);
+        }
+        arr.clear();
+        self.ring[ri] = arr;
+        // sends
+        let (sg, p, j, k) = self.plan.slot(t);
+        let mut list = std::mem::take(&mut self.active[k as usize]);
+        let mut kept = std::mem::take(&mut self.scratch);
+        kept.clear();
+        for &x in list.iter() {
+            self.visited[x as usize] = t;
+            if self.visit(x, t, sg, p, j, k) {
+                kept.push(x);
+            } else {
+                let i = self.ix(x, k);
+                self.listed[i] = false;
+            }
+        }
+        // nodes listed at k while visiting (none expected) are appended after the kept ones
+        let added = std::mem::take(&mut self.active[k as usize]);
+        kept.extend_from_slice(&added);
+        self.active[k as usize] = kept;
+        list.clear();
+        self.scratch = list;
+        // sources with local data
+        let mut srcs = std::mem::take(&mut self.src_list[sg]);
+        let nsub = self.plan.subs.len();
+        let bit = 1u8 << sg;
+        srcs.retain(|&x| {
+            if self.local[x as usize * nsub + sg].is_empty() || self.is_dead(x, t) {
+                self.src_listed[x as usize] &= !bit;
+                return false;
+            }
+            if self.visited[x as usize] != t {
+                self.visited[x as usize] = t;
+                let xk = self.ix(x, k);
+                let work = self.visit(x, t, sg, p, j, k);
+                if work && !self.listed[xk] {
+                    self.listed[xk] = true;
+                    self.active[k as usize].push(x);
+                }
+            }
+            true
+        });
+        let added = std::mem::take(&mut self.src_list[sg]);
+        srcs.extend_from_slice(&added);
+        self.src_list[sg] = srcs;
+    }
+
+    fn list_at(&mut self, x: u32, k: u32) {
+        let xk = self.ix(x, k);
+        if !self.listed[xk] {
+            self.listed[xk] = true;
+            self.active[k as usize].push(x);
+        }
+    }
+
+    /// Node x's turn in timeslot t (neighbour index k). Returns whether x still has
+    /// queued cells or tokens for index k.
+    fn visit(&mut self, x: u32, t: u64, sg: usize, p: u32, j: u32, k: u32) -> bool {
+        self.events += 1;
+        let xk = self.ix(x, k);
+        if self.is_dead(x, t) {
+            return false;
+        }
+        let y = self.plan.subs[sg].tx_peer(x, p, j);
+        if self.knows_dead(x, y, t) {
+            self.reroute_queue(x, k, sg, p, y, t);
+            self.drop_tokens(xk);
+            return false;
+        }
+        let mut cell = self.extract(x, k, y, sg as u8);
+        if cell == NONE {
+            cell = self.new_cell(x, sg, k, y, t);
+        }
+        let mut tok = [(0u32, 0u8); 2];
+        let mut ntok = 0u8;
+        while (ntok as usize) < 2 && self.tok_head[xk] != NONE {
+            let ti = self.tok_head[xk];
+            let tk = self.toks[ti as usize];
+            self.tok_head[xk] = tk.next;
+            if tk.next == NONE {
+                self.tok_tail[xk] = NONE;
+            }
+            self.free_toks.push(ti);
+            tok[ntok as usize] = (tk.d, tk.r);
+            ntok += 1;
+        }
+        if cell == NONE && ntok == 0 {
+            return self.pieo_head[xk] != NONE;
+        }
+        self.tokens_sent += ntok as u64;
+        // fabric checks: one cell per receiver per lane per slot, and the receiver's
+        // schedule must expect this sender
+        let ebs = &self.plan.subs[sg];
+        if self.rx_stamp[y as usize] == t {
+            self.collisions += 1;
+        } else {
+            self.rx_stamp[y as usize] = t;
+        }
+        if ebs.rx_peer(y, p, j) != x {
+            self.collisions += 1;
+        }
+        let m = ebs.m;
+        let k_back = self.plan.koff[sg] + p * (m - 1) + (m - j - 1);
+        if cell != NONE {
+            self.sends_cells += 1;
+            self.packet_hops += 1;
+            if !self.guard_ok {
+                self.guard_viol += 1;
+            }
+            let c = self.cells[cell as usize];
+            if c.prev != NONE {
+                self.release(x, cell);
+            }
+            let rz = c.r.saturating_sub(1);
+            if self.cc.hbh() && y != c.dst {
+                *self.outstanding.entry(key(x, k, c.dst, rz)).or_insert(0) += 1;
+            }
+            let cm = &mut self.cells[cell as usize];
+            cm.r = rz;
+            cm.r_in = rz;
+        } else {
+            self.sends_token_only += 1;
+        }
+        let ri = ((t + self.d) % self.ring.len() as u64) as usize;
+        self.ring[ri].push(Flight { cell, to: y, from: x, k_back, phase: p as u8, sigma: sg as u8, ntok, tok });
+        self.pieo_head[xk] != NONE || self.tok_head[xk] != NONE
+    }
+
+    /// A forwarded (or dropped) cell leaves node x: hbh bookkeeping and token back.
+    fn release(&mut self, x: u32, cell: u32) {
+        let c = self.cells[cell as usize];
+        if !self.cc.hbh() || c.prev == NONE {
+            return;
+        }
+        let hk = key(x, c.back_k, c.dst, c.r_in);
+        if let Some(v) = self.held.get_mut(&hk) {
+            *v -= 1;
+            if *v == 0 {
+                self.held.remove(&hk);
+            }
+        }
+        let xk = self.ix(x, c.back_k);
+        let ti = match self.free_toks.pop() {
+            Some(i) => i,
+            None => {
+                self.toks.push(Tok { d: 0, r: 0, next: NONE });
+                (self.toks.len() - 1) as u32
+            }
+        };
+        self.toks[ti as usize] = Tok { d: c.dst, r: c.r_in, next: NONE };
+        if self.tok_tail[xk] == NONE {
+            self.tok_head[xk] = ti;
+        } else {
+            let tl = self.tok_tail[xk];
+            self.toks[tl as usize].next = ti;
+        }
+        self.tok_tail[xk] = ti;
+        self.list_at(x, c.back_k);
+    }
+
+    fn drop_tokens(&mut self, xk: usize) {
+        let mut ti = self.tok_head[xk];
+        while ti != NONE {
+            self.free_toks.push(ti);
+            ti = self.toks[ti as usize].next;
+        }
+        self.tok_head[xk] = NONE;
+        self.tok_tail[xk] = NONE;
+    }
+
+    fn new_cell(&mut self, x: u32, sg: usize, k: u32, y: u32, t: u64) -> u32 {
+        let nsub = self.plan.subs.len();
+        let li = x as usize * nsub + sg;
+        if self.local[li].is_empty() {
+            return NONE;
+        }
+        if self.any_failed && self.knows_dead(x, y, t) {
+            return NONE;
+        }
+        let h = self.plan.subs[sg].h as u8;
+        let hbh = self.cc.hbh();
+        let mut pick = usize::MAX;
+        let mut best = u64::MAX;
+        for i in 0..self.local[li].len() {
+            let f = self.local[li][i] as usize;
+            let d = self.f_dst[f];
+            if hbh && d != y && !self.has_credit(x, k, d, h - 1, sg as u8) {
+                continue;
+            }
+            if self.cc == Cc::Priority {
+                if self.f_prio[f] < best {
+                    best = self.f_prio[f];
+                    pick = i;
+                }
+            } else {
+                pick = i;
+                break;
+            }
+        }
+        if pick == usize::MAX {
+            return NONE;
+        }
+        let f = self.local[li][pick] as usize;
+        let bytes = self.f_unsent[f].min(self.payload);
+        self.f_unsent[f] -= bytes;
+        if self.f_unsent[f] == 0 {
+            self.local[li].remove(pick);
+        }
+        self.new_cells += 1;
+        let c = Cell {
+            flow: f as u32,
+            dst: self.f_dst[f],
+            prev: NONE,
+            back_k: NONE,
+            next: NONE,
+            bytes: bytes as u32,
+            prio: self.f_prio[f],
+            r: h,
+            r_in: h,
+            sigma: sg as u8,
+            hops: 0,
+        };
+        match self.free_cells.pop() {
+            Some(i) => {
+                self.cells[i as usize] = c;
+                i
+            }
+            None => {
+                self.cells.push(c);
+                (self.cells.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Remove and return the first eligible cell queued at x for neighbour index k.
+    fn extract(&mut self, x: u32, k: u32, y: u32, sg: u8) -> u32 {
+        let xk = self.ix(x, k);
+        let mut e = self.pieo_head[xk];
+        if e == NONE {
+            return NONE;
+        }
+        let hbh = self.cc.hbh();
+        if self.cc == Cc::Priority {
+            // lowest priority value among all queued cells
+            let (mut be, mut bpe, mut bc, mut bpc, mut bp) = (NONE, NONE, NONE, NONE, u64::MAX);
+            let mut pe = NONE;
+            while e != NONE {
+                let en = self.entries[e as usize];
+                let mut pc = NONE;
+                let mut c = en.head;
+                while c != NONE {
+                    let cl = &self.cells[c as usize];
+                    if cl.prio < bp {
+                        (be, bpe, bc, bpc, bp) = (e, pe, c, pc, cl.prio);
+                    }
+                    pc = c;
+                    c = cl.next;
+                }
+                pe = e;
+                e = en.next;
+            }
+            self.unlink_cell(x, k, be, bpe, bc, bpc, false);
+            self.dequeued(x, bc);
+            return bc;
+        }
+        let mut pe = NONE;
+        while e != NONE {
+            let en = self.entries[e as usize];
+            let ok = !hbh || en.d == y || self.has_credit(x, k, en.d, en.r.saturating_sub(1), sg);
+            if ok {
+                let c = en.head;
+                self.unlink_cell(x, k, e, pe, c, NONE, true);
+                self.dequeued(x, c);
+                return c;
+            }
+            pe = e;
+            e = en.next;
+        }
+        NONE
+    }
+
+    /// Unlink cell c (after pc in entry e, which follows pe in the PIEO of xk). With
+    /// `rotate`, a non-empty entry moves to the tail.
+    fn unlink_cell(&mut self, x: u32, k: u32, e: u32, pe: u32, c: u32, pc: u32, rotate: bool) {
+        let xk = self.ix(x, k);
+        let qi = self.qx(x, k);
+        let cnext = self.cells[c as usize].next;
+        let en = &mut self.entries[e as usize];
+        if pc == NONE {
+            en.head = cnext;
+        } else {
+            self.cells[pc as usize].next = cnext;
+        }
+        let en = &mut self.entries[e as usize];
+        if en.tail == c {
+            en.tail = pc;
+        }
+        self.cells[c as usize].next = NONE;
+        self.qcells[qi] -= 1;
+        let en = self.entries[e as usize];
+        let empty = en.head == NONE;
+        if empty || (rotate && en.next != NONE) {
+            // unlink entry
+            if pe == NONE {
+                self.pieo_head[xk] = en.next;
+            } else {
+                self.entries[pe as usize].next = en.next;
+            }
+            if self.pieo_tail[xk] == e {
+                self.pieo_tail[xk] = pe;
+            }
+            if empty {
+                self.pieo_len[xk] -= 1;
+                self.nbuckets[x as usize] -= 1;
+                self.free_entries.push(e);
+            } else {
+                self.entries[e as usize].next = NONE;
+                let tl = self.pieo_tail[xk];
+                if tl == NONE {
+                    self.pieo_head[xk] = e;
+                } else {
+                    self.entries[tl as usize].next = e;
+                }
+                self.pieo_tail[xk] = e;
+            }
+        }
+    }
+
+    fn set_buf(&mut self, y: u32, v: u32) {
+        let t = self.t;
+        let old = self.buf[y as usize] as usize;
+        let dt = t - self.buf_last[y as usize];
+        if dt > 0 {
+            if self.hist.len() <= old {
+                self.hist.resize(old + 1, 0);
+            }
+            self.hist[old] += dt;
+        }
+        self.buf_last[y as usize] = t;
+        self.buf[y as usize] = v;
+        self.max_buf = self.max_buf.max(v);
+    }
+
+    /// Bookkeeping of a cell leaving node x's queues.
+    fn dequeued(&mut self, x: u32, c: u32) {
+        let _ = c;
+        let v = self.buf[x as usize] - 1;
+        self.set_buf(x, v);
+    }
+
+    fn enqueue(&mut self, y: u32, k: u32, c: u32) {
+        let yk = self.ix(y, k);
+        let (d, r) = {
+            let cl = &self.cells[c as usize];
+            (cl.dst, cl.r)
+        };
+        let mut e = self.pieo_head[yk];
+        while e != NONE {
+            let en = self.entries[e as usize];
+            if en.d == d && en.r == r {
+                break;
+            }
+            e = en.next;
+        }
+        if e == NONE {
+            let ne = PEntry { d, r, head: c, tail: c, next: NONE };
+            e = match self.free_entries.pop() {
+                Some(i) => {
+                    self.entries[i as usize] = ne;
+                    i
+                }
+                None => {
+                    self.entries.push(ne);
+                    (self.entries.len() - 1) as u32
+                }
+            };
+            let tl = self.pieo_tail[yk];
+            if tl == NONE {
+                self.pieo_head[yk] = e;
+            } else {
+                self.entries[tl as usize].next = e;
+            }
+            self.pieo_tail[yk] = e;
+            self.pieo_len[yk] += 1;
+            self.max_pieo = self.max_pieo.max(self.pieo_len[yk]);
+            self.nbuckets[y as usize] += 1;
+            self.max_buckets = self.max_buckets.max(self.nbuckets[y as usize]);
+        } else {
+            let tl = self.entries[e as usize].tail;
+            self.cells[tl as usize].next = c;
+            self.entries[e as usize].tail = c;
+        }
+        self.cells[c as usize].next = NONE;
+        let qi = self.qx(y, k);
+        self.qcells[qi] += 1;
+        let v = self.buf[y as usize] + 1;
+        self.set_buf(y, v);
+        self.list_at(y, k);
+    }
+
+    fn free_cell(&mut self, c: u32) {
+        self.cells[c as usize].bytes = 0;
+        self.cells[c as usize].flow = NONE;
+        self.free_cells.push(c);
+    }
+
+    fn drop_cell(&mut self, at: u32, c: u32, reason: usize) {
+        self.release(at, c);
+        let b = self.cells[c as usize].bytes as u64;
+        self.dropped += b;
+        self.drops[reason] += b;
+        self.free_cell(c);
+    }
+
+    fn receive(&mut self, fl: Flight, t: u64) {
+        self.events += 1;
+        let y = fl.to;
+        if self.is_dead(y, t) {
+            if fl.cell != NONE {
+                let b = self.cells[fl.cell as usize].bytes as u64;
+                self.dropped += b;
+                self.drops[0] += b;
+                self.free_cell(fl.cell);
+            }
+            return;
+        }
+        if self.cc.hbh() {
+            for i in 0..fl.ntok as usize {
+                let (d, r) = fl.tok[i];
+                let ok = key(y, fl.k_back, d, r);
+                if let Some(v) = self.outstanding.get_mut(&ok) {
+                    *v -= 1;
+                    if *v == 0 {
+                        self.outstanding.remove(&ok);
+                    }
+                }
+            }
+        }
+        let c = fl.cell;
+        if c == NONE {
+            return;
+        }
+        let (dst, flow, bytes) = {
+            let cl = &mut self.cells[c as usize];
+            cl.hops += 1;
+            cl.prev = fl.from;
+            cl.back_k = fl.k_back;
+            (cl.dst, cl.flow as usize, cl.bytes as u64)
+        };
+        let hops = self.cells[c as usize].hops as u32;
+        if hops > self.f_hops[flow] {
+            self.f_hops[flow] = hops;
+        }
+        if dst == y {
+            self.delivered += bytes;
+            self.f_deliv[flow] += bytes;
+            if self.f_deliv[flow] == self.f_size[flow] {
+                let send = t - self.d;
+                self.f_finish[flow] = send * self.tau + self.slot_ps + self.prop_ps;
+                self.flows_completed += 1;
+                self.hash = mix64(self.hash ^ ((flow as u64) << 24) ^ t);
+            }
+            self.free_cell(c);
+            return;
+        }
+        if self.cc.hbh() {
+            let cl = self.cells[c as usize];
+            let hk = key(y, cl.back_k, cl.dst, cl.r_in);
+            let v = self.held.entry(hk).or_insert(0);
+            *v += 1;
+            let held = *v;
+            if held > self.budget(cl.sigma, cl.r_in) {
+                self.hbh_viol += 1;
+            }
+        }
+        self.route(y, c, fl.sigma as usize, fl.phase as u32, t);
+    }
+
+    /// Choose cell c's next hop at node y (previous hop in phase p_prev) and enqueue it.
+    fn route(&mut self, y: u32, c: u32, sg: usize, p_prev: u32, t: u64) {
+        let (h, m) = (self.plan.subs[sg].h, self.plan.subs[sg].m);
+        let koff = self.plan.koff[sg];
+        let mut resets = 0;
+        let mut p_prev = p_prev;
+        loop {
+            let (r, d) = (self.cells[c as usize].r, self.cells[c as usize].dst);
+            if r > 0 {
+                let q = (p_prev + 1) % h;
+                match self.choose_spray(y, sg, q, t) {
+                    Some(j) => {
+                        self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+                        return;
+                    }
+                    None => {
+                        // every neighbour of this phase failed: skip this spraying hop
+                        self.cells[c as usize].r = r - 1;
+                        self.skipped_sprays += 1;
+                        p_prev = q;
+                        continue;
+                    }
+                }
+            }
+            let ebs = &self.plan.subs[sg];
+            let mut q = p_prev;
+            let mut found = false;
+            for _ in 0..h {
+                q = (q + 1) % h;
+                if ebs.coord(y, q) != ebs.coord(d, q) {
+                    found = true;
+                    break;
+                }
+            }
+            debug_assert!(found);
+            let j = (ebs.coord(d, q) + m - ebs.coord(y, q)) % m;
+            let z = ebs.tx_peer(y, q, j);
+            if self.knows_dead(y, z, t) {
+                if z == d || resets > 0 {
+                    self.drop_cell(y, c, if z == d { 0 } else { 1 });
+                    return;
+                }
+                // direct hop via a failed node: back to the first spraying hop
+                self.cells[c as usize].r = h as u8;
+                resets += 1;
+                continue;
+            }
+            self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+            return;
+        }
+    }
+
+    /// A spraying neighbour offset j (1..m) of y in phase q, avoiding failed neighbours y
+    /// knows of; `spray`: the fewest queued cells, ties from a random start.
+    fn choose_spray(&mut self, y: u32, sg: usize, q: u32, t: u64) -> Option<u32> {
+        let m = self.plan.subs[sg].m;
+        let base = y as usize * self.kk as usize + (self.plan.koff[sg] + q * (m - 1)) as usize;
+        let start = self.spray_rng.below(m - 1);
+        let any_failed = self.any_failed;
+        if self.cc.spray_short() {
+            let mut best = u32::MAX;
+            let mut bj = None;
+            for i in 0..m - 1 {
+                let jj = (start + i) % (m - 1);
+                let qc = self.qcells[base + jj as usize];
+                if qc < best {
+                    if any_failed {
+                        let z = self.plan.subs[sg].tx_peer(y, q, jj + 1);
+                        if self.knows_dead(y, z, t) {
+                            continue;
+                        }
+                    }
+                    best = qc;
+                    bj = Some(jj + 1);
+                    if qc == 0 {
+                        break;
+                    }
+                }
+            }
+            return bj;
+        }
+        for i in 0..m - 1 {
+            let jj = (start + i) % (m - 1) + 1;
+            if !any_failed || !self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t) {
+                return Some(jj);
+            }
+        }
+        None
+    }
+
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,87 @@
+//! The run's output: counters, per-flow columns, metrics and invariant checks.
+
+use super::{ShaleOutput, ShaleSim, DROP_REASONS};
+
+impl ShaleSim {
+    /// Counters, per-flow columns, metrics and invariant errors.
+    pub fn output(&self) -> ShaleOutput {
+        // in flight, counted independently: live cells + unsent flow data
+        let mut live = vec![true; self.cells.len()];
+        for &c in &self.free_cells {
+            live[c as usize] = false;
+        }
+        let cell_bytes: u64 = self.cells.iter().zip(&live).filter(|(_, &l)| l).map(|(c, _)| c.bytes as u64).sum();
+        let unsent: u64 = self.f_unsent.iter().sum();
+        let in_flight = cell_bytes + unsent;
+        let mut errors = Vec::new();
+        if self.offered != self.delivered + self.dropped + in_flight {
+            errors.push(format!(
+                "conservation: offered {} != delivered {} + dropped {} + in flight {}",
+                self.offered, self.delivered, self.dropped, in_flight
+            ));
+        }
+        let fsum: u64 = self.f_deliv.iter().sum();
+        if fsum != self.delivered {
+            errors.push(format!("conservation: per-flow delivered {} != delivered {}", fsum, self.delivered));
+        }
+        if self.collisions > 0 {
+            errors.push(format!("collisions: {}", self.collisions));
+        }
+        if self.guard_viol > 0 {
+            errors.push(format!("guardband violations: {}", self.guard_viol));
+        }
+        if self.hbh_viol > 0 {
+            errors.push(format!("hop-by-hop invariant violated {} times", self.hbh_viol));
+        }
+        let mut hist = self.hist.clone();
+        for y in 0..self.n as usize {
+            let v = self.buf[y] as usize;
+            if hist.len() <= v {
+                hist.resize(v + 1, 0);
+            }
+            hist[v] += self.t - self.buf_last[y];
+        }
+        let live_nodes = self.n as u64 - self.fail_list.len() as u64 * (self.t > self.fail_tick) as u64;
+        let sends = self.sends_cells + self.sends_token_only;
+        let metrics = vec![
+            ("timeslot_ps".to_string(), self.tau as f64),
+            ("hop_delay_timeslots".to_string(), self.d as f64),
+            ("cells_sent".to_string(), self.sends_cells as f64),
+            ("new_cells".to_string(), self.new_cells as f64),
+            ("skipped_sprays".to_string(), self.skipped_sprays as f64),
+            ("token_only_cells".to_string(), self.sends_token_only as f64),
+            ("tokens_sent".to_string(), self.tokens_sent as f64),
+            ("dummy_cells".to_string(), (live_nodes * self.t).saturating_sub(sends) as f64),
+            ("hbh_violations".to_string(), self.hbh_viol as f64),
+            ("max_pieo_length".to_string(), self.max_pieo as f64),
+            ("max_active_buckets".to_string(), self.max_buckets as f64),
+            ("max_buffer_cells".to_string(), self.max_buf as f64),
+            ("outstanding_entries".to_string(), self.outstanding.len() as f64),
+            ("cell_pool".to_string(), self.cells.len() as f64),
+            ("cutoff_bytes".to_string(), self.cutoff as f64),
+        ];
+        let _ = self.max_outstanding_entries;
+        ShaleOutput {
+            now_ps: self.t * self.tau,
+            timeslots: self.t,
+            events: self.events,
+            packet_hops: self.packet_hops,
+            flows_started: self.flows_started,
+            flows_completed: self.flows_completed,
+            bytes_offered: self.offered,
+            bytes_delivered: self.delivered,
+            bytes_dropped: self.dropped,
+            bytes_in_flight: in_flight,
+            drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(k, v)| (k.to_string(), *v)).collect(),
+            collisions: self.collisions,
+            guardband_violations: self.guard_viol,
+            trace_hash: self.hash,
+            flow_finish_ps: self.f_finish.clone(),
+            flow_delivered: self.f_deliv.clone(),
+            flow_hops: self.f_hops.clone(),
+            invariant_errors: errors,
+            buffer_hist: hist,
+            metrics,
+        }
+    }
+}

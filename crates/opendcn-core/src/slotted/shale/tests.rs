@@ -1,0 +1,129 @@
+use super::*;
+
+fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
+    ShaleSpec {
+        nodes: n,
+        h,
+        h_hi: 0,
+        inter_num: 0,
+        inter_den: 1,
+        cutoff_bytes: 0,
+        lanes,
+        slot_ps: 45_056,
+        guard_ps: 4_096,
+        lane_rate_bps: 50_000_000_000,
+        cell_bytes: 256,
+        header_bytes: 12,
+        prop_ps,
+        cc,
+        token_budget: 1,
+        first_hop_budget: 1,
+        fail_nodes: vec![],
+        fail_at_ps: 0,
+        flow_start_ps: vec![],
+        flow_src: vec![],
+        flow_dst: vec![],
+        flow_size: vec![],
+        seed: 1,
+        duration_ps: 1_000_000_000,
+    }
+}
+
+fn uniform(s: &mut ShaleSpec, flows: usize, size: u64, span_ps: Ps, seed: u64) {
+    let mut r = Stream::new(seed, "test.flows");
+    let n = s.nodes;
+    let mut v: Vec<(Ps, u32, u32, u64)> = (0..flows)
+        .map(|_| {
+            let a = r.below(n);
+            let b = (a + 1 + r.below(n - 1)) % n;
+            ((r.next_u64() % span_ps), a, b, size)
+        })
+        .collect();
+    v.sort();
+    s.flow_start_ps = v.iter().map(|x| x.0).collect();
+    s.flow_src = v.iter().map(|x| x.1).collect();
+    s.flow_dst = v.iter().map(|x| x.2).collect();
+    s.flow_size = v.iter().map(|x| x.3).collect();
+}
+
+#[test]
+fn one_cell_latency_and_hops_bound() {
+    for (n, h) in [(16u32, 2u32), (64, 3), (16, 1), (81, 4), (16, 4)] {
+        let m = schedule::exact_root(n, h).unwrap() as u64;
+        let bound = 2 * h as u64 * (m - 1);
+        for (src, dst, start) in [(0u32, n - 1, 0u64), (3, 5 % n, 7 * 45_056), (n - 1, 0, 123_456)] {
+            if src == dst {
+                continue;
+            }
+            for cc in [Cc::None, Cc::HbhSpray] {
+                let mut s = spec(n, h, 1, 0, cc);
+                s.flow_start_ps = vec![start];
+                s.flow_src = vec![src];
+                s.flow_dst = vec![dst];
+                s.flow_size = vec![100];
+                let mut sim = ShaleSim::new(s).unwrap();
+                sim.run_until(u64::MAX);
+                let o = sim.output();
+                assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+                let fin = o.flow_finish_ps[0];
+                assert_ne!(fin, u64::MAX);
+                let first_slot = start.div_ceil(45_056);
+                let lat_slots = (fin - first_slot * 45_056) / 45_056;
+                assert!(lat_slots <= bound, "n {n} h {h}: {lat_slots} > {bound}");
+                assert!(o.flow_hops[0] <= 2 * h);
+            }
+        }
+    }
+}
+
+#[test]
+fn conservation_determinism_and_hbh_invariant() {
+    for cc in [Cc::None, Cc::Hbh, Cc::Spray, Cc::HbhSpray, Cc::Priority] {
+        let mut s = spec(64, 3, 8, 500_000, cc);
+        s.duration_ps = 50_000_000;
+        s.token_budget = 2;
+        s.first_hop_budget = 2;
+        uniform(&mut s, 4000, 5000, 40_000_000, 3);
+        let mut a = ShaleSim::new(s.clone()).unwrap();
+        a.run_until(20_000_000);
+        a.run_until(u64::MAX);
+        let oa = a.output();
+        assert!(oa.invariant_errors.is_empty(), "{cc:?}: {:?}", oa.invariant_errors);
+        assert!(oa.bytes_delivered > 0);
+        let mut b = ShaleSim::new(s).unwrap();
+        b.run_until(u64::MAX);
+        let ob = b.output();
+        assert_eq!(oa.trace_hash, ob.trace_hash);
+        assert_eq!(oa.flow_finish_ps, ob.flow_finish_ps);
+    }
+}
+
+#[test]
+fn failures_drop_and_reroute() {
+    let mut s = spec(64, 2, 8, 500_000, Cc::HbhSpray);
+    s.duration_ps = 40_000_000;
+    s.token_budget = 2;
+    s.first_hop_budget = 2;
+    s.fail_nodes = vec![5, 17];
+    s.fail_at_ps = 5_000_000;
+    uniform(&mut s, 3000, 3000, 30_000_000, 5);
+    let mut a = ShaleSim::new(s).unwrap();
+    a.run_until(u64::MAX);
+    let o = a.output();
+    assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+    assert!(o.bytes_dropped > 0);
+}
+
+#[test]
+fn wrong_schedule_is_caught() {
+    // a cell that does not fit the slot minus the guard band counts as a violation
+    let mut s = spec(16, 2, 1, 0, Cc::None);
+    s.lane_rate_bps = 40_000_000_000;
+    s.flow_start_ps = vec![0];
+    s.flow_src = vec![0];
+    s.flow_dst = vec![5];
+    s.flow_size = vec![1000];
+    let mut sim = ShaleSim::new(s).unwrap();
+    sim.run_until(u64::MAX);
+    assert!(sim.output().guardband_violations > 0);
+}

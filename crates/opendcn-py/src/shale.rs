@@ -1,0 +1,163 @@
+//! Bindings of the Shale engine: a spec dict in, numpy columns and counters out.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use opendcn_core::slotted::shale::schedule::{Ebs, Plan};
+use opendcn_core::slotted::shale::{Cc, ShaleSim, ShaleSpec};
+use opendcn_core::SpecError;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+fn err(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
+    let e = SpecError::new(field, value, reason);
+    PyValueError::new_err((e.field, e.value, e.reason))
+}
+
+fn spec_err(e: SpecError) -> PyErr {
+    PyValueError::new_err((e.field, e.value, e.reason))
+}
+
+fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    let item = d.get_item(key)?.ok_or_else(|| err(key, "missing", "required spec field"))?;
+    item.extract().map_err(|_| err(key, item.to_string(), "wrong type"))
+}
+
+fn col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
+    let item = d.get_item(key)?.ok_or_else(|| err(key, "missing", "required spec field"))?;
+    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| err(key, "?", "expected a 1-D int64 numpy array"))?;
+    Ok(a.as_slice()?.to_vec())
+}
+
+fn u32col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<u32>> {
+    col(d, key)?.into_iter().map(|x| u32::try_from(x).map_err(|_| err(key, x, "out of range"))).collect()
+}
+
+fn u64col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<u64>> {
+    col(d, key)?.into_iter().map(|x| u64::try_from(x).map_err(|_| err(key, x, "must be non-negative"))).collect()
+}
+
+/// One Shale simulation held by Python.
+#[pyclass(module = "opendcn._core", unsendable)]
+struct ShaleSimulator {
+    sim: ShaleSim,
+}
+
+#[pymethods]
+impl ShaleSimulator {
+    #[new]
+    fn new(d: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let cc: String = get(d, "cc")?;
+        let spec = ShaleSpec {
+            nodes: get(d, "nodes")?,
+            h: get(d, "h")?,
+            h_hi: get(d, "h_hi")?,
+            inter_num: get(d, "inter_num")?,
+            inter_den: get(d, "inter_den")?,
+            cutoff_bytes: get(d, "cutoff_bytes")?,
+            lanes: get(d, "lanes")?,
+            slot_ps: get(d, "slot_ps")?,
+            guard_ps: get(d, "guard_ps")?,
+            lane_rate_bps: get(d, "lane_rate_bps")?,
+            cell_bytes: get(d, "cell_bytes")?,
+            header_bytes: get(d, "header_bytes")?,
+            prop_ps: get(d, "prop_ps")?,
+            cc: Cc::parse(&cc).ok_or_else(|| err("cc", &cc, "unknown congestion control"))?,
+            token_budget: get(d, "token_budget")?,
+            first_hop_budget: get(d, "first_hop_budget")?,
+            fail_nodes: u32col(d, "fail_nodes")?,
+            fail_at_ps: get(d, "fail_at_ps")?,
+            flow_start_ps: u64col(d, "flow_start_ps")?,
+            flow_src: u32col(d, "flow_src")?,
+            flow_dst: u32col(d, "flow_dst")?,
+            flow_size: u64col(d, "flow_size")?,
+            seed: get(d, "seed")?,
+            duration_ps: get(d, "duration_ps")?,
+        };
+        Ok(ShaleSimulator { sim: ShaleSim::new(spec).map_err(spec_err)? })
+    }
+
+    #[getter]
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+
+    #[getter]
+    fn tau_ps(&self) -> u64 {
+        self.sim.tau_ps()
+    }
+
+    #[getter]
+    fn hop_delay(&self) -> u64 {
+        self.sim.hop_delay()
+    }
+
+    /// The node `x` sends to in timeslot `t`.
+    fn peer(&self, x: u32, t: u64) -> u32 {
+        self.sim.peer(x, t)
+    }
+
+    /// Run every timeslot starting before `t_ps`, with the GIL released.
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(t_ps));
+    }
+
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let o = self.sim.output();
+        let d = PyDict::new(py);
+        d.set_item("now_ps", o.now_ps)?;
+        d.set_item("timeslots", o.timeslots)?;
+        d.set_item("events", o.events)?;
+        d.set_item("packet_hops", o.packet_hops)?;
+        d.set_item("flows_started", o.flows_started)?;
+        d.set_item("flows_completed", o.flows_completed)?;
+        d.set_item("bytes_offered", o.bytes_offered)?;
+        d.set_item("bytes_delivered", o.bytes_delivered)?;
+        d.set_item("bytes_dropped", o.bytes_dropped)?;
+        d.set_item("bytes_in_flight", o.bytes_in_flight)?;
+        let drops = PyDict::new(py);
+        for (k, v) in &o.drops {
+            drops.set_item(k, v)?;
+        }
+        d.set_item("drops", drops)?;
+        d.set_item("collisions", o.collisions)?;
+        d.set_item("guardband_violations", o.guardband_violations)?;
+        d.set_item("trace_hash", o.trace_hash)?;
+        let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
+        d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
+        d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
+        d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
+        d.set_item("buffer_hist", PyArray1::from_vec(py, o.buffer_hist.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
+        let m = PyDict::new(py);
+        for (k, v) in &o.metrics {
+            m.set_item(k, v)?;
+        }
+        d.set_item("metrics", m)?;
+        d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
+        Ok(d)
+    }
+}
+
+/// Peer table of an EBS schedule (optionally interleaved): row t = the node each node
+/// sends to in timeslot t, for t in 0..slots.
+#[pyfunction]
+#[pyo3(signature = (nodes, h, slots, h_hi=0, num=0, den=1))]
+fn shale_peers(nodes: u32, h: u32, slots: u64, h_hi: u32, num: u64, den: u64) -> PyResult<Vec<Vec<u32>>> {
+    let mut subs = vec![Ebs::new(nodes, h).map_err(spec_err)?];
+    if h_hi != 0 {
+        subs.push(Ebs::new(nodes, h_hi).map_err(spec_err)?);
+    }
+    let plan = Plan::new(subs, num, den).map_err(spec_err)?;
+    Ok((0..slots)
+        .map(|t| {
+            let (s, p, j, _) = plan.slot(t);
+            (0..nodes).map(|x| plan.subs[s].tx_peer(x, p, j)).collect()
+        })
+        .collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ShaleSimulator>()?;
+    m.add_function(wrap_pyfunction!(shale_peers, m)?)?;
+    Ok(())
+}

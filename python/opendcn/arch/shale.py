@@ -1,0 +1,403 @@
+"""Shale (ALGORITHMS §5): an oblivious reconfigurable network on the EBS schedule.
+
+N = m^h nodes with h coordinates; the schedule has h phases of m − 1 timeslots, in
+which every node round-robins over the nodes differing only in that phase's
+coordinate. Each node's 400 Gbps interface is ``lanes`` × ``lane_rate`` lanes whose
+slots are staggered, so a new timeslot starts every slot/lanes (45.056 ns / 8 =
+5.632 ns). Cells are fixed (256 B, 12 B header) and take a spraying semi-path (h hops,
+first hop = current peer, then one random — ``spray``: least-loaded — neighbour per
+phase) and a direct semi-path (≤ h hops). Forwarded cells go before new cells.
+Congestion control: ``hbh`` hop-by-hop tokens per bucket ⟨destination, remaining
+sprays⟩ with per-neighbour PIEO extraction; ``spray`` spray-short; ``hbh+spray`` both
+(default); ``priority`` p = t + ℓ·E; ``none``. ``--interleave 4:0.4`` gives 40 % of the
+timeslots to an h = 4 sub-schedule that carries the flows up to ``--cutoff`` (default:
+the size that loads both sub-schedules equally). ``--fail-nodes F --fail-at T`` fails a
+random fraction F of the nodes at T (detection by missing cells, re-spraying,
+reset of direct hops; no invalidation tokens).
+
+The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
+active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
+the engine's module documentation and in ``arch_metrics["decisions"]``.
+
+The load L = F / (R N τ) uses R = the payload rate a node can inject,
+lanes × lane_rate × (cell − header) / cell (381.25 Gbps by default), unless
+``--host-rate`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .. import _core
+from ..analysis import fct_stats, shale_edges, bucket_labels
+from ..config import Config
+from ..errors import ConfigError, InvariantError
+from ..network import Network
+from ..rng import stream
+from ..units import parse_rate, parse_size, parse_time
+from . import Option, register
+
+CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "none")
+
+DECISIONS = [
+    "schedule: at offset j of phase i a node sends to (c_i + j) mod m, receives from (c_i - j) mod m",
+    "lanes: timeslot t starts on lane t mod lanes and runs schedule entry t (one entry per timeslot)",
+    "hop delay: a cell sent in timeslot t is forwardable from t + ceil((slot + propagation) / timeslot)",
+    "routing: spraying hop k+1 uses the phase after hop k's phase; direct hops fix differing "
+    "coordinates in phase order after the last hop's phase; delivery on any hop reaching dst",
+    "spraying cells are bound to a neighbour at enqueue (required by spray-short)",
+    "spray-short ties: first least-loaded neighbour after a random start",
+    "PIEO: first bucket with a credit; a bucket with cells left re-enters at the tail",
+    "tokens return over the same sub-schedule; a dropped cell still returns its token",
+    "token budgets auto: T = T_F = ceil(2 D / E) + 1 (one bucket can use a link every epoch)",
+    "priority: p = flow arrival timeslot + flow size in cells x epoch timeslots",
+    "interleave: higher-h slots spread evenly (Bresenham); cutoff auto: bytes on each "
+    "sub-schedule proportional to its slot share / h",
+    "failures: random nodes (stream shale.failures), at most ceil(f m) per line (coordinate exchange); a spraying hop with no live neighbour is skipped; detection at the first missed cell; "
+    "no invalidation/re-validation tokens; no link failures",
+    "load: R = lanes x lane rate x payload / cell unless --host-rate",
+    "buffer occupancy: cells queued at a node (excl. unsent source data), time-weighted over "
+    "node-timeslots",
+]
+
+
+def _int_or_auto(value: Any, flag: str) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        v = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(flag, value, "expected a positive integer or 'auto'") from None
+    if v < 1:
+        raise ConfigError(flag, value, "expected a positive integer or 'auto'")
+    return v
+
+
+def _root(n: int, h: int) -> int | None:
+    r = round(n ** (1.0 / h))
+    for c in (r - 1, r, r + 1):
+        if c >= 2 and c ** h == n:
+            return c
+    return None
+
+
+class ShaleNetwork(Network):
+    """A ready Shale network: ``run(workload, duration, seed, ...)`` returns a Result.
+    Its circuits (the EBS schedule) and routing (spraying + direct semi-paths) are the
+    architecture's own; ``config`` describes the lanes as uplinks."""
+
+    def __init__(self, **o: Any):
+        self.o = o
+        n, h = o["nodes"], o["h"]
+        if n < 2:
+            raise ConfigError("--nodes", n, "need at least 2 nodes")
+        if not 1 <= h <= 4:
+            raise ConfigError("--h", h, "must be 1..4 (2-bit remaining-sprays field)")
+        self.m = _root(n, h)
+        if self.m is None:
+            raise ConfigError("--nodes", n, f"must be a perfect {h}-th power (m^h) for --h {h}")
+        self.lanes = o["lanes"]
+        if self.lanes < 1:
+            raise ConfigError("--lanes", self.lanes, "must be >= 1")
+        self.slot_ps = parse_time(o["slot"], "--slot")
+        self.guard_ps = parse_time(o["guardband"], "--guardband")
+        self.lane_rate = parse_rate(o["lane_rate"], "--lane-rate")
+        self.cell = parse_size(o["cell"], "--cell")
+        self.header = parse_size(o["header"], "--header")
+        self.prop_ps = parse_time(o["propagation"], "--propagation")
+        if self.slot_ps <= 0 or self.slot_ps % self.lanes:
+            raise ConfigError("--slot", o["slot"], f"must be a positive whole number of ps divisible by --lanes {self.lanes}")
+        if not 0 <= self.guard_ps < self.slot_ps:
+            raise ConfigError("--guardband", o["guardband"], "must be shorter than the slot")
+        if self.cell <= self.header or self.header < 0:
+            raise ConfigError("--cell", o["cell"], "must be larger than the header")
+        ser = -(-self.cell * 8 * 10**12 // self.lane_rate)
+        if ser + self.guard_ps > self.slot_ps:
+            raise ConfigError("--slot", o["slot"], f"a {self.cell} B cell takes {ser} ps at {o['lane_rate']}: "
+                              "it does not fit the slot minus the guard band")
+        self.tau = self.slot_ps // self.lanes
+        self.d = -(-(self.slot_ps + self.prop_ps) // self.tau)
+        self.payload = self.cell - self.header
+        # interleaving
+        self.h_hi, self.share = 0, 0.0
+        if o["interleave"] not in (None, "", "none"):
+            text = str(o["interleave"])
+            try:
+                a, b = text.split(":")
+                self.h_hi, self.share = int(a), float(b)
+            except ValueError:
+                raise ConfigError("--interleave", text, "expected H:FRACTION, e.g. 4:0.4") from None
+            if not 1 <= self.h_hi <= 4 or self.h_hi == h:
+                raise ConfigError("--interleave", text, f"the second h must be 1..4 and differ from --h {h}")
+            if _root(n, self.h_hi) is None:
+                raise ConfigError("--interleave", text, f"--nodes {n} is not a perfect {self.h_hi}-th power")
+            if not 0 < self.share < 1:
+                raise ConfigError("--interleave", text, "the fraction must be in (0, 1)")
+        self.num = round(self.share * 1000) if self.h_hi else 0
+        if self.h_hi and not 0 < self.num < 1000:
+            raise ConfigError("--interleave", o["interleave"], "the fraction must be in [0.001, 0.999]")
+        self.cutoff = None if o["cutoff"] is None else parse_size(o["cutoff"], "--cutoff")
+        self.cc = o["cc"]
+        self.epoch = h * (self.m - 1)
+        epoch_real = self.epoch / (1 - self.num / 1000) if self.h_hi else self.epoch
+        auto_t = math.ceil(2 * self.d / epoch_real) + 1
+        tb = _int_or_auto(o["token_budget"], "--token-budget")
+        fb = _int_or_auto(o["first_hop_budget"], "--first-hop-budget")
+        self.t_budget = tb if tb is not None else auto_t
+        self.tf_budget = fb if fb is not None else self.t_budget
+        self.fail_frac = float(o["fail_nodes"])
+        if not 0 <= self.fail_frac < 1:
+            raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
+        self.fail_at = parse_time(o["fail_at"], "--fail-at")
+        if o["host_rate"] is not None:
+            self.rate = parse_rate(o["host_rate"], "--host-rate")
+        else:
+            self.rate = self.lanes * self.lane_rate * self.payload // self.cell
+        self.n, self.h = n, h
+        super().__init__(Config(nodes=n, uplinks=self.lanes, link_rate=self.lane_rate, slice=self.slot_ps,
+                                guardband=self.guard_ps, propagation=self.prop_ps, host_rate=self.rate,
+                                mtu=self.payload, header=self.header), arch="shale")
+
+    def deploy_topo(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_topo", "shale", "Shale's circuits are its EBS schedule")
+
+    def deploy_routing(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_routing", "shale", "Shale routes by spraying and direct semi-paths")
+
+    def start(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("start", "shale", "Shale runs with net.run(...)")
+
+    # --------------------------------------------------------------- helpers
+    def failed_nodes(self, seed: int = 1) -> np.ndarray:
+        """The nodes that fail in a run with master ``seed`` (sorted)."""
+        k = round(self.fail_frac * self.n)
+        if k == 0:
+            return np.zeros(0, dtype=np.int64)
+        # Random nodes, kept well distributed over the phase groups (lines) as Shale does by
+        # exchanging coordinates of failed nodes: at most `cap` failed nodes per line,
+        # cap = ceil(f m), raised only if no such set is found.
+        rng = stream(int(seed), "shale.failures")
+        m, h, n = self.m, self.h, self.n
+        cap = max(1, math.ceil(self.fail_frac * m))
+        while True:
+            order = rng.permutation(n)
+            count: dict[tuple[int, int], int] = {}
+            chosen: list[int] = []
+            for x in order.tolist():
+                lines = [(p, x - ((x // m**p) % m) * m**p) for p in range(h)]
+                if all(count.get(li, 0) < cap for li in lines):
+                    chosen.append(x)
+                    for li in lines:
+                        count[li] = count.get(li, 0) + 1
+                    if len(chosen) == k:
+                        return np.sort(np.asarray(chosen, dtype=np.int64))
+            cap += 1
+
+    def peers(self, slots: int) -> np.ndarray:
+        """Peer table: row t = the node each node sends to in timeslot t."""
+        return np.asarray(_core.shale_peers(self.n, self.h, slots, self.h_hi, self.num, 1000), dtype=np.int64)
+
+    def _cutoff(self, sizes: np.ndarray) -> int:
+        if not self.h_hi:
+            return 0
+        if self.cutoff is not None:
+            return self.cutoff
+        if len(sizes) == 0:
+            return 0
+        s = self.num / 1000
+        x = s * self.h / (s * self.h + (1 - s) * self.h_hi)
+        srt = np.sort(sizes)
+        cum = np.cumsum(srt)
+        i = int(np.searchsorted(cum, x * cum[-1], side="left"))
+        return int(srt[min(i, len(srt) - 1)])
+
+    # --------------------------------------------------------------- running
+    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
+            out: Any = None, mice_threshold: Any = 10_000) -> Any:
+        from ..network import Result, _run_with_progress
+
+        duration_ps = parse_time(duration, "duration")
+        if duration_ps <= 0:
+            raise ConfigError("duration", duration, "must be positive")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ConfigError("seed", seed, "expected a non-negative integer")
+        mice = parse_size(mice_threshold, "mice_threshold")
+        flows = workload.generate(endpoints=self.n, hosts_per_node=0, rate_bps=self.rate, nodes=self.n,
+                                  duration_ps=duration_ps, seed=int(seed))
+        flows.validate(self.n)
+        keep = np.asarray(flows.start_ps) < duration_ps
+        start = np.asarray(flows.start_ps)[keep].astype(np.int64)
+        src = np.asarray(flows.src)[keep].astype(np.int64)
+        dst = np.asarray(flows.dst)[keep].astype(np.int64)
+        size = np.asarray(flows.size)[keep].astype(np.int64)
+        if np.any(src == dst):
+            raise ConfigError("workload", "src == dst", "a flow must go to another node")
+        cutoff = self._cutoff(size)
+        failed = self.failed_nodes(seed)
+        spec = {
+            "nodes": self.n, "h": self.h, "h_hi": self.h_hi, "inter_num": self.num, "inter_den": 1000,
+            "cutoff_bytes": cutoff, "lanes": self.lanes, "slot_ps": self.slot_ps, "guard_ps": self.guard_ps,
+            "lane_rate_bps": self.lane_rate, "cell_bytes": self.cell, "header_bytes": self.header,
+            "prop_ps": self.prop_ps, "cc": self.cc, "token_budget": self.t_budget,
+            "first_hop_budget": self.tf_budget, "fail_nodes": failed, "fail_at_ps": self.fail_at,
+            "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
+            "seed": int(seed), "duration_ps": duration_ps,
+        }
+        t0 = time.perf_counter()
+        try:
+            sim = _core.ShaleSimulator(spec)
+        except ValueError as e:
+            a = e.args
+            if len(a) == 3:
+                raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
+            raise ConfigError("shale", str(e), "engine rejected the spec") from None
+        if progress:
+            _run_with_progress(sim, duration_ps, "shale")
+        else:
+            sim.run_until(duration_ps)
+        wall = time.perf_counter() - t0
+        o = sim.output()
+        result = self._result(o, start, src, dst, size, failed, cutoff, duration_ps, int(seed), wall, mice,
+                              getattr(workload, "description", repr(workload)))
+        self.last_result = result
+        if out is not None:
+            result.write(out)
+        if o["invariant_errors"]:
+            raise InvariantError(f"shale seed {seed}: " + "; ".join(o["invariant_errors"]))
+        return result
+
+    def _result(self, o, start, src, dst, size, failed, cutoff, duration_ps, seed, wall, mice, wl_desc):
+        from ..network import Result
+
+        n_fl = len(size)
+        finish = o["flow_finish_ps"]
+        done = finish >= 0
+        fct = np.where(done, finish - start, 0)
+        cells = -(-size // self.payload)
+        p_slots = -(-self.prop_ps // self.tau)
+        ideal = (cells + p_slots) * self.tau
+        norm = np.where(done, fct / np.maximum(ideal, 1), 0.0)
+        mask = ~done
+        flows = pa.table({
+            "flow_id": pa.array(np.arange(n_fl, dtype=np.int64)),
+            "src": pa.array(src), "dst": pa.array(dst), "size_bytes": pa.array(size),
+            "start_ps": pa.array(start),
+            "finish_ps": pa.array(finish, mask=mask),
+            "fct_ps": pa.array(fct, mask=mask),
+            "ideal_fct_ps": pa.array(ideal),
+            "slowdown": pa.array(norm, mask=mask),
+            "completed": pa.array(done),
+            "hops": pa.array(o["flow_hops"]),
+            "delivered_bytes": pa.array(o["flow_delivered"]),
+        })
+        ts = pa.table({"time_ps": pa.array([], pa.int64()), "node": pa.array([], pa.int64()),
+                       "port": pa.array([], pa.int64()), "queued_bytes": pa.array([], pa.int64()),
+                       "tx_bytes": pa.array([], pa.int64())})
+        sim_s = duration_ps / 1e12
+        capacity = sim_s * self.rate * self.n / 8
+        am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
+        summary = {
+            "arch": "shale", "seed": seed, "nodes": self.n, "endpoints": self.n,
+            "sim_time_s": sim_s, "wall_s": round(wall, 4),
+            "events": int(o["events"]), "packet_hops": int(o["packet_hops"]),
+            "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
+            "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
+                      "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
+            "goodput_normalized": float(o["bytes_delivered"] / capacity) if capacity else 0.0,
+            "fct_us": fct_stats(flows, mice_threshold=mice),
+            "fabric": {"collisions": int(o["collisions"]), "guardband_violations": int(o["guardband_violations"])},
+            "drops": {k: int(v) for k, v in o["drops"].items()},
+            "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+            "host_rate_bps": int(self.rate),
+            "workload": wl_desc,
+            "trace_hash": f"{int(o['trace_hash']):016x}",
+            "arch_metrics": am,
+        }
+        info = {"arch": "shale", "options": {k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v))
+                                              for k, v in self.o.items()},
+                "duration_ps": duration_ps, "seed": seed, "failed_nodes": failed.tolist()}
+        return Result(summary, flows, ts, info)
+
+    def _arch_metrics(self, o, size, dst, done, norm, failed, cutoff, sim_s) -> dict[str, Any]:
+        eng = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in o["metrics"].items()}
+        # size-normalized FCT per flow-size bucket
+        edges = shale_edges(float(size.max()) if len(size) else 0.0)
+        labels = bucket_labels(edges)
+        nfct = {}
+        for i, lab in enumerate(labels):
+            sel = (size >= edges[i]) & (size < edges[i + 1])
+            v = norm[sel & done]
+            st = {"count": int(sel.sum()), "completed": int((sel & done).sum())}
+            if v.size:
+                st.update(mean=float(v.mean()), p50=float(np.percentile(v, 50)),
+                          p99=float(np.percentile(v, 99)), max=float(v.max()))
+            nfct[lab] = st
+        # per-node buffer occupancy percentiles (time-weighted over node-timeslots)
+        hist = np.asarray(o["buffer_hist"], dtype=np.int64)
+        bufp = {}
+        tot = int(hist.sum())
+        if tot:
+            cum = np.cumsum(hist)
+            for q in (50, 90, 99, 99.9, 99.99):
+                bufp[f"p{q:g}"] = int(np.searchsorted(cum, q / 100 * tot, side="left"))
+            bufp["max"] = int(eng.get("max_buffer_cells", len(hist) - 1))
+        # destination throughput (delivered payload / (sim time x R)) per destination node
+        deliv = np.bincount(dst, weights=o["flow_delivered"].astype(np.float64), minlength=self.n)
+        live = np.ones(self.n, dtype=bool)
+        live[failed] = False
+        per = deliv / (sim_s * self.rate / 8) if sim_s else deliv
+        active = np.zeros(self.n, dtype=bool)
+        active[np.unique(dst)] = True
+        sel = live & active
+        dthr = {"live_total": float(per[live].sum()), "mean_active_live": float(per[sel].mean()) if sel.any() else 0.0,
+                "min_active_live": float(per[sel].min()) if sel.any() else 0.0,
+                "max": float(per.max()) if len(per) else 0.0}
+        m_hi = _root(self.n, self.h_hi) if self.h_hi else None
+        return {
+            "h": self.h, "m": self.m, "epoch_timeslots": self.epoch, "lanes": self.lanes,
+            "timeslot_ps": self.tau, "hop_delay_timeslots": self.d,
+            "propagation_timeslots": int(-(-self.prop_ps // self.tau)),
+            "intrinsic_latency_timeslots": 2 * self.epoch,
+            "cc": self.cc, "token_budget": self.t_budget, "first_hop_budget": self.tf_budget,
+            "interleave": ({"h": self.h_hi, "m": m_hi, "share": self.num / 1000, "cutoff_bytes": cutoff}
+                           if self.h_hi else None),
+            "failed_nodes": int(len(failed)), "fail_at_ps": self.fail_at if len(failed) else None,
+            "normalized_fct": nfct,
+            "buffer_cells_percentiles": bufp,
+            "max_active_buckets": eng.get("max_active_buckets", 0),
+            "max_pieo_length": eng.get("max_pieo_length", 0),
+            "hbh_violations": eng.get("hbh_violations", 0),
+            "destination_throughput": dthr,
+            "engine": eng,
+            "decisions": DECISIONS,
+        }
+
+
+@register("shale", "Shale: EBS schedule of dimension h, spraying + direct semi-paths, hop-by-hop tokens", [
+    Option("nodes", 16, "number of nodes (a perfect h-th power)", "int"),
+    Option("h", 2, "schedule dimension h (1 = SRRD single round robin)", "int"),
+    Option("lanes", 8, "parallel lanes per node (staggered slots)", "int"),
+    Option("lane_rate", "50Gbps", "rate of one lane", "rate"),
+    Option("slot", "45.056ns", "lane slot, guard band included", "time"),
+    Option("guardband", "4.096ns", "guard band at the start of each slot", "time"),
+    Option("cell", "256B", "cell size, header included", "size"),
+    Option("header", "12B", "cell header", "size"),
+    Option("propagation", "500ns", "propagation delay of every link", "time"),
+    Option("cc", "hbh+spray", "congestion control", "choice", CC_CHOICES),
+    Option("interleave", None, "H:FRACTION — interleave an h=H sub-schedule getting FRACTION of the slots (short flows)", "str"),
+    Option("cutoff", None, "flows up to this size use the interleaved higher-h sub-schedule (default: equal load)", "size"),
+    Option("token_budget", "auto", "hop-by-hop token budget T per (link, bucket), or auto", "str"),
+    Option("first_hop_budget", "auto", "first-hop token budget T_F, or auto (= T)", "str"),
+    Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
+    Option("fail_at", "0us", "when the nodes fail", "time"),
+    Option("host_rate", None, "R of the load definition (default: payload rate lanes x lane rate x payload/cell)", "rate"),
+], tiny={"nodes": 16})
+def build(**o: Any) -> ShaleNetwork:
+    return ShaleNetwork(**o)

@@ -1,0 +1,244 @@
+"""Shale (ALGORITHMS §5): schedule, routing bounds, throughput, hop-by-hop invariant,
+failures, conservation, determinism, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import opendcn as od
+from opendcn.arch import get
+from opendcn.errors import ConfigError
+
+CLI = [sys.executable, "-m", "opendcn.cli"]
+
+
+def make(**kw):
+    return get("shale").make(**kw)
+
+
+def check_books(s):
+    b = s["bytes"]
+    assert b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
+    assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert s["invariants"]["ok"], s["invariants"]["errors"]
+    assert s["arch_metrics"]["hbh_violations"] == 0
+
+
+# ------------------------------------------------------------------ schedule
+
+@pytest.mark.parametrize("n,h", [(16, 2), (64, 3), (16, 1), (81, 4), (16, 4)])
+def test_schedule_is_a_permutation_per_slot_and_meets_each_neighbour_once(n, h):
+    net = make(nodes=n, h=h)
+    m = round(n ** (1 / h))
+    e = h * (m - 1)
+    peers = net.peers(e)
+    for row in peers:
+        assert sorted(row.tolist()) == list(range(n))
+        assert (row != np.arange(n)).all()
+    # over one epoch every node meets exactly the nodes differing in one coordinate
+    digits = np.array([[(x // m**i) % m for i in range(h)] for x in range(n)])
+    for x in range(0, n, max(1, n // 7)):
+        met = sorted(peers[:, x].tolist())
+        want = sorted(y for y in range(n) if (digits[y] != digits[x]).sum() == 1)
+        assert met == want
+
+
+def test_h1_is_the_single_round_robin():
+    n = 16
+    peers = make(nodes=n, h=1).peers(3 * (n - 1))
+    for t, row in enumerate(peers):
+        assert row.tolist() == [(x + t % (n - 1) + 1) % n for x in range(n)]
+
+
+# ------------------------------------------------------------------ one cell
+
+@pytest.mark.parametrize("n,h", [(16, 2), (64, 3), (16, 1), (81, 4)])
+@pytest.mark.parametrize("epochs_of_propagation", [0, 1, 3])
+def test_idle_network_one_cell_latency_and_hops(n, h, epochs_of_propagation):
+    m = round(n ** (1 / h))
+    e = h * (m - 1)
+    slot_ps = 45_056
+    prop_ps = epochs_of_propagation * e * slot_ps   # a whole number of epochs
+    net = make(nodes=n, h=h, lanes=1, propagation=f"{prop_ps}ps")
+    p_slots = prop_ps // slot_ps
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        src = int(rng.integers(n))
+        dst = int((src + 1 + rng.integers(n - 1)) % n)
+        start = int(rng.integers(0, 5 * e)) * slot_ps + int(rng.integers(slot_ps))
+        wl = od.workload.flows([(start, src, dst, 100)])
+        r = net.run(wl, duration=f"{start + (2 * e + 2 * h * (p_slots + 1) + 4) * slot_ps}ps", seed=trial)
+        s = r.summary
+        check_books(s)
+        f = r.flows.to_pylist()[0]
+        assert f["completed"], (src, dst, start)
+        hops = f["hops"]
+        assert 1 <= hops <= 2 * h
+        first_slot = -(-start // slot_ps)
+        latency_slots = (f["finish_ps"] - first_slot * slot_ps) / slot_ps
+        assert latency_slots <= 2 * h * (m - 1) + hops * p_slots + 1e-9, (src, dst, latency_slots)
+
+
+# ------------------------------------------------------------------ load
+
+def _perm_run(n, h, load, duration, **kw):
+    net = make(nodes=n, h=h, **kw)
+    wl = od.workload.poisson(None, load, "permutation", flow_size="50KB")
+    return net.run(wl, duration=duration, seed=3)
+
+
+@pytest.mark.parametrize("n,h", [(16, 2), (64, 3)])
+def test_load_just_under_the_worst_case_limit_is_delivered(n, h):
+    load = 0.96 / (2 * h)
+    r = _perm_run(n, h, load, "150us")
+    s = r.summary
+    check_books(s)
+    b = s["bytes"]
+    # everything offered before the last few path latencies has arrived
+    start = np.asarray(r.flows["start_ps"])
+    done = np.asarray(r.flows["completed"])
+    assert done[start < 100e6].mean() > 0.97
+    assert b["delivered"] / b["offered"] > 0.85
+    # sustained: delivered goodput tracks the offered load
+    assert s["goodput_normalized"] > 0.8 * load
+
+
+def test_hop_by_hop_holds_at_most_budget_cells_per_bucket_per_upstream():
+    # T = T_F = 1: a node never holds two cells of one bucket from the same neighbour
+    r = _perm_run(16, 2, 0.24, "60us", token_budget="1", first_hop_budget="1")
+    s = r.summary
+    check_books(s)
+    assert s["arch_metrics"]["token_budget"] == 1
+    assert s["arch_metrics"]["engine"]["tokens_sent"] > 0
+    assert s["arch_metrics"]["hbh_violations"] == 0
+
+
+@pytest.mark.parametrize("cc", ["none", "hbh", "spray", "hbh+spray", "priority"])
+def test_every_cc_conserves_and_is_deterministic(cc):
+    net = make(nodes=64, h=3, cc=cc)
+    wl = od.workload.poisson("imc10", 0.2, "uniform")
+    a = net.run(wl, duration="30us", seed=5).summary
+    b = net.run(wl, duration="30us", seed=5).summary
+    check_books(a)
+    assert a["bytes"]["delivered"] > 0
+    a.pop("wall_s"), b.pop("wall_s")
+    assert a == b
+    c = net.run(wl, duration="30us", seed=6).summary
+    assert c["trace_hash"] != a["trace_hash"]
+
+
+def test_interleaving_two_sub_schedules():
+    net = make(nodes=16, h=2, interleave="4:0.4")
+    peers = net.peers(1000)
+    assert all(sorted(r.tolist()) == list(range(16)) for r in peers)
+    r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=2)
+    s = r.summary
+    check_books(s)
+    il = s["arch_metrics"]["interleave"]
+    assert il["h"] == 4 and il["share"] == 0.4 and il["cutoff_bytes"] > 0
+    sizes = np.asarray(r.flows["size_bytes"])
+    frac = sizes[sizes <= il["cutoff_bytes"]].sum() / sizes.sum()
+    assert 0.15 < frac < 0.45  # equal utilization: 0.4*2 / (0.4*2 + 0.6*4) = 25 % of bytes
+
+
+def test_metrics_present():
+    r = _perm_run(16, 2, 0.2, "30us")
+    am = r.summary["arch_metrics"]
+    assert set(am["buffer_cells_percentiles"]) >= {"p50", "p99", "p99.9", "p99.99", "max"}
+    assert am["max_active_buckets"] >= 1 and am["max_pieo_length"] >= 1
+    assert am["destination_throughput"]["live_total"] > 0
+    assert any(v.get("completed") for v in am["normalized_fct"].values())
+    done = r.flows.filter(r.flows["completed"])
+    assert min(done["slowdown"].to_pylist()) >= 1.0  # t / (F + P) is at least 1
+
+
+# ------------------------------------------------------------------ failures
+
+def _live_perm_flows(n, live, load, rate_bps, duration_ps, size, seed):
+    rng = np.random.default_rng(seed)
+    live = np.asarray(live)
+    while True:
+        perm = rng.permutation(len(live))
+        if (perm != np.arange(len(live))).all():
+            break
+    per_node = load * rate_bps / 8 / 1e12  # bytes per ps
+    out = []
+    for i, s in enumerate(live):
+        t = 0.0
+        while True:
+            t += rng.exponential(size / per_node)
+            if t >= duration_ps:
+                break
+            out.append((int(t), int(s), int(live[perm[i]]), size))
+    out.sort()
+    return od.workload.flows(out)
+
+
+@pytest.mark.parametrize("h,load", [(2, 0.2), (3, 0.12)])   # 80 % / 72 % of 1/(2h)
+@pytest.mark.parametrize("frac", [0.04, 0.08])
+def test_failed_nodes_keep_live_destination_throughput(frac, h, load):
+    n, dur = 64, 120_000_000
+    healthy = make(nodes=n, h=h)
+    failing = make(nodes=n, h=h, fail_nodes=frac, fail_at="0us")
+    failed = failing.failed_nodes(seed=1)
+    assert len(failed) == round(frac * n)
+    live = [x for x in range(n) if x not in set(failed.tolist())]
+    rate = healthy.rate
+    base = healthy.run(_live_perm_flows(n, range(n), load, rate, dur, 20_000, 1), duration=f"{dur}ps", seed=1)
+    hurt = failing.run(_live_perm_flows(n, live, load, rate, dur, 20_000, 1), duration=f"{dur}ps", seed=1)
+    for r in (base, hurt):
+        check_books(r.summary)
+    b0 = base.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    b1 = hurt.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    ratio = b1 / b0 / (1 - len(failed) / n)
+    assert abs(ratio - 1) < 0.05, ratio
+    assert hurt.summary["arch_metrics"]["failed_nodes"] == len(failed)
+
+
+def test_failure_mid_run_drops_and_conserves():
+    net = make(nodes=64, h=2, fail_nodes=0.05, fail_at="10us")
+    r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=4)
+    s = r.summary
+    check_books(s)
+    assert s["bytes"]["dropped"] > 0 and s["drops"]["failed_node"] > 0
+
+
+# ------------------------------------------------------------------ CLI
+
+def test_cli_runs_and_prints_summary():
+    out = subprocess.run(CLI + ["run", "shale", "--nodes", "16", "--h", "2", "--duration", "20us",
+                                "--summary-json", "-"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)
+    assert s["arch"] == "shale" and s["nodes"] == 16
+    check_books(s)
+
+
+@pytest.mark.parametrize("args", [
+    ["--nodes", "15"],
+    ["--h", "5"],
+    ["--cc", "isd"],
+    ["--cc", "ndp"],
+    ["--interleave", "3:0.4"],
+    ["--interleave", "4:1.5"],
+    ["--token-budget", "0"],
+    ["--fail-nodes", "1.5"],
+    ["--slot", "30ns"],
+    ["--lanes", "0"],
+])
+def test_cli_bad_options_exit_2(args):
+    out = subprocess.run(CLI + ["run", "shale", "--duration", "5us", *args], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2, (args, out.stdout, out.stderr)
+
+
+def test_python_api_bad_option_raises_config_error():
+    with pytest.raises(ConfigError):
+        make(nodes=10, h=2)
+    with pytest.raises(ConfigError):
+        make(cc="rd")
