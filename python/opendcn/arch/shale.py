@@ -93,6 +93,8 @@ class ShaleNetwork(Network):
     Its circuits (the EBS schedule) and routing (spraying + direct semi-paths) are the
     architecture's own; ``config`` describes the lanes as uplinks."""
 
+    engine = "shale"
+
     def __init__(self, **o: Any):
         self.o = o
         n, h = o["nodes"], o["h"]
