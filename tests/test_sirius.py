@@ -52,7 +52,8 @@ def test_vlb_throughput_bound_under_permutation():
     assert m["max_relay_queue_cells"] <= 8                        # congestion control holds
 
 
-@pytest.mark.parametrize("kw", [{}, {"pq": False}, {"relay_cap": 1}, {"speedup": 1.0}, {"ports": 4}])
+@pytest.mark.parametrize("kw", [{}, {"pq": False}, {"relay_cap": 1}, {"speedup": 1.0}, {"ports": 4},
+                                {"cc": "ideal"}, {"cc": "ideal", "relay_cap": 1}])
 def test_conservation_collisions_guardband_determinism(kw):
     wl = od.workload.poisson("hadoop", load=0.8, pattern="uniform")
     a = od.arch.sirius(tors=16, **kw).run(wl, duration="300us", seed=7).summary
@@ -78,6 +79,27 @@ def test_cli_run_and_bad_options():
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
     assert s["arch"] == "sirius" and s["arch_metrics"]["topology"] == "thin-clos"
-    for bad in (["--tors", 16, "--ports", 3], ["--slot", "5ns"], ["--relay-cap", 0], ["--topology", "parallel"]):
+    for bad in (["--tors", 16, "--ports", 3], ["--slot", "5ns"], ["--relay-cap", 0], ["--topology", "parallel"],
+                ["--cc", "oracle"]):
         q = cli("run", "sirius", *bad, "--duration", "10us", "--summary-json", "-")
         assert q.returncode == 2, (bad, q.stderr)
+
+
+def test_inband_reports_are_stale_and_let_queues_overshoot_ideal_credits_do_not():
+    # 15 ToRs send 100 KB each to ToR 0 (16 x 4 ports: W = 4 slots, report lag
+    # L = ceil((90 ns + 2 us) / 100 ns) = 21 slots)
+    wl = od.workload.flows([("0us", s, 0, 100_000) for s in range(1, 16)])
+    m = {}
+    for cc in ("ideal", "inband"):
+        r = od.arch.sirius(tors=16, ports=4, relay_cap=4, cc=cc).run(wl, duration="100us")
+        s = r.summary
+        assert s["invariants"]["ok"] and s["flows"]["completed"] == 15
+        assert s["arch_metrics"]["cc"] == cc
+        m[cc] = s["arch_metrics"]
+    assert m["ideal"]["max_relay_queue_cells"] <= 4 and m["ideal"]["relay_cells_over_cap"] == 0
+    assert m["inband"]["max_relay_queue_cells"] > 4 and m["inband"]["relay_cells_over_cap"] > 0
+    assert m["inband"]["relay_report_lag_slots"] == 21
+    # under steady traffic a relay decision uses a report L .. L + W - 1 slots old
+    wl = od.workload.poisson("hadoop", load=0.8, pattern="uniform")
+    a = od.arch.sirius(tors=16, ports=4).run(wl, duration="200us", seed=3).summary["arch_metrics"]
+    assert 21 < a["relay_report_age_mean_slots"] < 24

@@ -5,9 +5,15 @@ plots and a JSON of the numbers, and check the paper's stated trends (PASS/FAIL 
 to 100 % load on NegotiaToR (parallel network and thin-clos, PB + PQ) and on the
 Sirius-like traffic-oblivious baseline; the PB/PQ ablation at 100 % load; an incast
 microbenchmark (degree 15, 1 KB at t = 10 us) and Hadoop mixed with random incasts
-(degree 20, 1 KB, 2 % of the host-side bandwidth). Full: 128 ToRs x 8 ports, 10 ms per
-point (the paper simulates 30 ms; 10 ms keeps the whole run in a few minutes on one
-core); quick: 64 ToRs, 4 loads, 2 ms.
+(degree 20, 1 KB, 2 % of the host-side bandwidth); the §4.4 sweeps of NegotiaToR
+(parallel) at the top load — guardband 2-20 ns, predefined slot 20-120 ns, scheduled
+phase 10-500 slots — and the web search and Google workloads (Fig. 13b, c) on
+NegotiaToR and the baseline. The baseline runs with in-band congestion control
+(``sirius --cc inband``); its idealized variant (``--cc ideal``, instant credits) is run
+at the top load for comparison. Full: 128 ToRs x 8 ports, 10 ms per point (the paper
+simulates 30 ms; 10 ms keeps the whole run within minutes on one core); quick: 64 ToRs,
+4 loads, 2 ms, 3-point sweeps, one load per extra workload. ``run(..., tors=,
+duration=)`` shrinks either further (the test suite runs 16 ToRs for 300 us).
 
 ``run`` returns 0 when every trend holds, 1 otherwise (failed trends are printed, never
 hidden); every run's invariants (exact byte conservation, no collision, no guardband
@@ -27,14 +33,19 @@ NAMES = ("negotiator",)
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
-        echo: Callable[[str], None] = print) -> int:
-    """Reproduce ``name`` (see :data:`NAMES`); returns 0 if every trend check passed."""
+        echo: Callable[[str], None] = print, *, tors: int | None = None,
+        duration: str | None = None) -> int:
+    """Reproduce ``name`` (see :data:`NAMES`); returns 0 if every trend check passed.
+    ``tors`` / ``duration`` override the mode's size and per-point duration (a multiple
+    of 8 ToRs, at least 16)."""
     if name not in NAMES:
         raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}")
     out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
     if out.exists() and not out.is_dir():
         raise ConfigError("--out", str(out), "exists and is not a directory")
-    return _negotiator(quick, out, echo)
+    if tors is not None and (tors < 16 or tors % 8):
+        raise ConfigError("tors", tors, "need a multiple of 8, at least 16")
+    return _negotiator(quick, out, echo, tors, duration)
 
 
 def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
@@ -73,12 +84,13 @@ def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
+def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None = None,
+                duration_: str | None = None) -> int:
     import opendcn as od
 
-    tors = 64 if quick else 128
+    tors = tors_ or (64 if quick else 128)
     ports = 8
-    duration = "2ms" if quick else "10ms"
+    duration = duration_ or ("2ms" if quick else "10ms")
     loads = [0.1, 0.4, 0.7, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
     seed = 1
     echo(f"reproduce negotiator ({'quick' if quick else 'full'}): {tors} ToRs x {ports} ports, "
@@ -131,6 +143,51 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
                         "mice_mean_us": r.summary["fct_us"]["mice"]["mean"],
                         "incast": r.summary["arch_metrics"]["incast"],
                         "invariants_ok": r.summary["invariants"]["ok"]}
+    # the baseline with idealized (instant) relay credits, at the top load, for comparison
+    wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
+    r = net("sirius", cc="ideal").run(wl, duration=duration, seed=seed)
+    rows.append(_summary_row("sirius-ideal", loads[-1], r.summary))
+    rows[-1]["max_relay_queue_cells"] = r.summary["arch_metrics"]["max_relay_queue_cells"]
+    sir_top = summaries[f"sirius@{loads[-1]}"]["arch_metrics"]
+    echo(f"  sirius-ideal   load {loads[-1]:.1f}: goodput {rows[-1]['goodput']:.3f}  mice mean/p99 "
+         f"{rows[-1]['mice_mean_us']:.2f}/{rows[-1]['mice_p99_us']:.2f} us; relay queue peak "
+         f"{rows[-1]['max_relay_queue_cells']:.0f} cells (in-band: {sir_top['max_relay_queue_cells']:.0f})")
+    # §4.4 sweeps, NegotiaToR parallel at the top load
+    sweep_load = loads[-1]
+    sweep_defs = {
+        "guardband": ("guardband_ns", "guardband", "ns", [2, 10, 20] if quick else [2, 5, 10, 15, 20]),
+        "predefined_slot": ("predefined_slot_ns", "predefined_slot", "ns",
+                            [20, 60, 120] if quick else [20, 40, 60, 80, 100, 120]),
+        "scheduled_slots": ("scheduled_slots", "scheduled_slots", "", [10, 30, 500] if quick else [10, 30, 100, 200, 500]),
+    }
+    sweeps: dict[str, list[dict[str, Any]]] = {}
+    for sname, (col, opt, unit, values) in sweep_defs.items():
+        srows = []
+        for v in values:
+            wl = od.workload.poisson("hadoop", load=sweep_load, pattern="uniform")
+            r = net("negotiator", topology="parallel", **{opt: f"{v}{unit}" if unit else v}).run(
+                wl, duration=duration, seed=seed)
+            row = _summary_row(f"{sname}={v}{unit}", sweep_load, r.summary)
+            row[col] = v
+            row["epoch_us"] = r.summary["arch_metrics"].get("epoch_ps", 0) / 1e6
+            srows.append(row)
+        sweeps[sname] = srows
+        echo(f"  sweep {sname}: " + ", ".join(f"{r_[col]}{unit} p99 {r_['mice_p99_us']:.2f} us" for r_ in srows))
+    # other workloads (Fig. 13b, c): web search (> 80 % of flows > 10 KB), Google (> 80 % < 1 KB)
+    wl_loads = [0.7] if quick else [0.4, 0.7, 1.0]
+    wl_rows: list[dict[str, Any]] = []
+    for wname in ("websearch", "google"):
+        for label in ("neg-parallel", "sirius"):
+            arch, kw = configs[label]
+            for load in wl_loads:
+                wl = od.workload.poisson(wname, load=load, pattern="uniform")
+                r = net(arch, **kw).run(wl, duration=duration, seed=seed)
+                row = _summary_row(label, load, r.summary)
+                row["workload"] = wname
+                wl_rows.append(row)
+        echo(f"  workload {wname}: " + "; ".join(
+            f"{r_['config']}@{r_['load']}: goodput {r_['goodput']:.3f}, mice p99 {r_['mice_p99_us']:.2f} us"
+            for r_ in wl_rows if r_["workload"] == wname))
     # determinism: the 100 % parallel point once more
     wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
     wl.description = f"hadoop, uniform, load {loads[-1]}"
@@ -142,6 +199,16 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
             "mice_p99_epochs", "mice_within_2_epochs", "all_mean_us", "match_ratio", "invariants_ok"]
     echo("")
     echo(_table(rows + abl, cols))
+    scols = ["goodput", "mice_mean_us", "mice_p99_us", "mice_mean_epochs", "mice_within_2_epochs", "epoch_us",
+             "invariants_ok"]
+    for sname, (col, _, unit, _) in sweep_defs.items():
+        echo("")
+        echo(f"sweep: {sname}{' (' + unit + ')' if unit else ''}, NegotiaToR parallel, hadoop load {sweep_load}")
+        echo(_table(sweeps[sname], [col] + scols))
+    echo("")
+    echo("workloads: web search and Google")
+    echo(_table(wl_rows, ["workload", "config", "load", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us",
+                          "invariants_ok"]))
     echo("")
     echo("incast microbenchmark (degree %d, 1 KB, t = 10 us): finish time us: " % deg
          + ", ".join(f"{k} {v['mean_us']:.2f}" for k, v in incast.items()))
@@ -188,10 +255,11 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
                    abs(mr["parallel"] - th[n_par]) < 0.05 and abs(mr["thin-clos"] - th[n_thin]) < 0.05,
                    f"parallel {mr['parallel']:.3f} vs {th[n_par]:.3f} (n={n_par}); thin-clos "
                    f"{mr['thin-clos']:.3f} vs {th[n_thin]:.3f} (n={n_thin})"))
-    all_ok = all(r["invariants_ok"] for r in rows + abl) and all(v["invariants_ok"] for v in incast.values()) \
-        and all(v["invariants_ok"] for v in mixed.values())
+    sweep_rows = [r_ for v in sweeps.values() for r_ in v]
+    all_ok = all(r["invariants_ok"] for r in rows + abl + sweep_rows + wl_rows) \
+        and all(v["invariants_ok"] for v in incast.values()) and all(v["invariants_ok"] for v in mixed.values())
     checks.append(("every run: exact conservation, 0 collisions, 0 guardband violations", all_ok,
-                   f"{len(rows) + len(abl) + len(incast) + len(mixed)} runs"))
+                   f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed)} runs"))
     checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
     echo("")
     for name_, ok, detail in checks:
@@ -199,10 +267,12 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None]) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
-            "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast, "mixed_incast": mixed,
+            "baseline_cc": "inband", "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast,
+            "mixed_incast": mixed, "sweep_load": sweep_load, "sweeps": sweeps, "workloads": wl_rows,
             "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
     (out / "negotiator.json").write_text(json.dumps(data, indent=2))
     _plots(out, rows, abl, loads)
+    _sweep_plots(out, sweeps, {k: (v[0], v[2]) for k, v in sweep_defs.items()}, wl_rows)
     echo(f"\nwrote {out / 'negotiator.json'} and plots under {out}")
     return 0 if all(ok for _, ok, _ in checks) else 1
 
@@ -213,7 +283,8 @@ def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = sorted({r["config"] for r in rows}, key=lambda x: ["neg-parallel", "neg-thin-clos", "sirius"].index(x))
+    order = ["neg-parallel", "neg-thin-clos", "sirius", "sirius-ideal"]
+    labels = sorted({r["config"] for r in rows}, key=order.index)
     for key, fname, ylabel, logy in (("mice_p99_us", "mice_p99.png", "mice p99 FCT (us)", True),
                                      ("mice_mean_us", "mice_mean.png", "mice mean FCT (us)", True),
                                      ("goodput", "goodput.png", "goodput (normalized to host side)", False)):
@@ -236,4 +307,48 @@ def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loa
     ax.set_ylabel("mice p99 FCT (us) at 100 % load")
     fig.tight_layout()
     fig.savefig(out / "ablation.png", dpi=120)
+    plt.close(fig)
+
+
+def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[str, tuple[str, str]],
+                 wl_rows: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for sname, srows in sweeps.items():
+        col, unit = cols[sname]
+        xs = [r[col] for r in srows]
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
+        a1.plot(xs, [r["mice_p99_us"] for r in srows], marker="o", label="p99")
+        a1.plot(xs, [r["mice_mean_us"] for r in srows], marker="s", label="mean")
+        a1.set_ylabel("mice FCT (us)")
+        a1.set_yscale("log")
+        a1.legend()
+        a2.plot(xs, [r["goodput"] for r in srows], marker="o")
+        a2.set_ylabel("goodput (normalized)")
+        for a in (a1, a2):
+            a.set_xlabel(f"{sname.replace('_', ' ')}{' (' + unit + ')' if unit else ''}")
+            a.grid(alpha=0.3)
+        if sname == "scheduled_slots":
+            a1.set_xscale("log")
+            a2.set_xscale("log")
+        fig.tight_layout()
+        fig.savefig(out / f"sweep_{sname}.png", dpi=120)
+        plt.close(fig)
+    wls = sorted({r["workload"] for r in wl_rows})
+    fig, axes = plt.subplots(1, len(wls), figsize=(4 * len(wls), 3.2), squeeze=False)
+    for ax, w in zip(axes[0], wls):
+        for lab in ("neg-parallel", "sirius"):
+            pts = [r for r in wl_rows if r["workload"] == w and r["config"] == lab]
+            ax.plot([r["load"] for r in pts], [r["mice_p99_us"] for r in pts], marker="o", label=lab)
+        ax.set_title(w)
+        ax.set_xlabel("load")
+        ax.set_ylabel("mice p99 FCT (us)")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "workloads.png", dpi=120)
     plt.close(fig)

@@ -4,7 +4,7 @@
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::slotted::common::{SlottedOutput, Topology};
 use opendcn_core::slotted::negotiator::{Matcher, NegSpec, Negotiator, Variant};
-use opendcn_core::slotted::sirius::{SirSpec, Sirius};
+use opendcn_core::slotted::sirius::{RelayCc, SirSpec, Sirius};
 use opendcn_core::SpecError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -94,6 +94,11 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
         pias_t1: get(d, "pias_t1")?,
         pias_t2: get(d, "pias_t2")?,
         relay_cap: get(d, "relay_cap")?,
+        cc: match get::<String>(d, "cc")?.as_str() {
+            "ideal" => RelayCc::Ideal,
+            "inband" => RelayCc::Inband,
+            o => return Err(bad("cc", o, "expected ideal or inband")),
+        },
         seed: get(d, "seed")?,
         duration_ps: get(d, "duration_ps")?,
         sample_ps: get(d, "sample_ps")?,

@@ -1,7 +1,16 @@
 """Sirius-like traffic-oblivious baseline (NegotiaToR's TO baseline): thin-clos of
 passive AWGRs with tunable lasers, a static cyclic round robin, fixed timeslots with a
-10 ns guardband, VLB relay through intermediate ToRs with credit-based congestion control
-of the intermediate queues, PIAS priority at sources only.
+10 ns guardband, VLB relay through intermediate ToRs with congestion control of the
+intermediate queues, PIAS priority at sources only.
+
+Congestion control (``--cc``): ``inband`` (default) is what Sirius can build — an
+intermediate's queue occupancy per final destination reaches a source only piggybacked on
+the cell the intermediate sends it in the round robin, so it is one round-robin cycle plus
+the propagation delay old; a source sends a relay cell for d to m only while its last
+report of m's queue for d plus its own cells sent since is below ``--relay-cap`` cells
+(default 8 = twice the report loop of 4 cycles at 128 x 8; queues may overshoot it).
+``ideal`` keeps the earlier idealization (credits known instantly, queues never above the
+cap) for comparison.
 
 Defaults follow the NegotiaToR paper's baseline: 128 ToRs x 8 ports of 100 Gb/s
 (``--speedup 2`` over a 400 Gb/s host side), 2 us propagation. Sirius' own slot, cell and
@@ -33,7 +42,9 @@ from .negotiator import _nonneg_time, _ports_and_rate
     Option("pq", True, "PIAS priority queues at sources (--no-pq: off)", "bool"),
     Option("pias_first", "1KB", "PIAS: bytes of a flow at the highest priority", "size"),
     Option("pias_second", "9KB", "PIAS: next bytes at the middle priority", "size"),
-    Option("relay_cap", 8, "credits (cells) per intermediate per final destination", "int"),
+    Option("relay_cap", 8, "relay threshold (cells) per intermediate per final destination", "int"),
+    Option("cc", "inband", "intermediate congestion control: inband (occupancy piggybacked on round-robin "
+           "cells, one cycle + propagation old) or ideal (instant credits)", "choice", ("inband", "ideal")),
     Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
 ])
 def build(**o: Any) -> SlottedNetwork:
@@ -44,6 +55,8 @@ def build(**o: Any) -> SlottedNetwork:
     sample = _nonneg_time(o["sample_interval"], "--sample-interval")
     if guard >= slot:
         raise ConfigError("--guardband", o["guardband"], "must be shorter than --slot")
+    if o["cc"] not in ("inband", "ideal"):
+        raise ConfigError("--cc", o["cc"], "expected inband or ideal")
     if o["relay_cap"] < 1:
         raise ConfigError("--relay-cap", o["relay_cap"], "must be >= 1")
     if nodes >= ports and nodes % ports:
@@ -58,9 +71,10 @@ def build(**o: Any) -> SlottedNetwork:
         raise ConfigError("--slot", o["slot"], "leaves no room for a cell payload")
     params = dict(tors=nodes, ports=ports, port_rate_bps=rate, slot_ps=slot, guardband_ps=guard,
                   header_bytes=header, prop_ps=prop, pq=o["pq"], pias_t1=t1, pias_t2=t2,
-                  relay_cap=o["relay_cap"], sample_ps=sample)
+                  relay_cap=o["relay_cap"], cc=o["cc"], sample_ps=sample)
     net = SlottedNetwork("sirius", "sirius", params, nodes=nodes, ports=ports, link_rate=rate,
                          host_rate=host, propagation=prop, slice_ps=slot, guardband=guard,
                          mtu=payload, header=header, sample_interval=sample)
-    net.arch_metrics.update(topology="thin-clos", pq=o["pq"], speedup=o["speedup"], port_rate_bps=rate)
+    net.arch_metrics.update(topology="thin-clos", pq=o["pq"], speedup=o["speedup"], port_rate_bps=rate,
+                            cc=o["cc"])
     return net

@@ -12,11 +12,31 @@
 //!   highest PIAS level first: at a level, data for m itself goes direct (one hop),
 //!   otherwise a cell of another destination d is sent to m as intermediate (first hop),
 //!   destinations taken round robin, at most 32 candidates inspected per port-slot.
-//! * Congestion control: credit-based: intermediate m accepts at most `relay_cap` cells
-//!   per final destination (cells queued at m plus cells on their way to m); a source
-//!   never sends a relay cell without a credit, so intermediate queues never overflow
-//!   and nothing is dropped. Credits are known to the sources without delay (an
-//!   idealization of Sirius' request/credit exchange).
+//! * Congestion control of the intermediate queues, threshold `relay_cap` cells per
+//!   (intermediate m, final destination d); two models (`cc`):
+//!   - `Inband` (default, what Sirius can build): m's occupancy of its queue for every d
+//!     travels only in-band, piggybacked on the cell m sends to i in the round robin
+//!     (once per cycle; an idle slot still carries a header-only cell). The report is a
+//!     snapshot taken at the start of m's slot q (after the cells that arrived by then,
+//!     before m's own departures of that slot) and is usable by i from slot
+//!     q + L, L = ⌈(slot − guardband + propagation) / slot⌉ (the cell fully received):
+//!     i's knowledge is one round-robin cycle plus the propagation old (up to
+//!     W − 1 + L slots, at least L). i estimates occupancy(m, d) = last report + the
+//!     cells i itself sent to m for d that had not yet arrived at m when the report was
+//!     taken, and sends a relay cell for d to m only while that estimate is below
+//!     `relay_cap`. Cells other sources sent meanwhile are unknown to i, so queues can
+//!     overshoot the threshold (buffers are unlimited; nothing is dropped; the peak is
+//!     reported as `max_relay_queue_cells`). The report's bytes (one count per
+//!     destination) are not charged to the 10-B header (a simulator idealization).
+//!   - `Ideal` (the earlier model, kept for comparison): credits known without delay —
+//!     m accepts at most `relay_cap` cells per d (queued at m plus on their way), so a
+//!     queue never exceeds the threshold.
+//! * Default threshold 8 cells: the in-band feedback loop spans ⌈(L + W)/W⌉ + 1 cycles
+//!   (3 + 1 = 4 at 128 ToRs × 8 ports, W = 16, L = 21), and a (m, d) queue drains one
+//!   cell per cycle, so a threshold below ~4 starves a source that alone relays through
+//!   m to d (permutation traffic); 8 = twice that loop, i.e. 8 × 1125 B per destination
+//!   (≈ 1.1 MB per ToR at 128 ToRs) of relay buffer, and the same value as the ideal
+//!   model so the two can be compared at one threshold.
 //! * Intermediates keep one FIFO per final destination and no priorities (PIAS at
 //!   sources only, as in NEG §4.1).
 
@@ -38,6 +58,7 @@ pub struct SirSpec {
     pub pias_t1: u64,
     pub pias_t2: u64,
     pub relay_cap: u32,
+    pub cc: RelayCc,
     pub seed: u64,
     pub duration_ps: Ps,
     pub sample_ps: Ps,
@@ -45,6 +66,15 @@ pub struct SirSpec {
     pub flow_src: Vec<u32>,
     pub flow_dst: Vec<u32>,
     pub flow_size: Vec<u64>,
+}
+
+/// How sources learn the occupancy of the intermediate queues (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelayCc {
+    /// Credits known instantly; queued + en route ≤ `relay_cap`.
+    Ideal,
+    /// Occupancy piggybacked on the round-robin cells: one cycle plus propagation old.
+    Inband,
 }
 
 const SCAN: usize = 32;
@@ -72,6 +102,20 @@ pub struct Sirius {
     cursor: Vec<u32>,
     relay: Vec<VecDeque<Cell>>, // per (m·N + d)
     rcount: Vec<u32>,
+    // in-band congestion control
+    /// per (m·N + d): cells arrived at m for d and not yet sent on (m's own view).
+    occ: Vec<u32>,
+    /// per (m·N + d): (first snapshot slot it holds for, occupancy) — the changes of
+    /// `occ` as seen by snapshots, oldest first, pruned to the last `hist` slots.
+    occ_log: Vec<VecDeque<(u64, u32)>>,
+    /// per arrival slot (mod len): (m·N + d) of relay cells that arrive at m then.
+    arrivals: Vec<Vec<u32>>,
+    /// per (i·N + m): (arrival slot at m, d) of relay cells i sent to m not yet covered
+    /// by the latest report from m that i has received.
+    own: Vec<VecDeque<(u64, u32)>>,
+    /// report lag L in slots; snapshot history kept (slots).
+    lag: u64,
+    hist: u64,
     src_bytes: Vec<u64>,
     relay_bytes: Vec<u64>,
     active: Vec<u32>,
@@ -83,6 +127,11 @@ pub struct Sirius {
     m_second: u64,
     m_idle_relay_blocked: u64,
     m_max_relay: u32,
+    m_max_occ: u32,
+    m_over_cap: u64,
+    m_stale_sum: u64,
+    m_stale_n: u64,
+    m_occ_underflow: u64,
 }
 
 impl Sirius {
@@ -111,6 +160,10 @@ impl Sirius {
         let (n, s) = (spec.tors, spec.ports);
         let fl = Flows::new(spec.flow_start_ps.clone(), spec.flow_src.clone(), spec.flow_dst.clone(), spec.flow_size.clone(), n)?;
         let nn = (n * n) as usize;
+        let w = fab.w as u64;
+        let lag = (spec.slot_ps - spec.guardband_ps + spec.prop_ps).div_ceil(spec.slot_ps);
+        let arr_ring = (spec.slot_ps + spec.prop_ps).div_ceil(spec.slot_ps) as usize + 2;
+        let inband = spec.cc == RelayCc::Inband;
         Ok(Sirius {
             rate,
             n,
@@ -126,6 +179,12 @@ impl Sirius {
             cursor: vec![0; 3 * n as usize],
             relay: vec![VecDeque::new(); nn],
             rcount: vec![0; nn],
+            occ: vec![0; if inband { nn } else { 0 }],
+            occ_log: vec![VecDeque::new(); if inband { nn } else { 0 }],
+            arrivals: vec![Vec::new(); if inband { arr_ring } else { 0 }],
+            own: vec![VecDeque::new(); if inband { nn } else { 0 }],
+            lag,
+            hist: lag + w + 1,
             src_bytes: vec![0; n as usize],
             relay_bytes: vec![0; n as usize],
             active: Vec::new(),
@@ -137,6 +196,11 @@ impl Sirius {
             m_second: 0,
             m_idle_relay_blocked: 0,
             m_max_relay: 0,
+            m_max_occ: 0,
+            m_over_cap: 0,
+            m_stale_sum: 0,
+            m_stale_n: 0,
+            m_occ_underflow: 0,
             spec,
         })
     }
@@ -205,6 +269,74 @@ impl Sirius {
         (f, b)
     }
 
+    /// Record that `occ[mi]` (just changed) holds for snapshots from slot `eff` on;
+    /// drop history no report can still need at slot `k`.
+    fn occ_logged(&mut self, mi: usize, eff: u64, k: u64) {
+        let v = self.occ[mi];
+        let log = &mut self.occ_log[mi];
+        match log.back_mut() {
+            Some(e) if e.0 == eff => e.1 = v,
+            _ => log.push_back((eff, v)),
+        }
+        let floor = k.saturating_sub(self.hist);
+        while log.len() >= 2 && log[1].0 <= floor {
+            log.pop_front();
+        }
+    }
+
+    /// m's occupancy for destination d in the snapshot of slot q (0 before any change).
+    fn snapshot(&self, m: u32, d: u32, q: u64) -> u32 {
+        let log = &self.occ_log[(m * self.n + d) as usize];
+        let at = log.partition_point(|e| e.0 <= q);
+        if at == 0 { 0 } else { log[at - 1].1 }
+    }
+
+    /// The slot of the latest report from m that i can use in slot k: m's round-robin
+    /// slot towards i (step thin_rr_step(m, i)) no later than k − L. None before the
+    /// first one (all queues are then known to start empty).
+    pub fn report_slot(&self, i: u32, m: u32, k: u64) -> Option<u64> {
+        let w = self.fab.w as u64;
+        let c = self.fab.thin_rr_step(m, i) as u64;
+        let kl = k.checked_sub(self.lag)?;
+        if kl < c {
+            return None;
+        }
+        Some(kl - (kl - c) % w)
+    }
+
+    /// Source i's in-band estimate, in slot k, of intermediate m's queue for d: the
+    /// latest report plus i's own cells for d that had not reached m when it was taken.
+    pub fn estimate(&mut self, i: u32, m: u32, d: u32, k: u64) -> u32 {
+        let q = self.report_slot(i, m, k);
+        let own = &mut self.own[(i * self.n + m) as usize];
+        if let Some(q) = q {
+            while own.front().is_some_and(|e| e.0 <= q) {
+                own.pop_front();
+            }
+        }
+        let mine = own.iter().filter(|e| e.1 == d).count() as u32;
+        mine + q.map_or(0, |q| self.snapshot(m, d, q))
+    }
+
+    /// Age (slots) in slot k of the report from m that i uses (None before the first).
+    pub fn report_age(&self, i: u32, m: u32, k: u64) -> Option<u64> {
+        self.report_slot(i, m, k).map(|q| k - q)
+    }
+
+    /// m's own count of cells queued (arrived) for d.
+    pub fn relay_occupancy(&self, m: u32, d: u32) -> u32 {
+        if self.spec.cc == RelayCc::Inband {
+            self.occ[(m * self.n + d) as usize]
+        } else {
+            self.relay[(m * self.n + d) as usize].iter().filter(|c| c.ready <= self.slot * self.spec.slot_ps + self.spec.guardband_ps).count() as u32
+        }
+    }
+
+    /// Current slot index (the next to run).
+    pub fn slot(&self) -> u64 {
+        self.slot
+    }
+
     fn slot_step(&mut self) {
         let k = self.slot;
         let w = self.fab.w;
@@ -215,6 +347,24 @@ impl Sirius {
         while self.b.sample_due(ts) {
             let q: Vec<u64> = (0..self.n as usize).map(|i| self.src_bytes[i] + self.relay_bytes[i]).collect();
             self.b.record_queue(q.into_iter());
+        }
+        let inband = self.spec.cc == RelayCc::Inband;
+        if inband {
+            // relay cells that reached their intermediate by this slot's transmit time
+            let r = self.arrivals.len();
+            let bucket = std::mem::take(&mut self.arrivals[(k % r as u64) as usize]);
+            for &mi in &bucket {
+                let mi = mi as usize;
+                if self.occ[mi] >= self.spec.relay_cap {
+                    self.m_over_cap += 1;
+                }
+                self.occ[mi] += 1;
+                self.m_max_occ = self.m_max_occ.max(self.occ[mi]);
+                self.occ_logged(mi, k, k);
+            }
+            let mut bucket = bucket;
+            bucket.clear();
+            self.arrivals[(k % r as u64) as usize] = bucket;
         }
         let levels = if self.spec.pq { 3 } else { 1 };
         let prop = self.spec.prop_ps;
@@ -238,6 +388,14 @@ impl Sirius {
                     if cell.ready <= tx0 {
                         self.relay[ri].pop_front();
                         self.rcount[ri] -= 1;
+                        if inband {
+                            if self.occ[ri] == 0 {
+                                self.m_occ_underflow += 1;
+                            } else {
+                                self.occ[ri] -= 1;
+                            }
+                            self.occ_logged(ri, k + 1, k);
+                        }
                         self.relay_bytes[i as usize] -= cell.bytes;
                         let dur = self.rate.tx(self.spec.header_bytes + cell.bytes);
                         self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
@@ -277,7 +435,12 @@ impl Sirius {
                             continue;
                         }
                         let mi = (m * self.n + d) as usize;
-                        if self.rcount[mi] >= self.spec.relay_cap {
+                        let full = if inband {
+                            self.estimate(i, m, d, k) >= self.spec.relay_cap
+                        } else {
+                            self.rcount[mi] >= self.spec.relay_cap
+                        };
+                        if full {
                             blocked = true;
                             continue;
                         }
@@ -289,6 +452,17 @@ impl Sirius {
                         let arr = tx0 + dur + prop;
                         self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
                         self.relay[mi].push_back(Cell { flow: f, bytes, ready: arr });
+                        if inband {
+                            let ka = (arr - self.spec.guardband_ps).div_ceil(self.spec.slot_ps);
+                            let r = self.arrivals.len() as u64;
+                            debug_assert!(ka > k && ka - k < r);
+                            self.arrivals[(ka % r) as usize].push(mi as u32);
+                            self.own[(i * self.n + m) as usize].push_back((ka, d));
+                            if let Some(age) = self.report_age(i, m, k) {
+                                self.m_stale_sum += age;
+                                self.m_stale_n += 1;
+                            }
+                        }
                         self.rcount[mi] += 1;
                         self.m_max_relay = self.m_max_relay.max(self.rcount[mi]);
                         self.relay_bytes[m as usize] += bytes;
@@ -334,8 +508,19 @@ impl Sirius {
         if rc != rcs {
             o.invariant_errors.push(format!("relay credits {rcs} != relay cells {rc}"));
         }
-        if self.rcount.iter().any(|&x| x > self.spec.relay_cap) {
+        let inband = self.spec.cc == RelayCc::Inband;
+        if !inband && self.rcount.iter().any(|&x| x > self.spec.relay_cap) {
             o.invariant_errors.push("an intermediate queue exceeded its credit cap".into());
+        }
+        if inband {
+            let pending: u64 = self.arrivals.iter().map(|b| b.len() as u64).sum();
+            let occ: u64 = self.occ.iter().map(|&x| x as u64).sum();
+            if occ + pending != rc || self.m_occ_underflow > 0 {
+                o.invariant_errors.push(format!(
+                    "relay occupancy {occ} + arriving {pending} != relay cells {rc} (underflows {})",
+                    self.m_occ_underflow
+                ));
+            }
         }
         let (awgrs, ports) = self.fab.awgrs();
         o.metrics = vec![
@@ -343,7 +528,16 @@ impl Sirius {
             ("relay_first_hop_bytes".into(), self.m_first as f64),
             ("relay_second_hop_bytes".into(), self.m_second as f64),
             ("relay_blocked_port_slots".into(), self.m_idle_relay_blocked as f64),
-            ("max_relay_queue_cells".into(), self.m_max_relay as f64),
+            ("max_relay_queue_cells".into(), if inband { self.m_max_occ } else { self.m_max_relay } as f64),
+            ("max_relay_committed_cells".into(), self.m_max_relay as f64),
+            ("relay_cap_cells".into(), self.spec.relay_cap as f64),
+            ("cc_inband".into(), if inband { 1.0 } else { 0.0 }),
+            ("relay_cells_over_cap".into(), self.m_over_cap as f64),
+            ("relay_report_lag_slots".into(), if inband { self.lag as f64 } else { 0.0 }),
+            (
+                "relay_report_age_mean_slots".into(),
+                if self.m_stale_n > 0 { self.m_stale_sum as f64 / self.m_stale_n as f64 } else { 0.0 },
+            ),
             ("relay_queued_bytes_end".into(), rq as f64),
             ("cell_payload_bytes".into(), self.payload as f64),
             ("slot_ps".into(), self.spec.slot_ps as f64),
@@ -373,6 +567,7 @@ mod tests {
             pias_t1: 1000,
             pias_t2: 10_000,
             relay_cap: 8,
+            cc: RelayCc::Inband,
             seed: 1,
             duration_ps: 200_000_000,
             sample_ps: 0,
@@ -397,5 +592,79 @@ mod tests {
         assert_eq!(o.flows_completed, 2);
         assert!(o.metrics.iter().any(|(k, v)| k == "relay_first_hop_bytes" && *v > 1e6));
         assert_eq!(o.flow_hops[0], 2);
+    }
+
+    /// 4 ToRs × 1 port (W = 4, step c connects i → (i + c) mod 4), L = 21 slots.
+    /// Flow 3 → 2 of two cells, no PIAS: slot 1 relays via 0, slot 2 relays via 1; that
+    /// cell reaches 1 at 2.3 µs (counted from slot 23) and leaves for 2 in slot 25.
+    /// ToR 0 hears from 1 in slots ≡ 3 (mod 4): the snapshot of slot 23 (occupancy 1)
+    /// is usable from slot 44 to 47 only — one cycle plus propagation late, and the
+    /// departure is seen from slot 48 (snapshot 27).
+    #[test]
+    fn inband_knowledge_lags_by_the_report_path() {
+        let mut s = spec(4, 1);
+        s.pq = false;
+        s.flow_start_ps = vec![0];
+        s.flow_src = vec![3];
+        s.flow_dst = vec![2];
+        s.flow_size = vec![2230];
+        s.duration_ps = 10_000_000;
+        let mut sim = Sirius::new(s).unwrap();
+        assert_eq!(sim.lag, 21);
+        let slot = 100_000;
+        let mut truth = Vec::new();
+        for k in 0..60u64 {
+            sim.run_until(k * slot);
+            assert_eq!(sim.slot(), k);
+            truth.push(sim.relay_occupancy(1, 2));
+            let e0 = sim.estimate(0, 1, 2, k);
+            let expect0 = u32::from((44..48).contains(&k));
+            assert_eq!(e0, expect0, "ToR 0's view of 1's queue for 2 in slot {k}");
+            if let Some(age) = sim.report_age(0, 1, k) {
+                assert!((21..25).contains(&age), "age {age} in slot {k}");
+            }
+            // the sender counts its own cell until a report from 1 (slots ≡ 2 mod 4)
+            // taken after the arrival reaches it: snapshot 26 at slot 47
+            if k >= 3 {
+                let e3 = sim.estimate(3, 1, 2, k);
+                assert_eq!(e3, u32::from(k < 47), "ToR 3's view in slot {k}");
+            }
+        }
+        // the real queue held the cell between its arrival and its departure only
+        // (relay_occupancy at slot k is the state after slot k − 1)
+        let held: Vec<u64> = (0..60).filter(|&k| truth[k as usize] == 1).collect();
+        assert_eq!(held, vec![24, 25]);
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert_eq!(o.flows_completed, 1);
+        assert_eq!(o.flow_hops[0], 2);
+    }
+
+    /// Many sources send to one destination: with instant credits the intermediate
+    /// queues never pass the threshold; in-band, stale reports let them overshoot, and
+    /// nothing is lost either way.
+    #[test]
+    fn inband_queues_overshoot_ideal_ones_do_not() {
+        let mut peak = Vec::new();
+        for cc in [RelayCc::Ideal, RelayCc::Inband] {
+            let mut s = spec(16, 4);
+            s.cc = cc;
+            s.relay_cap = 4;
+            s.flow_start_ps = vec![0; 15];
+            s.flow_src = (1..16).collect();
+            s.flow_dst = vec![0; 15];
+            s.flow_size = vec![100_000; 15];
+            s.duration_ps = 100_000_000;
+            let mut sim = Sirius::new(s).unwrap();
+            sim.run_until(u64::MAX);
+            let o = sim.output();
+            assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+            assert_eq!(o.flows_completed, 15);
+            let g = |k: &str| o.metrics.iter().find(|(n, _)| n == k).unwrap().1;
+            peak.push((g("max_relay_queue_cells"), g("relay_cells_over_cap")));
+        }
+        assert!(peak[0].0 <= 4.0 && peak[0].1 == 0.0, "{peak:?}");
+        assert!(peak[1].0 > 4.0 && peak[1].1 > 0.0, "{peak:?}");
     }
 }

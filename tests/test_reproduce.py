@@ -1,0 +1,57 @@
+"""``opendcn reproduce negotiator`` end to end at a tiny size (16 ToRs, 300 us per point):
+the table, the sweeps, the JSON and every trend check with a PASS/FAIL status."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opendcn import reproduce
+from opendcn.errors import ConfigError
+
+TRENDS = [
+    "PB+PQ at 100 % load: mean mice FCT < 2 epochs",
+    "PB+PQ at 100 % load: > 80 % of mice within 2 epochs",
+    "mice p99 FCT 10-100x below the TO baseline at every load",
+    "NegotiaToR goodput above the baseline at high load",
+    "thin-clos slightly below parallel (goodput within 10 %, not above)",
+    "ablation mice tail FCT: none > PB > PQ > PB+PQ",
+    "saturated match ratio close to 1-(1-1/n)^n (±0.05)",
+    "every run: exact conservation, 0 collisions, 0 guardband violations",
+    "deterministic (same seed, same summary)",
+]
+
+
+def test_reproduce_negotiator_tiny(tmp_path):
+    lines: list[str] = []
+    code = reproduce.run("negotiator", quick=True, out=tmp_path, echo=lines.append, tors=16, duration="300us")
+    text = "\n".join(lines)
+    assert code in (0, 1)
+    for name in TRENDS:
+        status = [ln.split()[0] for ln in lines if ln.endswith("]") and f"  {name}  [" in ln]
+        assert status and status[0] in ("PASS", "FAIL"), name
+    # the invariants and determinism must hold even at this size
+    assert "PASS  every run: exact conservation" in text
+    assert "PASS  deterministic" in text
+    for sweep in ("guardband", "predefined_slot", "scheduled_slots"):
+        assert f"sweep: {sweep}" in text
+    assert "workloads: web search and Google" in text
+    data = json.loads((tmp_path / "negotiator.json").read_text())
+    assert data["tors"] == 16 and data["baseline_cc"] == "inband"
+    assert [c["check"] for c in data["checks"]] == TRENDS
+    assert all(isinstance(c["pass"], bool) for c in data["checks"])
+    assert {r["config"] for r in data["rows"]} == {"neg-parallel", "neg-thin-clos", "sirius", "sirius-ideal"}
+    assert [r["guardband_ns"] for r in data["sweeps"]["guardband"]] == [2, 10, 20]
+    assert [r["predefined_slot_ns"] for r in data["sweeps"]["predefined_slot"]] == [20, 60, 120]
+    assert [r["scheduled_slots"] for r in data["sweeps"]["scheduled_slots"]] == [10, 30, 500]
+    assert {r["workload"] for r in data["workloads"]} == {"websearch", "google"}
+    for f in ("mice_p99.png", "goodput.png", "ablation.png", "sweep_guardband.png", "sweep_predefined_slot.png",
+              "sweep_scheduled_slots.png", "workloads.png"):
+        assert (tmp_path / f).stat().st_size > 0, f
+
+
+@pytest.mark.parametrize("tors", [8, 20])
+def test_reproduce_rejects_bad_sizes(tmp_path, tors):
+    with pytest.raises(ConfigError):
+        reproduce.run("negotiator", quick=True, out=tmp_path, tors=tors)
