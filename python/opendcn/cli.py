@@ -261,12 +261,15 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
 @app.command()
 def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator)"),
               quick: bool = typer.Option(False, "--quick", help="small, fast version"),
-              out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)")) -> None:
+              out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)"),
+              tors: Optional[str] = typer.Option(None, help="override the number of ToRs (multiple of 8, >= 16)"),
+              duration: Optional[str] = typer.Option(None, help="override the simulated time per point")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import reproduce as rep
 
     try:
-        code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"))
+        code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
+                       tors=None if tors is None else _number(tors, "--tors", int), duration=duration)
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:
