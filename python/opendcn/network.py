@@ -642,6 +642,36 @@ def _atomic_write(path: FsPath, text: str) -> None:
         raise
 
 
+def core_summary(*, arch: str, seed: int, nodes: int, endpoints: int, duration_ps: int, wall: float,
+                 o: dict[str, Any], flows: pa.Table, mice: int, rate_bps: int, workload: str) -> dict[str, Any]:
+    """The summary fields every engine reports (CONTRACT.md), from an engine output dict
+    with the common counters; architectures add ``arch_metrics`` and their own fields."""
+    sim_s = duration_ps / 1e12
+    capacity_bytes = sim_s * rate_bps * nodes / 8
+    return {
+        "arch": arch,
+        "seed": seed,
+        "nodes": nodes,
+        "endpoints": endpoints,
+        "sim_time_s": sim_s,
+        "wall_s": round(wall, 4),
+        "events": int(o["events"]),
+        "packet_hops": int(o["packet_hops"]),
+        "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
+        "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
+                  "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
+        "goodput_normalized": float(o["bytes_delivered"] / capacity_bytes) if capacity_bytes else 0.0,
+        "fct_us": fct_stats(flows, mice_threshold=mice),
+        "fabric": {"collisions": int(o["collisions"]),
+                   "guardband_violations": int(o["guardband_violations"])},
+        "drops": {k: int(v) for k, v in o["drops"].items()},
+        "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+        "host_rate_bps": int(rate_bps),
+        "workload": workload,
+        "trace_hash": f"{int(o['trace_hash']):016x}",
+    }
+
+
 class Result:
     """What a run returns: ``summary`` (dict), ``flows`` and ``timeseries`` (pyarrow)."""
 
@@ -688,36 +718,16 @@ class Result:
             "queued_bytes": pa.array(o["ts_queued_bytes"].astype(np.int64)),
             "tx_bytes": pa.array(o["ts_tx_bytes"].astype(np.int64)),
         })
-        sim_s = live.duration / 1e12
-        capacity_bytes = sim_s * c.per_node_rate * c.nodes / 8
-        drops = {k: int(v) for k, v in o["drops"].items()}
-        summary: dict[str, Any] = {
-            "arch": net.arch,
-            "seed": live.seed,
-            "nodes": c.nodes,
-            "endpoints": c.endpoints,
-            "sim_time_s": sim_s,
-            "wall_s": round(wall, 4),
-            "events": int(o["events"]),
-            "packet_hops": int(o["packet_hops"]),
-            "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
-            "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
-                      "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
-            "goodput_normalized": float(o["bytes_delivered"] / capacity_bytes) if capacity_bytes else 0.0,
-            "fct_us": fct_stats(flows, mice_threshold=mice),
-            "fabric": {"collisions": int(o["collisions"]),
-                       "guardband_violations": int(o["guardband_violations"])},
-            "drops": drops,
-            "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
+        summary = core_summary(arch=net.arch, seed=live.seed, nodes=c.nodes, endpoints=c.endpoints,
+                               duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
+                               rate_bps=c.per_node_rate, workload=live.workload)
+        summary.update({
             "services": {**{k: v for k, v in net._services.items()},
                          "congestion_events": int(o["congestion_events"]),
                          "pushback_messages": int(o["pushback_msgs"]),
                          "paused_attempts": int(o["paused_attempts"])},
-            "host_rate_bps": c.per_node_rate,
-            "workload": live.workload,
-            "trace_hash": f"{int(o['trace_hash']):016x}",
             "arch_metrics": dict(net.arch_metrics),
-        }
+        })
         info = {"config": c.model_dump(), "arch": net.arch, "fabric": net.fabric, "router": net._router,
                 "multipath": net._multipath, "slices": net.slices, "switches": net.switches,
                 "duration_ps": live.duration, "seed": live.seed,

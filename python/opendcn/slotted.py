@@ -24,10 +24,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import _core
-from .analysis import fct_stats
+
 from .config import Config
 from .errors import ConfigError, InvariantError
-from .network import Network, Result, _Cut, _engine_error, _ideal_fct, _Live
+from .network import Network, Result, _Cut, _engine_error, _ideal_fct, _Live, core_summary
 from .units import parse_size, parse_time
 
 __all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs"]
@@ -179,8 +179,6 @@ def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mic
         "tx_bytes": pa.array(np.asarray(o["ts_tx_bytes"], dtype=np.int64)),
         "rx_bytes": pa.array(np.asarray(o["ts_rx_bytes"], dtype=np.int64)),
     })
-    sim_s = live.duration / 1e12
-    capacity_bytes = sim_s * c.per_node_rate * c.nodes / 8
     metrics: dict[str, Any] = dict(net.arch_metrics)
     for k, v in o["metrics"].items():
         metrics[k] = int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v)
@@ -199,30 +197,10 @@ def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mic
         if len(norm) <= 20_000:
             metrics["rx_bandwidth_series"] = {"time_us": [round(x / 1e6, 4) for x in times.tolist()],
                                               "normalized": [round(float(x), 5) for x in norm]}
-    drops = {k: int(v) for k, v in o["drops"].items()}
-    summary: dict[str, Any] = {
-        "arch": net.arch,
-        "seed": live.seed,
-        "nodes": c.nodes,
-        "endpoints": c.nodes,
-        "sim_time_s": sim_s,
-        "wall_s": round(wall, 4),
-        "events": int(o["events"]),
-        "packet_hops": int(o["packet_hops"]),
-        "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
-        "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
-                  "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
-        "goodput_normalized": float(o["bytes_delivered"] / capacity_bytes) if capacity_bytes else 0.0,
-        "fct_us": fct_stats(flows, mice_threshold=mice),
-        "fabric": {"collisions": int(o["collisions"]),
-                   "guardband_violations": int(o["guardband_violations"])},
-        "drops": drops,
-        "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
-        "host_rate_bps": c.per_node_rate,
-        "workload": live.workload,
-        "trace_hash": f"{int(o['trace_hash']):016x}",
-        "arch_metrics": metrics,
-    }
+    summary = core_summary(arch=net.arch, seed=live.seed, nodes=c.nodes, endpoints=c.nodes,
+                           duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
+                           rate_bps=c.per_node_rate, workload=live.workload)
+    summary["arch_metrics"] = metrics
     params = {k: v for k, v in net.params.items()}
     info = {"config": c.model_dump(), "arch": net.arch, "engine": net.engine, "params": params,
             "duration_ps": live.duration, "seed": live.seed}

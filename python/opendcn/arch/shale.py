@@ -34,10 +34,10 @@ import numpy as np
 import pyarrow as pa
 
 from .. import _core
-from ..analysis import fct_stats, shale_edges, bucket_labels
+from ..analysis import bucket_labels, shale_edges
 from ..config import Config
 from ..errors import ConfigError, InvariantError
-from ..network import Network
+from ..network import Network, core_summary
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, register
@@ -303,25 +303,11 @@ class ShaleNetwork(Network):
                        "port": pa.array([], pa.int64()), "queued_bytes": pa.array([], pa.int64()),
                        "tx_bytes": pa.array([], pa.int64())})
         sim_s = duration_ps / 1e12
-        capacity = sim_s * self.rate * self.n / 8
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
-        summary = {
-            "arch": "shale", "seed": seed, "nodes": self.n, "endpoints": self.n,
-            "sim_time_s": sim_s, "wall_s": round(wall, 4),
-            "events": int(o["events"]), "packet_hops": int(o["packet_hops"]),
-            "flows": {"started": int(o["flows_started"]), "completed": int(o["flows_completed"])},
-            "bytes": {"offered": int(o["bytes_offered"]), "delivered": int(o["bytes_delivered"]),
-                      "dropped": int(o["bytes_dropped"]), "in_flight": int(o["bytes_in_flight"])},
-            "goodput_normalized": float(o["bytes_delivered"] / capacity) if capacity else 0.0,
-            "fct_us": fct_stats(flows, mice_threshold=mice),
-            "fabric": {"collisions": int(o["collisions"]), "guardband_violations": int(o["guardband_violations"])},
-            "drops": {k: int(v) for k, v in o["drops"].items()},
-            "invariants": {"ok": not o["invariant_errors"], "errors": list(o["invariant_errors"])},
-            "host_rate_bps": int(self.rate),
-            "workload": wl_desc,
-            "trace_hash": f"{int(o['trace_hash']):016x}",
-            "arch_metrics": am,
-        }
+        summary = core_summary(arch="shale", seed=seed, nodes=self.n, endpoints=self.n,
+                               duration_ps=duration_ps, wall=wall, o=o, flows=flows, mice=mice,
+                               rate_bps=self.rate, workload=wl_desc)
+        summary["arch_metrics"] = am
         info = {"arch": "shale", "options": {k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v))
                                               for k, v in self.o.items()},
                 "duration_ps": duration_ps, "seed": seed, "failed_nodes": failed.tolist()}
