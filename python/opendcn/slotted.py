@@ -24,7 +24,6 @@ import numpy as np
 import pyarrow as pa
 
 from . import _core
-
 from .config import Config
 from .errors import ConfigError, InvariantError
 from .network import Network, Result, _Cut, _engine_error, _ideal_fct, _Live, core_summary

@@ -1,6 +1,38 @@
 //! PyO3 bindings of the opendcn engine: convert a spec dict of numpy arrays, run the
 //! engine with the GIL released, return numpy columns, map errors. Nothing else.
 
+/// Put the counters and per-flow columns every engine reports (same field names in every
+/// engine's output struct) into the dict `$d`; consumes the flow columns of `$o`.
+macro_rules! common_output {
+    ($py:expr, $d:expr, $o:expr) => {{
+        let (py, d) = ($py, &$d);
+        d.set_item("now_ps", $o.now_ps)?;
+        d.set_item("events", $o.events)?;
+        d.set_item("packet_hops", $o.packet_hops)?;
+        d.set_item("flows_started", $o.flows_started)?;
+        d.set_item("flows_completed", $o.flows_completed)?;
+        d.set_item("bytes_offered", $o.bytes_offered)?;
+        d.set_item("bytes_delivered", $o.bytes_delivered)?;
+        d.set_item("bytes_dropped", $o.bytes_dropped)?;
+        d.set_item("bytes_in_flight", $o.bytes_in_flight)?;
+        let drops = pyo3::types::PyDict::new(py);
+        for (k, v) in &$o.drops {
+            drops.set_item(k, v)?;
+        }
+        d.set_item("drops", drops)?;
+        d.set_item("collisions", $o.collisions)?;
+        d.set_item("guardband_violations", $o.guardband_violations)?;
+        d.set_item("trace_hash", $o.trace_hash)?;
+        let fin: Vec<i64> = $o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
+        d.set_item("flow_finish_ps", numpy::PyArray1::from_vec(py, fin))?;
+        let delivered: Vec<i64> = $o.flow_delivered.iter().map(|&x| x as i64).collect();
+        d.set_item("flow_delivered", numpy::PyArray1::from_vec(py, delivered))?;
+        let hops: Vec<i64> = $o.flow_hops.iter().map(|&h| h as i64).collect();
+        d.set_item("flow_hops", numpy::PyArray1::from_vec(py, hops))?;
+        d.set_item("invariant_errors", pyo3::types::PyList::new(py, &$o.invariant_errors)?)?;
+    }};
+}
+
 mod slotted;
 mod shale;
 
@@ -12,10 +44,21 @@ use opendcn_core::{Sim, SimSpec, SpecError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 create_exception!(_core, EngineSpecError, PyValueError, "A simulation spec the engine cannot run.");
 create_exception!(_core, EngineInternalError, pyo3::exceptions::PyRuntimeError, "An engine bug stopped the simulation.");
+
+/// Run engine code with the GIL released; a panic (an engine bug) becomes a named
+/// Python error instead of reaching the user as a crash.
+fn run_guarded<F: FnOnce() + Send>(py: Python<'_>, f: F) -> PyResult<()> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))).map_err(|e| {
+        let msg = e.downcast_ref::<String>().cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown".into());
+        EngineInternalError::new_err(format!("engine bug (please report, with the spec and seed): {msg}"))
+    })
+}
 
 fn spec_err(e: SpecError) -> PyErr {
     EngineSpecError::new_err((e.field, e.value, e.reason))
@@ -176,52 +219,26 @@ impl Simulator {
             return Err(EngineInternalError::new_err("this simulation stopped on an internal error"));
         }
         let sim = &mut self.sim;
-        let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(t_ps))));
-        res.map_err(|e| {
-            self.broken = true;
-            let msg = e.downcast_ref::<String>().cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown".into());
-            EngineInternalError::new_err(format!("engine bug (please report, with the spec and seed): {msg}"))
-        })
+        let res = run_guarded(py, || sim.run_until(t_ps));
+        self.broken = res.is_err();
+        res
     }
 
     /// Counters, per-flow columns, time series and invariant errors, as a dict.
     fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let o = self.sim.output();
         let d = PyDict::new(py);
-        d.set_item("now_ps", o.now_ps)?;
-        d.set_item("events", o.events)?;
-        d.set_item("packet_hops", o.packet_hops)?;
-        d.set_item("flows_started", o.flows_started)?;
-        d.set_item("flows_completed", o.flows_completed)?;
-        d.set_item("bytes_offered", o.bytes_offered)?;
-        d.set_item("bytes_delivered", o.bytes_delivered)?;
-        d.set_item("bytes_dropped", o.bytes_dropped)?;
-        d.set_item("bytes_in_flight", o.bytes_in_flight)?;
-        let drops = PyDict::new(py);
-        for (k, v) in &o.drops {
-            drops.set_item(k, v)?;
-        }
-        d.set_item("drops", drops)?;
-        d.set_item("collisions", o.collisions)?;
-        d.set_item("guardband_violations", o.guardband_violations)?;
-        d.set_item("trace_hash", o.trace_hash)?;
+        common_output!(py, d, o);
         d.set_item("peak_packets", o.peak_packets)?;
         let ec = PyDict::new(py);
         for (k, v) in opendcn_core::sim::EVENT_KINDS.iter().zip(o.event_counts.iter()) {
             ec.set_item(*k, *v)?;
         }
         d.set_item("event_counts", ec)?;
-        let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
-        d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
-        d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered))?;
-        d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
         d.set_item("ts_time_ps", PyArray1::from_vec(py, o.ts_time_ps))?;
         d.set_item("ts_port", PyArray1::from_vec(py, o.ts_port.into_iter().map(|p| p as i64).collect::<Vec<_>>()))?;
         d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
         d.set_item("ts_tx_bytes", PyArray1::from_vec(py, o.ts_tx_bytes))?;
-        d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
         d.set_item("congestion_events", o.congestion_events)?;
         d.set_item("pushback_msgs", o.pushback_msgs)?;
         d.set_item("paused_attempts", o.paused_attempts)?;

@@ -6,7 +6,7 @@ use opendcn_core::slotted::shale::{Cc, ShaleSim, ShaleSpec};
 use opendcn_core::SpecError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 fn err(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
     let e = SpecError::new(field, value, reason);
@@ -97,43 +97,22 @@ impl ShaleSimulator {
     }
 
     /// Run every timeslot starting before `t_ps`, with the GIL released.
-    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(t_ps));
+        crate::run_guarded(py, || sim.run_until(t_ps))
     }
 
     fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let o = self.sim.output();
         let d = PyDict::new(py);
-        d.set_item("now_ps", o.now_ps)?;
+        common_output!(py, d, o);
         d.set_item("timeslots", o.timeslots)?;
-        d.set_item("events", o.events)?;
-        d.set_item("packet_hops", o.packet_hops)?;
-        d.set_item("flows_started", o.flows_started)?;
-        d.set_item("flows_completed", o.flows_completed)?;
-        d.set_item("bytes_offered", o.bytes_offered)?;
-        d.set_item("bytes_delivered", o.bytes_delivered)?;
-        d.set_item("bytes_dropped", o.bytes_dropped)?;
-        d.set_item("bytes_in_flight", o.bytes_in_flight)?;
-        let drops = PyDict::new(py);
-        for (k, v) in &o.drops {
-            drops.set_item(k, v)?;
-        }
-        d.set_item("drops", drops)?;
-        d.set_item("collisions", o.collisions)?;
-        d.set_item("guardband_violations", o.guardband_violations)?;
-        d.set_item("trace_hash", o.trace_hash)?;
-        let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
-        d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
-        d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
-        d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
         d.set_item("buffer_hist", PyArray1::from_vec(py, o.buffer_hist.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
         let m = PyDict::new(py);
         for (k, v) in &o.metrics {
             m.set_item(k, v)?;
         }
         d.set_item("metrics", m)?;
-        d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
         Ok(d)
     }
 }

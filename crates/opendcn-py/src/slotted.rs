@@ -7,7 +7,7 @@ use opendcn_core::slotted::negotiator::{Matcher, NegSpec, Negotiator, Variant};
 use opendcn_core::slotted::sirius::{RelayCc, SirSpec, Sirius};
 use opendcn_core::SpecError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 fn err(e: SpecError) -> PyErr {
     super::EngineSpecError::new_err((e.field, e.value, e.reason))
@@ -111,33 +111,12 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
 
 fn out_dict<'py>(py: Python<'py>, o: SlottedOutput) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("now_ps", o.now_ps)?;
-    d.set_item("events", o.events)?;
-    d.set_item("packet_hops", o.packet_hops)?;
-    d.set_item("flows_started", o.flows_started)?;
-    d.set_item("flows_completed", o.flows_completed)?;
-    d.set_item("bytes_offered", o.bytes_offered)?;
-    d.set_item("bytes_delivered", o.bytes_delivered)?;
-    d.set_item("bytes_dropped", o.bytes_dropped)?;
-    d.set_item("bytes_in_flight", o.bytes_in_flight)?;
-    let drops = PyDict::new(py);
-    for (k, v) in &o.drops {
-        drops.set_item(k, v)?;
-    }
-    d.set_item("drops", drops)?;
-    d.set_item("collisions", o.collisions)?;
-    d.set_item("guardband_violations", o.guardband_violations)?;
-    d.set_item("trace_hash", o.trace_hash)?;
-    let fin: Vec<i64> = o.flow_finish_ps.iter().map(|&f| if f == u64::MAX { -1 } else { f as i64 }).collect();
-    d.set_item("flow_finish_ps", PyArray1::from_vec(py, fin))?;
-    d.set_item("flow_delivered", PyArray1::from_vec(py, o.flow_delivered))?;
-    d.set_item("flow_hops", PyArray1::from_vec(py, o.flow_hops.into_iter().map(|h| h as i64).collect::<Vec<_>>()))?;
+    common_output!(py, d, o);
     d.set_item("ts_time_ps", PyArray1::from_vec(py, o.ts_time_ps))?;
     d.set_item("ts_node", PyArray1::from_vec(py, o.ts_node.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
     d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
     d.set_item("ts_tx_bytes", PyArray1::from_vec(py, o.ts_tx_bytes))?;
     d.set_item("ts_rx_bytes", PyArray1::from_vec(py, o.ts_rx_bytes))?;
-    d.set_item("invariant_errors", PyList::new(py, o.invariant_errors)?)?;
     let m = PyDict::new(py);
     for (k, v) in &o.metrics {
         m.set_item(k, v)?;
@@ -164,9 +143,9 @@ impl NegotiatorSim {
         self.sim.now()
     }
 
-    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(t_ps));
+        crate::run_guarded(py, || sim.run_until(t_ps))
     }
 
     fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -205,9 +184,9 @@ impl SiriusSim {
         self.sim.now()
     }
 
-    fn run_until(&mut self, py: Python<'_>, t_ps: u64) {
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(t_ps));
+        crate::run_guarded(py, || sim.run_until(t_ps))
     }
 
     fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
