@@ -642,6 +642,32 @@ def _atomic_write(path: FsPath, text: str) -> None:
         raise
 
 
+def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
+    """The per-flow records (CONTRACT.md columns) of flows ``f`` from an engine output."""
+    nflows = len(f.size)
+    finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
+    done = finish >= 0
+    start = f.start_ps.astype(np.int64)
+    size = f.size.astype(np.int64)
+    fct = np.where(done, finish - start, 0)
+    ideal = _ideal_fct(c, f, size)
+    slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
+    mask = ~done
+    return pa.table({
+        "flow_id": pa.array(np.arange(nflows, dtype=np.int64)),
+        "src": pa.array(f.src.astype(np.int64)),
+        "dst": pa.array(f.dst.astype(np.int64)),
+        "size_bytes": pa.array(size),
+        "start_ps": pa.array(start),
+        "finish_ps": pa.array(finish, mask=mask),
+        "fct_ps": pa.array(fct, mask=mask),
+        "ideal_fct_ps": pa.array(ideal),
+        "slowdown": pa.array(slowdown, mask=mask),
+        "completed": pa.array(done),
+        "hops": pa.array(np.asarray(o["flow_hops"], dtype=np.int64)),
+    })
+
+
 def core_summary(*, arch: str, seed: int, nodes: int, endpoints: int, duration_ps: int, wall: float,
                  o: dict[str, Any], flows: pa.Table, mice: int, rate_bps: int, workload: str) -> dict[str, Any]:
     """The summary fields every engine reports (CONTRACT.md), from an engine output dict
@@ -686,29 +712,7 @@ class Result:
     @staticmethod
     def build(net: Network, live: _Live, o: dict[str, Any], wall: float, mice: int) -> "Result":
         c = net.config
-        f = live.flows
-        nflows = len(f.size)
-        finish = o["flow_finish_ps"]
-        done = finish >= 0
-        start = f.start_ps.astype(np.int64)
-        size = f.size.astype(np.int64)
-        fct = np.where(done, finish - start, 0)
-        ideal = _ideal_fct(c, f, size)
-        slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
-        mask = ~done
-        flows = pa.table({
-            "flow_id": pa.array(np.arange(nflows, dtype=np.int64)),
-            "src": pa.array(f.src.astype(np.int64)),
-            "dst": pa.array(f.dst.astype(np.int64)),
-            "size_bytes": pa.array(size),
-            "start_ps": pa.array(start),
-            "finish_ps": pa.array(finish, mask=mask),
-            "fct_ps": pa.array(fct, mask=mask),
-            "ideal_fct_ps": pa.array(ideal),
-            "slowdown": pa.array(slowdown, mask=mask),
-            "completed": pa.array(done),
-            "hops": pa.array(o["flow_hops"]),
-        })
+        flows = flows_table(c, live.flows, o)
         gp = o["ts_port"]
         node = np.searchsorted(net.port_offset, gp, side="right") - 1 if len(gp) else gp
         ts = pa.table({

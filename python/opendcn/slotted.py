@@ -26,7 +26,7 @@ import pyarrow as pa
 from . import _core
 from .config import Config
 from .errors import ConfigError, InvariantError
-from .network import Network, Result, _Cut, _engine_error, _ideal_fct, _Live, core_summary
+from .network import Network, Result, _Cut, _engine_error, _Live, core_summary, flows_table
 from .units import parse_size, parse_time
 
 __all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs"]
@@ -147,29 +147,7 @@ def incast_stats(flows: pa.Table) -> dict[str, float]:
 
 def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
     c = net.config
-    f = live.flows
-    nflows = len(f.size)
-    finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
-    done = finish >= 0
-    start = f.start_ps.astype(np.int64)
-    size = f.size.astype(np.int64)
-    fct = np.where(done, finish - start, 0)
-    ideal = _ideal_fct(c, f, size)
-    slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
-    mask = ~done
-    flows = pa.table({
-        "flow_id": pa.array(np.arange(nflows, dtype=np.int64)),
-        "src": pa.array(f.src.astype(np.int64)),
-        "dst": pa.array(f.dst.astype(np.int64)),
-        "size_bytes": pa.array(size),
-        "start_ps": pa.array(start),
-        "finish_ps": pa.array(finish, mask=mask),
-        "fct_ps": pa.array(fct, mask=mask),
-        "ideal_fct_ps": pa.array(ideal),
-        "slowdown": pa.array(slowdown, mask=mask),
-        "completed": pa.array(done),
-        "hops": pa.array(np.asarray(o["flow_hops"], dtype=np.int64)),
-    })
+    flows = flows_table(c, live.flows, o)
     ts = pa.table({
         "time_ps": pa.array(np.asarray(o["ts_time_ps"], dtype=np.int64)),
         "node": pa.array(np.asarray(o["ts_node"], dtype=np.int64)),
