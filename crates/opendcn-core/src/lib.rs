@@ -10,6 +10,7 @@
 pub mod earliest;
 pub mod error;
 pub mod event;
+pub mod metrics;
 pub mod rng;
 pub mod schedule;
 pub mod sim;

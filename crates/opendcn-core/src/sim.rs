@@ -186,39 +186,24 @@ struct Flow {
 /// Everything a run reports.
 #[derive(Debug, Clone, Default)]
 pub struct SimOutput {
-    pub now_ps: Ps,
-    pub events: u64,
-    pub packet_hops: u64,
-    pub flows_started: u64,
-    pub flows_completed: u64,
-    pub bytes_offered: u64,
-    pub bytes_delivered: u64,
-    pub bytes_dropped: u64,
-    pub bytes_in_flight: u64,
-    pub drops: Vec<(String, u64)>,
-    pub collisions: u64,
-    pub guardband_violations: u64,
-    pub trace_hash: u64,
+    /// The counters every engine reports.
+    pub totals: crate::metrics::RunTotals,
     pub peak_packets: u64,
     /// Events executed per kind (see [`EVENT_KINDS`]).
     pub event_counts: Vec<u64>,
-    /// Per-flow columns (all flows given; `finish` = u64::MAX when not completed).
-    pub flow_finish_ps: Vec<Ps>,
-    pub flow_delivered: Vec<u64>,
-    pub flow_hops: Vec<u16>,
     /// Time series: one row per (sample, watched port).
     pub ts_time_ps: Vec<Ps>,
     pub ts_port: Vec<u32>,
     pub ts_queued_bytes: Vec<u64>,
     pub ts_tx_bytes: Vec<u64>,
-    /// Violated invariants, empty when the run is sound.
-    pub invariant_errors: Vec<String>,
     /// Infrastructure services: congestion events detected, push-back messages sent,
     /// injection attempts held back by push-back or flow pausing.
     pub congestion_events: u64,
     pub pushback_msgs: u64,
     pub paused_attempts: u64,
 }
+
+crate::with_totals!(SimOutput);
 
 /// A simulation in progress.
 pub struct Sim {
@@ -1292,29 +1277,31 @@ impl Sim {
             errors.push(format!("{} guardband violations", self.gb_violations));
         }
         SimOutput {
-            now_ps: self.now,
-            events: self.events,
-            packet_hops: self.packet_hops,
-            flows_started: self.flows_started,
-            flows_completed: self.flows_completed,
-            bytes_offered: self.offered,
-            bytes_delivered: self.delivered,
-            bytes_dropped: dropped,
-            bytes_in_flight: in_flight,
-            drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
-            collisions: self.collisions,
-            guardband_violations: self.gb_violations,
-            trace_hash: self.trace,
+            totals: crate::metrics::RunTotals {
+                now_ps: self.now,
+                events: self.events,
+                packet_hops: self.packet_hops,
+                flows_started: self.flows_started,
+                flows_completed: self.flows_completed,
+                bytes_offered: self.offered,
+                bytes_delivered: self.delivered,
+                bytes_dropped: dropped,
+                bytes_in_flight: in_flight,
+                drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                collisions: self.collisions,
+                guardband_violations: self.gb_violations,
+                trace_hash: self.trace,
+                flow_finish_ps: self.flows.iter().map(|f| f.finish).collect(),
+                flow_delivered: self.flows.iter().map(|f| f.delivered).collect(),
+                flow_hops: self.flows.iter().map(|f| f.max_hops as u32).collect(),
+                invariant_errors: errors,
+            },
             peak_packets: self.peak_live,
             event_counts: self.event_counts.to_vec(),
-            flow_finish_ps: self.flows.iter().map(|f| f.finish).collect(),
-            flow_delivered: self.flows.iter().map(|f| f.delivered).collect(),
-            flow_hops: self.flows.iter().map(|f| f.max_hops).collect(),
             ts_time_ps: self.out_ts.0.clone(),
             ts_port: self.out_ts.1.clone(),
             ts_queued_bytes: self.out_ts.2.clone(),
             ts_tx_bytes: self.out_ts.3.clone(),
-            invariant_errors: errors,
             congestion_events: self.congestion_events,
             pushback_msgs: self.pushback_msgs,
             paused_attempts: self.paused_attempts,

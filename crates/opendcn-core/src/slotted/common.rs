@@ -398,33 +398,20 @@ impl Books {
 /// What a slotted run returns (columns in the caller's flow order).
 #[derive(Debug, Clone, Default)]
 pub struct SlottedOutput {
-    pub now_ps: Ps,
-    pub events: u64,
-    pub packet_hops: u64,
-    pub flows_started: u64,
-    pub flows_completed: u64,
-    pub bytes_offered: u64,
-    pub bytes_delivered: u64,
-    pub bytes_dropped: u64,
-    pub bytes_in_flight: u64,
-    pub drops: Vec<(String, u64)>,
-    pub collisions: u64,
-    pub guardband_violations: u64,
-    pub trace_hash: u64,
-    pub flow_finish_ps: Vec<u64>,
-    pub flow_delivered: Vec<u64>,
-    pub flow_hops: Vec<u32>,
+    /// The counters every engine reports.
+    pub totals: crate::metrics::RunTotals,
     pub ts_time_ps: Vec<u64>,
     pub ts_node: Vec<u32>,
     pub ts_queued_bytes: Vec<u64>,
     pub ts_tx_bytes: Vec<u64>,
     pub ts_rx_bytes: Vec<u64>,
-    pub invariant_errors: Vec<String>,
     /// Architecture metrics (name, value).
     pub metrics: Vec<(String, f64)>,
     /// Named per-epoch (or per-interval) series, e.g. match ratio per epoch.
     pub series: Vec<(String, Vec<f64>)>,
 }
+
+crate::with_totals!(SlottedOutput);
 
 /// Build the common part of the output and check the invariants.
 pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued: u64, mut errors: Vec<String>) -> SlottedOutput {
@@ -484,28 +471,30 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
     }
     let rows = ts_time.len();
     SlottedOutput {
-        now_ps: now,
-        events: b.events,
-        packet_hops: b.packet_hops,
-        flows_started: started,
-        flows_completed: completed,
-        bytes_offered: b.offered,
-        bytes_delivered: b.delivered,
-        bytes_dropped: b.dropped,
-        bytes_in_flight: in_flight,
-        drops: b.drops.iter().map(|(r, v)| (r.to_string(), *v)).collect(),
-        collisions: fab.collisions,
-        guardband_violations: b.guard_violations,
-        trace_hash: b.hash,
-        flow_finish_ps: finish,
-        flow_delivered: fl.delivered.clone(),
-        flow_hops: fl.hops.clone(),
+        totals: crate::metrics::RunTotals {
+            now_ps: now,
+            events: b.events,
+            packet_hops: b.packet_hops,
+            flows_started: started,
+            flows_completed: completed,
+            bytes_offered: b.offered,
+            bytes_delivered: b.delivered,
+            bytes_dropped: b.dropped,
+            bytes_in_flight: in_flight,
+            drops: b.drops.iter().map(|(r, v)| (r.to_string(), *v)).collect(),
+            collisions: fab.collisions,
+            guardband_violations: b.guard_violations,
+            trace_hash: b.hash,
+            flow_finish_ps: finish,
+            flow_delivered: fl.delivered.clone(),
+            flow_hops: fl.hops.clone(),
+            invariant_errors: errors,
+        },
         ts_time_ps: ts_time,
         ts_node,
         ts_queued_bytes: b.ts_queued[..rows].to_vec(),
         ts_tx_bytes: b.ts_tx[..rows].to_vec(),
         ts_rx_bytes: b.ts_rx[..rows].to_vec(),
-        invariant_errors: errors,
         metrics: Vec::new(),
         series: Vec::new(),
     }

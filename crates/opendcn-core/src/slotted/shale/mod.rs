@@ -200,28 +200,15 @@ pub const DROP_REASONS: [&str; 2] = ["failed_node", "no_route"];
 /// What a run returns.
 #[derive(Debug, Clone, Default)]
 pub struct ShaleOutput {
-    pub now_ps: Ps,
+    /// The counters every engine reports.
+    pub totals: crate::metrics::RunTotals,
     pub timeslots: u64,
-    pub events: u64,
-    pub packet_hops: u64,
-    pub flows_started: u64,
-    pub flows_completed: u64,
-    pub bytes_offered: u64,
-    pub bytes_delivered: u64,
-    pub bytes_dropped: u64,
-    pub bytes_in_flight: u64,
-    pub drops: Vec<(String, u64)>,
-    pub collisions: u64,
-    pub guardband_violations: u64,
-    pub trace_hash: u64,
-    pub flow_finish_ps: Vec<u64>,
-    pub flow_delivered: Vec<u64>,
-    pub flow_hops: Vec<u32>,
-    pub invariant_errors: Vec<String>,
     /// Time-weighted histogram of per-node buffered cells: hist[v] = node-timeslots at v.
     pub buffer_hist: Vec<u64>,
     pub metrics: Vec<(String, f64)>,
 }
+
+crate::with_totals!(ShaleOutput);
 
 /// The Shale engine.
 pub struct ShaleSim {
