@@ -290,20 +290,18 @@ def hoho(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     earliest path (``earliest_path`` with ``max_hop``). Deployed per hop, every node takes
     the first hop of its own earliest path; the built-in router ``"hoho"`` decides the
     same arrival slice and hop count without materializing paths."""
+    _, items, triples = _timed_triples(circuits, "HOHO")
+    out = [p for s, d, a in triples if (p := earliest_path(items, s, d, a, max_hop)) is not None]
+    return _sorted_paths(out)
+
+
+def _timed_triples(circuits: Iterable[Any], who: str) -> tuple[Any, list[Any], list[tuple[int, int, int]]]:
+    """(schedule view, circuits, every (src, dst, arrival slice)) of a cyclic schedule."""
     view = _View(circuits)
     if view.static:
-        raise ConfigError("circuits", "static", "HOHO routes across the slices of a cyclic schedule")
-    items = list(circuits)
-    out = []
-    for s in view.nodes:
-        for d in view.nodes:
-            if s == d:
-                continue
-            for a in range(view.S):
-                p = earliest_path(items, s, d, a, max_hop)
-                if p is not None:
-                    out.append(p)
-    return _sorted_paths(out)
+        raise ConfigError("circuits", "static", f"{who} routes across the slices of a cyclic schedule")
+    triples = [(s, d, a) for s in view.nodes for d in view.nodes if s != d for a in range(view.S)]
+    return view, list(circuits), triples
 
 
 def _arrival_offset(p: Path, S: int) -> int:
@@ -333,25 +331,18 @@ def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     the best path with fewer hops (the latency/hop-count Pareto frontier). The choice
     among them by flow age (uniform cost = latency + alpha x extra hops x flow-age time)
     is made per flow by the built-in source-routed router ``"ucmp"``."""
-    view = _View(circuits)
-    if view.static:
-        raise ConfigError("circuits", "static", "UCMP routes across the slices of a cyclic schedule")
-    items = list(circuits)
+    view, items, triples = _timed_triples(circuits, "UCMP")
     out = []
-    for s in view.nodes:
-        for d in view.nodes:
-            if s == d:
+    for s, d, a in triples:
+        best = None
+        for h in range(1, max_hop + 1):
+            p = earliest_path(items, s, d, a, h)
+            if p is None:
                 continue
-            for a in range(view.S):
-                best = None
-                for h in range(1, max_hop + 1):
-                    p = earliest_path(items, s, d, a, h)
-                    if p is None:
-                        continue
-                    arr = _arrival_offset(p, view.S)
-                    if best is None or arr < best:
-                        best = arr
-                        out.append(p)
+            arr = _arrival_offset(p, view.S)
+            if best is None or arr < best:
+                best = arr
+                out.append(p)
     return _sorted_paths(out)
 
 

@@ -125,6 +125,16 @@ def _matchings(n: int, h: int) -> np.ndarray:
     return np.concatenate(phases, axis=0)
 
 
+def _nodes_uplinks(config: Any) -> tuple[int, int]:
+    """(nodes, uplinks) of a Config, or (N, 1) for a plain number of nodes."""
+    if _is_int(config):
+        return int(config), 1
+    try:
+        return config.nodes, config.uplinks
+    except AttributeError:
+        raise ConfigError("config", config, "expected a Config or a number of nodes") from None
+
+
 def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> list[Circuit]:
     """OpenOptics' ``round_robin(dimension, uplink)``: a traffic-oblivious rotor schedule.
 
@@ -152,13 +162,7 @@ def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> l
     >>> [(c.n1, c.p1, c.n2, c.ts) for c in round_robin(4, uplink=2)]
     [(0, 0, 1, 0), (2, 0, 3, 0), (0, 1, 2, 0), (1, 1, 3, 0), (0, 0, 3, 1), (1, 0, 2, 1)]
     """
-    if _is_int(config):
-        n, default_uplinks = int(config), 1
-    else:
-        try:
-            n, default_uplinks = config.nodes, config.uplinks
-        except AttributeError:
-            raise ConfigError("config", config, "expected a Config or a number of nodes") from None
+    n, default_uplinks = _nodes_uplinks(config)
     if not _is_int(n) or n < 2:
         raise ConfigError("nodes", n, "need an integer number of nodes >= 2")
     if not _is_int(dimension) or dimension < 1:
@@ -192,13 +196,7 @@ def sorn(config: Any, tm: Any = None, copies: int = 2, uplink: int | None = None
     >>> len({c.ts for c in sorn(4, [[0, 9, 0, 0], [9, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])})
     6
     """
-    if _is_int(config):
-        n, default_uplinks = int(config), 1
-    else:
-        try:
-            n, default_uplinks = config.nodes, config.uplinks
-        except AttributeError:
-            raise ConfigError("config", config, "expected a Config or a number of nodes") from None
+    n, default_uplinks = _nodes_uplinks(config)
     if not _is_int(copies) or copies < 1:
         raise ConfigError("copies", copies, "must be an integer >= 1")
     u = default_uplinks if uplink is None else uplink
