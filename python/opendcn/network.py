@@ -85,7 +85,8 @@ class Network:
         self._live: _Live | None = None
         self.last_result: Result | None = None
         self._services: dict[str, Any] = {"congestion_detection": False, "pushback": False,
-                                          "flow_pausing": False, "elephant_bytes": 100_000}
+                                          "flow_pausing": False, "elephant_bytes": 100_000,
+                                          "eqo_interval_ps": 0, "offload_queues": 0}
 
     # ------------------------------------------------------------------ topology
     @property
@@ -308,14 +309,25 @@ class Network:
         }
 
     def services(self, *, congestion_detection: bool | None = None, pushback: bool | None = None,
-                 flow_pausing: bool | None = None, elephant_threshold: Any = None) -> dict[str, Any]:
+                 flow_pausing: bool | None = None, elephant_threshold: Any = None,
+                 queue_estimation: str | None = None, eqo_interval: Any = None,
+                 buffer_offload: int | None = None) -> dict[str, Any]:
         """Switch OpenOptics' infrastructure services (§5.2) for traffic-oblivious fabrics:
         congestion detection (a calendar queue is full when a relayed packet no longer fits
         in the first occurrence of its departure slice), traffic push-back (the detecting
         node tells the packet's source, one propagation delay later, to stop sending to that
         destination until the congested slice has come round again) and host flow pausing
         (flows that have sent ``elephant_threshold`` bytes — PIAS flow aging — wait until
-        their departure slice is the current one). Returns the settings in force."""
+        their departure slice is the current one).
+
+        ``queue_estimation="eqo"`` makes detection use OpenOptics' queue-occupancy
+        estimate (a register per calendar queue, + packet size on enqueue, − bandwidth ×
+        ``eqo_interval`` from the active queue every interval, default 50 ns) instead of
+        the exact occupancy; the summary reports the estimation error.
+        ``buffer_offload=N`` keeps N calendar queues per optical port in the ToR (the
+        current slice and the next N − 1): packets departing later wait on a random host
+        below the ToR and come back up when their slice enters the window (needs
+        ``hosts_per_node`` ≥ 1). Returns the settings in force."""
         for name, v in (("congestion_detection", congestion_detection), ("pushback", pushback),
                         ("flow_pausing", flow_pausing)):
             if v is not None:
@@ -324,6 +336,22 @@ class Network:
                 self._services[name] = v
         if elephant_threshold is not None:
             self._services["elephant_bytes"] = parse_size(elephant_threshold, "elephant_threshold")
+        if queue_estimation is not None:
+            if queue_estimation not in ("exact", "eqo"):
+                raise ConfigError("queue_estimation", queue_estimation, "expected exact or eqo")
+            iv = parse_time(eqo_interval if eqo_interval is not None else "50ns", "eqo_interval")
+            if queue_estimation == "eqo" and iv <= 0:
+                raise ConfigError("eqo_interval", eqo_interval, "must be positive")
+            self._services["eqo_interval_ps"] = iv if queue_estimation == "eqo" else 0
+        elif eqo_interval is not None:
+            raise ConfigError("eqo_interval", eqo_interval, "only with queue_estimation='eqo'")
+        if buffer_offload is not None:
+            if isinstance(buffer_offload, bool) or not isinstance(buffer_offload, int) or buffer_offload < 0:
+                raise ConfigError("buffer_offload", buffer_offload, "expected a number of calendar queues >= 0")
+            if buffer_offload and not self.config.hosts_per_node:
+                raise ConfigError("buffer_offload", buffer_offload,
+                                  "buffer offloading needs hosts below the nodes (hosts_per_node >= 1)")
+            self._services["offload_queues"] = buffer_offload
         if self._services["pushback"]:
             self._services["congestion_detection"] = True
         return dict(self._services)
@@ -729,7 +757,17 @@ class Result:
             "services": {**{k: v for k, v in net._services.items()},
                          "congestion_events": int(o["congestion_events"]),
                          "pushback_messages": int(o["pushback_msgs"]),
-                         "paused_attempts": int(o["paused_attempts"])},
+                         "paused_attempts": int(o["paused_attempts"]),
+                         **({"eqo_samples": int(o["eqo_samples"]),
+                             "eqo_mean_abs_error_bytes": round(float(o["eqo_mean_abs_error"]), 1),
+                             "eqo_max_abs_error_bytes": int(o["eqo_max_abs_error"]),
+                             "eqo_mean_error_bytes": round(float(o["eqo_mean_error"]), 1)}
+                            if net._services["eqo_interval_ps"] else {}),
+                         **({"offloaded_packets": int(o["offloaded_packets"]),
+                             "offloaded_bytes": int(o["offloaded_bytes"]),
+                             "offload_peak_host_bytes": int(o["offload_peak_host_bytes"]),
+                             "offload_refused": int(o["offload_refused"])}
+                            if net._services["offload_queues"] else {})},
             "arch_metrics": dict(net.arch_metrics),
         })
         info = {"config": c.model_dump(), "arch": net.arch, "fabric": net.fabric, "router": net._router,

@@ -13,6 +13,7 @@ pub mod event;
 pub mod metrics;
 pub mod rng;
 pub mod schedule;
+pub mod services;
 pub mod sim;
 pub mod slotted;
 pub mod spec;

@@ -65,10 +65,15 @@ enum Ev {
     Reconfig(u32),
     /// A push-back message reaches a source node (index into the pending messages).
     PushBack(u32),
+    /// An offloaded packet leaves its host for the ToR (buffer offloading).
+    OffloadSend(u32),
+    /// An offloaded packet reaches its ToR again.
+    OffloadReturn(u32, u16),
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 7] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback"];
+pub const EVENT_KINDS: [&str; 9] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -80,13 +85,15 @@ impl Ev {
             Ev::Sample => 4,
             Ev::Reconfig(_) => 5,
             Ev::PushBack(_) => 6,
+            Ev::OffloadSend(_) => 7,
+            Ev::OffloadReturn(..) => 8,
         }
     }
 
     fn code(self) -> u64 {
         let id = match self {
-            Ev::Arrive(x, e) => x as u64 | (e as u64) << 40,
-            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) => x as u64,
+            Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
+            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x) => x as u64,
             Ev::NextFlows | Ev::Sample => 0,
         };
         id ^ (self.kind() as u64) << 32
@@ -143,6 +150,8 @@ struct Port {
     /// Planned transmissions not yet departed, one FIFO per slice index (departures grow
     /// along each FIFO), and a small heap of the FIFOs' first departures.
     planned: Vec<VecDeque<Planned>>,
+    /// Bytes planned but not started, per calendar queue (same index as `planned`).
+    qbytes: Vec<u64>,
     heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     down_until: Ps,
     /// Last packet released (departed) and the end of its serialization.
@@ -201,6 +210,18 @@ pub struct SimOutput {
     pub congestion_events: u64,
     pub pushback_msgs: u64,
     pub paused_attempts: u64,
+    /// Queue-occupancy estimation: estimates compared with the exact occupancy, mean and
+    /// maximum absolute error and mean signed error (bytes).
+    pub eqo_samples: u64,
+    pub eqo_mean_abs_error: f64,
+    pub eqo_max_abs_error: u64,
+    pub eqo_mean_error: f64,
+    /// Buffer offloading: packets (and bytes) sent down to hosts, peak bytes held on hosts.
+    pub offloaded_packets: u64,
+    pub offloaded_bytes: u64,
+    pub offload_peak_host_bytes: u64,
+    /// Packets beyond the window that stayed in the ToR because their host link was full.
+    pub offload_refused: u64,
 }
 
 crate::with_totals!(SimOutput);
@@ -242,6 +263,8 @@ pub struct Sim {
     congestion_events: u64,
     pushback_msgs: u64,
     paused_attempts: u64,
+    eqo: crate::services::Eqo,
+    offload: crate::services::Offload,
     // metrics
     events: u64,
     event_counts: [u64; EVENT_KINDS.len()],
@@ -360,6 +383,7 @@ impl Sim {
             busy_until: 0,
             tails: Vec::new(),
             planned: Vec::new(),
+            qbytes: Vec::new(),
             heads: std::collections::BinaryHeap::new(),
             down_until: 0,
             last_pkt: NONE,
@@ -422,6 +446,16 @@ impl Sim {
             congestion_events: 0,
             pushback_msgs: 0,
             paused_attempts: 0,
+            eqo: crate::services::Eqo::new(spec.services.eqo_interval_ps, n_ports),
+            offload: crate::services::Offload::new(spec.services.offload_queues, {
+                let mut nh = vec![Vec::new(); nodes];
+                if spec.hosts_mode {
+                    for (i, &n) in spec.ep_node.iter().enumerate() {
+                        nh[n as usize].push(i as u32);
+                    }
+                }
+                nh
+            }, spec.seed),
             events: 0,
             event_counts: [0; EVENT_KINDS.len()],
             packet_hops: 0,
@@ -493,6 +527,12 @@ impl Sim {
                 Ev::Sample => self.on_sample(),
                 Ev::Reconfig(i) => self.on_reconfig(i),
                 Ev::PushBack(i) => self.on_pushback(i),
+                Ev::OffloadSend(p) => self.on_offload_send(p),
+                Ev::OffloadReturn(p, epoch) => {
+                    if self.pool[p as usize].epoch == epoch {
+                        self.on_offload_return(p);
+                    }
+                }
             }
         }
         if t_end > self.now {
@@ -871,7 +911,12 @@ impl Sim {
             let n = self.sched.slices();
             let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
             let ser = self.ports[port as usize].rate.tx(wire);
-            if matches!(self.plan_slotted(port, dep, ser, cur, false), Some((_, abs, _, _)) if abs > first) {
+            let full = if self.eqo.enabled() {
+                self.eqo_full(port, dep, wire, cur)
+            } else {
+                matches!(self.plan_slotted(port, dep, ser, cur, false), Some((_, abs, _, _)) if abs > first)
+            };
+            if full {
                 self.congestion_events += 1;
                 if self.services.pushback {
                     // the message travels back to the packet's source node
@@ -886,6 +931,87 @@ impl Sim {
             }
         }
         self.enqueue_reserved(port, pid, dep);
+    }
+
+    /// Bandwidth × EQO interval of `port`, in bytes.
+    fn eqo_bytes_per_tick(&self, port: u32) -> u64 {
+        (self.ports[port as usize].rate.bps as u128 * self.services.eqo_interval_ps as u128 / 8_000_000_000_000) as u64
+    }
+
+    /// EQO congestion test: is calendar queue `dep` of `port` full for a packet of `wire`
+    /// bytes? Full = estimate + wire > admissible bytes (bandwidth × remaining up-time of
+    /// the active slice, or × the up-time of the next occurrence for another queue). The
+    /// estimate is compared with the exact occupancy for the error statistics.
+    fn eqo_full(&mut self, port: u32, dep: u32, wire: u64, cur: SliceRef) -> bool {
+        let bpt = self.eqo_bytes_per_tick(port);
+        let est = self.eqo.read(&self.sched, port, dep, bpt, self.now);
+        self.release_departed(port);
+        let exact = self.ports[port as usize].qbytes.get(dep as usize).copied().unwrap_or(0);
+        self.eqo.record(est, exact);
+        let n = self.sched.slices();
+        let s = self.sched.slice(cur.abs + ((dep + n - cur.idx) % n) as u64);
+        let up_from = (s.start + self.sched.guard_of(port, s.idx)).max(self.now);
+        let window = s.end.saturating_sub(up_from);
+        let admissible = (self.ports[port as usize].rate.bps as u128 * window as u128 / 8_000_000_000_000) as u64;
+        est + wire > admissible
+    }
+
+    /// Send a packet planned for absolute slice `abs` (beyond the window) down to a host
+    /// below its ToR; false if no host can take it (it then stays in the ToR).
+    fn offload_pkt(&mut self, port: u32, pid: u32, dep: u32, abs: u64) -> bool {
+        let node = self.port_node[port as usize];
+        let Some(h) = self.offload.pick_host(node) else { return false };
+        let dp = self.eps[h as usize].down_port;
+        let wire = self.pool[pid as usize].wire as u64;
+        self.release_departed(dp);
+        if self.ports[dp as usize].bytes + wire > self.ports[dp as usize].cap {
+            return false;
+        }
+        self.ports[port as usize].bytes -= wire;
+        let hops = self.pool[pid as usize].hops;
+        self.offload.hold(pid, crate::services::Held { port, dep, abs, hops }, wire);
+        self.ports[dp as usize].bytes += wire;
+        self.enqueue_reserved(dp, pid, WILD);
+        true
+    }
+
+    /// An offloaded packet reached its host: it goes back up so that it reaches the ToR
+    /// when its departure slice enters the window.
+    fn on_offload_at_host(&mut self, pid: u32) {
+        let h = self.pool[pid as usize].at;
+        let held = self.offload.held[&pid];
+        let ep = &self.eps[h as usize];
+        let wire = self.pool[pid as usize].wire as u64;
+        let up = ep.rate.tx(wire) + ep.prop;
+        let back_at = self.sched.slice(held.abs + 1 - self.offload.queues as u64).start;
+        let t = back_at.saturating_sub(up).max(self.now);
+        self.push(t, Ev::OffloadSend(pid));
+    }
+
+    /// The host sends an offloaded packet up (its uplink is shared with its own traffic).
+    fn on_offload_send(&mut self, pid: u32) {
+        let h = self.pool[pid as usize].at;
+        let wire = self.pool[pid as usize].wire as u64;
+        let ep = &mut self.eps[h as usize];
+        let t = self.now.max(ep.busy_until);
+        let ser = ep.rate.tx(wire);
+        ep.busy_until = t + ser;
+        let arrive = t + ser + ep.prop;
+        self.packet_hops += 1;
+        let epoch = self.pool[pid as usize].epoch;
+        self.push(arrive, Ev::OffloadReturn(pid, epoch));
+    }
+
+    /// An offloaded packet is back at its ToR: it joins its calendar queue (or goes down
+    /// again if that occurrence filled up meanwhile).
+    fn on_offload_return(&mut self, pid: u32) {
+        let wire = self.pool[pid as usize].wire as u64;
+        let held = self.offload.back(pid, wire).expect("offloaded packet is tracked");
+        let p = &mut self.pool[pid as usize];
+        p.hops = held.hops;
+        p.to_host = false;
+        p.at = self.port_node[held.port as usize];
+        self.enqueue(held.port, pid, held.dep);
     }
 
     /// A push-back message arrives: its source stops sending to the destination until
@@ -923,6 +1049,7 @@ impl Sim {
                 }
                 q.pop_front();
                 pt.bytes -= wire as u64;
+                pt.qbytes[idx as usize] -= wire as u64;
                 pt.tx_bytes += wire as u64;
                 pt.last_pkt = pid;
                 pt.last_end = t + pt.rate.tx(wire as u64);
@@ -942,6 +1069,20 @@ impl Sim {
         let pt = &self.ports[port as usize];
         let ser = pt.rate.tx(wire);
         let kind = pt.kind;
+        let mut offload_refused = false;
+        if self.offload.enabled() && kind == PortKind::Optical && cyclic && dep != WILD {
+            if let Some((_, abs, _, _)) = self.plan_slotted(port, dep, ser, cur, false) {
+                if abs >= cur.abs + self.offload.queues as u64 {
+                    if self.offload_pkt(port, pid, dep, abs) {
+                        return;
+                    }
+                    // no host below can take it now: it stays in the ToR
+                    self.offload.refused += 1;
+                    offload_refused = true;
+                }
+            }
+        }
+        let pt = &self.ports[port as usize];
         // (departure time, absolute slice, slice index, receiving port)
         let plan = if kind == PortKind::Optical && cyclic {
             self.plan_slotted(port, dep, ser, cur, true)
@@ -975,12 +1116,23 @@ impl Sim {
                 self.gb_violations += 1;
             }
         }
+        if self.offload.enabled() && !offload_refused && kind == PortKind::Optical && cyclic
+            && dep != WILD && abs >= cur.abs + self.offload.queues as u64 {
+            self.offload.window_violations += 1;
+        }
+        if self.eqo.enabled() && kind == PortKind::Optical && cyclic {
+            let bpt = self.eqo_bytes_per_tick(port);
+            self.eqo.read(&self.sched, port, idx, bpt, now);
+            self.eqo.add(port, idx, wire);
+        }
         let pt = &mut self.ports[port as usize];
         if pt.planned.is_empty() {
             let n = if kind == PortKind::Optical && cyclic { self.sched.slices() as usize } else { 1 };
             pt.planned = vec![VecDeque::new(); n];
+            pt.qbytes = vec![0; n];
         }
         let qi = if kind == PortKind::Optical && cyclic { idx } else { 0 };
+        pt.qbytes[qi as usize] += wire;
         let q = &mut pt.planned[qi as usize];
         if q.is_empty() {
             pt.heads.push(std::cmp::Reverse((d, qi)));
@@ -1088,7 +1240,11 @@ impl Sim {
             r.rx_sender = p.from;
         }
         if p.to_host {
-            self.deliver(pid);
+            if self.offload.enabled() && self.offload.held.contains_key(&pid) {
+                self.on_offload_at_host(pid);
+            } else {
+                self.deliver(pid);
+            }
             return;
         }
         if p.at == p.dst_node {
@@ -1209,7 +1365,9 @@ impl Sim {
             }
             // planned but not started: cancel and plan again on the new circuit
             let mut again: Vec<Planned> = std::mem::take(&mut pt.planned).into_iter().flatten().collect();
+            pt.qbytes.clear();
             pt.heads.clear();
+            self.eqo.reset_port(gp);
             again.sort_unstable();
             pt.busy_until = 0;
             for &(_, _, pid) in &again {
@@ -1276,6 +1434,10 @@ impl Sim {
         if self.gb_violations > 0 {
             errors.push(format!("{} guardband violations", self.gb_violations));
         }
+        if self.offload.window_violations > 0 {
+            errors.push(format!("{} departures planned outside the offload window of {} slices",
+                                self.offload.window_violations, self.offload.queues));
+        }
         SimOutput {
             totals: crate::metrics::RunTotals {
                 now_ps: self.now,
@@ -1305,6 +1467,14 @@ impl Sim {
             congestion_events: self.congestion_events,
             pushback_msgs: self.pushback_msgs,
             paused_attempts: self.paused_attempts,
+            eqo_samples: self.eqo.samples,
+            eqo_mean_abs_error: if self.eqo.samples > 0 { self.eqo.abs_err_sum as f64 / self.eqo.samples as f64 } else { 0.0 },
+            eqo_max_abs_error: self.eqo.max_abs_err,
+            eqo_mean_error: if self.eqo.samples > 0 { self.eqo.signed_err_sum as f64 / self.eqo.samples as f64 } else { 0.0 },
+            offloaded_packets: self.offload.packets,
+            offloaded_bytes: self.offload.bytes,
+            offload_peak_host_bytes: self.offload.peak_held_bytes,
+            offload_refused: self.offload.refused,
         }
     }
 

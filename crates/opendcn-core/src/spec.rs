@@ -64,6 +64,12 @@ pub struct Services {
     /// their departure slice is the current one (the circuit is up).
     pub flow_pausing: bool,
     pub elephant_bytes: u64,
+    /// Queue-occupancy estimation (EQO) update interval; 0 = detection uses the exact
+    /// occupancy. With EQO, detection compares the estimate with the admissible bytes.
+    pub eqo_interval_ps: Ps,
+    /// Buffer offloading: calendar queues a ToR keeps per optical port (the current slice
+    /// and the next N − 1); later departures wait on a host below it. 0 = off.
+    pub offload_queues: u32,
 }
 
 /// One simulation, as plain data.
@@ -238,6 +244,20 @@ impl SimSpec {
                     return Err(SpecError::new(format!("tables[{i}].{name}"), v, format!("slice out of range 0..{s}")));
                 }
             }
+        }
+        if self.services.offload_queues > 0 {
+            if !self.hosts_mode {
+                return Err(SpecError::new("buffer_offload", self.services.offload_queues,
+                    "buffer offloading needs hosts below the nodes (hosts_per_node >= 1)"));
+            }
+            if self.slice_ps.is_empty() {
+                return Err(SpecError::new("buffer_offload", self.services.offload_queues,
+                    "buffer offloading needs a cyclic optical schedule"));
+            }
+        }
+        if self.services.eqo_interval_ps > 0 && self.slice_ps.is_empty() {
+            return Err(SpecError::new("eqo_interval", self.services.eqo_interval_ps,
+                "queue-occupancy estimation needs a cyclic optical schedule"));
         }
         let _ = NONE;
         Ok(())

@@ -172,6 +172,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             pushback: opt_scalar(d, "pushback", false)?,
             flow_pausing: opt_scalar(d, "flow_pausing", false)?,
             elephant_bytes: opt_scalar(d, "elephant_bytes", 100_000u64)?,
+            eqo_interval_ps: opt_scalar(d, "eqo_interval_ps", 0u64)?,
+            offload_queues: opt_scalar(d, "offload_queues", 0u32)?,
         },
         entries,
         routes,
@@ -242,6 +244,14 @@ impl Simulator {
         d.set_item("congestion_events", o.congestion_events)?;
         d.set_item("pushback_msgs", o.pushback_msgs)?;
         d.set_item("paused_attempts", o.paused_attempts)?;
+        d.set_item("eqo_samples", o.eqo_samples)?;
+        d.set_item("eqo_mean_abs_error", o.eqo_mean_abs_error)?;
+        d.set_item("eqo_max_abs_error", o.eqo_max_abs_error)?;
+        d.set_item("eqo_mean_error", o.eqo_mean_error)?;
+        d.set_item("offloaded_packets", o.offloaded_packets)?;
+        d.set_item("offloaded_bytes", o.offloaded_bytes)?;
+        d.set_item("offload_peak_host_bytes", o.offload_peak_host_bytes)?;
+        d.set_item("offload_refused", o.offload_refused)?;
         Ok(d)
     }
 

@@ -129,13 +129,21 @@ def service_options() -> list[Option]:
         Option("pushback", False, "push back sources whose traffic finds its calendar queue full", "bool"),
         Option("flow_pausing", False, "hold elephants at the source until their circuit is up", "bool"),
         Option("elephant_threshold", "100KB", "PIAS flow-aging threshold for flow pausing", "size"),
+        Option("queue_estimation", "exact", "calendar-queue occupancy for detection: exact, or OpenOptics' "
+               "estimate (eqo)", "choice", ("exact", "eqo")),
+        Option("eqo_interval", "50ns", "EQO update interval", "time"),
+        Option("buffer_offload", 0, "calendar queues kept per ToR port; packets departing later wait "
+               "on hosts below the ToR (0 = off; needs --hosts-per-node)", "int"),
     ]
 
 
 def apply_services(net: Any, o: dict[str, Any]) -> None:
     """Switch the services chosen in ``o`` on ``net``."""
     net.services(congestion_detection=o["congestion_detection"], pushback=o["pushback"],
-                 flow_pausing=o["flow_pausing"], elephant_threshold=o["elephant_threshold"])
+                 flow_pausing=o["flow_pausing"], elephant_threshold=o["elephant_threshold"],
+                 queue_estimation=o["queue_estimation"],
+                 eqo_interval=o["eqo_interval"] if o["queue_estimation"] == "eqo" else None,
+                 buffer_offload=o["buffer_offload"])
 
 
 def config_kwargs(o: dict[str, Any], *names: str) -> dict[str, Any]:

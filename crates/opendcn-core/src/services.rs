@@ -1,0 +1,225 @@
+//! State of two OpenOptics infrastructure services (ALGORITHMS §4.4) that the packet
+//! engine ([`crate::sim`]) switches on per run.
+//!
+//! * [`Eqo`] — queue-occupancy estimation as a switch data plane does it: one register
+//!   per calendar queue, `+ wire bytes` on enqueue, and every update interval (50 ns by
+//!   default) the *active* queue's register loses `bandwidth × interval` (floor 0), as if
+//!   it dequeued at line rate. Ticks fall on multiples of the interval; the register of a
+//!   queue is brought up to date lazily, when it is next read, by counting the ticks that
+//!   fell inside occurrences of its slice since the last read — exact for the register,
+//!   cost proportional to the occurrences needed to drain it, nothing per tick. The
+//!   engine compares every estimate with the exact occupancy it knows and reports the
+//!   estimation error.
+//! * [`Offload`] — buffer offloading (RotorNet/Opera, OpenOptics §5.2): a ToR keeps only
+//!   `queues` calendar queues per optical egress port (the current slice and the next
+//!   `queues − 1`); a packet whose departure lies further ahead travels down to a random
+//!   host below the ToR, which keeps it and sends it back up so that it reaches the ToR
+//!   when its departure slice enters the window (the circuit notification that guides
+//!   the host is the schedule itself, known to every node of a traffic-oblivious fabric).
+//!   The trips use the real host links (serialization, propagation, contention with the
+//!   host's own traffic); the ToR buffer holds only the window.
+//!
+//! Decisions (OpenOptics leaves them open): the EQO tick grid is global (t = k·interval)
+//! and ticks in guard bands count as dequeues, like the hardware generator; the
+//! admissible bytes of the active queue are bandwidth × remaining time of the slice, of
+//! any other queue bandwidth × the slice's duration. The offload window counts slices
+//! (N = `queues`); the host is drawn uniformly from the hosts below the ToR (named random
+//! stream `offload`); a returning packet that finds its window slice full again goes back
+//! down (counted again).
+
+use crate::rng::Stream;
+use crate::schedule::Schedule;
+use crate::units::Ps;
+use std::collections::HashMap;
+
+/// Queue-occupancy estimation registers and their error statistics.
+#[derive(Debug, Clone, Default)]
+pub struct Eqo {
+    interval: Ps,
+    /// Per port (allocated on first use): per calendar queue (register bytes, last tick applied).
+    regs: Vec<Vec<(u64, u64)>>,
+    pub samples: u64,
+    pub abs_err_sum: u64,
+    pub max_abs_err: u64,
+    /// Sum of (estimate − exact), to report the bias.
+    pub signed_err_sum: i128,
+}
+
+impl Eqo {
+    pub fn new(interval: Ps, n_ports: usize) -> Self {
+        Eqo { interval, regs: if interval > 0 { vec![Vec::new(); n_ports] } else { Vec::new() }, ..Default::default() }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.interval > 0
+    }
+
+    /// The register of calendar queue `q` of `port` at time `now` (drained by the ticks
+    /// that fell in `q`'s occurrences since it was last read); `bytes_per_tick` =
+    /// bandwidth × interval.
+    pub fn read(&mut self, sched: &Schedule, port: u32, q: u32, bytes_per_tick: u64, now: Ps) -> u64 {
+        let iv = self.interval;
+        let n = sched.slices();
+        let regs = &mut self.regs[port as usize];
+        if regs.is_empty() {
+            *regs = vec![(0, 0); n as usize];
+        }
+        let (mut est, last) = regs[q as usize];
+        let b = now / iv;
+        if est > 0 && b > last {
+            let lo_t = (last + 1) * iv;
+            let s = sched.slice_at(lo_t);
+            let mut abs = s.abs + ((q + n - s.idx) % n) as u64;
+            loop {
+                let o = sched.slice(abs);
+                if o.start > b * iv {
+                    break;
+                }
+                // ticks k with k·iv in [max(start, lo_t), min(end − 1, b·iv)]
+                let lo = o.start.max(lo_t);
+                let hi = (o.end - 1).min(b * iv);
+                if hi >= lo {
+                    let ticks = hi / iv - lo.div_ceil(iv) + 1;
+                    est = est.saturating_sub(ticks.saturating_mul(bytes_per_tick));
+                    if est == 0 {
+                        break;
+                    }
+                }
+                abs += n as u64;
+            }
+        }
+        regs[q as usize] = (est, b.max(last));
+        est
+    }
+
+    /// Add a packet's bytes to the register (after [`Eqo::read`] at the same time).
+    pub fn add(&mut self, port: u32, q: u32, wire: u64) {
+        self.regs[port as usize][q as usize].0 += wire;
+    }
+
+    /// Record the difference between an estimate and the exact occupancy.
+    pub fn record(&mut self, est: u64, exact: u64) {
+        let d = est.abs_diff(exact);
+        self.samples += 1;
+        self.abs_err_sum += d;
+        self.max_abs_err = self.max_abs_err.max(d);
+        self.signed_err_sum += est as i128 - exact as i128;
+    }
+
+    /// Forget the registers of a port whose calendar queues were rebuilt.
+    pub fn reset_port(&mut self, port: u32) {
+        if let Some(r) = self.regs.get_mut(port as usize) {
+            r.clear();
+        }
+    }
+}
+
+/// A packet waiting on a host: the ToR egress port and departure slice it returns to,
+/// the absolute slice it was planned for, and its hop count before the trip.
+#[derive(Debug, Clone, Copy)]
+pub struct Held {
+    pub port: u32,
+    pub dep: u32,
+    pub abs: u64,
+    pub hops: u16,
+}
+
+/// Buffer-offloading state and counters.
+pub struct Offload {
+    /// Calendar queues kept at the ToR per optical port (0 = offloading off).
+    pub queues: u32,
+    /// Host endpoints below each node.
+    pub node_hosts: Vec<Vec<u32>>,
+    pub rng: Stream,
+    /// Packets away from their ToR (on the way down, held, or on the way back up).
+    pub held: HashMap<u32, Held>,
+    pub packets: u64,
+    pub bytes: u64,
+    pub held_bytes: u64,
+    pub peak_held_bytes: u64,
+    /// Packets beyond the window kept in the ToR because the chosen host's downlink was
+    /// full.
+    pub refused: u64,
+    /// Departures committed outside the window although the packet was not refused (a
+    /// consistency check between the offload decision and the plan; must stay 0).
+    pub window_violations: u64,
+}
+
+impl Offload {
+    pub fn new(queues: u32, node_hosts: Vec<Vec<u32>>, seed: u64) -> Self {
+        Offload {
+            queues,
+            node_hosts,
+            rng: Stream::new(seed, "offload"),
+            held: HashMap::new(),
+            packets: 0,
+            bytes: 0,
+            held_bytes: 0,
+            peak_held_bytes: 0,
+            refused: 0,
+            window_violations: 0,
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.queues > 0
+    }
+
+    /// A random host below `node`, if it has any.
+    pub fn pick_host(&mut self, node: u32) -> Option<u32> {
+        let hs = &self.node_hosts[node as usize];
+        if hs.is_empty() {
+            return None;
+        }
+        Some(hs[self.rng.below(hs.len() as u32) as usize])
+    }
+
+    pub fn hold(&mut self, pid: u32, h: Held, wire: u64) {
+        self.held.insert(pid, h);
+        self.packets += 1;
+        self.bytes += wire;
+        self.held_bytes += wire;
+        self.peak_held_bytes = self.peak_held_bytes.max(self.held_bytes);
+    }
+
+    pub fn back(&mut self, pid: u32, wire: u64) -> Option<Held> {
+        let h = self.held.remove(&pid)?;
+        self.held_bytes -= wire;
+        Some(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched() -> Schedule {
+        // 2 ports, 3 slices of 1 µs, no guard band; port 0 <-> port 1 in every slice
+        Schedule::cyclic(vec![1_000_000; 3], 0, 2, vec![1, 0, 1, 0, 1, 0]).unwrap()
+    }
+
+    #[test]
+    fn register_drains_only_while_its_queue_is_active() {
+        let s = sched();
+        let mut e = Eqo::new(50_000, 2); // 50 ns ticks
+        assert_eq!(e.read(&s, 0, 1, 100, 0), 0);
+        e.add(0, 1, 10_000);
+        // slice 1 is [1 µs, 2 µs): 20 ticks at k·50 ns = 1.00, 1.05, … 1.95 µs
+        assert_eq!(e.read(&s, 0, 1, 100, 999_999), 10_000); // nothing yet
+        assert_eq!(e.read(&s, 0, 1, 100, 1_000_000), 9_900); // tick at 1.00 µs
+        assert_eq!(e.read(&s, 0, 1, 100, 1_500_000), 8_900); // 10 more
+        assert_eq!(e.read(&s, 0, 1, 100, 2_999_999), 8_000); // the rest of the slice: 9 more
+        // occurrences [4 µs, 5 µs) and [7 µs, 8 µs): 20 ticks each, then the tick at 10 µs
+        assert_eq!(e.read(&s, 0, 1, 100, 10_000_000), 8_000 - 41 * 100);
+        // an idle queue never goes below zero
+        assert_eq!(e.read(&s, 0, 1, 10_000, 20_000_000), 0);
+    }
+
+    #[test]
+    fn error_statistics() {
+        let mut e = Eqo::new(50_000, 1);
+        e.record(100, 40);
+        e.record(0, 30);
+        assert_eq!((e.samples, e.abs_err_sum, e.max_abs_err, e.signed_err_sum), (2, 90, 60, 30));
+    }
+}
