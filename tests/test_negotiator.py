@@ -206,8 +206,8 @@ def test_cli_run_summary_json():
 
 @pytest.mark.parametrize("args", [
     ["--topology", "ring"],
-    ["--variant", "iterative:3"],
-    ["--variant", "projector"],
+    ["--variant", "iterative:0"],
+    ["--variant", "relay"],
     ["--tors", 10, "--ports", 4, "--topology", "thin-clos"],
     ["--tors", 128, "--predefined-slots", 4],
     ["--predefined-slot", "12ns"],
