@@ -48,11 +48,54 @@
 //!   given by the paper); recovery after K good epochs. The detecting ToR excludes the
 //!   link at once, all others one epoch later (broadcast in the next predefined phase).
 //!   Data sent on a failed, not yet excluded link is dropped ("link_failure"); lost
-//!   scheduling messages are simply lost. Thin-clos relay of scheduling messages and data
-//!   around failures is not implemented (affected pairs wait for the repair).
-//! * Variants implemented: base, data-size (request carries the queue size, grant
-//!   largest first), hol-delay (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2,
-//!   α = 0.001, grant longest first — the §7.7 reading of the garbled formula).
+//!   scheduling messages are simply lost.
+//! * Thin-clos relay around failures (§1.9, `fault_relay`, on by default): a pair whose
+//!   one port-to-port path is known to its source as failed is detoured through an
+//!   intermediate m (first working egress port of the source after a pair-dependent
+//!   offset, first ToR behind it whose own path to the destination is known to work):
+//!   the source's REQUESTs for the pair's data go to m as part of its demand towards m,
+//!   its data crosses i → m (piggybacked or scheduled) into m's relay queue for the
+//!   destination, and m requests and forwards it like its own traffic. The broadcast of a
+//!   detection is idealized as reaching every ToR one epoch later (on thin-clos it would
+//!   itself be relayed). The parallel network needs no relay (the rotating round robin
+//!   keeps control connectivity; data uses the other ports).
+//! * Variants (`variant`, ALGORITHMS §1.11):
+//!   - data-size (request carries the queue size, grant largest first), hol-delay
+//!     (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2, α = 0.001, grant longest first
+//!     — the §7.7 reading of the garbled formula).
+//!   - iterative:N — iteration k+1 of a scheduling process sends, in the epoch after
+//!     iteration k's ACCEPT (when the destinations have read the ACCEPTs), REQUESTs
+//!     carrying the indices of the source's still unmatched ports; destinations grant
+//!     only still unmatched ingress ports on those indices; RRM pointers move in every
+//!     iteration. Each extra iteration adds 3 epochs: data of a process flows in
+//!     scheduled(e + 2 + 3(N−1)); the matches of all iterations are used together.
+//!     Message sizes unchanged (the port indices ride in the header).
+//!   - relay (thin-clos only; needs PIAS): two-hop traffic-aware relay. ① At each epoch
+//!     start a source offers the lowest-priority backlog of a destination that exceeds
+//!     `relay_threshold` (default one port's scheduled phase, 30 × 1115 B) to one
+//!     intermediate behind each of its ports that carries no high-volume direct traffic
+//!     (at most one scheduled phase queued for the ToRs it reaches); volume ≤ one phase;
+//!     intermediates rotate with the epoch. ② The intermediate grants relay volume only
+//!     if its relay buffer for that destination (queued + granted, `relay_capacity`,
+//!     default two phases) has room and its own link towards the destination carries no
+//!     high-volume direct traffic; the volume rides on a direct grant to the same source
+//!     or takes a free ingress port (relay-only grant). ③ ACCEPT takes direct grants
+//!     first; on the accepted circuit the source sends its direct data first, then up to
+//!     the granted volume from the lowest-priority queue. The intermediate forwards
+//!     relayed data after its own mice and before its own lowest priority. Unused or
+//!     rejected volume is released at the next epoch start.
+//!   - stateful: each predefined message carries the bytes that arrived for the pair
+//!     since the last report; the destination keeps pending bytes per source, subtracts
+//!     piggybacked bytes it receives, grants only requesters with pending bytes > 0 and
+//!     decrements by min(pending, one port's scheduled phase) per grant; the source's
+//!     ACCEPT commits it, a reject reverts it when the ACCEPT message arrives.
+//!   - projector (ProjecToR-like): at each epoch start a source assigns its ports to
+//!     bundles (the data one port sends in one scheduled phase, in arrival order; thin-
+//!     clos: the oldest among the ToRs the port reaches), oldest first by the waiting
+//!     time of the bundle's first byte; per-port requests carry that age; each
+//!     destination port grants the oldest request (ties: lowest source after a pointer
+//!     rotating by epoch); the grant is the match (one iteration, no ACCEPT choice).
+//!     PB, PQ and the request threshold are kept.
 
 use super::common::*;
 use crate::error::SpecError;
@@ -428,6 +471,15 @@ pub struct Negotiator {
     proj_age: Vec<u64>,
     // relay variant (and thin-clos relay around failures)
     relay_on: bool,
+    /// Relay buffers exist (relay variant, or thin-clos relay around failed links).
+    rbuf: bool,
+    fault_relay_on: bool,
+    /// Thin-clos detours around failed links: (src, intermediate, dst), sorted; and the
+    /// intermediate per (src·N + dst) (NONE: direct).
+    detour: Vec<(u32, u32, u32)>,
+    detour_of: Vec<u32>,
+    m_fault_relay_bytes: u64,
+    m_detoured_max: u64,
     sched_cap: u64,
     relay_thr: u64,
     relay_cap: u64,
@@ -521,6 +573,8 @@ impl Negotiator {
             return Err(SpecError::new("variant", "relay", "relays only the lowest PIAS priority: needs priority queues (pq)"));
         }
         let sched_cap: u64 = lay.sched.iter().map(|x| x.3).sum();
+        let fault_relay_on = spec.fault_relay && spec.topology == Topology::ThinClos && spec.fail_fraction > 0.0;
+        let rbuf = relay_on || fault_relay_on;
         let matcher = Matcher::new(n, s, spec.topology, spec.seed);
         let nn = (n * n) as usize;
         let ns = (n * s) as usize;
@@ -554,11 +608,17 @@ impl Negotiator {
             proj_req: vec![NONE; ns],
             proj_age: vec![0; ns],
             relay_on,
+            rbuf,
+            fault_relay_on,
+            detour: Vec::new(),
+            detour_of: if fault_relay_on { vec![NONE; nn] } else { Vec::new() },
+            m_fault_relay_bytes: 0,
+            m_detoured_max: 0,
             sched_cap,
             relay_thr: if spec.relay_threshold > 0 { spec.relay_threshold } else { sched_cap },
             relay_cap: if spec.relay_capacity > 0 { spec.relay_capacity } else { 2 * sched_cap },
-            rq: if relay_on { vec![std::collections::VecDeque::new(); nn] } else { Vec::new() },
-            rq_bytes: if relay_on { vec![0; nn] } else { Vec::new() },
+            rq: if rbuf { vec![std::collections::VecDeque::new(); nn] } else { Vec::new() },
+            rq_bytes: if rbuf { vec![0; nn] } else { Vec::new() },
             reserved: if relay_on { vec![0; nn] } else { Vec::new() },
             relay_bytes: vec![0; n as usize],
             racc: vec![(NONE, 0); ns],
@@ -777,6 +837,9 @@ impl Negotiator {
         let e = self.epoch;
         let t0 = self.epoch_start(e);
         self.update_failures(e, t0);
+        if self.fault_relay_on {
+            self.update_detours();
+        }
         let slot = (e % self.mbox as u64) as usize;
         // stateful: size reports, piggyback receipts and reverted grants that arrived
         let deltas = std::mem::take(&mut self.pend_box[slot]);
@@ -1209,8 +1272,7 @@ impl Negotiator {
                 if d == NONE {
                     continue;
                 }
-                let vi = (i * self.n + d) as usize;
-                let qb = self.voq[vi].bytes + if self.relay_on { self.rq_bytes[vi] } else { 0 };
+                let qb = self.queued_for(i, d);
                 let up = self.link_up(i, p, d);
                 if first_round {
                     self.send_control(e, i, d, qb, tx0, up);
@@ -1218,19 +1280,16 @@ impl Negotiator {
                 if qb == 0 || self.lay.pb_payload == 0 || !self.usable(i, p, d) {
                     continue;
                 }
-                if let Some((f, bytes, hop)) = self.pop_for(i, d, self.lay.pb_payload, tx0) {
+                if let Some((f, bytes, hop, via)) = self.pop_for(i, d, self.lay.pb_payload, tx0) {
                     let dur = self.rate.tx(self.spec.ctrl_bytes + bytes);
                     self.b.check_window(tx0, dur, tx0, ts + self.lay.pre_slot_ps);
                     self.fab.transmit(self.slot_id, i, p, d);
                     pb_sent += 1;
                     if up {
                         let arr = tx0 + dur + self.spec.prop_ps;
-                        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, hop, true);
+                        self.forward(i, d, f, bytes, hop, via, tx0, arr, false);
                         self.m_pb_pkts += 1;
                         self.m_pb_bytes += bytes;
-                        if hop == 2 {
-                            self.m_relay_second += bytes;
-                        }
                         if !self.pend.is_empty() {
                             // the destination sees the piggybacked bytes arrive
                             let mb = self.mailbox_of(arr);
@@ -1322,14 +1381,30 @@ impl Negotiator {
         }
     }
 
-    /// Take one packet of at most `max` payload bytes that ToR i sends to d at time t:
-    /// (flow, bytes, hop). Relay variant: i's own highest-priority data first, then
-    /// data it relays for d (second hop, once arrived), then its own lowest priority.
-    fn pop_for(&mut self, i: u32, d: u32, max: u64, t: Ps) -> Option<(u32, u64, u32)> {
+    /// Bytes ToR i has to send to d over their direct link: its own queue for d (unless
+    /// detoured), data it relays for d, and data of pairs it detours through d.
+    fn queued_for(&self, i: u32, d: u32) -> u64 {
         let vi = (i * self.n + d) as usize;
-        if self.relay_on {
+        let own = if self.fault_relay_on && self.detour_of[vi] != NONE { 0 } else { self.voq[vi].bytes };
+        let mut q = own + if self.rbuf { self.rq_bytes[vi] } else { 0 };
+        if !self.detour.is_empty() {
+            let lo = self.detour.partition_point(|x| (x.0, x.1) < (i, d));
+            q += self.detour[lo..].iter().take_while(|x| x.0 == i && x.1 == d).map(|x| self.voq[(i * self.n + x.2) as usize].bytes).sum::<u64>();
+        }
+        q
+    }
+
+    /// Take one packet of at most `max` payload bytes that ToR i sends to d at time t:
+    /// (flow, bytes, hop, via). Relay buffers: i's own highest-priority data first, then
+    /// data it relays for d (second hop, once arrived), then its own lowest priority,
+    /// then data of pairs i detours through d around a failed link (first hop, `via` =
+    /// the final destination).
+    fn pop_for(&mut self, i: u32, d: u32, max: u64, t: Ps) -> Option<(u32, u64, u32, u32)> {
+        let vi = (i * self.n + d) as usize;
+        let detoured = self.fault_relay_on && self.detour_of[vi] != NONE;
+        if self.rbuf {
             let v = &self.voq[vi];
-            let mice = v.top_level().is_some_and(|l| l < 2);
+            let mice = !detoured && v.top_level().is_some_and(|l| l < 2);
             if !mice && self.rq[vi].front().is_some_and(|c| c.ready <= t) {
                 let c = self.rq[vi].front_mut().unwrap();
                 let b = c.bytes.min(max);
@@ -1340,12 +1415,118 @@ impl Negotiator {
                 }
                 self.rq_bytes[vi] -= b;
                 self.relay_bytes[i as usize] -= b;
-                return Some((f, b, 2));
+                return Some((f, b, 2, NONE));
             }
         }
-        let (f, b) = self.voq[vi].pop(max)?;
-        self.src_bytes[i as usize] -= b;
-        Some((f, b, 1))
+        if !detoured {
+            if let Some((f, b)) = self.voq[vi].pop(max) {
+                self.src_bytes[i as usize] -= b;
+                return Some((f, b, 1, NONE));
+            }
+        }
+        if !self.detour.is_empty() {
+            let lo = self.detour.partition_point(|x| (x.0, x.1) < (i, d));
+            let via = self.detour[lo..].iter().take_while(|x| x.0 == i && x.1 == d).map(|x| x.2).find(|&x| self.voq[(i * self.n + x) as usize].bytes > 0)?;
+            let (f, b) = self.voq[(i * self.n + via) as usize].pop(max)?;
+            self.src_bytes[i as usize] -= b;
+            return Some((f, b, 1, via));
+        }
+        None
+    }
+
+    /// Payload of flow f that i sent to d at tx0 arrives at `arr`: delivered (final hop)
+    /// or queued at the intermediate d for `via` (first hop of relayed data; `reserved`:
+    /// it uses relay buffer d granted).
+    #[allow(clippy::too_many_arguments)]
+    fn forward(&mut self, i: u32, d: u32, f: u32, bytes: u64, hop: u32, via: u32, tx0: Ps, arr: Ps, reserved: bool) {
+        if via == NONE {
+            self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, hop, true);
+            if hop == 2 {
+                self.m_relay_second += bytes;
+            }
+            return;
+        }
+        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+        let k = (d * self.n + via) as usize;
+        self.rq[k].push_back(RCell { flow: f, bytes, ready: arr });
+        self.rq_bytes[k] += bytes;
+        if reserved {
+            self.reserved[k] -= bytes;
+            self.m_relay_first += bytes;
+        } else {
+            self.m_fault_relay_bytes += bytes;
+        }
+        self.relay_bytes[d as usize] += bytes;
+        self.m_relay_max = self.m_relay_max.max(self.rq_bytes[k]);
+        if !self.in_active[d as usize] {
+            self.in_active[d as usize] = true;
+            self.active.push(d);
+        }
+    }
+
+    /// Thin-clos relay around failed links (§1.9): every pair whose one port-to-port path
+    /// is known (to the source) to be down is detoured through an intermediate m reached
+    /// over a working port of the source whose own path to the destination is known to
+    /// work; the source's requests and data for the pair then go to m, and m forwards
+    /// them like its own traffic (second hop).
+    fn update_detours(&mut self) {
+        let (n, s, w, g) = (self.n, self.s, self.fab.w, self.fab.g);
+        for &(i, _, d) in &self.detour {
+            self.detour_of[(i * n + d) as usize] = NONE;
+        }
+        self.detour.clear();
+        let f = &self.fail;
+        let down = |i: u32, p: u32, d: u32| {
+            let (x, y) = ((i * s + p) as usize, (d * s + p) as usize);
+            f.local_eg[x] || f.known_eg[x] || f.known_in[y]
+        };
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for x in 0..(n * s) {
+            let (t, p) = (x / s, x % s);
+            if p >= g {
+                continue;
+            }
+            if f.local_eg[x as usize] || f.known_eg[x as usize] {
+                let grp = (t / w + p) % g;
+                pairs.extend((grp * w..(grp + 1) * w).filter(|&d| d != t).map(|d| (t, d)));
+            }
+            if f.known_in[x as usize] {
+                let grp = (t / w + g - p) % g;
+                pairs.extend((grp * w..(grp + 1) * w).filter(|&i| i != t).map(|i| (i, t)));
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        for (i, d) in pairs {
+            let p = self.fab.pair_port(i, d);
+            let mut found = NONE;
+            'search: for a in 0..g {
+                let q = ((i + d) % g + a) % g;
+                if q == p {
+                    continue;
+                }
+                let grp = (i / w + q) % g;
+                for b in 0..w {
+                    let m = grp * w + (i + d + b) % w;
+                    if m == i || m == d || down(i, q, m) {
+                        continue;
+                    }
+                    let pm = self.fab.pair_port(m, d);
+                    if !down(m, pm, d) {
+                        found = m;
+                        break 'search;
+                    }
+                }
+            }
+            if found != NONE {
+                self.detour.push((i, found, d));
+            }
+        }
+        self.detour.sort_unstable();
+        for &(i, m, d) in &self.detour {
+            self.detour_of[(i * n + d) as usize] = m;
+        }
+        self.m_detoured_max = self.m_detoured_max.max(self.detour.len() as u64);
     }
 
     /// Epoch-start plans of the sources: the ProjecToR-like per-port requests (oldest
@@ -1448,7 +1629,7 @@ impl Negotiator {
             .filter(|&d| d != i)
             .map(|d| {
                 let vi = (i * n + d) as usize;
-                self.voq[vi].bytes + if self.relay_on { self.rq_bytes[vi] } else { 0 }
+                self.voq[vi].bytes + if self.rbuf { self.rq_bytes[vi] } else { 0 }
             })
             .sum()
     }
@@ -1562,7 +1743,7 @@ impl Negotiator {
                     continue;
                 }
                 let vi = (i * self.n + d) as usize;
-                let mut pkt = self.pop_for(i, d, payload, tx0).map(|(f, b, h)| (f, b, h, NONE));
+                let mut pkt = self.pop_for(i, d, payload, tx0).map(|(f, b, h, via)| (f, b, h, via, false));
                 if pkt.is_none() && self.relay_on {
                     let (via, rem) = self.racc[pi];
                     if via != NONE && rem > 0 {
@@ -1571,13 +1752,13 @@ impl Negotiator {
                             let (f, b) = v.pop_level(2, payload.min(rem));
                             self.src_bytes[i as usize] -= b;
                             self.racc[pi].1 -= b;
-                            pkt = Some((f, b, 1, via));
+                            pkt = Some((f, b, 1, via, true));
                         }
                     }
                 }
-                let Some((f, bytes, hop, via)) = pkt else {
+                let Some((f, bytes, hop, via, reserved)) = pkt else {
                     self.m_sched_idle += 1;
-                    if self.relay_on && (self.rq_bytes[vi] > 0 || (self.racc[pi].0 != NONE && self.racc[pi].1 > 0 && self.voq[(i * self.n + self.racc[pi].0) as usize].level_bytes[2] > 0)) {
+                    if self.rbuf && (self.rq_bytes[vi] > 0 || (self.relay_on && self.racc[pi].0 != NONE && self.racc[pi].1 > 0 && self.voq[(i * self.n + self.racc[pi].0) as usize].level_bytes[2] > 0)) {
                         busy = true; // relayed data still on its way to i
                     }
                     continue;
@@ -1590,26 +1771,11 @@ impl Negotiator {
                 if !self.link_up(i, p, d) {
                     self.b.packet_hops += 1;
                     self.b.drop(&mut self.fl, f, bytes, "link_failure");
-                } else if via != NONE {
-                    // first hop of relayed data: queued at the intermediate d for `via`
-                    self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
-                    let k = (d * self.n + via) as usize;
-                    self.rq[k].push_back(RCell { flow: f, bytes, ready: arr });
-                    self.rq_bytes[k] += bytes;
-                    self.reserved[k] -= bytes;
-                    self.relay_bytes[d as usize] += bytes;
-                    self.m_relay_first += bytes;
-                    self.m_relay_max = self.m_relay_max.max(self.rq_bytes[k]);
-                    if !self.in_active[d as usize] {
-                        self.in_active[d as usize] = true;
-                        self.active.push(d);
-                    }
                 } else {
-                    self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, hop, true);
-                    self.m_sched_pkts += 1;
-                    self.m_sched_bytes += bytes;
-                    if hop == 2 {
-                        self.m_relay_second += bytes;
+                    self.forward(i, d, f, bytes, hop, via, tx0, arr, reserved);
+                    if via == NONE {
+                        self.m_sched_pkts += 1;
+                        self.m_sched_bytes += bytes;
                     }
                 }
             }
@@ -1709,6 +1875,10 @@ impl Negotiator {
         ];
         if !self.pend.is_empty() {
             m.push(("stateful_requests_not_granted".into(), self.m_stateful_blocked as f64));
+        }
+        if self.fault_relay_on {
+            m.push(("fault_relay_bytes".into(), self.m_fault_relay_bytes as f64));
+            m.push(("max_detoured_pairs".into(), self.m_detoured_max as f64));
         }
         if self.relay_on {
             m.push(("relay_requests".into(), self.m_relay_req as f64));
