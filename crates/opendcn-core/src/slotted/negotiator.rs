@@ -372,12 +372,12 @@ impl Matcher {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Req {
     dst: u32,
-    proc_: u64,
+    proc_: u32,
     src: u32,
     via: u32,
-    info: u64,
     mask: u64,
-    vol: u64,
+    /// Request information (informative variants, bundle age) or relay volume.
+    info: u64,
 }
 
 /// A GRANT field: destination `dst` grants its ingress port `port` to `src`. `relay`:
@@ -387,7 +387,7 @@ struct Req {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Grant {
     src: u32,
-    proc_: u64,
+    proc_: u32,
     port: u32,
     relay: bool,
     dst: u32,
@@ -525,6 +525,7 @@ pub struct Negotiator {
     first_data_epoch: Vec<u64>,
     pub trace_pairs: bool,
     tmp_grants: Vec<(u32, u32, u64)>,
+    tmp_reqs: Vec<(Req, usize)>,
 }
 
 impl Negotiator {
@@ -676,6 +677,7 @@ impl Negotiator {
             first_data_epoch: vec![u64::MAX; nn],
             trace_pairs: false,
             tmp_grants: Vec::new(),
+            tmp_reqs: Vec::new(),
             lay,
             spec,
         };
@@ -883,7 +885,7 @@ impl Negotiator {
             self.procs.insert(e, Proc { it: 0, sacc: vec![NONE; (self.n * self.s) as usize], dtaken: vec![false; (self.n * self.s) as usize] });
         }
         let mut grants = std::mem::take(&mut self.grant_box[slot]);
-        grants.sort_unstable();
+        grants.sort_unstable_by_key(|g| (g.src, g.proc_, g.port, g.relay, g.dst));
         let mut pair_g = 0u64;
         let mut pair_a = 0u64;
         let mut cands: Vec<(u32, u64)> = Vec::new();
@@ -893,9 +895,9 @@ impl Negotiator {
         let n = self.n;
         let mut j = 0;
         while j < grants.len() {
-            let (i, pr) = (grants[j].src, grants[j].proc_);
+            let (i, pr) = (grants[j].src, grants[j].proc_ as u64);
             let mut h = j;
-            while h < grants.len() && grants[h].src == i && grants[h].proc_ == pr {
+            while h < grants.len() && grants[h].src == i && grants[h].proc_ as u64 == pr {
                 h += 1;
             }
             granted_pairs.clear();
@@ -1025,7 +1027,7 @@ impl Negotiator {
     /// epoch's predefined phase.
     fn grant_step(&mut self, e: u64, slot: usize) {
         let mut reqs = std::mem::take(&mut self.req_box[slot]);
-        reqs.sort_unstable();
+        reqs.sort_unstable_by_key(|r| (r.dst, r.proc_, r.src, r.via, r.mask));
         self.b.events += reqs.len() as u64;
         let by_info = matches!(self.spec.variant, Variant::DataSize | Variant::HolDelay { .. });
         let (n, s) = (self.n, self.s);
@@ -1035,11 +1037,11 @@ impl Negotiator {
         let mut out = std::mem::take(&mut self.tmp_grants);
         let mut j = 0;
         while j < reqs.len() {
-            let (d, pr) = (reqs[j].dst, reqs[j].proc_);
+            let (d, pr) = (reqs[j].dst, reqs[j].proc_ as u64);
             list.clear();
             masks.clear();
             relays.clear();
-            while j < reqs.len() && reqs[j].dst == d && reqs[j].proc_ == pr {
+            while j < reqs.len() && reqs[j].dst == d && reqs[j].proc_ as u64 == pr {
                 let r = reqs[j];
                 if r.via != NONE {
                     relays.push(r);
@@ -1083,7 +1085,7 @@ impl Negotiator {
                 };
                 self.matcher.grant(d, &list, by_info, port_ok, take, &mut out);
             }
-            let mut grants: Vec<Grant> = out.iter().map(|&(src, p, vol)| Grant { src, proc_: pr, port: p, relay: false, dst: d, via: NONE, vol }).collect();
+            let mut grants: Vec<Grant> = out.iter().map(|&(src, p, vol)| Grant { src, proc_: pr as u32, port: p, relay: false, dst: d, via: NONE, vol }).collect();
             if self.relay_on && !relays.is_empty() {
                 self.relay_grant(d, &relays, &mut grants);
             }
@@ -1108,6 +1110,12 @@ impl Negotiator {
                         let g = grants[k];
                         if self.relay_on && g.via != NONE && g.vol > 0 {
                             self.rel_release.push((d * n + g.via, g.vol));
+                        }
+                        if !self.pend.is_empty() && g.vol > 0 {
+                            // no ACCEPT will come back: the destination reverts the decrement
+                            // when the ACCEPT phase has passed
+                            let mb = ((e + self.acc_lag) % self.mbox as u64) as usize;
+                            self.pend_box[mb].push((d * n + g.src, g.vol as i64));
                         }
                     }
                     k += 1;
@@ -1274,7 +1282,7 @@ impl Negotiator {
                 }
                 let qb = self.queued_for(i, d);
                 let up = self.link_up(i, p, d);
-                if first_round {
+                if first_round && (qb > self.req_thr || self.relay_on || !self.unrep.is_empty()) {
                     self.send_control(e, i, d, qb, tx0, up);
                 }
                 if qb == 0 || self.lay.pb_payload == 0 || !self.usable(i, p, d) {
@@ -1319,7 +1327,8 @@ impl Negotiator {
         }
         let s = self.s;
         let full = if s >= 64 { u64::MAX } else { (1u64 << s) - 1 };
-        let mut reqs: Vec<(Req, usize)> = Vec::new();
+        let mut reqs = std::mem::take(&mut self.tmp_reqs);
+        reqs.clear();
         if qb > self.req_thr {
             match self.spec.variant {
                 Variant::Projector => {
@@ -1329,7 +1338,7 @@ impl Negotiator {
                             if self.first_req_epoch[vi] == u64::MAX && up {
                                 self.first_req_epoch[vi] = e;
                             }
-                            reqs.push((Req { dst: d, proc_: 0, src: i, via: NONE, info: self.proj_age[pi], mask: 1 << p, vol: 0 }, self.mailbox_of(arr)));
+                            reqs.push((Req { dst: d, proc_: 0, src: i, via: NONE, info: self.proj_age[pi], mask: 1 << p }, self.mailbox_of(arr)));
                         }
                     }
                 }
@@ -1337,7 +1346,7 @@ impl Negotiator {
                     let iterative = self.iters > 1;
                     let mb = if iterative { ((e + self.req_lag) % self.mbox as u64) as usize } else { self.mailbox_of(arr) };
                     let info = self.request_info(i, d, tx0);
-                    reqs.push((Req { dst: d, proc_: if iterative { e } else { 0 }, src: i, via: NONE, info, mask: full, vol: 0 }, mb));
+                    reqs.push((Req { dst: d, proc_: if iterative { e as u32 } else { 0 }, src: i, via: NONE, info, mask: full }, mb));
                     if self.first_req_epoch[vi] == u64::MAX && up {
                         self.first_req_epoch[vi] = e;
                     }
@@ -1354,7 +1363,7 @@ impl Negotiator {
                         }
                         if mask != 0 {
                             let at = pr + pc.it as u64 * (self.acc_lag + 1) + self.req_lag;
-                            reqs.push((Req { dst: d, proc_: pr, src: i, via: NONE, info, mask, vol: 0 }, (at % self.mbox as u64) as usize));
+                            reqs.push((Req { dst: d, proc_: pr as u32, src: i, via: NONE, info, mask }, (at % self.mbox as u64) as usize));
                         }
                     }
                 }
@@ -1369,7 +1378,7 @@ impl Negotiator {
                 x += 1;
             }
         }
-        for (r, mb) in reqs {
+        for &(r, mb) in &reqs {
             if r.via == NONE {
                 self.m_requests += 1;
             }
@@ -1379,10 +1388,12 @@ impl Negotiator {
                 self.m_lost_ctrl += 1;
             }
         }
+        self.tmp_reqs = reqs;
     }
 
     /// Bytes ToR i has to send to d over their direct link: its own queue for d (unless
     /// detoured), data it relays for d, and data of pairs it detours through d.
+    #[inline(always)]
     fn queued_for(&self, i: u32, d: u32) -> u64 {
         let vi = (i * self.n + d) as usize;
         let own = if self.fault_relay_on && self.detour_of[vi] != NONE { 0 } else { self.voq[vi].bytes };
@@ -1399,6 +1410,7 @@ impl Negotiator {
     /// data it relays for d (second hop, once arrived), then its own lowest priority,
     /// then data of pairs i detours through d around a failed link (first hop, `via` =
     /// the final destination).
+    #[inline(always)]
     fn pop_for(&mut self, i: u32, d: u32, max: u64, t: Ps) -> Option<(u32, u64, u32, u32)> {
         let vi = (i * self.n + d) as usize;
         let detoured = self.fault_relay_on && self.detour_of[vi] != NONE;
@@ -1438,6 +1450,7 @@ impl Negotiator {
     /// or queued at the intermediate d for `via` (first hop of relayed data; `reserved`:
     /// it uses relay buffer d granted).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn forward(&mut self, i: u32, d: u32, f: u32, bytes: u64, hop: u32, via: u32, tx0: Ps, arr: Ps, reserved: bool) {
         if via == NONE {
             self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, hop, true);
@@ -1672,7 +1685,7 @@ impl Negotiator {
             }
             let vol = eleph[k].0.min(self.sched_cap);
             eleph[k].0 -= vol;
-            self.relay_reqs.push(Req { dst: m, proc_: 0, src: i, via: d, info: 0, mask: 1 << p, vol });
+            self.relay_reqs.push(Req { dst: m, proc_: 0, src: i, via: d, info: vol, mask: 1 << p });
         }
     }
 
@@ -1688,7 +1701,7 @@ impl Negotiator {
             if used >= me.relay_cap || me.port_load(m, me.fab.pair_port(m, r.via)) > me.sched_cap {
                 return 0;
             }
-            let v = r.vol.min(me.relay_cap - used);
+            let v = r.info.min(me.relay_cap - used);
             me.reserved[k] += v;
             me.m_relay_grants += 1;
             v
