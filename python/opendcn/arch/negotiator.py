@@ -8,6 +8,15 @@ over a 400 Gb/s host side), parallel network of 8 x 128-port AWGRs (or thin-clos
 piggybacked payload), 30 scheduled slots of 90 ns (1125-B packets with a 10-B header) —
 a 3.66 us epoch — and 2 us one-way ToR-ToR propagation. The engine and its documented
 decisions: ``crates/opendcn-core/src/slotted/negotiator.rs``.
+
+Scheduler variants (``--variant``, the paper's §3.5 / App. A.2): ``base``;
+``iterative:N`` (N matching iterations, 3 more epochs of scheduling delay each);
+``relay`` (thin-clos only: traffic-aware two-hop relay of lowest-priority backlogs,
+``--relay-threshold``, ``--relay-capacity``); ``data-size`` and ``hol-delay``
+(informative requests); ``stateful`` (pending-bytes matrix at destinations);
+``projector`` (ProjecToR-like per-port requests, oldest bundle first). Link failures
+(``--fail-links``) on thin-clos are relayed through an intermediate ToR
+(``--no-fault-relay``: affected pairs wait for the repair).
 """
 
 from __future__ import annotations
