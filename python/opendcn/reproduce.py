@@ -12,7 +12,9 @@ NegotiaToR and the baseline; the all-to-all microbenchmark (every ToR sends one 
 a given size to every other at t = 10 us; goodput while transmitting, vs flow size,
 Fig. 18); the link-failure run (Fig. 10: parallel network at the top load, 1 % and 10 % of
 the ToR-AWGR fibers fail at 1/3 of the run and are repaired at 2/3; receiver bandwidth
-normalized to its pre-failure mean). The baseline runs with in-band congestion control
+normalized to its pre-failure mean); every scheduler variant at the top load (iterative
+matching without speedup, two-hop relay on thin-clos, data-size, hol-delay, stateful,
+ProjecToR-like). The baseline runs with in-band congestion control
 (``sirius --cc inband``); its idealized variant (``--cc ideal``, instant credits) is run
 at the top load for comparison. Full: 128 ToRs x 8 ports, 30 ms per point as in the
 paper (slow: tens of minutes on one core; ``--duration`` overrides); quick: 64 ToRs,
@@ -194,6 +196,28 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
         echo(f"  workload {wname}: " + "; ".join(
             f"{r_['config']}@{r_['load']}: goodput {r_['goodput']:.3f}, mice p99 {r_['mice_p99_us']:.2f} us"
             for r_ in wl_rows if r_["workload"] == wname))
+    # scheduler variants (§3.5, App. A.2) at the top load: iterative matching without
+    # speedup (Fig. 15), two-hop relay on thin-clos (Fig. 16), informative requests,
+    # stateful scheduling, ProjecToR-like (Tab. 4-6)
+    var_defs = [("base, no speedup", {"topology": "parallel", "speedup": 1.0}),
+                ("iterative:3, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:3"}),
+                ("iterative:5, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:5"}),
+                ("base, thin-clos", {"topology": "thin-clos"}),
+                ("relay, thin-clos", {"topology": "thin-clos", "variant": "relay"}),
+                ("base", {"topology": "parallel"}),
+                ("data-size", {"topology": "parallel", "variant": "data-size"}),
+                ("hol-delay", {"topology": "parallel", "variant": "hol-delay"}),
+                ("stateful", {"topology": "parallel", "variant": "stateful"}),
+                ("projector", {"topology": "parallel", "variant": "projector"})]
+    variants: list[dict[str, Any]] = []
+    for vname, kw in var_defs:
+        wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
+        r = net("negotiator", **kw).run(wl, duration=duration, seed=seed)
+        row = _summary_row(vname, loads[-1], r.summary)
+        row["matched_port_fraction"] = r.summary["arch_metrics"]["matched_port_fraction"]
+        variants.append(row)
+    echo("  variants: " + "; ".join(f"{r_['config']}: goodput {r_['goodput']:.3f}, mice p99 {r_['mice_p99_us']:.2f} us"
+                                   for r_ in variants))
     # all-to-all microbenchmark (Fig. 18): every ToR sends one flow of `size` to every other
     # at t = 10 us; goodput while transmitting = bytes / (last finish - 10 us) / (N R)
     a2a_sizes = [1_000, 30_000, 300_000] if quick else [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000]
@@ -268,6 +292,10 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     echo("incast microbenchmark (degree %d, 1 KB, t = 10 us): finish time us: " % deg
          + ", ".join(f"{k} {v['mean_us']:.2f}" for k, v in incast.items()))
     echo("")
+    echo(f"scheduler variants, hadoop load {loads[-1]}")
+    echo(_table(variants, ["config", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "match_ratio",
+                           "matched_port_fraction", "invariants_ok"]))
+    echo("")
     echo("all-to-all microbenchmark (t = 10 us): goodput while transmitting, normalized to N x 400 Gb/s")
     echo(_table(a2a, ["flow_size", "config", "goodput", "finish_us", "invariants_ok"]))
     echo("link failures (parallel, load %s): receiver bandwidth normalized to its pre-failure mean" % loads[-1])
@@ -332,9 +360,10 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     sweep_rows = [r_ for v in sweeps.values() for r_ in v]
     all_ok = all(r["invariants_ok"] for r in rows + abl + sweep_rows + wl_rows) \
         and all(v["invariants_ok"] for v in incast.values()) and all(v["invariants_ok"] for v in mixed.values()) \
-        and all(r_["invariants_ok"] for r_ in a2a) and all(f_["invariants_ok"] for f_ in fl)
+        and all(r_["invariants_ok"] for r_ in a2a) and all(f_["invariants_ok"] for f_ in fl) \
+        and all(r_["invariants_ok"] for r_ in variants)
     checks.append(("every run: exact conservation, 0 collisions, 0 guardband violations", all_ok,
-                   f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed) + len(a2a) + len(fl)}"
+                   f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed) + len(a2a) + len(fl) + len(variants)}"
                    " runs"))
     checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
     echo("")
@@ -346,6 +375,7 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
             "baseline_cc": "inband", "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast,
             "mixed_incast": mixed, "sweep_load": sweep_load, "sweeps": sweeps, "workloads": wl_rows,
             "all_to_all": a2a, "link_failures": failures, "mice_breakdown": breakdown,
+            "variants": variants,
             "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
     (out / "negotiator.json").write_text(json.dumps(data, indent=2))
     _plots(out, rows, abl, loads)
