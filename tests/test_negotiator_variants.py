@@ -154,7 +154,12 @@ def test_relay_is_thin_clos_only():
 VARIANTS = [dict(variant="iterative:3", speedup=1.0), dict(variant="iterative:5", speedup=1.0),
             dict(variant="iterative:3", topology="thin-clos"), dict(variant="relay", topology="thin-clos"),
             dict(variant="stateful"), dict(variant="stateful", topology="thin-clos"),
-            dict(variant="projector"), dict(variant="projector", topology="thin-clos")]
+            dict(variant="projector"), dict(variant="projector", topology="thin-clos"),
+            # with link failures (and the thin-clos relay around them)
+            dict(variant="iterative:3", fail_links=0.05, fail_at="50us", recover_at="200us"),
+            dict(variant="relay", topology="thin-clos", fail_links=0.05, fail_at="50us", recover_at="200us"),
+            dict(variant="stateful", topology="thin-clos", fail_links=0.05, fail_at="50us", recover_at="200us"),
+            dict(variant="projector", fail_links=0.05, fail_at="50us", recover_at="200us")]
 
 
 @pytest.mark.parametrize("kw", VARIANTS)
@@ -165,6 +170,7 @@ def test_variants_conserve_bytes_never_collide_and_are_deterministic(kw):
     bb = a["bytes"]
     assert bb["offered"] == bb["delivered"] + bb["dropped"] + bb["in_flight"]
     assert bb["delivered"] > 0 and a["flows"]["completed"] > 0
+    assert set(a["drops"]) <= {"link_failure"} and (bb["dropped"] == 0) == ("fail_links" not in kw)
     assert a["fabric"] == {"collisions": 0, "guardband_violations": 0}
     assert a["invariants"] == {"ok": True, "errors": []}
     a.pop("wall_s"), b.pop("wall_s")

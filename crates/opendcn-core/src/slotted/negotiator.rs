@@ -996,6 +996,15 @@ impl Negotiator {
             if let Some(pstart) = finished {
                 let pc = self.procs.remove(&pstart).unwrap();
                 self.acc.copy_from_slice(&pc.sacc);
+                // matches of early iterations over a link excluded since then are not used
+                if self.fail.on {
+                    for pi in 0..self.acc.len() {
+                        let d = self.acc[pi];
+                        if d != NONE && !self.usable(pi as u32 / s, pi as u32 % s, d) {
+                            self.acc[pi] = NONE;
+                        }
+                    }
+                }
             }
         }
         // sources with a matched port this epoch
