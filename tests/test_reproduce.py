@@ -46,8 +46,18 @@ def test_reproduce_negotiator_tiny(tmp_path):
     assert [r["predefined_slot_ns"] for r in data["sweeps"]["predefined_slot"]] == [20, 60, 120]
     assert [r["scheduled_slots"] for r in data["sweeps"]["scheduled_slots"]] == [10, 30, 500]
     assert {r["workload"] for r in data["workloads"]} == {"websearch", "google"}
+    assert {r["flow_size"] for r in data["all_to_all"]} == {1_000, 30_000, 300_000}
+    assert all(r["invariants_ok"] and r["goodput"] > 0 for r in data["all_to_all"])
+    assert set(data["link_failures"]) == {"0.01", "0.1"}
+    for f in data["link_failures"].values():
+        assert f["failed_links"] == max(1, round(f["fraction"] * 2 * 16 * 8)) and f["detections"] > 0
+        assert len(f["normalized"]) == len(f["time_us"]) > 100
+    assert "all-to-all microbenchmark" in text and "link failures (parallel" in text
+    assert [r["config"] for r in data["variants"]][:3] == ["base, no speedup", "iterative:3, no speedup",
+                                                          "iterative:5, no speedup"]
+    assert all(r["invariants_ok"] for r in data["variants"]) and len(data["variants"]) == 10
     for f in ("mice_p99.png", "goodput.png", "ablation.png", "sweep_guardband.png", "sweep_predefined_slot.png",
-              "sweep_scheduled_slots.png", "workloads.png"):
+              "sweep_scheduled_slots.png", "workloads.png", "all_to_all.png", "link_failures.png"):
         assert (tmp_path / f).stat().st_size > 0, f
 
 

@@ -8,10 +8,16 @@ microbenchmark (degree 15, 1 KB at t = 10 us) and Hadoop mixed with random incas
 (degree 20, 1 KB, 2 % of the host-side bandwidth); the §4.4 sweeps of NegotiaToR
 (parallel) at the top load — guardband 2-20 ns, predefined slot 20-120 ns, scheduled
 phase 10-500 slots — and the web search and Google workloads (Fig. 13b, c) on
-NegotiaToR and the baseline. The baseline runs with in-band congestion control
+NegotiaToR and the baseline; the all-to-all microbenchmark (every ToR sends one flow of
+a given size to every other at t = 10 us; goodput while transmitting, vs flow size,
+Fig. 18); the link-failure run (Fig. 10: parallel network at the top load, 1 % and 10 % of
+the ToR-AWGR fibers fail at 1/3 of the run and are repaired at 2/3; receiver bandwidth
+normalized to its pre-failure mean); every scheduler variant at the top load (iterative
+matching without speedup, two-hop relay on thin-clos, data-size, hol-delay, stateful,
+ProjecToR-like). The baseline runs with in-band congestion control
 (``sirius --cc inband``); its idealized variant (``--cc ideal``, instant credits) is run
-at the top load for comparison. Full: 128 ToRs x 8 ports, 10 ms per point (the paper
-simulates 30 ms; 10 ms keeps the whole run within minutes on one core); quick: 64 ToRs,
+at the top load for comparison. Full: 128 ToRs x 8 ports, 30 ms per point as in the
+paper (slow: tens of minutes on one core; ``--duration`` overrides); quick: 64 ToRs,
 4 loads, 2 ms, 3-point sweeps, one load per extra workload. ``run(..., tors=,
 duration=)`` shrinks either further (the test suite runs 16 ToRs for 300 us).
 
@@ -90,7 +96,7 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
 
     tors = tors_ or (64 if quick else 128)
     ports = 8
-    duration = duration_ or ("2ms" if quick else "10ms")
+    duration = duration_ or ("2ms" if quick else "30ms")
     loads = [0.1, 0.4, 0.7, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
     seed = 1
     echo(f"reproduce negotiator ({'quick' if quick else 'full'}): {tors} ToRs x {ports} ports, "
@@ -112,6 +118,8 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
             wl.description = f"hadoop, uniform, load {load}"
             r = net(arch, **kw).run(wl, duration=duration, seed=seed)
             summaries[f"{label}@{load}"] = r.summary
+            if label == "neg-parallel" and load == loads[-1]:
+                breakdown = _mice_breakdown(r)
             row = _summary_row(label, load, r.summary)
             rows.append(row)
             echo(f"  {label:14s} load {load:.1f}: goodput {row['goodput']:.3f}  mice mean/p99 "
@@ -188,6 +196,77 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
         echo(f"  workload {wname}: " + "; ".join(
             f"{r_['config']}@{r_['load']}: goodput {r_['goodput']:.3f}, mice p99 {r_['mice_p99_us']:.2f} us"
             for r_ in wl_rows if r_["workload"] == wname))
+    # scheduler variants (§3.5, App. A.2) at the top load: iterative matching without
+    # speedup (Fig. 15), two-hop relay on thin-clos (Fig. 16), informative requests,
+    # stateful scheduling, ProjecToR-like (Tab. 4-6)
+    var_defs = [("base, no speedup", {"topology": "parallel", "speedup": 1.0}),
+                ("iterative:3, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:3"}),
+                ("iterative:5, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:5"}),
+                ("base, thin-clos", {"topology": "thin-clos"}),
+                ("relay, thin-clos", {"topology": "thin-clos", "variant": "relay"}),
+                ("base", {"topology": "parallel"}),
+                ("data-size", {"topology": "parallel", "variant": "data-size"}),
+                ("hol-delay", {"topology": "parallel", "variant": "hol-delay"}),
+                ("stateful", {"topology": "parallel", "variant": "stateful"}),
+                ("projector", {"topology": "parallel", "variant": "projector"})]
+    variants: list[dict[str, Any]] = []
+    for vname, kw in var_defs:
+        wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
+        r = net("negotiator", **kw).run(wl, duration=duration, seed=seed)
+        row = _summary_row(vname, loads[-1], r.summary)
+        row["matched_port_fraction"] = r.summary["arch_metrics"]["matched_port_fraction"]
+        variants.append(row)
+    echo("  variants: " + "; ".join(f"{r_['config']}: goodput {r_['goodput']:.3f}, mice p99 {r_['mice_p99_us']:.2f} us"
+                                   for r_ in variants))
+    # all-to-all microbenchmark (Fig. 18): every ToR sends one flow of `size` to every other
+    # at t = 10 us; goodput while transmitting = bytes / (last finish - 10 us) / (N R)
+    a2a_sizes = [1_000, 30_000, 300_000] if quick else [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000]
+    a2a: list[dict[str, Any]] = []
+    for size in a2a_sizes:
+        wl = od.workload.flows([("10us", s_, d_, size) for s_ in range(tors) for d_ in range(tors) if s_ != d_])
+        for label, (arch, kw) in configs.items():
+            limit = 4 * size * (tors - 1) * 8 / 400e9 + 200e-6          # s: 4x the host-side time
+            r = net(arch, **kw).run(wl, duration=f"{int(limit * 1e12)}ps", seed=seed)
+            sm = r.summary
+            fin = r.flows["finish_ps"].to_pylist()
+            done = sm["flows"]["completed"] == sm["flows"]["started"]
+            span = (max(fin) - 10_000_000) / 1e12 if done else float("nan")
+            gp = size * tors * (tors - 1) * 8 / span / (sm["nodes"] * 400e9) if done else 0.0
+            a2a.append({"config": label, "flow_size": size, "goodput": gp, "finish_us": span * 1e6,
+                        "invariants_ok": sm["invariants"]["ok"] and done})
+        echo(f"  all-to-all {size} B: " + ", ".join(f"{r_['config']} goodput {r_['goodput']:.3f}"
+                                                   for r_ in a2a if r_["flow_size"] == size))
+    # link failures (Fig. 10): parallel network, top load, fail at 1/3, repair at 2/3
+    from .units import parse_time
+    dur_ps = parse_time(duration, "duration")
+    fail_at, rec_at = dur_ps // 3, 2 * dur_ps // 3
+    failures: dict[str, Any] = {}
+    for frac in (0.01, 0.1):
+        wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
+        r = net("negotiator", topology="parallel", fail_links=frac, fail_at=f"{fail_at}ps",
+                recover_at=f"{rec_at}ps", sample_interval=f"{max(dur_ps // 200, 1_000_000)}ps").run(
+            wl, duration=duration, seed=seed)
+        m = r.summary["arch_metrics"]
+        ser = m["rx_bandwidth_series"]
+        t_us, bw = ser["time_us"], ser["normalized"]
+        warm = dur_ps / 1e6 / 6                                   # skip the first sixth (warm-up)
+        pre = [b for t, b in zip(t_us, bw) if warm <= t <= fail_at / 1e6]
+        mid = [b for t, b in zip(t_us, bw) if fail_at / 1e6 < t <= rec_at / 1e6]
+        post = [b for t, b in zip(t_us, bw) if t > rec_at / 1e6]
+        base_bw = sum(pre) / max(len(pre), 1)
+        norm = [b / base_bw if base_bw > 0 else 0.0 for b in bw]
+        failures[f"{frac:g}"] = {
+            "fraction": frac, "failed_links": m["failed_links"], "detections": m["detections"],
+            "mean_detection_epochs": m["mean_detection_epochs"], "recoveries": m["recoveries"],
+            "pre_failure_bw": base_bw, "during_failure": (sum(mid) / max(len(mid), 1)) / base_bw if base_bw else 0.0,
+            "after_recovery": (sum(post) / max(len(post), 1)) / base_bw if base_bw else 0.0,
+            "dropped_bytes": r.summary["bytes"]["dropped"], "time_us": t_us, "normalized": norm,
+            "invariants_ok": r.summary["invariants"]["ok"],
+        }
+        f_ = failures[f"{frac:g}"]
+        echo(f"  link failures {100 * frac:g} %: {f_['failed_links']} fibers, detected after "
+             f"{f_['mean_detection_epochs']:.1f} epochs; bandwidth vs pre-failure: during {f_['during_failure']:.3f}, "
+             f"after repair {f_['after_recovery']:.3f}")
     # determinism: the 100 % parallel point once more
     wl = od.workload.poisson("hadoop", load=loads[-1], pattern="uniform")
     wl.description = f"hadoop, uniform, load {loads[-1]}"
@@ -212,6 +291,17 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     echo("")
     echo("incast microbenchmark (degree %d, 1 KB, t = 10 us): finish time us: " % deg
          + ", ".join(f"{k} {v['mean_us']:.2f}" for k, v in incast.items()))
+    echo("")
+    echo(f"scheduler variants, hadoop load {loads[-1]}")
+    echo(_table(variants, ["config", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "match_ratio",
+                           "matched_port_fraction", "invariants_ok"]))
+    echo("")
+    echo("all-to-all microbenchmark (t = 10 us): goodput while transmitting, normalized to N x 400 Gb/s")
+    echo(_table(a2a, ["flow_size", "config", "goodput", "finish_us", "invariants_ok"]))
+    echo("link failures (parallel, load %s): receiver bandwidth normalized to its pre-failure mean" % loads[-1])
+    echo(_table([{k: v for k, v in f_.items() if k not in ("time_us", "normalized")} for f_ in failures.values()],
+                ["fraction", "failed_links", "mean_detection_epochs", "during_failure", "after_recovery",
+                 "dropped_bytes", "invariants_ok"]))
     echo("hadoop 60 % + incasts (2 %): " + "; ".join(
         f"{k}: goodput {v['goodput']:.3f}, mice p99 {v['mice_p99_us']:.2f} us, incast finish "
         f"{v['incast']['mean_us']:.2f} us" for k, v in mixed.items()))
@@ -221,6 +311,17 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
         return next(r for r in rows if r["config"] == label and r["load"] == load)
 
     checks: list[tuple[str, bool, str]] = []
+    # what bounds the two mice checks (printed with the numbers they come from)
+    echo("")
+    echo("mice of NegotiaToR (parallel) at the top load by the piggybacked packets their size needs:")
+    echo(_table(breakdown["classes"], ["packets", "share", "within_2_epochs", "p50_epochs", "p99_epochs"]))
+    echo(f"  within 2 epochs: {100 * breakdown['within_2']:.1f} %; counting FCT without the one-way propagation "
+         f"({breakdown['prop_epochs']:.2f} epoch): {100 * breakdown['within_2_no_prop']:.1f} %")
+    low = loads[0]
+    floor_us = breakdown["floor_us"]
+    echo(f"  any NegotiaToR mouse takes >= {floor_us:.2f} us (guardband + propagation); at load {low} the baseline's "
+         f"mice p99 is {at('sirius', low)['mice_p99_us']:.2f} us, so the p99 ratio there is at most "
+         f"{at('sirius', low)['mice_p99_us'] / floor_us:.2f}")
     top = at("neg-parallel", loads[-1])
     checks.append(("PB+PQ at 100 % load: mean mice FCT < 2 epochs",
                    top["mice_mean_epochs"] is not None and top["mice_mean_epochs"] < 2,
@@ -255,11 +356,15 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
                    abs(mr["parallel"] - th[n_par]) < 0.05 and abs(mr["thin-clos"] - th[n_thin]) < 0.05,
                    f"parallel {mr['parallel']:.3f} vs {th[n_par]:.3f} (n={n_par}); thin-clos "
                    f"{mr['thin-clos']:.3f} vs {th[n_thin]:.3f} (n={n_thin})"))
+    fl = list(failures.values())
     sweep_rows = [r_ for v in sweeps.values() for r_ in v]
     all_ok = all(r["invariants_ok"] for r in rows + abl + sweep_rows + wl_rows) \
-        and all(v["invariants_ok"] for v in incast.values()) and all(v["invariants_ok"] for v in mixed.values())
+        and all(v["invariants_ok"] for v in incast.values()) and all(v["invariants_ok"] for v in mixed.values()) \
+        and all(r_["invariants_ok"] for r_ in a2a) and all(f_["invariants_ok"] for f_ in fl) \
+        and all(r_["invariants_ok"] for r_ in variants)
     checks.append(("every run: exact conservation, 0 collisions, 0 guardband violations", all_ok,
-                   f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed)} runs"))
+                   f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed) + len(a2a) + len(fl) + len(variants)}"
+                   " runs"))
     checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
     echo("")
     for name_, ok, detail in checks:
@@ -269,10 +374,13 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
             "baseline_cc": "inband", "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast,
             "mixed_incast": mixed, "sweep_load": sweep_load, "sweeps": sweeps, "workloads": wl_rows,
+            "all_to_all": a2a, "link_failures": failures, "mice_breakdown": breakdown,
+            "variants": variants,
             "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
     (out / "negotiator.json").write_text(json.dumps(data, indent=2))
     _plots(out, rows, abl, loads)
     _sweep_plots(out, sweeps, {k: (v[0], v[2]) for k, v in sweep_defs.items()}, wl_rows)
+    _micro_plots(out, a2a, failures)
     echo(f"\nwrote {out / 'negotiator.json'} and plots under {out}")
     return 0 if all(ok for _, ok, _ in checks) else 1
 
@@ -352,3 +460,60 @@ def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[
     fig.tight_layout()
     fig.savefig(out / "workloads.png", dpi=120)
     plt.close(fig)
+
+
+def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for lab in ("neg-parallel", "neg-thin-clos", "sirius"):
+        pts = [r for r in a2a if r["config"] == lab]
+        ax.plot([r["flow_size"] for r in pts], [r["goodput"] for r in pts], marker="o", label=lab)
+    ax.set_xscale("log")
+    ax.set_xlabel("flow size (B)")
+    ax.set_ylabel("all-to-all goodput (normalized)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "all_to_all.png", dpi=120)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for k, f in failures.items():
+        ax.plot(f["time_us"], f["normalized"], label=f"{100 * f['fraction']:g} % links")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("receiver bandwidth / pre-failure")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "link_failures.png", dpi=120)
+    plt.close(fig)
+
+
+def _mice_breakdown(r: Any) -> dict[str, Any]:
+    """Mice (< 10 KB) of a NegotiaToR run by the number of piggybacked packets their size
+    needs: share, fraction within two epochs, FCT percentiles in epochs; and the fraction
+    within two epochs if FCT did not include the one-way propagation."""
+    import numpy as np
+
+    m = r.summary["arch_metrics"]
+    epoch, pb = m["epoch_ps"], max(1, m["pb_payload_bytes"])
+    prop = r.spec_info["params"]["prop_ps"]
+    guard = r.spec_info["params"]["guardband_ps"]
+    f = r.flows
+    size = np.asarray(f["size_bytes"])
+    fct = np.asarray(f["fct_ps"].fill_null(-1))
+    sel = (size < 10_000) & (fct >= 0)
+    x = fct[sel] / epoch
+    need = np.ceil(size[sel] / pb)
+    classes = []
+    for lo, hi, name in ((1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 10**9, ">3 (scheduled)")):
+        k = (need >= lo) & (need <= hi)
+        if k.any():
+            classes.append({"packets": name, "share": float(k.mean()), "within_2_epochs": float((x[k] <= 2).mean()),
+                            "p50_epochs": float(np.percentile(x[k], 50)), "p99_epochs": float(np.percentile(x[k], 99))})
+    return {"classes": classes, "within_2": float((x <= 2).mean()) if len(x) else 0.0,
+            "within_2_no_prop": float(((fct[sel] - prop) / epoch <= 2).mean()) if len(x) else 0.0,
+            "prop_epochs": prop / epoch, "floor_us": (guard + prop) / 1e6}

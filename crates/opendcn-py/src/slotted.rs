@@ -45,7 +45,13 @@ fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
         "base" => Variant::Base,
         "data-size" => Variant::DataSize,
         "hol-delay" => Variant::HolDelay { alpha: get(d, "hol_alpha")? },
-        o => return Err(bad("variant", o, "expected base, data-size or hol-delay")),
+        "relay" => Variant::Relay,
+        "stateful" => Variant::Stateful,
+        "projector" => Variant::Projector,
+        o => match o.strip_prefix("iterative:").and_then(|x| x.parse::<u32>().ok()) {
+            Some(k) => Variant::Iterative { iters: k },
+            None => return Err(bad("variant", o, "expected base, iterative:N, relay, data-size, hol-delay, stateful or projector")),
+        },
     };
     Ok(NegSpec {
         tors: get(d, "tors")?,
@@ -71,6 +77,9 @@ fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
         fail_at_ps: get(d, "fail_at_ps")?,
         recover_at_ps: get(d, "recover_at_ps")?,
         detect_epochs: get(d, "detect_epochs")?,
+        relay_threshold: get(d, "relay_threshold")?,
+        relay_capacity: get(d, "relay_capacity")?,
+        fault_relay: get(d, "fault_relay")?,
         seed: get(d, "seed")?,
         duration_ps: get(d, "duration_ps")?,
         sample_ps: get(d, "sample_ps")?,
@@ -226,8 +235,8 @@ fn negotiator_match(tors: u32, ports: u32, topology: &str, seed: u64, requests: 
         let mut out = Vec::new();
         for d in 0..tors {
             out.clear();
-            m.grant(d, &by_dst[d as usize], false, |_| true, |_, _| true, &mut out);
-            for &(s, p) in &out {
+            m.grant(d, &by_dst[d as usize], false, |_| true, |_, _| Some(0), &mut out);
+            for &(s, p, _) in &out {
                 grants.push((d, p, s));
                 per_src[s as usize].push((p, d));
             }

@@ -8,6 +8,15 @@ over a 400 Gb/s host side), parallel network of 8 x 128-port AWGRs (or thin-clos
 piggybacked payload), 30 scheduled slots of 90 ns (1125-B packets with a 10-B header) —
 a 3.66 us epoch — and 2 us one-way ToR-ToR propagation. The engine and its documented
 decisions: ``crates/opendcn-core/src/slotted/negotiator.rs``.
+
+Scheduler variants (``--variant``, the paper's §3.5 / App. A.2): ``base``;
+``iterative:N`` (N matching iterations, 3 more epochs of scheduling delay each);
+``relay`` (thin-clos only: traffic-aware two-hop relay of lowest-priority backlogs,
+``--relay-threshold``, ``--relay-capacity``); ``data-size`` and ``hol-delay``
+(informative requests); ``stateful`` (pending-bytes matrix at destinations);
+``projector`` (ProjecToR-like per-port requests, oldest bundle first). Link failures
+(``--fail-links``) on thin-clos are relayed through an intermediate ToR
+(``--no-fault-relay``: affected pairs wait for the repair).
 """
 
 from __future__ import annotations
@@ -19,7 +28,23 @@ from ..slotted import SlottedNetwork
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, register
 
-VARIANTS = ("base", "data-size", "hol-delay")
+VARIANTS = ("base", "iterative:N", "relay", "data-size", "hol-delay", "stateful", "projector")
+
+
+def _variant(v: Any, topology: str) -> str:
+    """Validate ``--variant``: one of :data:`VARIANTS` (``iterative:N`` with N >= 1)."""
+    v = str(v)
+    if v.startswith("iterative:"):
+        n = v.split(":", 1)[1]
+        if not n.isdigit() or not 1 <= int(n) <= 64:
+            raise ConfigError("--variant", v, "iterative:N needs a whole number of iterations N in 1..64")
+        return f"iterative:{int(n)}"
+    if v not in VARIANTS or v == "iterative:N":
+        raise ConfigError("--variant", v, "expected one of " + ", ".join(VARIANTS))
+    if v == "relay" and topology != "thin-clos":
+        raise ConfigError("--variant", v, "the two-hop relay variant runs on --topology thin-clos only "
+                          "(on the parallel network every port reaches every ToR)")
+    return v
 
 
 def _ports_and_rate(o: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -69,12 +94,18 @@ def _nonneg_time(v: Any, flag: str, positive: bool = False) -> int:
     Option("pias_second", "9KB", "PIAS: next bytes at the middle priority", "size"),
     Option("request_threshold", 3, "with PB, request only above this many piggybacked packets queued", "int"),
     Option("transition_guard", False, "add a guardband at the predefined-to-scheduled retune", "bool"),
-    Option("variant", "base", "scheduler variant", "choice", VARIANTS),
+    Option("variant", "base", "scheduler variant: " + ", ".join(VARIANTS), "str"),
     Option("hol_alpha", 0.001, "alpha of the hol-delay variant", "float"),
     Option("fail_links", 0.0, "fraction of the 2 N S ToR-AWGR fibers that fail", "float"),
     Option("fail_at", "10ms", "failure instant", "time"),
     Option("recover_at", "20ms", "repair instant", "time"),
     Option("detect_epochs", 3, "epochs of evidence to detect a failure or a repair", "int"),
+    Option("relay_threshold", "0B", "relay variant: lowest-priority bytes per destination above which a source "
+           "asks for relay (0: one port's scheduled phase, 33450 B by default)", "size"),
+    Option("relay_capacity", "0B", "relay variant: relay buffer per intermediate and final destination "
+           "(0: two ports' scheduled phases)", "size"),
+    Option("fault_relay", True, "thin-clos: relay scheduling messages and data around failed links "
+           "(--no-fault-relay: affected pairs wait for the repair)", "bool"),
     Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
 ])
 def build(**o: Any) -> SlottedNetwork:
@@ -101,6 +132,14 @@ def build(**o: Any) -> SlottedNetwork:
     recover_at = _nonneg_time(o["recover_at"], "--recover-at")
     if o["fail_links"] > 0 and recover_at <= fail_at:
         raise ConfigError("--recover-at", o["recover_at"], "must be after --fail-at")
+    variant = _variant(o["variant"], o["topology"])
+    if variant == "relay" and not o["pq"]:
+        raise ConfigError("--variant", variant, "relays only the lowest PIAS priority: needs --pq")
+    relay_thr = parse_size(o["relay_threshold"], "--relay-threshold")
+    relay_cap = parse_size(o["relay_capacity"], "--relay-capacity")
+    for flag, v in (("--relay-threshold", relay_thr), ("--relay-capacity", relay_cap)):
+        if v < 0:
+            raise ConfigError(flag, v, "must be >= 0")
     if o["topology"] == "thin-clos" and nodes >= ports and nodes % ports:
         raise ConfigError("--tors", nodes, f"thin-clos needs the ToR count to be a multiple of --ports ({ports})")
     params = dict(
@@ -110,7 +149,8 @@ def build(**o: Any) -> SlottedNetwork:
         sched_slots=o["scheduled_slots"], sched_slot_ps=sched,
         header_bytes=parse_size(o["header"], "--header"), prop_ps=prop, pb=o["pb"], pq=o["pq"],
         pias_t1=t1, pias_t2=t2, req_threshold_pkts=o["request_threshold"],
-        transition_guard=o["transition_guard"], variant=o["variant"], hol_alpha=float(o["hol_alpha"]),
+        transition_guard=o["transition_guard"], variant=variant, hol_alpha=float(o["hol_alpha"]),
+        relay_threshold=relay_thr, relay_capacity=relay_cap, fault_relay=bool(o["fault_relay"]),
         fail_fraction=float(o["fail_links"]), fail_at_ps=fail_at, recover_at_ps=recover_at,
         detect_epochs=o["detect_epochs"], sample_ps=sample,
     )
@@ -130,6 +170,6 @@ def build(**o: Any) -> SlottedNetwork:
                          host_rate=host, propagation=prop, slice_ps=max(sched, guard + 1), guardband=guard,
                          mtu=max(1, (sched * rate) // (8 * 10**12) - params["header_bytes"]),
                          header=params["header_bytes"], sample_interval=sample)
-    net.arch_metrics.update(topology=o["topology"], pb=o["pb"], pq=o["pq"], variant=o["variant"],
+    net.arch_metrics.update(topology=o["topology"], pb=o["pb"], pq=o["pq"], variant=variant,
                             speedup=o["speedup"], port_rate_bps=rate)
     return net

@@ -48,11 +48,54 @@
 //!   given by the paper); recovery after K good epochs. The detecting ToR excludes the
 //!   link at once, all others one epoch later (broadcast in the next predefined phase).
 //!   Data sent on a failed, not yet excluded link is dropped ("link_failure"); lost
-//!   scheduling messages are simply lost. Thin-clos relay of scheduling messages and data
-//!   around failures is not implemented (affected pairs wait for the repair).
-//! * Variants implemented: base, data-size (request carries the queue size, grant
-//!   largest first), hol-delay (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2,
-//!   α = 0.001, grant longest first — the §7.7 reading of the garbled formula).
+//!   scheduling messages are simply lost.
+//! * Thin-clos relay around failures (§1.9, `fault_relay`, on by default): a pair whose
+//!   one port-to-port path is known to its source as failed is detoured through an
+//!   intermediate m (first working egress port of the source after a pair-dependent
+//!   offset, first ToR behind it whose own path to the destination is known to work):
+//!   the source's REQUESTs for the pair's data go to m as part of its demand towards m,
+//!   its data crosses i → m (piggybacked or scheduled) into m's relay queue for the
+//!   destination, and m requests and forwards it like its own traffic. The broadcast of a
+//!   detection is idealized as reaching every ToR one epoch later (on thin-clos it would
+//!   itself be relayed). The parallel network needs no relay (the rotating round robin
+//!   keeps control connectivity; data uses the other ports).
+//! * Variants (`variant`, ALGORITHMS §1.11):
+//!   - data-size (request carries the queue size, grant largest first), hol-delay
+//!     (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2, α = 0.001, grant longest first
+//!     — the §7.7 reading of the garbled formula).
+//!   - iterative:N — iteration k+1 of a scheduling process sends, in the epoch after
+//!     iteration k's ACCEPT (when the destinations have read the ACCEPTs), REQUESTs
+//!     carrying the indices of the source's still unmatched ports; destinations grant
+//!     only still unmatched ingress ports on those indices; RRM pointers move in every
+//!     iteration. Each extra iteration adds 3 epochs: data of a process flows in
+//!     scheduled(e + 2 + 3(N−1)); the matches of all iterations are used together.
+//!     Message sizes unchanged (the port indices ride in the header).
+//!   - relay (thin-clos only; needs PIAS): two-hop traffic-aware relay. ① At each epoch
+//!     start a source offers the lowest-priority backlog of a destination that exceeds
+//!     `relay_threshold` (default one port's scheduled phase, 30 × 1115 B) to one
+//!     intermediate behind each of its ports that carries no high-volume direct traffic
+//!     (at most one scheduled phase queued for the ToRs it reaches); volume ≤ one phase;
+//!     intermediates rotate with the epoch. ② The intermediate grants relay volume only
+//!     if its relay buffer for that destination (queued + granted, `relay_capacity`,
+//!     default two phases) has room and its own link towards the destination carries no
+//!     high-volume direct traffic; the volume rides on a direct grant to the same source
+//!     or takes a free ingress port (relay-only grant). ③ ACCEPT takes direct grants
+//!     first; on the accepted circuit the source sends its direct data first, then up to
+//!     the granted volume from the lowest-priority queue. The intermediate forwards
+//!     relayed data after its own mice and before its own lowest priority. Unused or
+//!     rejected volume is released at the next epoch start.
+//!   - stateful: each predefined message carries the bytes that arrived for the pair
+//!     since the last report; the destination keeps pending bytes per source, subtracts
+//!     piggybacked bytes it receives, grants only requesters with pending bytes > 0 and
+//!     decrements by min(pending, one port's scheduled phase) per grant; the source's
+//!     ACCEPT commits it, a reject reverts it when the ACCEPT message arrives.
+//!   - projector (ProjecToR-like): at each epoch start a source assigns its ports to
+//!     bundles (the data one port sends in one scheduled phase, in arrival order; thin-
+//!     clos: the oldest among the ToRs the port reaches), oldest first by the waiting
+//!     time of the bundle's first byte; per-port requests carry that age; each
+//!     destination port grants the oldest request (ties: lowest source after a pointer
+//!     rotating by epoch); the grant is the match (one iteration, no ACCEPT choice).
+//!     PB, PQ and the request threshold are kept.
 
 use super::common::*;
 use crate::error::SpecError;
@@ -63,6 +106,23 @@ pub enum Variant {
     Base,
     DataSize,
     HolDelay { alpha: f64 },
+    /// Iterative NegotiaToR Matching with `iters` ≥ 1 iterations (§1.11).
+    Iterative { iters: u32 },
+    /// Traffic-aware selective two-hop relay (thin-clos only, §1.11).
+    Relay,
+    /// Stateful scheduling: per-source pending-bytes matrix at destinations (§1.11).
+    Stateful,
+    /// ProjecToR-like: per-port requests, oldest bundle first, one iteration (§1.11).
+    Projector,
+}
+
+impl Variant {
+    fn iters(&self) -> u32 {
+        match *self {
+            Variant::Iterative { iters } => iters,
+            _ => 1,
+        }
+    }
 }
 
 /// Plain-data input of a NegotiaToR run.
@@ -92,6 +152,14 @@ pub struct NegSpec {
     pub fail_at_ps: Ps,
     pub recover_at_ps: Ps,
     pub detect_epochs: u32,
+    /// Relay variant: lowest-priority bytes queued for one destination above which the
+    /// source asks intermediates to relay (0 = one port's scheduled phase).
+    pub relay_threshold: u64,
+    /// Relay variant: relay buffer per (intermediate, final destination) in bytes
+    /// (0 = two ports' scheduled phases).
+    pub relay_capacity: u64,
+    /// Thin-clos: relay scheduling messages and data around failed links.
+    pub fault_relay: bool,
     pub seed: u64,
     pub duration_ps: Ps,
     pub sample_ps: Ps,
@@ -195,7 +263,7 @@ impl Matcher {
 
     /// First entry of sorted `cands` (by key) at or after `ptr` cyclically in 0..modulo
     /// for which `ok` holds.
-    fn ring_pick(cands: &[(u32, u64)], ptr: u32, ok: impl Fn(u32) -> bool) -> Option<usize> {
+    fn ring_pick(cands: &[(u32, u64)], ptr: u32, mut ok: impl FnMut(u32) -> bool) -> Option<usize> {
         let len = cands.len();
         if len == 0 {
             return None;
@@ -205,9 +273,11 @@ impl Matcher {
     }
 
     /// GRANT at destination `d`: `reqs` = sorted (src, info) of the requests received.
-    /// Pushes (src, port) grants. `port_ok(p)` = own ingress usable, `src_ok(src, p)` =
-    /// source egress usable. `by_info`: grant larger info first (informative variants).
-    pub fn grant(&mut self, d: u32, reqs: &[(u32, u64)], by_info: bool, port_ok: impl Fn(u32) -> bool, src_ok: impl Fn(u32, u32) -> bool, out: &mut Vec<(u32, u32)>) {
+    /// Pushes (src, port, amount) grants. `port_ok(p)` = own ingress usable;
+    /// `take(src, p)` is called on the candidates of port p in ring-priority order and
+    /// the first `Some(amount)` is granted (it may record state, e.g. a pending-bytes
+    /// decrement). `by_info`: grant larger info first (informative variants).
+    pub fn grant(&mut self, d: u32, reqs: &[(u32, u64)], by_info: bool, port_ok: impl Fn(u32) -> bool, mut take: impl FnMut(u32, u32) -> Option<u64>, out: &mut Vec<(u32, u32, u64)>) {
         match self.topo {
             Topology::Parallel => {
                 if by_info {
@@ -221,9 +291,10 @@ impl Matcher {
                         if !port_ok(p) {
                             continue;
                         }
-                        if let Some(j) = (0..ord.len()).map(|x| (k + x) % ord.len()).find(|&j| src_ok(ord[j].0, p)) {
+                        let mut amt = 0;
+                        if let Some(j) = (0..ord.len()).map(|x| (k + x) % ord.len()).find(|&j| take(ord[j].0, p).map(|a| amt = a).is_some()) {
                             let src = ord[j].0;
-                            out.push((src, p));
+                            out.push((src, p, amt));
                             self.gptr[d as usize] = (src + 1) % n;
                             k = j + 1;
                         }
@@ -235,9 +306,10 @@ impl Matcher {
                         continue;
                     }
                     let ptr = self.gptr[d as usize];
-                    if let Some(k) = Self::ring_pick(reqs, ptr, |src| src_ok(src, p)) {
+                    let mut amt = 0;
+                    if let Some(k) = Self::ring_pick(reqs, ptr, |src| take(src, p).map(|a| amt = a).is_some()) {
                         let src = reqs[k].0;
-                        out.push((src, p));
+                        out.push((src, p, amt));
                         self.gptr[d as usize] = (src + 1) % self.n;
                     }
                 }
@@ -253,15 +325,18 @@ impl Matcher {
                     let hi = reqs.partition_point(|c| c.0 < (g + 1) * w);
                     let group = &reqs[lo..hi];
                     let pi = (d * self.s + p) as usize;
+                    let mut amt = 0;
                     let pick = if by_info {
                         let ptr = self.gptr[pi];
-                        group.iter().enumerate().filter(|(_, c)| src_ok(c.0, p)).min_by_key(|(_, c)| (std::cmp::Reverse(c.1), (c.0 % w + w - ptr) % w)).map(|(k, _)| k)
+                        let mut ord: Vec<usize> = (0..group.len()).collect();
+                        ord.sort_by_key(|&k| (std::cmp::Reverse(group[k].1), (group[k].0 % w + w - ptr) % w));
+                        ord.into_iter().find(|&k| take(group[k].0, p).map(|a| amt = a).is_some())
                     } else {
-                        Self::ring_pick(group, g * w + self.gptr[pi], |src| src_ok(src, p))
+                        Self::ring_pick(group, g * w + self.gptr[pi], |src| take(src, p).map(|a| amt = a).is_some())
                     };
                     if let Some(k) = pick {
                         let src = group[k].0;
-                        out.push((src, p));
+                        out.push((src, p, amt));
                         self.gptr[pi] = (src % w + 1) % w;
                     }
                 }
@@ -287,6 +362,53 @@ impl Matcher {
         self.aptr[pi] = (d % w + 1) % w;
         Some(d)
     }
+}
+
+/// A REQUEST field as it travels (one per source → destination, or per requested port
+/// for the ProjecToR-like variant, or per relay request). `proc_` = the scheduling
+/// process (its start epoch) for the iterative variant, 0 otherwise; `mask` = source
+/// ports the request may be granted on; `via` = final destination of a relay request
+/// (`dst` is then the intermediate), NONE for a direct request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Req {
+    dst: u32,
+    proc_: u32,
+    src: u32,
+    via: u32,
+    mask: u64,
+    /// Request information (informative variants, bundle age) or relay volume.
+    info: u64,
+}
+
+/// A GRANT field: destination `dst` grants its ingress port `port` to `src`. `relay`:
+/// granted for relay only (no direct request); `via`/`vol`: relay volume the source
+/// may send through `dst` towards `via`; `vol` is the pending-bytes decrement in the
+/// stateful variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Grant {
+    src: u32,
+    proc_: u32,
+    port: u32,
+    relay: bool,
+    dst: u32,
+    via: u32,
+    vol: u64,
+}
+
+/// One scheduling process of the iterative variant: matches accumulated over its
+/// iterations (source ports → destination, destination ingress ports taken).
+struct Proc {
+    it: u32,
+    sacc: Vec<u32>,
+    dtaken: Vec<bool>,
+}
+
+/// Relayed bytes waiting at an intermediate (usable from `ready`).
+#[derive(Debug, Clone, Copy)]
+struct RCell {
+    flow: u32,
+    bytes: u64,
+    ready: Ps,
 }
 
 struct Failures {
@@ -329,9 +451,45 @@ pub struct Negotiator {
     in_active: Vec<bool>,
     // pipeline mailboxes indexed by epoch mod M
     mbox: usize,
-    req_box: Vec<Vec<(u32, u32, u64)>>,   // (dst, src, info)
-    grant_box: Vec<Vec<(u32, u32, u32)>>, // (src, port, dst)
+    req_box: Vec<Vec<Req>>,
+    grant_box: Vec<Vec<Grant>>,
     acc: Vec<u32>,
+    // iterative variant
+    iters: u32,
+    req_lag: u64,
+    acc_lag: u64,
+    procs: std::collections::BTreeMap<u64, Proc>,
+    due_now: Vec<u64>,
+    due_next: Vec<u64>,
+    // stateful variant: pending bytes per (dst·N + src) at the destination; bytes
+    // arrived at the source and not yet reported per (src·N + dst); deltas in flight
+    pend: Vec<i64>,
+    unrep: Vec<u64>,
+    pend_box: Vec<Vec<(u32, i64)>>,
+    // ProjecToR-like variant: destination each source port requests this epoch
+    proj_req: Vec<u32>,
+    proj_age: Vec<u64>,
+    // relay variant (and thin-clos relay around failures)
+    relay_on: bool,
+    /// Relay buffers exist (relay variant, or thin-clos relay around failed links).
+    rbuf: bool,
+    fault_relay_on: bool,
+    /// Thin-clos detours around failed links: (src, intermediate, dst), sorted; and the
+    /// intermediate per (src·N + dst) (NONE: direct).
+    detour: Vec<(u32, u32, u32)>,
+    detour_of: Vec<u32>,
+    m_fault_relay_bytes: u64,
+    m_detoured_max: u64,
+    sched_cap: u64,
+    relay_thr: u64,
+    relay_cap: u64,
+    rq: Vec<std::collections::VecDeque<RCell>>,
+    rq_bytes: Vec<u64>,
+    reserved: Vec<u64>,
+    relay_bytes: Vec<u64>,
+    racc: Vec<(u32, u64)>,
+    rel_release: Vec<(u32, u64)>,
+    relay_reqs: Vec<Req>,
     sched_src: Vec<u32>,
     // position
     epoch: u64,
@@ -355,10 +513,19 @@ pub struct Negotiator {
     m_sched_bytes: u64,
     m_sched_idle: u64,
     m_lost_ctrl: u64,
+    m_matched_ports: u64,
+    m_matched_epochs: u64,
+    m_relay_req: u64,
+    m_relay_grants: u64,
+    m_relay_first: u64,
+    m_relay_second: u64,
+    m_relay_max: u64,
+    m_stateful_blocked: u64,
     first_req_epoch: Vec<u64>,
     first_data_epoch: Vec<u64>,
     pub trace_pairs: bool,
-    tmp_grants: Vec<(u32, u32)>,
+    tmp_grants: Vec<(u32, u32, u64)>,
+    tmp_reqs: Vec<(Req, usize)>,
 }
 
 impl Negotiator {
@@ -391,7 +558,24 @@ impl Negotiator {
         let b = Books::new(n, spec.duration_ps, spec.sample_ps);
         let rate = Rate::new(spec.port_rate_bps);
         let max_delay = lay.epoch_ps + spec.prop_ps + rate.tx(spec.ctrl_bytes);
-        let mbox = (max_delay.div_ceil(lay.epoch_ps) + 3) as usize;
+        // epochs from a request's epoch to its grant's (latest slot of the first round)
+        let req_lag = ((lay.rr_slots as u64 - 1) * lay.pre_slot_ps + spec.guardband_ps + rate.tx(spec.ctrl_bytes) + spec.prop_ps).div_ceil(lay.epoch_ps);
+        let acc_lag = 2 * req_lag;
+        let mbox = (max_delay.div_ceil(lay.epoch_ps) + 3).max(acc_lag + 4) as usize;
+        let iters = spec.variant.iters();
+        if iters == 0 || iters > 64 {
+            return Err(SpecError::new("variant", format!("iterative:{iters}"), "iterations must be 1..64"));
+        }
+        let relay_on = spec.variant == Variant::Relay;
+        if relay_on && spec.topology != Topology::ThinClos {
+            return Err(SpecError::new("variant", "relay", "the two-hop relay variant runs on thin-clos only (the parallel network reaches every ToR from every port)"));
+        }
+        if relay_on && !spec.pq {
+            return Err(SpecError::new("variant", "relay", "relays only the lowest PIAS priority: needs priority queues (pq)"));
+        }
+        let sched_cap: u64 = lay.sched.iter().map(|x| x.3).sum();
+        let fault_relay_on = spec.fault_relay && spec.topology == Topology::ThinClos && spec.fail_fraction > 0.0;
+        let rbuf = relay_on || fault_relay_on;
         let matcher = Matcher::new(n, s, spec.topology, spec.seed);
         let nn = (n * n) as usize;
         let ns = (n * s) as usize;
@@ -413,6 +597,34 @@ impl Negotiator {
             grant_box: vec![Vec::new(); mbox],
             acc: vec![NONE; ns],
             sched_src: Vec::new(),
+            iters,
+            req_lag,
+            acc_lag,
+            procs: std::collections::BTreeMap::new(),
+            due_now: Vec::new(),
+            due_next: Vec::new(),
+            pend: if spec.variant == Variant::Stateful { vec![0; nn] } else { Vec::new() },
+            unrep: if spec.variant == Variant::Stateful { vec![0; nn] } else { Vec::new() },
+            pend_box: vec![Vec::new(); mbox],
+            proj_req: vec![NONE; ns],
+            proj_age: vec![0; ns],
+            relay_on,
+            rbuf,
+            fault_relay_on,
+            detour: Vec::new(),
+            detour_of: if fault_relay_on { vec![NONE; nn] } else { Vec::new() },
+            m_fault_relay_bytes: 0,
+            m_detoured_max: 0,
+            sched_cap,
+            relay_thr: if spec.relay_threshold > 0 { spec.relay_threshold } else { sched_cap },
+            relay_cap: if spec.relay_capacity > 0 { spec.relay_capacity } else { 2 * sched_cap },
+            rq: if rbuf { vec![std::collections::VecDeque::new(); nn] } else { Vec::new() },
+            rq_bytes: if rbuf { vec![0; nn] } else { Vec::new() },
+            reserved: if relay_on { vec![0; nn] } else { Vec::new() },
+            relay_bytes: vec![0; n as usize],
+            racc: vec![(NONE, 0); ns],
+            rel_release: Vec::new(),
+            relay_reqs: Vec::new(),
             epoch: 0,
             pos: 0,
             slot_id: 0,
@@ -453,10 +665,19 @@ impl Negotiator {
             m_sched_bytes: 0,
             m_sched_idle: 0,
             m_lost_ctrl: 0,
+            m_matched_ports: 0,
+            m_matched_epochs: 0,
+            m_relay_req: 0,
+            m_relay_grants: 0,
+            m_relay_first: 0,
+            m_relay_second: 0,
+            m_relay_max: 0,
+            m_stateful_blocked: 0,
             first_req_epoch: vec![u64::MAX; nn],
             first_data_epoch: vec![u64::MAX; nn],
             trace_pairs: false,
             tmp_grants: Vec::new(),
+            tmp_reqs: Vec::new(),
             lay,
             spec,
         };
@@ -563,6 +784,9 @@ impl Negotiator {
             let (i, d, size) = (self.fl.src[fi], self.fl.dst[fi], self.fl.size[fi]);
             self.voq[(i * self.n + d) as usize].push(f, self.pias.split(size));
             self.src_bytes[i as usize] += size;
+            if !self.unrep.is_empty() {
+                self.unrep[(i * self.n + d) as usize] += size;
+            }
             self.b.offered += size;
             self.b.queued += size;
             self.b.flows_started += 1;
@@ -600,12 +824,12 @@ impl Negotiator {
     fn request_info(&self, i: u32, d: u32, now: Ps) -> u64 {
         let v = &self.voq[(i * self.n + d) as usize];
         match self.spec.variant {
-            Variant::Base => 0,
             Variant::DataSize => v.bytes,
             Variant::HolDelay { alpha } => {
                 let hol = |l: usize| v.head_flow(l).map(|f| now.saturating_sub(self.fl.start[f as usize]) as f64).unwrap_or(0.0);
                 ((1.0 - alpha) * (hol(0) + hol(1)) + alpha * hol(2)).round() as u64
             }
+            _ => 0,
         }
     }
 
@@ -615,53 +839,124 @@ impl Negotiator {
         let e = self.epoch;
         let t0 = self.epoch_start(e);
         self.update_failures(e, t0);
+        if self.fault_relay_on {
+            self.update_detours();
+        }
         let slot = (e % self.mbox as u64) as usize;
-        // ACCEPT at sources
+        // stateful: size reports, piggyback receipts and reverted grants that arrived
+        let deltas = std::mem::take(&mut self.pend_box[slot]);
+        for &(k, dl) in &deltas {
+            self.pend[k as usize] += dl;
+        }
+        self.pend_box[slot] = deltas;
+        self.pend_box[slot].clear();
+        // relay: allocations of the last scheduled phase not used (or not accepted)
+        if self.relay_on {
+            for pi in 0..self.racc.len() {
+                let (via, rem) = self.racc[pi];
+                if via != NONE && rem > 0 {
+                    let m = self.acc[pi];
+                    self.rel_release.push((m * self.n + via, rem));
+                }
+                self.racc[pi] = (NONE, 0);
+            }
+            for (k, v) in std::mem::take(&mut self.rel_release) {
+                self.reserved[k as usize] -= v;
+            }
+        }
+        self.accept_step(e, slot);
+        self.grant_step(e, slot);
+        if self.spec.variant == Variant::Projector || self.relay_on {
+            self.admit(t0 + self.spec.guardband_ps);
+            self.source_plans(e, t0 + self.spec.guardband_ps);
+        }
+    }
+
+    /// ACCEPT at sources from the grants that arrived; fills `acc` (and `racc`) for this
+    /// epoch's scheduled phase.
+    fn accept_step(&mut self, e: u64, slot: usize) {
         for x in self.acc.iter_mut() {
             *x = NONE;
         }
         self.sched_src.clear();
+        self.due_now = std::mem::take(&mut self.due_next);
+        let iterative = self.iters > 1;
+        if iterative {
+            self.procs.insert(e, Proc { it: 0, sacc: vec![NONE; (self.n * self.s) as usize], dtaken: vec![false; (self.n * self.s) as usize] });
+        }
         let mut grants = std::mem::take(&mut self.grant_box[slot]);
-        grants.sort_unstable();
+        grants.sort_unstable_by_key(|g| (g.src, g.proc_, g.port, g.relay, g.dst));
         let mut pair_g = 0u64;
         let mut pair_a = 0u64;
         let mut cands: Vec<(u32, u64)> = Vec::new();
         let mut accepted_pairs: Vec<(u32, u32)> = Vec::new();
         let mut granted_pairs: Vec<(u32, u32)> = Vec::new();
+        let s = self.s;
+        let n = self.n;
         let mut j = 0;
         while j < grants.len() {
-            let i = grants[j].0;
+            let (i, pr) = (grants[j].src, grants[j].proc_ as u64);
             let mut h = j;
-            while h < grants.len() && grants[h].0 == i {
+            while h < grants.len() && grants[h].src == i && grants[h].proc_ as u64 == pr {
                 h += 1;
             }
             granted_pairs.clear();
             accepted_pairs.clear();
-            let mut any = false;
             let mut q = j;
             while q < h {
-                let p = grants[q].1;
+                let p = grants[q].port;
                 let mut r = q;
-                cands.clear();
-                while r < h && grants[r].1 == p {
-                    cands.push((grants[r].2, 0));
-                    granted_pairs.push((i, grants[r].2));
+                while r < h && grants[r].port == p {
+                    granted_pairs.push((i, grants[r].dst));
                     r += 1;
                 }
-                self.m_grants += cands.len() as u64;
-                let pi = (i * self.s + p) as usize;
+                let grp = &grants[q..r];
+                self.m_grants += grp.len() as u64;
+                let pi = (i * s + p) as usize;
                 let own_ok = !self.fail.local_eg[pi] && !self.fail.known_eg[pi];
-                let known_in = &self.fail.known_in;
-                let s = self.s;
+                let mut chosen: Option<usize> = None;
                 if own_ok {
-                    if let Some(d) = self.matcher.accept(i, p, &cands, |d| !known_in[(d * s + p) as usize]) {
+                    // direct grants first (relay-only grants when no direct one is usable)
+                    for relay in [false, true] {
+                        cands.clear();
+                        cands.extend(grp.iter().filter(|g| g.relay == relay).map(|g| (g.dst, 0)));
+                        if cands.is_empty() {
+                            continue;
+                        }
+                        let known_in = &self.fail.known_in;
+                        if let Some(d) = self.matcher.accept(i, p, &cands, |d| !known_in[(d * s + p) as usize]) {
+                            chosen = grp.iter().position(|g| g.relay == relay && g.dst == d);
+                            break;
+                        }
+                    }
+                }
+                for (x, g) in grp.iter().enumerate() {
+                    if Some(x) == chosen {
+                        continue;
+                    }
+                    // rejected: revert the destination's pending-bytes decrement, free the relay buffer
+                    if !self.pend.is_empty() && g.vol > 0 {
+                        let (arr, _) = self.ctrl_arrival(e, i, g.dst);
+                        let mb = self.mailbox_of(arr);
+                        self.pend_box[mb].push((g.dst * n + i, g.vol as i64));
+                    }
+                    if self.relay_on && g.via != NONE && g.vol > 0 {
+                        self.rel_release.push((g.dst * n + g.via, g.vol));
+                    }
+                }
+                if let Some(x) = chosen {
+                    let g = grp[x];
+                    let d = g.dst;
+                    accepted_pairs.push((i, d));
+                    self.m_accepts += 1;
+                    if iterative {
+                        let pc = self.procs.get_mut(&pr).expect("grant of a finished process");
+                        pc.sacc[pi] = d;
+                        pc.dtaken[(d * s + p) as usize] = true;
+                    } else {
                         self.acc[pi] = d;
-                        accepted_pairs.push((i, d));
-                        self.m_accepts += 1;
-                        any = true;
-                        let pr = (i * self.n + d) as usize;
-                        if self.first_data_epoch[pr] == u64::MAX {
-                            self.first_data_epoch[pr] = e;
+                        if self.relay_on && g.via != NONE {
+                            self.racc[pi] = (g.via, g.vol);
                         }
                     }
                 }
@@ -673,9 +968,6 @@ impl Negotiator {
             accepted_pairs.dedup();
             pair_g += granted_pairs.len() as u64;
             pair_a += accepted_pairs.len() as u64;
-            if any {
-                self.sched_src.push(i);
-            }
             j = h;
         }
         self.b.events += grants.len() as u64;
@@ -687,46 +979,153 @@ impl Negotiator {
         }
         grants.clear();
         self.grant_box[slot] = grants;
-        // GRANT at destinations
+        // iterative: processes whose iteration's ACCEPT is due now advance or finish
+        if iterative {
+            let per = self.acc_lag + 1;
+            let mut finished = None;
+            for (&pstart, pc) in self.procs.iter_mut() {
+                if e == pstart + pc.it as u64 * per + self.acc_lag {
+                    if pc.it + 1 == self.iters {
+                        finished = Some(pstart);
+                    } else {
+                        pc.it += 1;
+                        self.due_next.push(pstart);
+                    }
+                }
+            }
+            if let Some(pstart) = finished {
+                let pc = self.procs.remove(&pstart).unwrap();
+                self.acc.copy_from_slice(&pc.sacc);
+                // matches of early iterations over a link excluded since then are not used
+                if self.fail.on {
+                    for pi in 0..self.acc.len() {
+                        let d = self.acc[pi];
+                        if d != NONE && !self.usable(pi as u32 / s, pi as u32 % s, d) {
+                            self.acc[pi] = NONE;
+                        }
+                    }
+                }
+            }
+        }
+        // sources with a matched port this epoch
+        let mut matched = 0u64;
+        for i in 0..n {
+            let mut any = false;
+            for p in 0..s {
+                let d = self.acc[(i * s + p) as usize];
+                if d != NONE {
+                    any = true;
+                    matched += 1;
+                    let pr = (i * n + d) as usize;
+                    if self.first_data_epoch[pr] == u64::MAX {
+                        self.first_data_epoch[pr] = e;
+                    }
+                }
+            }
+            if any {
+                self.sched_src.push(i);
+            }
+        }
+        if matched > 0 {
+            self.m_matched_ports += matched;
+            self.m_matched_epochs += 1;
+        }
+    }
+
+    /// GRANT at destinations from the requests that arrived; grants travel back in this
+    /// epoch's predefined phase.
+    fn grant_step(&mut self, e: u64, slot: usize) {
         let mut reqs = std::mem::take(&mut self.req_box[slot]);
-        reqs.sort_unstable();
+        reqs.sort_unstable_by_key(|r| (r.dst, r.proc_, r.src, r.via, r.mask));
         self.b.events += reqs.len() as u64;
-        let by_info = self.spec.variant != Variant::Base;
+        let by_info = matches!(self.spec.variant, Variant::DataSize | Variant::HolDelay { .. });
+        let (n, s) = (self.n, self.s);
         let mut list: Vec<(u32, u64)> = Vec::new();
+        let mut masks: Vec<u64> = Vec::new();
+        let mut relays: Vec<Req> = Vec::new();
         let mut out = std::mem::take(&mut self.tmp_grants);
         let mut j = 0;
         while j < reqs.len() {
-            let d = reqs[j].0;
+            let (d, pr) = (reqs[j].dst, reqs[j].proc_ as u64);
             list.clear();
-            while j < reqs.len() && reqs[j].0 == d {
-                list.push((reqs[j].1, reqs[j].2));
+            masks.clear();
+            relays.clear();
+            while j < reqs.len() && reqs[j].dst == d && reqs[j].proc_ as u64 == pr {
+                let r = reqs[j];
+                if r.via != NONE {
+                    relays.push(r);
+                } else {
+                    list.push((r.src, r.info));
+                    masks.push(r.mask);
+                }
                 j += 1;
             }
             out.clear();
-            {
+            if self.spec.variant == Variant::Projector {
+                self.projector_grant(e, d, &list, &masks, &mut out);
+            } else {
                 let f = &self.fail;
-                let s = self.s;
-                self.matcher.grant(
-                    d,
-                    &list,
-                    by_info,
-                    |p| !(f.local_in[(d * s + p) as usize] || f.known_in[(d * s + p) as usize]),
-                    |src, p| !f.known_eg[(src * s + p) as usize],
-                    &mut out,
-                );
+                let taken = self.procs.get(&pr).map(|pc| &pc.dtaken);
+                let port_ok = |p: u32| {
+                    let k = (d * s + p) as usize;
+                    !(f.local_in[k] || f.known_in[k] || taken.is_some_and(|t| t[k]))
+                };
+                let stateful = !self.pend.is_empty();
+                let pend = &mut self.pend;
+                let cap = self.sched_cap;
+                let blocked = &mut self.m_stateful_blocked;
+                let take = |src: u32, p: u32| -> Option<u64> {
+                    let x = list.partition_point(|c| c.0 < src);
+                    if masks[x] >> p & 1 == 0 || f.known_eg[(src * s + p) as usize] {
+                        return None;
+                    }
+                    if stateful {
+                        // grant only while the matrix shows pending bytes; decrement now
+                        let k = (d * n + src) as usize;
+                        if pend[k] <= 0 {
+                            *blocked += 1;
+                            return None;
+                        }
+                        let amt = (pend[k] as u64).min(cap);
+                        pend[k] -= amt as i64;
+                        return Some(amt);
+                    }
+                    Some(0)
+                };
+                self.matcher.grant(d, &list, by_info, port_ok, take, &mut out);
             }
+            let mut grants: Vec<Grant> = out.iter().map(|&(src, p, vol)| Grant { src, proc_: pr as u32, port: p, relay: false, dst: d, via: NONE, vol }).collect();
+            if self.relay_on && !relays.is_empty() {
+                self.relay_grant(d, &relays, &mut grants);
+            }
+            grants.sort_unstable_by_key(|g| (g.src, g.port));
             // one grant message per (d → src), sent in this epoch's predefined phase
             let mut k = 0;
-            while k < out.len() {
-                let src = out[k].0;
+            while k < grants.len() {
+                let src = grants[k].src;
                 let (arr, p) = self.ctrl_arrival(e, d, src);
                 let ok = self.link_up(d, p, src);
-                let mb = self.mailbox_of(arr);
-                while k < out.len() && out[k].0 == src {
+                let mb = if self.iters > 1 {
+                    let pc = &self.procs[&pr];
+                    ((pr + pc.it as u64 * (self.acc_lag + 1) + self.acc_lag) % self.mbox as u64) as usize
+                } else {
+                    self.mailbox_of(arr)
+                };
+                while k < grants.len() && grants[k].src == src {
                     if ok {
-                        self.grant_box[mb].push((src, out[k].1, d));
+                        self.grant_box[mb].push(grants[k]);
                     } else {
                         self.m_lost_ctrl += 1;
+                        let g = grants[k];
+                        if self.relay_on && g.via != NONE && g.vol > 0 {
+                            self.rel_release.push((d * n + g.via, g.vol));
+                        }
+                        if !self.pend.is_empty() && g.vol > 0 {
+                            // no ACCEPT will come back: the destination reverts the decrement
+                            // when the ACCEPT phase has passed
+                            let mb = ((e + self.acc_lag) % self.mbox as u64) as usize;
+                            self.pend_box[mb].push((d * n + g.src, g.vol as i64));
+                        }
                     }
                     k += 1;
                 }
@@ -735,6 +1134,25 @@ impl Negotiator {
         self.tmp_grants = out;
         reqs.clear();
         self.req_box[slot] = reqs;
+    }
+
+    /// ProjecToR-like GRANT at `d`: each ingress port grants the oldest bundle among the
+    /// per-port requests for it (ties: lowest source after a pointer rotating by epoch).
+    fn projector_grant(&mut self, e: u64, d: u32, list: &[(u32, u64)], masks: &[u64], out: &mut Vec<(u32, u32, u64)>) {
+        let (n, s) = (self.n, self.s);
+        let rot = (e % n as u64) as u32;
+        for p in 0..s {
+            let k = (d * s + p) as usize;
+            if self.fail.local_in[k] || self.fail.known_in[k] {
+                continue;
+            }
+            let best = (0..list.len())
+                .filter(|&x| masks[x] >> p & 1 == 1 && !self.fail.known_eg[(list[x].0 * s + p) as usize])
+                .min_by_key(|&x| (std::cmp::Reverse(list[x].1), (list[x].0 + n - rot) % n));
+            if let Some(x) = best {
+                out.push((list[x].0, p, 0));
+            }
+        }
     }
 
     fn update_failures(&mut self, e: u64, t0: Ps) {
@@ -843,7 +1261,7 @@ impl Negotiator {
 
     fn sample(&mut self, t: Ps) {
         while self.b.sample_due(t) {
-            let q = self.src_bytes.clone();
+            let q: Vec<u64> = self.src_bytes.iter().zip(&self.relay_bytes).map(|(a, b)| a + b).collect();
             self.b.record_queue(q.into_iter());
         }
     }
@@ -860,7 +1278,7 @@ impl Negotiator {
         let mut a = 0;
         while a < self.active.len() {
             let i = self.active[a];
-            if self.src_bytes[i as usize] == 0 {
+            if self.src_bytes[i as usize] == 0 && self.relay_bytes[i as usize] == 0 {
                 self.in_active[i as usize] = false;
                 self.active.swap_remove(a);
                 continue;
@@ -871,37 +1289,29 @@ impl Negotiator {
                 if d == NONE {
                     continue;
                 }
-                let vi = (i * self.n + d) as usize;
-                let qb = self.voq[vi].bytes;
-                if qb == 0 {
+                let qb = self.queued_for(i, d);
+                let up = self.link_up(i, p, d);
+                if first_round && (qb > self.req_thr || self.relay_on || !self.unrep.is_empty()) {
+                    self.send_control(e, i, d, qb, tx0, up);
+                }
+                if qb == 0 || self.lay.pb_payload == 0 || !self.usable(i, p, d) {
                     continue;
                 }
-                let up = self.link_up(i, p, d);
-                if first_round && qb > self.req_thr {
-                    self.m_requests += 1;
-                    if up {
-                        let info = self.request_info(i, d, tx0);
-                        let arr = tx0 + self.rate.tx(self.spec.ctrl_bytes) + self.spec.prop_ps;
-                        let mb = self.mailbox_of(arr);
-                        self.req_box[mb].push((d, i, info));
-                        if self.first_req_epoch[vi] == u64::MAX {
-                            self.first_req_epoch[vi] = e;
-                        }
-                    } else {
-                        self.m_lost_ctrl += 1;
-                    }
-                }
-                if self.lay.pb_payload > 0 && self.usable(i, p, d) {
-                    let (f, bytes) = self.voq[vi].pop(self.lay.pb_payload).unwrap();
-                    self.src_bytes[i as usize] -= bytes;
+                if let Some((f, bytes, hop, via)) = self.pop_for(i, d, self.lay.pb_payload, tx0) {
                     let dur = self.rate.tx(self.spec.ctrl_bytes + bytes);
                     self.b.check_window(tx0, dur, tx0, ts + self.lay.pre_slot_ps);
                     self.fab.transmit(self.slot_id, i, p, d);
                     pb_sent += 1;
                     if up {
-                        self.b.sent(&mut self.fl, f, i, tx0, tx0 + dur + self.spec.prop_ps, bytes, 1, true);
+                        let arr = tx0 + dur + self.spec.prop_ps;
+                        self.forward(i, d, f, bytes, hop, via, tx0, arr, false);
                         self.m_pb_pkts += 1;
                         self.m_pb_bytes += bytes;
+                        if !self.pend.is_empty() {
+                            // the destination sees the piggybacked bytes arrive
+                            let mb = self.mailbox_of(arr);
+                            self.pend_box[mb].push((d * self.n + i, -(bytes as i64)));
+                        }
                     } else {
                         self.b.packet_hops += 1;
                         self.b.drop(&mut self.fl, f, bytes, "link_failure");
@@ -914,7 +1324,429 @@ impl Negotiator {
         self.b.events += 1;
     }
 
-    /// Scheduled slot j of the current epoch: accepted ports send from their queues.
+    /// The scheduling-message fields source i sends to d in this epoch's round robin:
+    /// REQUEST(s) (and the stateful size report, the relay requests addressed to d).
+    fn send_control(&mut self, e: u64, i: u32, d: u32, qb: u64, tx0: Ps, up: bool) {
+        let vi = (i * self.n + d) as usize;
+        let arr = tx0 + self.rate.tx(self.spec.ctrl_bytes) + self.spec.prop_ps;
+        if !self.unrep.is_empty() && self.unrep[vi] > 0 && up {
+            let mb = self.mailbox_of(arr);
+            self.pend_box[mb].push((d * self.n + i, self.unrep[vi] as i64));
+            self.unrep[vi] = 0;
+        }
+        let s = self.s;
+        let full = if s >= 64 { u64::MAX } else { (1u64 << s) - 1 };
+        let mut reqs = std::mem::take(&mut self.tmp_reqs);
+        reqs.clear();
+        if qb > self.req_thr {
+            match self.spec.variant {
+                Variant::Projector => {
+                    for p in 0..s {
+                        let pi = (i * s + p) as usize;
+                        if self.proj_req[pi] == d {
+                            if self.first_req_epoch[vi] == u64::MAX && up {
+                                self.first_req_epoch[vi] = e;
+                            }
+                            reqs.push((Req { dst: d, proc_: 0, src: i, via: NONE, info: self.proj_age[pi], mask: 1 << p }, self.mailbox_of(arr)));
+                        }
+                    }
+                }
+                _ => {
+                    let iterative = self.iters > 1;
+                    let mb = if iterative { ((e + self.req_lag) % self.mbox as u64) as usize } else { self.mailbox_of(arr) };
+                    let info = self.request_info(i, d, tx0);
+                    reqs.push((Req { dst: d, proc_: if iterative { e as u32 } else { 0 }, src: i, via: NONE, info, mask: full }, mb));
+                    if self.first_req_epoch[vi] == u64::MAX && up {
+                        self.first_req_epoch[vi] = e;
+                    }
+                    // later iterations: the indices of the ports still unmatched
+                    for x in 0..self.due_now.len() {
+                        let pr = self.due_now[x];
+                        let pc = &self.procs[&pr];
+                        let mut mask = 0u64;
+                        for p in 0..s {
+                            let pi = (i * s + p) as usize;
+                            if pc.sacc[pi] == NONE && !self.fail.local_eg[pi] && !self.fail.known_eg[pi] && self.fab.reaches(i, p, d) {
+                                mask |= 1 << p;
+                            }
+                        }
+                        if mask != 0 {
+                            let at = pr + pc.it as u64 * (self.acc_lag + 1) + self.req_lag;
+                            reqs.push((Req { dst: d, proc_: pr as u32, src: i, via: NONE, info, mask }, (at % self.mbox as u64) as usize));
+                        }
+                    }
+                }
+            }
+        }
+        if self.relay_on {
+            let lo = self.relay_reqs.partition_point(|r| (r.src, r.dst) < (i, d));
+            let mut x = lo;
+            while x < self.relay_reqs.len() && self.relay_reqs[x].src == i && self.relay_reqs[x].dst == d {
+                reqs.push((self.relay_reqs[x], self.mailbox_of(arr)));
+                self.m_relay_req += 1;
+                x += 1;
+            }
+        }
+        for &(r, mb) in &reqs {
+            if r.via == NONE {
+                self.m_requests += 1;
+            }
+            if up {
+                self.req_box[mb].push(r);
+            } else {
+                self.m_lost_ctrl += 1;
+            }
+        }
+        self.tmp_reqs = reqs;
+    }
+
+    /// Bytes ToR i has to send to d over their direct link: its own queue for d (unless
+    /// detoured), data it relays for d, and data of pairs it detours through d.
+    #[inline(always)]
+    fn queued_for(&self, i: u32, d: u32) -> u64 {
+        let vi = (i * self.n + d) as usize;
+        let own = if self.fault_relay_on && self.detour_of[vi] != NONE { 0 } else { self.voq[vi].bytes };
+        let mut q = own + if self.rbuf { self.rq_bytes[vi] } else { 0 };
+        if !self.detour.is_empty() {
+            let lo = self.detour.partition_point(|x| (x.0, x.1) < (i, d));
+            q += self.detour[lo..].iter().take_while(|x| x.0 == i && x.1 == d).map(|x| self.voq[(i * self.n + x.2) as usize].bytes).sum::<u64>();
+        }
+        q
+    }
+
+    /// Take one packet of at most `max` payload bytes that ToR i sends to d at time t:
+    /// (flow, bytes, hop, via). Relay buffers: i's own highest-priority data first, then
+    /// data it relays for d (second hop, once arrived), then its own lowest priority,
+    /// then data of pairs i detours through d around a failed link (first hop, `via` =
+    /// the final destination).
+    #[inline(always)]
+    fn pop_for(&mut self, i: u32, d: u32, max: u64, t: Ps) -> Option<(u32, u64, u32, u32)> {
+        let vi = (i * self.n + d) as usize;
+        let detoured = self.fault_relay_on && self.detour_of[vi] != NONE;
+        if self.rbuf {
+            let v = &self.voq[vi];
+            let mice = !detoured && v.top_level().is_some_and(|l| l < 2);
+            if !mice && self.rq[vi].front().is_some_and(|c| c.ready <= t) {
+                let c = self.rq[vi].front_mut().unwrap();
+                let b = c.bytes.min(max);
+                let f = c.flow;
+                c.bytes -= b;
+                if c.bytes == 0 {
+                    self.rq[vi].pop_front();
+                }
+                self.rq_bytes[vi] -= b;
+                self.relay_bytes[i as usize] -= b;
+                return Some((f, b, 2, NONE));
+            }
+        }
+        if !detoured {
+            if let Some((f, b)) = self.voq[vi].pop(max) {
+                self.src_bytes[i as usize] -= b;
+                return Some((f, b, 1, NONE));
+            }
+        }
+        if !self.detour.is_empty() {
+            let lo = self.detour.partition_point(|x| (x.0, x.1) < (i, d));
+            let via = self.detour[lo..].iter().take_while(|x| x.0 == i && x.1 == d).map(|x| x.2).find(|&x| self.voq[(i * self.n + x) as usize].bytes > 0)?;
+            let (f, b) = self.voq[(i * self.n + via) as usize].pop(max)?;
+            self.src_bytes[i as usize] -= b;
+            return Some((f, b, 1, via));
+        }
+        None
+    }
+
+    /// Payload of flow f that i sent to d at tx0 arrives at `arr`: delivered (final hop)
+    /// or queued at the intermediate d for `via` (first hop of relayed data; `reserved`:
+    /// it uses relay buffer d granted).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn forward(&mut self, i: u32, d: u32, f: u32, bytes: u64, hop: u32, via: u32, tx0: Ps, arr: Ps, reserved: bool) {
+        if via == NONE {
+            self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, hop, true);
+            if hop == 2 {
+                self.m_relay_second += bytes;
+            }
+            return;
+        }
+        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+        let k = (d * self.n + via) as usize;
+        self.rq[k].push_back(RCell { flow: f, bytes, ready: arr });
+        self.rq_bytes[k] += bytes;
+        if reserved {
+            self.reserved[k] -= bytes;
+            self.m_relay_first += bytes;
+        } else {
+            self.m_fault_relay_bytes += bytes;
+        }
+        self.relay_bytes[d as usize] += bytes;
+        self.m_relay_max = self.m_relay_max.max(self.rq_bytes[k]);
+        if !self.in_active[d as usize] {
+            self.in_active[d as usize] = true;
+            self.active.push(d);
+        }
+    }
+
+    /// Thin-clos relay around failed links (§1.9): every pair whose one port-to-port path
+    /// is known (to the source) to be down is detoured through an intermediate m reached
+    /// over a working port of the source whose own path to the destination is known to
+    /// work; the source's requests and data for the pair then go to m, and m forwards
+    /// them like its own traffic (second hop).
+    fn update_detours(&mut self) {
+        let (n, s, w, g) = (self.n, self.s, self.fab.w, self.fab.g);
+        for &(i, _, d) in &self.detour {
+            self.detour_of[(i * n + d) as usize] = NONE;
+        }
+        self.detour.clear();
+        let f = &self.fail;
+        let down = |i: u32, p: u32, d: u32| {
+            let (x, y) = ((i * s + p) as usize, (d * s + p) as usize);
+            f.local_eg[x] || f.known_eg[x] || f.known_in[y]
+        };
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for x in 0..(n * s) {
+            let (t, p) = (x / s, x % s);
+            if p >= g {
+                continue;
+            }
+            if f.local_eg[x as usize] || f.known_eg[x as usize] {
+                let grp = (t / w + p) % g;
+                pairs.extend((grp * w..(grp + 1) * w).filter(|&d| d != t).map(|d| (t, d)));
+            }
+            if f.known_in[x as usize] {
+                let grp = (t / w + g - p) % g;
+                pairs.extend((grp * w..(grp + 1) * w).filter(|&i| i != t).map(|i| (i, t)));
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        for (i, d) in pairs {
+            let p = self.fab.pair_port(i, d);
+            let mut found = NONE;
+            'search: for a in 0..g {
+                let q = ((i + d) % g + a) % g;
+                if q == p {
+                    continue;
+                }
+                let grp = (i / w + q) % g;
+                for b in 0..w {
+                    let m = grp * w + (i + d + b) % w;
+                    if m == i || m == d || down(i, q, m) {
+                        continue;
+                    }
+                    let pm = self.fab.pair_port(m, d);
+                    if !down(m, pm, d) {
+                        found = m;
+                        break 'search;
+                    }
+                }
+            }
+            if found != NONE {
+                self.detour.push((i, found, d));
+            }
+        }
+        self.detour.sort_unstable();
+        for &(i, m, d) in &self.detour {
+            self.detour_of[(i * n + d) as usize] = m;
+        }
+        self.m_detoured_max = self.m_detoured_max.max(self.detour.len() as u64);
+    }
+
+    /// Epoch-start plans of the sources: the ProjecToR-like per-port requests (oldest
+    /// bundles first) and the relay requests of the two-hop variant.
+    fn source_plans(&mut self, e: u64, t: Ps) {
+        let (n, s) = (self.n, self.s);
+        self.relay_reqs.clear();
+        let act = self.active.clone();
+        for &i in &act {
+            for p in 0..s {
+                self.proj_req[(i * s + p) as usize] = NONE;
+            }
+            if self.spec.variant == Variant::Projector {
+                self.projector_plan(i, t);
+            }
+            if self.relay_on {
+                self.relay_plan(e, i);
+            }
+        }
+        self.relay_reqs.sort_unstable_by_key(|r| (r.src, r.dst));
+        let _ = n;
+    }
+
+    /// Arrival time of the byte at offset `off` of VOQ `vi` in arrival order (flows
+    /// arrive whole; the PIAS levels are merged back by flow arrival).
+    fn arrival_at(&self, vi: usize, off: u64) -> Option<Ps> {
+        let v = &self.voq[vi];
+        let mut idx = [0usize; 3];
+        let mut cum = 0u64;
+        loop {
+            let mut best: Option<(usize, (Ps, u32))> = None;
+            for l in 0..3 {
+                if let Some(sg) = v.q[l].get(idx[l]) {
+                    let key = (self.fl.start[sg.flow as usize], sg.flow);
+                    if best.is_none_or(|b| key < b.1) {
+                        best = Some((l, key));
+                    }
+                }
+            }
+            let (l, key) = best?;
+            cum += v.q[l][idx[l]].bytes;
+            if cum > off {
+                return Some(key.0);
+            }
+            idx[l] += 1;
+        }
+    }
+
+    /// ProjecToR-like: each source port requests one bundle (the data one port sends in
+    /// one scheduled phase), the oldest first (waiting delay of the bundle's first byte).
+    fn projector_plan(&mut self, i: u32, t: Ps) {
+        let (n, s) = (self.n, self.s);
+        let bsz = self.sched_cap.max(1);
+        let ports: Vec<u32> = (0..s).filter(|&p| {
+            let pi = (i * s + p) as usize;
+            !self.fail.local_eg[pi] && !self.fail.known_eg[pi]
+        }).collect();
+        let cands: Vec<u32> = (0..n).filter(|&d| d != i && self.voq[(i * n + d) as usize].bytes > self.req_thr).collect();
+        match self.spec.topology {
+            Topology::Parallel => {
+                let mut heap = std::collections::BinaryHeap::new();
+                for &d in &cands {
+                    if let Some(a) = self.arrival_at((i * n + d) as usize, 0) {
+                        heap.push((t.saturating_sub(a), std::cmp::Reverse(d), 0u64));
+                    }
+                }
+                for &p in &ports {
+                    let Some((age, std::cmp::Reverse(d), k)) = heap.pop() else { break };
+                    let pi = (i * s + p) as usize;
+                    self.proj_req[pi] = d;
+                    self.proj_age[pi] = age;
+                    let vi = (i * n + d) as usize;
+                    if let Some(a) = self.arrival_at(vi, (k + 1) * bsz) {
+                        heap.push((t.saturating_sub(a), std::cmp::Reverse(d), k + 1));
+                    }
+                }
+            }
+            Topology::ThinClos => {
+                for &p in &ports {
+                    let best = cands
+                        .iter()
+                        .filter(|&&d| self.fab.reaches(i, p, d))
+                        .filter_map(|&d| self.arrival_at((i * n + d) as usize, 0).map(|a| (t.saturating_sub(a), std::cmp::Reverse(d))))
+                        .max();
+                    if let Some((age, std::cmp::Reverse(d))) = best {
+                        let pi = (i * s + p) as usize;
+                        self.proj_req[pi] = d;
+                        self.proj_age[pi] = age;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes ToR i has queued (own and relayed) for the ToRs its port p reaches.
+    fn port_load(&self, i: u32, p: u32) -> u64 {
+        let (n, w) = (self.n, self.fab.w);
+        let grp = (i / w + p) % self.fab.g;
+        (grp * w..(grp + 1) * w)
+            .filter(|&d| d != i)
+            .map(|d| {
+                let vi = (i * n + d) as usize;
+                self.voq[vi].bytes + if self.rbuf { self.rq_bytes[vi] } else { 0 }
+            })
+            .sum()
+    }
+
+    /// Two-hop relay, step 1 (source i): lowest-priority backlogs above the relay
+    /// threshold are offered to one intermediate behind each port that carries no
+    /// high-volume direct traffic of i (at most one scheduled phase queued).
+    fn relay_plan(&mut self, e: u64, i: u32) {
+        let (n, s, w, g) = (self.n, self.s, self.fab.w, self.fab.g);
+        let mut eleph: Vec<(u64, u32)> = (0..n)
+            .filter(|&d| d != i)
+            .filter_map(|d| {
+                let l2 = self.voq[(i * n + d) as usize].level_bytes[2];
+                (l2 > self.relay_thr).then(|| (l2 - self.relay_thr, d))
+            })
+            .collect();
+        if eleph.is_empty() {
+            return;
+        }
+        eleph.sort_unstable_by_key(|&(x, d)| (std::cmp::Reverse(x), d));
+        let mut x = 0usize;
+        for p in 0..s.min(g) {
+            let pi = (i * s + p) as usize;
+            if self.fail.local_eg[pi] || self.fail.known_eg[pi] || self.port_load(i, p) > self.sched_cap {
+                continue;
+            }
+            // next elephant whose direct port is not p
+            let Some(k) = (0..eleph.len()).map(|y| (x + y) % eleph.len()).find(|&k| eleph[k].0 > 0 && self.fab.pair_port(i, eleph[k].1) != p) else { continue };
+            x = k + 1;
+            let d = eleph[k].1;
+            let grp = (i / w + p) % g;
+            let mut idx = ((e + i as u64 + d as u64) % w as u64) as u32;
+            let mut m = grp * w + idx;
+            if m == i || m == d {
+                idx = (idx + 1) % w;
+                m = grp * w + idx;
+            }
+            if m == i || m == d {
+                continue;
+            }
+            let vol = eleph[k].0.min(self.sched_cap);
+            eleph[k].0 -= vol;
+            self.relay_reqs.push(Req { dst: m, proc_: 0, src: i, via: d, info: vol, mask: 1 << p });
+        }
+    }
+
+    /// Two-hop relay, step 2 (intermediate m): relay volume granted only while m's relay
+    /// buffer for the final destination has room and m's own link towards it carries no
+    /// high-volume direct traffic; on a port already granted directly to the same source
+    /// the volume rides on that grant, free ingress ports are granted for relay only.
+    fn relay_grant(&mut self, m: u32, relays: &[Req], grants: &mut Vec<Grant>) {
+        let (n, s, w) = (self.n, self.s, self.fab.w);
+        let volume = |me: &mut Self, r: &Req| -> u64 {
+            let k = (m * n + r.via) as usize;
+            let used = me.rq_bytes[k] + me.reserved[k];
+            if used >= me.relay_cap || me.port_load(m, me.fab.pair_port(m, r.via)) > me.sched_cap {
+                return 0;
+            }
+            let v = r.info.min(me.relay_cap - used);
+            me.reserved[k] += v;
+            me.m_relay_grants += 1;
+            v
+        };
+        let mut taken = vec![false; s as usize];
+        for g in grants.iter_mut() {
+            taken[g.port as usize] = true;
+            if let Some(r) = relays.iter().find(|r| r.src == g.src && r.mask >> g.port & 1 == 1) {
+                let v = volume(self, r);
+                if v > 0 {
+                    g.via = r.via;
+                    g.vol = v;
+                }
+            }
+        }
+        for p in 0..s {
+            let k = (m * s + p) as usize;
+            if taken[p as usize] || self.fail.local_in[k] || self.fail.known_in[k] {
+                continue;
+            }
+            let ptr = self.matcher.gptr[k];
+            let mut order: Vec<&Req> = relays.iter().filter(|r| r.mask >> p & 1 == 1 && !self.fail.known_eg[(r.src * s + p) as usize]).collect();
+            order.sort_by_key(|r| ((r.src % w + w - ptr) % w, r.src));
+            for r in order {
+                let v = volume(self, r);
+                if v > 0 {
+                    grants.push(Grant { src: r.src, proc_: 0, port: p, relay: true, dst: m, via: r.via, vol: v });
+                    self.matcher.gptr[k] = (r.src % w + 1) % w;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Scheduled slot j of the current epoch: accepted ports send from their queues
+    /// (relay variant: then the granted relay volume, first hop).
     fn sched_slot(&mut self, j: u32) {
         let e = self.epoch;
         let (off, len, lo, payload) = self.lay.sched[j as usize];
@@ -933,23 +1765,40 @@ impl Negotiator {
                     continue;
                 }
                 let vi = (i * self.n + d) as usize;
-                if self.voq[vi].bytes == 0 {
-                    self.m_sched_idle += 1;
-                    continue;
+                let mut pkt = self.pop_for(i, d, payload, tx0).map(|(f, b, h, via)| (f, b, h, via, false));
+                if pkt.is_none() && self.relay_on {
+                    let (via, rem) = self.racc[pi];
+                    if via != NONE && rem > 0 {
+                        let v = &mut self.voq[(i * self.n + via) as usize];
+                        if !v.q[2].is_empty() {
+                            let (f, b) = v.pop_level(2, payload.min(rem));
+                            self.src_bytes[i as usize] -= b;
+                            self.racc[pi].1 -= b;
+                            pkt = Some((f, b, 1, via, true));
+                        }
+                    }
                 }
+                let Some((f, bytes, hop, via, reserved)) = pkt else {
+                    self.m_sched_idle += 1;
+                    if self.rbuf && (self.rq_bytes[vi] > 0 || (self.relay_on && self.racc[pi].0 != NONE && self.racc[pi].1 > 0 && self.voq[(i * self.n + self.racc[pi].0) as usize].level_bytes[2] > 0)) {
+                        busy = true; // relayed data still on its way to i
+                    }
+                    continue;
+                };
                 busy = true;
-                let (f, bytes) = self.voq[vi].pop(payload).unwrap();
-                self.src_bytes[i as usize] -= bytes;
                 let dur = self.rate.tx(self.spec.header_bytes + bytes);
                 self.b.check_window(tx0, dur, ts + lo, ts + len);
                 self.fab.transmit(self.slot_id, i, p, d);
-                if self.link_up(i, p, d) {
-                    self.b.sent(&mut self.fl, f, i, tx0, tx0 + dur + self.spec.prop_ps, bytes, 1, true);
-                    self.m_sched_pkts += 1;
-                    self.m_sched_bytes += bytes;
-                } else {
+                let arr = tx0 + dur + self.spec.prop_ps;
+                if !self.link_up(i, p, d) {
                     self.b.packet_hops += 1;
                     self.b.drop(&mut self.fl, f, bytes, "link_failure");
+                } else {
+                    self.forward(i, d, f, bytes, hop, via, tx0, arr, reserved);
+                    if via == NONE {
+                        self.m_sched_pkts += 1;
+                        self.m_sched_bytes += bytes;
+                    }
                 }
             }
             if busy {
@@ -1001,10 +1850,10 @@ impl Negotiator {
     }
 
     pub fn output(&self) -> SlottedOutput {
-        let queued: u64 = self.voq.iter().map(|v| v.bytes).sum();
+        let queued: u64 = self.voq.iter().map(|v| v.bytes).sum::<u64>() + self.rq_bytes.iter().sum::<u64>();
         let now = self.now();
         let mut o = finish_output(&self.b, &self.fl, &self.fab, now, queued, Vec::new());
-        let src_sum: u64 = self.src_bytes.iter().sum();
+        let src_sum: u64 = self.src_bytes.iter().chain(&self.relay_bytes).sum();
         if src_sum != queued {
             o.invariant_errors.push(format!("per-source queued bytes {src_sum} != VOQ bytes {queued}"));
         }
@@ -1039,7 +1888,34 @@ impl Negotiator {
             ("guardband_fraction".into(), (self.lay.pre_slots as u64 * self.spec.guardband_ps + if self.spec.transition_guard { self.spec.guardband_ps } else { 0 }) as f64 / self.lay.epoch_ps as f64),
             ("awgrs".into(), awgrs as f64),
             ("awgr_ports".into(), awgr_ports as f64),
+            ("iterations".into(), self.iters as f64),
+            ("scheduling_delay_epochs".into(), ((self.iters - 1) as u64 * (self.acc_lag + 1) + self.acc_lag) as f64),
+            (
+                "matched_port_fraction".into(),
+                if self.m_matched_epochs > 0 { self.m_matched_ports as f64 / (self.m_matched_epochs * (self.n * self.s) as u64) as f64 } else { 0.0 },
+            ),
         ];
+        if !self.pend.is_empty() {
+            m.push(("stateful_requests_not_granted".into(), self.m_stateful_blocked as f64));
+        }
+        if self.fault_relay_on {
+            m.push(("fault_relay_bytes".into(), self.m_fault_relay_bytes as f64));
+            m.push(("max_detoured_pairs".into(), self.m_detoured_max as f64));
+        }
+        if self.relay_on {
+            m.push(("relay_requests".into(), self.m_relay_req as f64));
+            m.push(("relay_grants".into(), self.m_relay_grants as f64));
+            m.push(("relay_first_hop_bytes".into(), self.m_relay_first as f64));
+            m.push(("relay_second_hop_bytes".into(), self.m_relay_second as f64));
+            m.push(("max_relay_queue_bytes".into(), self.m_relay_max as f64));
+            m.push(("relay_threshold_bytes".into(), self.relay_thr as f64));
+            m.push(("relay_capacity_bytes".into(), self.relay_cap as f64));
+            let rsv: u64 = self.reserved.iter().sum();
+            let alloc: u64 = self.racc.iter().map(|x| x.1).sum();
+            if rsv < alloc {
+                o.invariant_errors.push(format!("relay reservations {rsv} below the accepted relay volume {alloc}"));
+            }
+        }
         if self.fail.on {
             let f = &self.fail;
             m.push(("failed_links".into(), (f.links_eg.len() + f.links_in.len()) as f64));
@@ -1095,6 +1971,9 @@ mod tests {
             fail_at_ps: 0,
             recover_at_ps: 0,
             detect_epochs: 3,
+            relay_threshold: 0,
+            relay_capacity: 0,
+            fault_relay: true,
             seed: 1,
             duration_ps: 100_000_000,
             sample_ps: 0,
@@ -1138,8 +2017,8 @@ mod tests {
                     let mut reqs: Vec<(u32, u64)> = (0..n).filter(|&i| i != d && rng.below(3) == 0).map(|i| (i, 0)).collect();
                     reqs.sort_unstable();
                     let mut out = Vec::new();
-                    m.grant(d, &reqs, false, |_| true, |_, _| true, &mut out);
-                    for (src, p) in out {
+                    m.grant(d, &reqs, false, |_| true, |_, _| Some(0), &mut out);
+                    for (src, p, _) in out {
                         assert!(reqs.iter().any(|r| r.0 == src));
                         assert!(dst_port_used.insert((d, p)), "port {p} of {d} granted twice");
                         if topo == Topology::ThinClos {
