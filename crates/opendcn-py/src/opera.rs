@@ -92,6 +92,15 @@ impl OperaSim {
         Ok(r.hops(r.slice_idx(t_ps), a, b))
     }
 
+    /// Rotors of the source route from ToR `a` to ToR `b` for a packet routed at time `t_ps`.
+    fn slice_path(&self, a: u32, b: u32, t_ps: u64) -> PyResult<Vec<u32>> {
+        let r = self.sim.rotors();
+        if a >= r.n || b >= r.n {
+            return Err(bad("tor", (a, b), "out of range"));
+        }
+        Ok(r.path(r.slice_idx(t_ps), a, b))
+    }
+
     /// ToR reached by uplink `rotor` of `tor` at time `t_ps` (-1 while down or self-loop).
     fn peer(&self, tor: u32, rotor: u32, t_ps: u64) -> PyResult<i64> {
         let r = self.sim.rotors();

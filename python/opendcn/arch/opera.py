@@ -271,10 +271,10 @@ def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
 
 
 @register("opera", "Opera: staggered rotors forming expander slices, NDP over multi-hop slice paths, RotorLB bulk", [
-    Option("nodes", 108, "number of ToRs (same as --tors)", "int"),
+    Option("nodes", 108, "number of ToRs (alias: tors)", "int"),
     Option("tors", None, "number of ToRs", "int"),
     Option("uplinks", None, "rotor uplinks per ToR (rotor switches); default the largest divisor of "
-           "--tors in 3..6 (6 at 108 ToRs)", "int"),
+           "the ToR count in 3..6 (6 at 108 ToRs)", "int"),
     Option("hosts_per_tor", 6, "hosts below each ToR", "int"),
     Option("link_rate", "10Gbps", "rate of every link (host and ToR-ToR)", "rate"),
     Option("propagation", "500ns", "ToR-to-ToR propagation per hop", "time"),

@@ -249,6 +249,18 @@ impl Rotors {
         self.nh[idx as usize][(cur * self.n + dst) as usize]
     }
 
+    /// The rotors of the shortest path from `a` to `b` in superslice `idx` (empty if a == b).
+    pub fn path(&self, idx: u32, a: u32, b: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut c = a;
+        while c != b {
+            let r = self.next_hop(idx, c, b) as u32;
+            out.push(r);
+            c = self.peer_in(idx, c, r);
+        }
+        out
+    }
+
     /// Shortest-path hops from `cur` to `dst` in superslice `idx`.
     #[inline]
     pub fn hops(&self, idx: u32, cur: u32, dst: u32) -> u32 {
