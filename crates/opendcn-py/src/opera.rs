@@ -56,6 +56,11 @@ impl OperaSim {
             cutoff_bytes: get(d, "cutoff_bytes")?,
             initial_window: get(d, "initial_window")?,
             pull_rate: get(d, "pull_rate")?,
+            pacer_per_flow: match get::<String>(d, "pull_pacer")?.as_str() {
+                "host" => false,
+                "flow" => true,
+                o => return Err(bad("pull_pacer", o, "expected host or flow")),
+            },
             rto_ps: get(d, "rto_ps")?,
             stop,
             seed: get(d, "seed")?,
@@ -123,6 +128,7 @@ impl OperaSim {
         d.set_item("ndp_hops_hist", o.ndp_hops_hist.clone())?;
         d.set_item("bulk_hops_hist", o.bulk_hops_hist.clone())?;
         d.set_item("flow_bulk", PyArray1::from_vec(py, o.flow_bulk.iter().map(|&b| b as i64).collect::<Vec<_>>()))?;
+        d.set_item("flow_acked_ps", PyArray1::from_vec(py, o.flow_acked_ps.iter().map(|&t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>()))?;
         d.set_item("flow_rtx", PyArray1::from_vec(py, o.flow_rtx.iter().map(|&b| b as i64).collect::<Vec<_>>()))?;
         Ok(d)
     }

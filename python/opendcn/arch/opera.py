@@ -46,15 +46,17 @@ DECISIONS = [
     "NDP queues: data queue = --queue full packets; header/control queue = --header-queue bytes "
     "(default the same bytes, as opera-sim); trimming picks the arrival or the last queued packet "
     "with probability 1/2; headers/control served 640 B : 1500 B against data",
-    "NDP receiver: one pull pacer per host at the host link rate x --pull-rate, round robin over "
-    "its flows in arrival order; ACK/NACK sent at once",
+    "NDP receiver: one pull pacer per host (--pull-pacer flow: per flow, as opera-sim) allowing one "
+    "pull per full-packet time at the host link rate x --pull-rate; ACK/NACK sent at once, carrying "
+    "the pull when the pacer is free, else a PULL is queued (arrival order)",
     "NDP loss: a header finding the header queue full returns to its sender, which resends at once; "
     "a dropped control packet is recovered by a per-flow timeout --rto",
     "RotorLB: offer/accept per host pair of the ToR pair the newly configured rotor connects, "
     "at each superslice start, only while some host holds bulk data; commitments paced at 1/U of "
     "the NIC, lowest priority; a packet whose circuit no longer leads to its committed rack "
     "returns to its host",
-    "FCT: last byte delivered at the receiver (opera-sim prints it when the sender gets the last ACK)",
+    "FCT: last byte delivered at the receiver; flows column sender_fct_ps = when the sender held "
+    "every ACK (what opera-sim prints)",
 ]
 
 
@@ -140,7 +142,7 @@ class OperaNetwork(Network):
             eps_ps=_time(o, "eps", True), delta_ps=_time(o, "delta", True), reconf_ps=_time(o, "reconfiguration"),
             packet_bytes=pkt, header_bytes=hdr, queue_pkts=o["queue"], hi_cap_bytes=hi_cap,
             cutoff_bytes=parse_size(o["cutoff"], "--cutoff"), initial_window=o["initial_window"],
-            pull_rate=float(o["pull_rate"]), rto_ps=_time(o, "rto"), stop=o["stop_when"])
+            pull_rate=float(o["pull_rate"]), pull_pacer=o["pull_pacer"], rto_ps=_time(o, "rto"), stop=o["stop_when"])
         if self.params["reconf_ps"] <= 0:
             raise ConfigError("--reconfiguration", o["reconfiguration"], "must be positive")
         if self.params["rto_ps"] <= 0:
@@ -228,8 +230,11 @@ class OperaNetwork(Network):
         c = self.config
         flows = flows_table(c, live.flows, o)
         bulk = np.asarray(o["flow_bulk"], dtype=bool)
+        acked = np.asarray(o["flow_acked_ps"], dtype=np.int64)
+        start = np.asarray(flows["start_ps"], dtype=np.int64)
         flows = flows.append_column("bulk", pa.array(bulk)).append_column(
-            "retransmissions", pa.array(np.asarray(o["flow_rtx"], dtype=np.int64)))
+            "retransmissions", pa.array(np.asarray(o["flow_rtx"], dtype=np.int64))).append_column(
+            "sender_fct_ps", pa.array(acked - start, mask=acked < 0))
         summary = core_summary(arch="opera", seed=live.seed, nodes=c.nodes, endpoints=c.endpoints,
                                duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
                                rate_bps=c.per_node_rate, workload=live.workload)
@@ -291,6 +296,8 @@ def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
     Option("cutoff", "15MB", "flows of at least this size are bulk (RotorLB)", "size"),
     Option("initial_window", 20, "NDP initial window (packets)", "int"),
     Option("pull_rate", 1.0, "receiver pull rate as a fraction of the host link rate", "float"),
+    Option("pull_pacer", "host", "one pull pacer per receiving host (NDP) or per flow (as opera-sim)",
+           "choice", ("host", "flow")),
     Option("rto", "1ms", "NDP retransmission timeout (recovers dropped control packets)", "time"),
     Option("stop_when", "duration", "end the run at --duration, or once every flow started and every NDP flow "
            "(ndp-done) or every flow (all-done) finished", "choice", ("duration", "ndp-done", "all-done")),

@@ -7,9 +7,11 @@
 //!
 //! **Low-latency flows** (size < cutoff) use NDP: the sender starts with an initial window
 //! of packets; the receiver answers every data packet with an ACK and every trimmed header
-//! with a NACK (both sent at once) and queues one PULL per arrival in its host's pull pacer,
-//! which releases one PULL per full-packet time at the host link rate (× `pull_rate`),
-//! round robin in arrival order over all flows into that host. A PULL with number k lets
+//! with a NACK (both sent at once), and owes one pull per arrival to its pull pacer, which
+//! allows one pull per full-packet time at the host link rate (× `pull_rate`): when the
+//! pacer is free the pull rides on that ACK/NACK (htsim's pull bit), otherwise a PULL packet
+//! is queued and released in arrival order. One pacer per receiving host (NDP), or one per
+//! flow with `pacer_per_flow` (as opera-sim instantiates them). A PULL with number k lets
 //! the sender send until it has sent k packets beyond its window; retransmissions
 //! (NACKed or bounced sequence numbers) go first. Host NICs serve control > retransmitted
 //! data > new data > bulk. Each ToR port has a data queue of `queue_pkts` full packets and a
@@ -94,6 +96,8 @@ pub struct OperaSpec {
     pub cutoff_bytes: u64,
     pub initial_window: u32,
     pub pull_rate: f64,
+    /// One pull pacer per flow (opera-sim) instead of one per receiving host (NDP).
+    pub pacer_per_flow: bool,
     pub rto_ps: Ps,
     pub stop: Stop,
     pub seed: u64,
@@ -117,8 +121,10 @@ enum Kind {
 #[derive(Clone, Copy)]
 struct Pkt {
     flow: u32,
-    /// Data/Header/Ack/Nack/Bounce: packet index; Pull: pull number.
+    /// Data/Header/Ack/Nack/Bounce: packet index.
     seq: u32,
+    /// Ack/Nack/Pull: the cumulative pull number it carries (0: none).
+    pull: u32,
     kind: Kind,
     hops: u8,
     wire: u16,
@@ -177,9 +183,6 @@ struct Host {
     busy: bool,
     cur: u32,
     wake: Ps,
-    pulls: VecDeque<u32>,
-    pacer_next: Ps,
-    pacer_pending: bool,
     // RotorLB
     commits: Vec<VecDeque<Item>>,
     commit_next: Vec<Ps>,
@@ -189,6 +192,14 @@ struct Host {
     relay: BTreeMap<u32, VecDeque<(u32, u32)>>,
     relay_pkts: u32,
     active: bool,
+}
+
+/// A receiver's pull pacer: flows owed a pull, in arrival order, released one per gap.
+#[derive(Default)]
+struct Pacer {
+    queue: VecDeque<u32>,
+    next: Ps,
+    pending: bool,
 }
 
 #[derive(Default)]
@@ -212,6 +223,9 @@ struct Flow {
     unsent: u64,
     max_hops: u32,
     rtx_count: u32,
+    acked_n: u32,
+    /// When the sender held an ACK for every packet (NDP; opera-sim's completion time).
+    acked_at: Ps,
 }
 
 /// What an Opera run reports: the common totals plus named metrics and the hop histogram
@@ -224,6 +238,8 @@ pub struct OperaOutput {
     pub bulk_hops_hist: Vec<u64>,
     pub flow_bulk: Vec<bool>,
     pub flow_rtx: Vec<u32>,
+    /// Per flow: when its sender held every ACK (`u64::MAX`: not yet or bulk).
+    pub flow_acked_ps: Vec<Ps>,
 }
 crate::with_totals!(OperaOutput);
 
@@ -261,6 +277,8 @@ pub struct Opera {
     free: Vec<u32>,
     ports: Vec<Port>,
     hosts: Vec<Host>,
+    pacers: Vec<Pacer>,
+    flow_pacer: bool,
     flows: Vec<Flow>,
     order: Vec<u32>,
     next_start: usize,
@@ -360,7 +378,7 @@ impl Opera {
                 return Err(SpecError::new(format!("flows[{i}].size"), sz, "too large"));
             }
             flows.push(Flow { src: a, dst: b, size: sz, start: s.flow_start_ps[i], npk: npk as u32,
-                              bulk: sz >= s.cutoff_bytes, finish: Ps::MAX, ..Default::default() });
+                              bulk: sz >= s.cutoff_bytes, finish: Ps::MAX, acked_at: Ps::MAX, ..Default::default() });
         }
         let mut order: Vec<u32> = (0..nf as u32).collect();
         order.sort_by_key(|&i| s.flow_start_ps[i as usize]);
@@ -385,7 +403,9 @@ impl Opera {
             hdr: s.header_bytes, mss, lo_cap: s.queue_pkts * s.packet_bytes, hi_cap: s.hi_cap_bytes,
             iw: s.initial_window, pull_gap: ((full_ser as f64) / s.pull_rate).round().max(1.0) as Ps, rto: s.rto_ps,
             stop: s.stop, ev, now: 0, stopped: false, pkts: Vec::new(), free: Vec::new(),
-            ports: (0..s.tors * ppt).map(|_| Port::default()).collect(), hosts, flows, order, next_start: 1,
+            ports: (0..s.tors * ppt).map(|_| Port::default()).collect(), hosts,
+            pacers: (0..if s.pacer_per_flow { nf } else { hosts_n as usize }).map(|_| Pacer::default()).collect(),
+            flow_pacer: s.pacer_per_flow, flows, order, next_start: 1,
             rng: Stream::new(s.seed, "opera.trim"), t, rlb_pending: false, tor_active: vec![0; s.tors as usize],
             hold, max_pkts: max_pkts.max(1), rlb_pace: u as u64 * full_ser,
             send_cap: vec![0; hosts_n as usize], recv_cap: vec![0; hosts_n as usize],
@@ -452,9 +472,9 @@ impl Opera {
             Ev::PortDone(p) => self.port_done(p),
             Ev::AtTor(p, tor) => self.at_tor(p, tor),
             Ev::AtHost(p, h) => self.at_host(p, h),
-            Ev::Pacer(h) => {
-                self.hosts[h as usize].pacer_pending = false;
-                self.emit_pull(h);
+            Ev::Pacer(k) => {
+                self.pacers[k as usize].pending = false;
+                self.emit_pull(k);
             }
             Ev::NicWake(h) => {
                 self.hosts[h as usize].wake = 0;
@@ -483,7 +503,7 @@ impl Opera {
     }
 
     fn ctrl(&mut self, kind: Kind, flow: u32, seq: u32, to: u32) -> u32 {
-        self.alloc(Pkt { flow, seq, kind, hops: 0, wire: self.hdr as u16, payload: 0, dst: to, route: NONE,
+        self.alloc(Pkt { flow, seq, pull: 0, kind, hops: 0, wire: self.hdr as u16, payload: 0, dst: to, route: NONE,
                          fin: to, holder: NONE, rotor: 0, want: NONE })
     }
 
@@ -535,7 +555,7 @@ impl Opera {
         };
         let (src, dst) = (fl.src, fl.dst);
         let pl = self.payload_of(f, seq);
-        let p = self.alloc(Pkt { flow: f, seq, kind: Kind::Data, hops: 0, wire: (pl + self.hdr) as u16, payload: pl as u16,
+        let p = self.alloc(Pkt { flow: f, seq, pull: 0, kind: Kind::Data, hops: 0, wire: (pl + self.hdr) as u16, payload: pl as u16,
                                  dst, route: NONE, fin: dst, holder: src, rotor: 0, want: NONE });
         let h = &mut self.hosts[src as usize];
         if rtx {
@@ -852,19 +872,29 @@ impl Opera {
                 let src = self.flows[f as usize].src;
                 let a = self.ctrl(Kind::Ack, f, pk.seq, src);
                 self.acks += 1;
+                self.pkts[a as usize].pull = self.pull_for(h, f);
                 self.hosts[h as usize].hi.push_back(a);
                 self.nic_kick(h);
-                self.pull_enqueue(h, f);
             }
             Kind::Header => {
                 let src = self.flows[f as usize].src;
                 let a = self.ctrl(Kind::Nack, f, pk.seq, src);
                 self.nacks += 1;
+                self.pkts[a as usize].pull = self.pull_for(h, f);
                 self.hosts[h as usize].hi.push_back(a);
                 self.nic_kick(h);
-                self.pull_enqueue(h, f);
             }
-            Kind::Ack => set_bit(&mut self.flows[f as usize].acked, pk.seq),
+            Kind::Ack => {
+                let fl = &mut self.flows[f as usize];
+                if !bit(&fl.acked, pk.seq) {
+                    set_bit(&mut fl.acked, pk.seq);
+                    fl.acked_n += 1;
+                    if fl.acked_n == fl.npk {
+                        fl.acked_at = self.now;
+                    }
+                }
+                self.pulled(f, pk.pull);
+            }
             Kind::Nack | Kind::Bounce => {
                 let fl = &mut self.flows[f as usize];
                 if fl.finish == Ps::MAX && !bit(&fl.acked, pk.seq) && !fl.rtx.contains(&pk.seq) {
@@ -873,53 +903,68 @@ impl Opera {
                 if pk.kind == Kind::Bounce || fl.next_new >= fl.npk {
                     self.send_packet(f);
                 }
+                self.pulled(f, pk.pull);
             }
-            Kind::Pull => {
-                let fl = &mut self.flows[f as usize];
-                let todo = pk.seq.saturating_sub(fl.last_pull);
-                fl.last_pull = fl.last_pull.max(pk.seq);
-                for _ in 0..todo {
-                    self.send_packet(f);
-                }
-            }
+            Kind::Pull => self.pulled(f, pk.pull),
             Kind::Bulk => self.bulk_arrive(pk, h),
         }
     }
 
-    fn pull_enqueue(&mut self, h: u32, f: u32) {
-        if self.flows[f as usize].finish != Ps::MAX {
-            return;
-        }
-        let hs = &mut self.hosts[h as usize];
-        hs.pulls.push_back(f);
-        if !hs.pacer_pending {
-            if self.now >= hs.pacer_next {
-                self.emit_pull(h);
-            } else {
-                hs.pacer_pending = true;
-                self.ev.push(hs.pacer_next, Ev::Pacer(h));
-            }
+    /// Sender side of a pull: send until `pull` packets beyond the window went out.
+    fn pulled(&mut self, f: u32, pull: u32) {
+        let fl = &mut self.flows[f as usize];
+        let todo = pull.saturating_sub(fl.last_pull);
+        fl.last_pull = fl.last_pull.max(pull);
+        for _ in 0..todo {
+            self.send_packet(f);
         }
     }
 
-    fn emit_pull(&mut self, h: u32) {
+    /// Receiver `h` owes flow `f` one pull: when its pacer is free the pull rides on the
+    /// ACK/NACK being sent (its number is returned), otherwise a PULL is queued (0 returned).
+    fn pull_for(&mut self, h: u32, f: u32) -> u32 {
+        if self.flows[f as usize].finish != Ps::MAX {
+            return 0;
+        }
+        let k = if self.flow_pacer { f } else { h };
+        let now = self.now;
+        let pc = &mut self.pacers[k as usize];
+        if pc.queue.is_empty() && !pc.pending && now >= pc.next {
+            pc.next = now + self.pull_gap;
+            let fl = &mut self.flows[f as usize];
+            fl.pulls_issued += 1;
+            self.pulls += 1;
+            return fl.pulls_issued;
+        }
+        pc.queue.push_back(f);
+        if !pc.pending {
+            pc.pending = true;
+            let t = pc.next.max(now);
+            self.ev.push(t, Ev::Pacer(k));
+        }
+        0
+    }
+
+    /// Pacer `k` releases one queued PULL.
+    fn emit_pull(&mut self, k: u32) {
         loop {
-            let Some(f) = self.hosts[h as usize].pulls.pop_front() else { return };
+            let Some(f) = self.pacers[k as usize].queue.pop_front() else { return };
             if self.flows[f as usize].finish != Ps::MAX {
                 continue;
             }
             let fl = &mut self.flows[f as usize];
             fl.pulls_issued += 1;
-            let (n, src) = (fl.pulls_issued, fl.src);
-            let p = self.ctrl(Kind::Pull, f, n, src);
+            let (n, src, dst) = (fl.pulls_issued, fl.src, fl.dst);
+            let p = self.ctrl(Kind::Pull, f, 0, src);
+            self.pkts[p as usize].pull = n;
             self.pulls += 1;
-            self.hosts[h as usize].hi.push_back(p);
-            self.nic_kick(h);
-            let hs = &mut self.hosts[h as usize];
-            hs.pacer_next = self.now + self.pull_gap;
-            if !hs.pulls.is_empty() {
-                hs.pacer_pending = true;
-                self.ev.push(hs.pacer_next, Ev::Pacer(h));
+            self.hosts[dst as usize].hi.push_back(p);
+            self.nic_kick(dst);
+            let pc = &mut self.pacers[k as usize];
+            pc.next = self.now + self.pull_gap;
+            if !pc.queue.is_empty() {
+                pc.pending = true;
+                self.ev.push(pc.next, Ev::Pacer(k));
             }
             return;
         }
@@ -1107,7 +1152,7 @@ impl Opera {
             let want = self.tor_of(it.label);
             // a relayed packet already crossed one ToR-to-ToR hop to reach its relay
             let hops = if self.flows[it.flow as usize].src == h { 0 } else { 1 };
-            let p = self.alloc(Pkt { flow: it.flow, seq: 0, kind: Kind::Bulk, hops, wire: (it.payload + self.hdr) as u16,
+            let p = self.alloc(Pkt { flow: it.flow, seq: 0, pull: 0, kind: Kind::Bulk, hops, wire: (it.payload + self.hdr) as u16,
                                      payload: it.payload as u16, dst: it.label, route: NONE, fin: it.fin, holder: h,
                                      rotor: r as u8, want });
             return Some(p);
@@ -1359,6 +1404,7 @@ impl Opera {
             totals: t, metrics, ndp_hops_hist: self.ndp_hops.clone(), bulk_hops_hist: self.bulk_hops.clone(),
             flow_bulk: self.flows.iter().map(|f| f.bulk).collect(),
             flow_rtx: self.flows.iter().map(|f| f.rtx_count).collect(),
+            flow_acked_ps: self.flows.iter().map(|f| f.acked_at).collect(),
         }
     }
 }
