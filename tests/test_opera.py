@@ -157,3 +157,23 @@ def test_python_bad_options_raise_config_error():
     assert e.value.field == "--uplinks"
     with pytest.raises(od.ConfigError):
         od.arch.opera(**TINY).deploy_topo([])
+
+
+@pytest.mark.parametrize("pacer", ["host", "flow"])
+def test_pull_pacers_and_sender_completion(pacer):
+    flows = [("2us", src, 1, 60_000) for src in (4, 6, 9, 12)] + [("3us", 14, 3, 5_000)]
+    r = od.arch.opera(**TINY, pull_pacer=pacer).run(od.workload.flows(flows), duration="5ms")
+    s = r.summary
+    assert s["flows"]["completed"] == len(flows) and s["invariants"]["ok"]
+    fct, sfct = col(r, "fct_ps"), col(r, "sender_fct_ps")
+    assert np.all(sfct > fct)           # the last ACK reaches the sender after the last byte arrived
+    assert s["arch_metrics"]["pulls"] > 0
+
+
+def test_paper_size_run_with_shipped_matchings():
+    flows = [(f"{3 * i}us", (97 * i) % 648, (389 * i + 55) % 648, 2_000 + 7_919 * i) for i in range(1, 40)]
+    r = od.arch.opera().run(od.workload.flows(flows), duration="3ms")
+    s = r.summary
+    assert s["flows"] == {"started": 39, "completed": 39}
+    assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert max(s["arch_metrics"]["ndp_hops_histogram"] and range(len(s["arch_metrics"]["ndp_hops_histogram"]))) <= 5
