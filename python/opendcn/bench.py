@@ -35,6 +35,8 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
                                    "10s", "5ms"),
     "opera-108x6-dm10-first50ms": ("opera", {"stop_when": "ndp-done"}, "trace:dm10_first50ms.htsim", 0.0,
                                    "10s", "5ms"),
+    "opera-108x6-dm10-first250ms": ("opera", {"stop_when": "ndp-done"}, "trace:dm10_first250ms.htsim", 0.0,
+                                    "10s", "5ms"),
 }
 
 
