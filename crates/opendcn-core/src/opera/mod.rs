@@ -143,8 +143,7 @@ struct Pkt {
 #[derive(Clone, Copy)]
 enum Ev {
     Start(u32),
-    NicDone(u32),
-    PortDone(u32),
+    PortFree(u32),
     AtTor(u32, u32),
     AtHost(u32, u32),
     Pacer(u32),
@@ -161,9 +160,9 @@ struct Port {
     hi_bytes: u32,
     lo_bytes: u32,
     crt: u32,
-    busy: bool,
-    cur: u32,
-    to: u32,
+    /// End of the current transmission; a wake-up (PortFree) is pending at `wake` (0: none).
+    free_at: Ps,
+    wake: Ps,
 }
 
 /// One committed bulk packet: (flow, payload, final destination, committed host).
@@ -180,8 +179,8 @@ struct Host {
     hi: VecDeque<u32>,
     mid: VecDeque<u32>,
     lo: VecDeque<u32>,
-    busy: bool,
-    cur: u32,
+    /// End of the NIC's current transmission; a NicWake is pending at `wake` (0: none).
+    free_at: Ps,
     wake: Ps,
     // RotorLB
     commits: Vec<VecDeque<Item>>,
@@ -468,8 +467,13 @@ impl Opera {
                 self.next_start += 1;
                 self.start_flow(f);
             }
-            Ev::NicDone(h) => self.nic_done(h),
-            Ev::PortDone(p) => self.port_done(p),
+            Ev::PortFree(p) => {
+                let pt = &mut self.ports[p as usize];
+                if pt.wake == self.now {
+                    pt.wake = 0;
+                }
+                self.port_kick(p);
+            }
             Ev::AtTor(p, tor) => self.at_tor(p, tor),
             Ev::AtHost(p, h) => self.at_host(p, h),
             Ev::Pacer(k) => {
@@ -477,7 +481,10 @@ impl Opera {
                 self.emit_pull(k);
             }
             Ev::NicWake(h) => {
-                self.hosts[h as usize].wake = 0;
+                let hs = &mut self.hosts[h as usize];
+                if hs.wake == self.now {
+                    hs.wake = 0;
+                }
                 self.nic_kick(h);
             }
             Ev::Rlb => self.rlb_slice(),
@@ -596,11 +603,24 @@ impl Opera {
 
     // ------------------------------------------------------------------ host NIC
     fn nic_kick(&mut self, h: u32) {
-        if !self.hosts[h as usize].busy {
+        let free = self.hosts[h as usize].free_at;
+        if self.now < free {
+            self.nic_wake(h, free);
+        } else {
             self.nic_start(h);
         }
     }
 
+    fn nic_wake(&mut self, h: u32, t: Ps) {
+        let hs = &mut self.hosts[h as usize];
+        if hs.wake == 0 || hs.wake > t {
+            hs.wake = t;
+            self.ev.push(t, Ev::NicWake(h));
+        }
+    }
+
+    /// Start the NIC's next transmission; the packet is scheduled straight to its ToR and
+    /// the NIC wakes when free only if more is waiting.
     fn nic_start(&mut self, h: u32) {
         let now = self.now;
         let hs = &mut self.hosts[h as usize];
@@ -617,19 +637,14 @@ impl Opera {
             }
         };
         let ser = self.rate.tx(self.pkts[p as usize].wire as u64);
-        let hs = &mut self.hosts[h as usize];
-        hs.busy = true;
-        hs.cur = p;
-        self.ev.push(now + ser, Ev::NicDone(h));
-    }
-
-    fn nic_done(&mut self, h: u32) {
-        let p = self.hosts[h as usize].cur;
-        self.hosts[h as usize].busy = false;
-        self.t.packet_hops += 1;
         let tor = self.tor_of(h);
-        self.ev.push(self.now + self.host_prop, Ev::AtTor(p, tor));
-        self.nic_start(h);
+        self.t.packet_hops += 1;
+        self.ev.push(now + ser + self.host_prop, Ev::AtTor(p, tor));
+        let hs = &mut self.hosts[h as usize];
+        hs.free_at = now + ser;
+        if !hs.hi.is_empty() || !hs.mid.is_empty() || !hs.lo.is_empty() || hs.commits.iter().any(|c| !c.is_empty()) {
+            self.nic_wake(h, now + ser);
+        }
     }
 
     // ------------------------------------------------------------------ ToR
@@ -730,7 +745,13 @@ impl Opera {
     }
 
     fn port_kick(&mut self, port: u32) {
-        if !self.ports[port as usize].busy {
+        let pt = &mut self.ports[port as usize];
+        if self.now < pt.free_at {
+            if pt.wake == 0 || pt.wake > pt.free_at {
+                pt.wake = pt.free_at;
+                self.ev.push(pt.free_at, Ev::PortFree(port));
+            }
+        } else {
             self.port_start(port);
         }
     }
@@ -812,11 +833,22 @@ impl Opera {
                 }
                 to = peer;
             }
+            // the packet goes straight to the next node; the port wakes when free only if
+            // more is queued
+            self.t.packet_hops += 1;
+            if k >= self.hpr {
+                self.pkts[p as usize].hops += 1;
+                self.ev.push(now + ser + self.prop, Ev::AtTor(p, to));
+            } else {
+                let h = tor * self.hpr + k;
+                self.ev.push(now + ser + self.host_prop, Ev::AtHost(p, h));
+            }
             let pt = &mut self.ports[port as usize];
-            pt.busy = true;
-            pt.cur = p;
-            pt.to = to;
-            self.ev.push(now + ser, Ev::PortDone(port));
+            pt.free_at = now + ser;
+            if !(pt.hi.is_empty() && pt.lo.is_empty() && pt.rlb.is_empty()) && (pt.wake == 0 || pt.wake > now + ser) {
+                pt.wake = now + ser;
+                self.ev.push(now + ser, Ev::PortFree(port));
+            }
             return;
         }
     }
@@ -825,23 +857,6 @@ impl Opera {
         let pk = self.pkts[p as usize];
         self.arm_rto(pk.flow);
         self.release(p);
-    }
-
-    fn port_done(&mut self, port: u32) {
-        let pt = &mut self.ports[port as usize];
-        pt.busy = false;
-        let p = pt.cur;
-        let to = pt.to;
-        self.t.packet_hops += 1;
-        let k = port % self.ppt;
-        if k >= self.hpr {
-            self.pkts[p as usize].hops += 1;
-            self.ev.push(self.now + self.prop, Ev::AtTor(p, to));
-        } else {
-            let h = (port / self.ppt) * self.hpr + k;
-            self.ev.push(self.now + self.host_prop, Ev::AtHost(p, h));
-        }
-        self.port_start(port);
     }
 
     // ------------------------------------------------------------------ hosts (receivers)
