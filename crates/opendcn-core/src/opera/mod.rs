@@ -31,7 +31,18 @@
 //! leads to the ToR its path expects, and stays up until its last bit is sent; otherwise
 //! it is **re-routed at that ToR** over the current slice's shortest path (counted in
 //! `reroutes`) instead of being sent into a circuit that is going or gone. So no bit is
-//! ever sent on a circuit that is down.
+//! ever sent on a circuit that is down. With the generator's ε (longest path at full
+//! queues) this never triggers in the paper's traces (0 reroutes on ws10/dm10 first 50 ms).
+//!
+//! *Queues (DECIDE):* the header/control queue holds the same bytes as the data queue
+//! (8 × 1500 B, as opera-sim sizes it), not 8 headers. *Pull spacing:* one full packet
+//! (1500 B) per pull at `pull_rate` 1; opera-sim spaces pulls by the 1436 B payload.
+//! *FCT:* the last byte reaching the receiver; the sender-side completion (every ACK back,
+//! what opera-sim prints) is reported per flow as well.
+//!
+//! Events: a transmission schedules its packet's arrival at the next node directly (end of
+//! serialization + propagation); a port or NIC schedules a wake-up for its next
+//! transmission only when more is queued. Idle parts of the fabric cost nothing.
 //!
 //! **Bulk flows** (size ≥ cutoff) use RotorLB at the hosts. At the start of every
 //! superslice one rotor begins a new matching, held for (U − 1)·D + ε; for every ToR pair
