@@ -144,6 +144,10 @@ def test_htsim_trace_replays_until_ndp_done(tmp_path):
     ["--initial-window", 0],
     ["--eps", "fast"],
     ["--header-queue", "10B"],
+    ["--tors", 7],
+    ["--tors", 300],
+    ["--header", "0B"],
+    ["--mtu", "70000B"],
 ])
 def test_cli_bad_options_exit_2(args):
     p = cli("run", "opera", *args, "--duration", "10us")

@@ -109,10 +109,12 @@ class OperaNetwork(Network):
     def __init__(self, **o: Any):
         tors = o["nodes"] if o["tors"] is None else o["tors"]
         u, hpr = o["uplinks"], o["hosts_per_tor"]
-        if tors < 4:
-            raise ConfigError("--tors", tors, "need at least 4 ToRs (an expander of >= 2 rotors)")
+        if not 4 <= tors <= 256:
+            raise ConfigError("--tors", tors, "must be 4..256 (the engine keeps every slice's shortest paths)")
         if u is None:
-            u = next((d for d in (6, 5, 4, 3) if tors % d == 0), 2)
+            u = next((d for d in (6, 5, 4, 3) if tors % d == 0), None)
+            if u is None:
+                raise ConfigError("--tors", tors, "no rotor count in 3..6 divides it; give --uplinks explicitly")
         if u < 2 or tors % u:
             raise ConfigError("--uplinks", u, f"must be >= 2 and divide --tors {tors}")
         if hpr < 1:
@@ -120,8 +122,10 @@ class OperaNetwork(Network):
         rate = parse_rate(o["link_rate"], "--link-rate")
         pkt = parse_size(o["mtu"], "--mtu")
         hdr = parse_size(o["header"], "--header")
-        if hdr <= 0 or pkt <= hdr:
-            raise ConfigError("--mtu", o["mtu"], f"must exceed the header ({hdr} B)")
+        if hdr <= 0:
+            raise ConfigError("--header", o["header"], "must be positive")
+        if pkt <= hdr or pkt > 65_000:
+            raise ConfigError("--mtu", o["mtu"], f"must exceed the header ({hdr} B) and be at most 65000 B")
         if o["queue"] < 1:
             raise ConfigError("--queue", o["queue"], "need at least one packet")
         hq = o["header_queue"]
