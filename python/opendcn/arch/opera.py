@@ -52,8 +52,8 @@ DECISIONS = [
     "NDP loss: a header finding the header queue full returns to its sender, which resends at once; "
     "a dropped control packet is recovered by a per-flow timeout --rto",
     "RotorLB: offer/accept per host pair of the ToR pair the newly configured rotor connects, "
-    "at each superslice start, only while some host holds bulk data; commitments paced at 1/U of "
-    "the NIC, lowest priority; a packet whose circuit no longer leads to its committed rack "
+    "at each superslice start, only while some host holds bulk data; a commitment of n packets is "
+    "spread evenly over the hold, at most 1/U of the NIC per rotor, lowest priority; a packet whose circuit no longer leads to its committed rack "
     "returns to its host",
     "FCT: last byte delivered at the receiver; flows column sender_fct_ps = when the sender held "
     "every ACK (what opera-sim prints)",

@@ -51,7 +51,8 @@
 //! (fair share of the sender and receiver capacity `max` = hold × rate / U packets), then
 //! offer the rest of their own traffic for two-hop VLB; each host of b accepts offers
 //! while its relay backlog for that final destination stays under 2·max/H packets. A
-//! host sends each rotor's commitments paced at 1/U of its NIC rate, lowest priority,
+//! host spreads each commitment of n packets evenly over the hold (as opera-sim's commit
+//! queues do), at most one packet per U packet times per rotor, lowest priority at its NIC,
 //! into that rotor's uplink, where bulk waits behind all NDP traffic; a bulk packet whose
 //! circuit no longer leads to the committed ToR when it reaches the head returns to its
 //! host's queue. Relays hold packets in host memory. Bulk therefore crosses at most two
@@ -183,6 +184,8 @@ struct Item {
     payload: u32,
     fin: u32,
     label: u32,
+    /// Earliest send time: a commitment of n packets is spread evenly over the hold.
+    at: Ps,
 }
 
 #[derive(Default)]
@@ -1050,7 +1053,7 @@ impl Opera {
         self.release(p);
         self.bulk_returns += 1;
         self.bulk_net_bytes -= pk.payload as u64;
-        let it = Item { flow: pk.flow, payload: pk.payload as u32, fin: pk.fin, label: pk.dst };
+        let it = Item { flow: pk.flow, payload: pk.payload as u32, fin: pk.fin, label: pk.dst, at: 0 };
         self.requeue(pk.holder, it, true);
         self.rlb_activate(pk.holder);
     }
@@ -1073,7 +1076,7 @@ impl Opera {
             }
         } else {
             self.bulk_relayed += 1;
-            let it = Item { flow: pk.flow, payload: pk.payload as u32, fin: pk.fin, label: h };
+            let it = Item { flow: pk.flow, payload: pk.payload as u32, fin: pk.fin, label: h, at: 0 };
             // the relay keeps the packet's hop count in the flow's maximum when delivered
             self.flows[pk.flow as usize].max_hops = self.flows[pk.flow as usize].max_hops.max(pk.hops as u32);
             self.requeue(h, it, false);
@@ -1106,7 +1109,7 @@ impl Opera {
             if let Some(q) = hs.relay.get_mut(&d) {
                 while n > 0 {
                     let Some((f, pl)) = q.pop_front() else { break };
-                    items.push(Item { flow: f, payload: pl, fin: d, label });
+                    items.push(Item { flow: f, payload: pl, fin: d, label, at: 0 });
                     hs.relay_pkts -= 1;
                     self.bulk_relay_bytes -= pl as u64;
                     n -= 1;
@@ -1128,7 +1131,7 @@ impl Opera {
                     let pl = fl.unsent.min(self.mss as u64) as u32;
                     fl.unsent -= pl as u64;
                     self.bulk_unsent -= pl as u64;
-                    items.push(Item { flow: f, payload: pl, fin: d, label });
+                    items.push(Item { flow: f, payload: pl, fin: d, label, at: 0 });
                     n -= 1;
                 }
                 if fl.unsent == 0 {
@@ -1142,11 +1145,14 @@ impl Opera {
             return;
         }
         self.rlb_commit_pkts += items.len() as u64;
+        let n = items.len() as u64;
         let hs = &mut self.hosts[h as usize];
-        for it in items {
+        for (k, mut it) in items.into_iter().enumerate() {
+            it.at = self.now + k as u64 * self.hold / n;
             self.bulk_commit_bytes += it.payload as u64;
             hs.commits[r as usize].push_back(it);
         }
+        hs.commits[r as usize].make_contiguous().sort_by_key(|it| it.at);
         self.nic_kick(h);
     }
 
@@ -1165,8 +1171,9 @@ impl Opera {
                 self.expire_commits(h, r);
                 continue;
             }
-            if now < hs.commit_next[r as usize] {
-                wake = wake.min(hs.commit_next[r as usize]);
+            let ready = hs.commit_next[r as usize].max(hs.commits[r as usize][0].at);
+            if now < ready {
+                wake = wake.min(ready);
                 continue;
             }
             let hs = &mut self.hosts[h as usize];
