@@ -851,7 +851,7 @@ impl Opera {
             // more is queued
             self.t.packet_hops += 1;
             if k >= self.hpr {
-                self.pkts[p as usize].hops += 1;
+                self.pkts[p as usize].hops = self.pkts[p as usize].hops.saturating_add(1);
                 self.ev.push(now + ser + self.prop, Ev::AtTor(p, to));
             } else {
                 let h = tor * self.hpr + k;
