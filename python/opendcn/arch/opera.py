@@ -18,6 +18,13 @@ unchanged; ``--stop-when ndp-done`` ends the run as soon as every flow has start
 every low-latency flow has finished (the paper's traces are replayed that way).
 
 The engine and its documented decisions are in ``crates/opendcn-core/src/opera``.
+
+Side by side with Opera's own simulator (opera-sim, built out of tree, fed the same
+matchings and paths) on ``ws10_first50ms`` until every NDP flow is done, sender-side FCTs
+(``sender_fct_ps``, what opera-sim prints) of flows < 100 KB: p50/p99 60/261 us here vs
+68/304 us there; all NDP flows p50/p99 157/15 475 us vs 177/15 849 us; on
+``dm10_first50ms`` small flows p50/p99 7.4/19.2 us vs 8.1/20.2 us. Bulk (RotorLB) flows
+finish ~10-15 % sooner here. Wall time 14-16 s vs 552 s, peak memory ~0.12 GB vs 2.4 GB.
 """
 
 from __future__ import annotations
