@@ -120,6 +120,7 @@ SCENARIOS = {
     "rotornet-vlb": lambda: build("rotornet", nodes=8, uplinks=2, routing="vlb"),
     "rotornet-direct": lambda: build("rotornet", nodes=8, uplinks=2, routing="direct"),
     "clos": lambda: build("clos", nodes=8, uplinks=2),
+    "opera": lambda: build("opera", tors=8, uplinks=4, hosts_per_tor=6, cutoff="100KB"),
 }
 
 

@@ -11,6 +11,7 @@ pub mod earliest;
 pub mod error;
 pub mod event;
 pub mod metrics;
+pub mod opera;
 pub mod rng;
 pub mod schedule;
 pub mod services;

@@ -33,6 +33,7 @@ macro_rules! common_output {
     }};
 }
 
+mod opera;
 mod slotted;
 mod shale;
 
@@ -300,6 +301,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     slotted::register(m)?;
     shale::register(m)?;
+    opera::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,183 @@
+"""Opera (issue 3): expander slices of staggered rotors, NDP over multi-hop slice paths,
+RotorLB bulk. Tiny sizes (8 ToRs x 4 rotors x 2 hosts) except the fabric-timing check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import opendcn as od
+
+TINY = dict(tors=8, uplinks=4, hosts_per_tor=2)
+PS_PER_BYTE = 800          # 10 Gb/s
+PROP = 500_000             # 500 ns
+
+
+def cli(*args: object) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "opendcn"
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def col(r, name):
+    return np.asarray(r.flows[name].fill_null(-1) if r.flows[name].null_count else r.flows[name])
+
+
+def test_paper_fabric_timing_and_shipped_matchings():
+    """Opera's own 108 matchings give 5-hop expander slices; the superslice follows Opera's
+    generator: eps = 4 (p + 8 s) + 7 s = 48.8 us, delta = p + s = 1.7 us, r = 10 us."""
+    net = od.arch.opera()
+    m = net.fabric_metrics
+    assert net.matchings_source == "opera"
+    assert m["max_path_hops"] == 5
+    assert m["eps_ps"] == 48_800_000 and m["delta_ps"] == 1_700_000 and m["reconf_ps"] == 10_000_000
+    assert m["superslice_ps"] == 60_500_000
+    assert m["cycle_ps"] == 108 * 60_500_000
+    assert net.config.endpoints == 648
+
+
+@pytest.mark.parametrize("size,start", [(1000, "3us"), (1436, "50us"), (14_360, "17us"), (30_000, "2us")])
+@pytest.mark.parametrize("host_prop", ["0ns", "100ns"])
+def test_idle_low_latency_flow_never_waits_for_a_circuit(size, start, host_prop):
+    """Exact oracle on an idle network: the NIC serializes all packets back to back and
+    they cross host link + `hops` ToR-ToR links + downlink store-and-forward; no wait for a
+    circuit at any hop (the slice path is up when the packet gets there)."""
+    net = od.arch.opera(**TINY, host_propagation=host_prop)
+    r = net.run(od.workload.flows([(start, 0, 15, size)]), duration="2ms")
+    s = r.summary
+    assert s["flows"] == {"started": 1, "completed": 1}
+    hops = int(col(r, "hops")[0])
+    assert 1 <= hops <= net.fabric_metrics["max_path_hops"]
+    npk = -(-size // 1436)
+    last = size - (npk - 1) * 1436 + 64
+    hp = od.units.parse_time(host_prop, "x")
+    s_full, s_last = 1500 * PS_PER_BYTE, last * PS_PER_BYTE
+    if npk == 1:
+        want = (hops + 2) * s_last + hops * PROP + 2 * hp
+    else:  # the last (shorter) packet trails the previous full one at every store-and-forward hop
+        want = (npk - 1) * s_full + (hops + 1) * s_full + s_last + hops * PROP + 2 * hp
+    assert int(col(r, "fct_ps")[0]) == want
+    am = s["arch_metrics"]
+    assert am["trims"] == 0 and am["reroutes"] == 0 and am["retransmissions"] == 0
+    assert sum(am["ndp_hops_histogram"]) == npk and am["ndp_hops_histogram"][hops] == npk
+
+
+def test_bulk_uses_only_direct_or_two_hop_paths():
+    flows = [(f"{i}us", i % 16, (i * 5 + 3) % 16, 400_000) for i in range(24) if (i % 16) // 2 != ((i * 5 + 3) % 16) // 2]
+    net = od.arch.opera(**TINY, cutoff="100KB", stop_when="all-done")
+    r = net.run(od.workload.flows(flows), duration="100ms")
+    s = r.summary
+    assert s["flows"]["completed"] == len(flows)
+    assert bool(np.all(col(r, "bulk")))
+    hops = col(r, "hops")
+    assert hops.min() >= 1 and hops.max() <= 2
+    h = s["arch_metrics"]["bulk_hops_histogram"]
+    assert h["more"] == 0 and h["direct"] > 0 and h["two_hop"] > 0
+    assert s["bytes"]["delivered"] == sum(f[3] for f in flows)
+    assert s["arch_metrics"]["ndp_hops_histogram"] == []
+
+
+def test_incast_trims_and_every_byte_arrives_exactly_once():
+    flows = [("1us", src, 0, 150_000) for src in range(2, 16)]
+    r = od.arch.opera(**TINY).run(od.workload.flows(flows), duration="20ms")
+    s, am = r.summary, r.summary["arch_metrics"]
+    assert am["trims"] > 0 and am["nacks"] > 0 and am["retransmissions"] > 0
+    assert s["flows"]["completed"] == len(flows)
+    assert np.all(np.asarray(r.flows["size_bytes"]) == 150_000)
+    assert s["bytes"] == {"offered": 14 * 150_000, "delivered": 14 * 150_000, "dropped": 0, "in_flight": 0}
+    assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert s["invariants"]["ok"]
+
+
+def test_rotorlb_costs_nothing_without_bulk():
+    r = od.arch.opera(**TINY).run(od.workload.poisson("websearch", load=0.2), duration="300us")
+    am = r.summary["arch_metrics"]
+    assert am["bulk_flows"] == 0 and am["rlb_slices"] == 0 and am["rlb_committed_pkts"] == 0
+    r = od.arch.opera(**TINY, cutoff="10KB").run(od.workload.flows([("0us", 0, 9, 50_000)]), duration="5ms")
+    assert r.summary["arch_metrics"]["rlb_slices"] >= 1
+
+
+def test_conservation_invariants_and_determinism():
+    wl = od.workload.poisson("websearch", load=0.3)
+    kw = dict(**TINY, cutoff="1MB")
+    a = od.arch.opera(**kw).run(wl, duration="1ms", seed=3).summary
+    b = od.arch.opera(**kw).run(wl, duration="1ms", seed=3).summary
+    c = od.arch.opera(**kw).run(wl, duration="1ms", seed=4).summary
+    for s in (a, c):
+        by = s["bytes"]
+        assert by["offered"] == by["delivered"] + by["dropped"] + by["in_flight"]
+        assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+        assert s["invariants"]["ok"]
+    a.pop("wall_s"), b.pop("wall_s")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert a["trace_hash"] != c["trace_hash"]
+
+
+def test_htsim_trace_replays_until_ndp_done(tmp_path):
+    """The Opera/htsim flow format runs unchanged; --stop-when ndp-done ends the run at the
+    last low-latency completion."""
+    trace = tmp_path / "flows.htsim"
+    trace.write_text("0 9 5000 1000\n3 12 200000 2000\n5 1 60000 2500\n14 2 2000000 4000")
+    out = tmp_path / "s.json"
+    p = cli("run", "opera", "--tors", 8, "--uplinks", 4, "--hosts-per-tor", 2, "--cutoff", "1MB",
+            "--stop-when", "ndp-done", "--flows-file", trace, "--duration", "1s", "--summary-json", out)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(out.read_text())
+    am = s["arch_metrics"]
+    assert s["flows"]["started"] == 4 and am["ndp_completed"] == 3 and am["bulk_flows"] == 1
+    assert am["stopped_early"] == 1
+    assert s["sim_time_s"] < 0.01
+    assert am["low_latency_fct_us_percentiles"]["count"] == 3
+
+
+@pytest.mark.parametrize("args", [
+    ["--tors", 8, "--uplinks", 3],
+    ["--tors", 3],
+    ["--queue", 0],
+    ["--matchings", "/nonexistent/matchings.txt"],
+    ["--matchings", "opera", "--tors", 12],
+    ["--stop-when", "never"],
+    ["--initial-window", 0],
+    ["--eps", "fast"],
+    ["--header-queue", "10B"],
+    ["--tors", 7],
+    ["--tors", 300],
+    ["--header", "0B"],
+    ["--mtu", "70000B"],
+])
+def test_cli_bad_options_exit_2(args):
+    p = cli("run", "opera", *args, "--duration", "10us")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "error" in p.stderr
+
+
+def test_python_bad_options_raise_config_error():
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.opera(tors=10, uplinks=4)
+    assert e.value.field == "--uplinks"
+    with pytest.raises(od.ConfigError):
+        od.arch.opera(**TINY).deploy_topo([])
+
+
+@pytest.mark.parametrize("pacer", ["host", "flow"])
+def test_pull_pacers_and_sender_completion(pacer):
+    flows = [("2us", src, 1, 60_000) for src in (4, 6, 9, 12)] + [("3us", 14, 3, 5_000)]
+    r = od.arch.opera(**TINY, pull_pacer=pacer).run(od.workload.flows(flows), duration="5ms")
+    s = r.summary
+    assert s["flows"]["completed"] == len(flows) and s["invariants"]["ok"]
+    fct, sfct = col(r, "fct_ps"), col(r, "sender_fct_ps")
+    assert np.all(sfct > fct)           # the last ACK reaches the sender after the last byte arrived
+    assert s["arch_metrics"]["pulls"] > 0
+
+
+def test_paper_size_run_with_shipped_matchings():
+    flows = [(f"{3 * i}us", (97 * i) % 648, (389 * i + 55) % 648, 2_000 + 7_919 * i) for i in range(1, 40)]
+    r = od.arch.opera().run(od.workload.flows(flows), duration="3ms")
+    s = r.summary
+    assert s["flows"] == {"started": 39, "completed": 39}
+    assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert max(s["arch_metrics"]["ndp_hops_histogram"] and range(len(s["arch_metrics"]["ndp_hops_histogram"]))) <= 5
