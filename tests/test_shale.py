@@ -118,7 +118,7 @@ def test_hop_by_hop_holds_at_most_budget_cells_per_bucket_per_upstream():
     assert s["arch_metrics"]["hbh_violations"] == 0
 
 
-@pytest.mark.parametrize("cc", ["none", "hbh", "spray", "hbh+spray", "priority"])
+@pytest.mark.parametrize("cc", ["none", "hbh", "spray", "hbh+spray", "priority", "isd", "rd", "ndp"])
 def test_every_cc_conserves_and_is_deterministic(cc):
     net = make(nodes=64, h=3, cc=cc)
     wl = od.workload.poisson("imc10", 0.2, "uniform")
@@ -130,6 +130,71 @@ def test_every_cc_conserves_and_is_deterministic(cc):
     assert a == b
     c = net.run(wl, duration="30us", seed=6).summary
     assert c["trace_hash"] != a["trace_hash"]
+
+
+# ------------------------------------------------------------------ end-to-end baselines
+
+def _incast(senders, dst, size, start=0):
+    return od.workload.flows([(start, s, dst, size) for s in senders])
+
+
+def test_ndp_trims_at_the_queue_cap_and_retransmits_everything():
+    senders = [x for x in range(64) if x != 9][:30]
+    wl = _incast(senders, 9, 40_000)
+    kw = dict(nodes=64, h=2, initial_window=60)
+    ndp = make(cc="ndp", ndp_queue=2, **kw).run(wl, duration="300us", seed=1)
+    rd = make(cc="rd", **kw).run(wl, duration="300us", seed=1)
+    for r in (ndp, rd):
+        check_books(r.summary)
+        assert r.summary["flows"]["completed"] == 30
+        assert r.summary["bytes"]["delivered"] == 30 * 40_000
+    t = ndp.summary["arch_metrics"]["transport"]
+    assert t["trimmed_cells"] > 0 and t["resent_bytes"] > 0
+    # every trimmed cell's payload came back and was resent
+    assert (t["trimmed_cells"] - 30) * 244 <= t["resent_bytes"] <= t["trimmed_cells"] * 244
+    assert rd.summary["arch_metrics"]["transport"]["trimmed_cells"] == 0
+    # trimming keeps the queues at the cap: one more cell per queue at most
+    assert ndp.summary["arch_metrics"]["engine"]["max_buffer_cells"] < \
+        rd.summary["arch_metrics"]["engine"]["max_buffer_cells"]
+
+
+def test_rd_never_has_more_than_its_window_in_the_network():
+    # cells of a flow in the network + its unused credits never exceed W: pulls are only
+    # sent for delivered cells. So total buffered cells <= flows x W at every moment.
+    senders = [x for x in range(64) if x != 9][:20]
+    wl = _incast(senders, 9, 60_000)
+    w = 3
+    rd = make(nodes=64, h=2, cc="rd", initial_window=w, pull_every=2).run(wl, duration="2ms", seed=1)
+    none = make(nodes=64, h=2, cc="none").run(wl, duration="2ms", seed=1)
+    for r in (rd, none):
+        check_books(r.summary)
+        assert r.summary["flows"]["completed"] == 20
+    assert rd.summary["arch_metrics"]["engine"]["max_buffer_cells"] <= 20 * w
+    assert max(rd.timeseries["buffered_cells"].to_pylist()) <= 20 * w
+    assert none.summary["arch_metrics"]["engine"]["max_buffer_cells"] > 20 * w
+    t = rd.summary["arch_metrics"]["transport"]
+    # one PULL per 2 delivered cells of a flow, except after its last cell
+    cells = -(-60_000 // 244)
+    assert t["pulls_sent"] == 20 * ((cells - 1) // 2)
+
+
+def test_isd_caps_a_lone_flow_at_its_receiver_share():
+    # one 200 KB flow on an idle network: ISD sends at most 1.25/(2h) cells per timeslot
+    # (plus one cell of burst), `none` at up to one cell per timeslot
+    cells = -(-200_000 // 244)
+    wl = od.workload.flows([(0, 3, 12, 200_000)])
+    isd = make(nodes=16, h=2, cc="isd").run(wl, duration="100us", seed=1)
+    none = make(nodes=16, h=2, cc="none").run(wl, duration="100us", seed=1)
+    for r in (isd, none):
+        check_books(r.summary)
+    f_isd = isd.flows.to_pylist()[0]
+    f_none = none.flows.to_pylist()[0]
+    assert f_isd["completed"] and f_none["completed"]
+    tau = 5632
+    cap = 1.25 / 4
+    assert f_isd["fct_ps"] >= (cells - 1) / cap * tau
+    assert f_none["fct_ps"] < 0.5 * f_isd["fct_ps"]
+    assert isd.summary["arch_metrics"]["transport"]["isd_cap"] == 1.25
 
 
 def test_interleaving_two_sub_schedules():
@@ -222,8 +287,10 @@ def test_cli_runs_and_prints_summary():
 @pytest.mark.parametrize("args", [
     ["--nodes", "15"],
     ["--h", "5"],
-    ["--cc", "isd"],
-    ["--cc", "ndp"],
+    ["--cc", "tcp"],
+    ["--cc", "ndp", "--ndp-queue", "0"],
+    ["--cc", "isd", "--isd-cap", "-1"],
+    ["--cc", "rd", "--initial-window", "x"],
     ["--interleave", "3:0.4"],
     ["--interleave", "4:1.5"],
     ["--token-budget", "0"],
@@ -241,4 +308,4 @@ def test_python_api_bad_option_raises_config_error():
     with pytest.raises(ConfigError):
         make(nodes=10, h=2)
     with pytest.raises(ConfigError):
-        make(cc="rd")
+        make(cc="tcp")

@@ -76,8 +76,12 @@ impl ShaleSim {
             for sg in 0..nsub {
                 let li = f as usize * nsub + sg;
                 for fl in std::mem::take(&mut self.local[li]) {
+                    if self.e2e() {
+                        self.tp_flow_gone(fl as usize, t);
+                    }
                     let b = self.f_unsent[fl as usize];
                     self.f_unsent[fl as usize] = 0;
+                    self.unsent_total -= b;
                     self.dropped += b;
                     self.drops[0] += b;
                 }

@@ -57,6 +57,7 @@
 mod failures;
 mod output;
 pub mod schedule;
+mod transport;
 
 use crate::error::SpecError;
 use crate::rng::{mix64, Stream};
@@ -73,6 +74,12 @@ pub enum Cc {
     Hbh,
     Spray,
     HbhSpray,
+    /// Idealized sender-driven fair share per receiver.
+    Isd,
+    /// Receiver-driven PULLs.
+    Rd,
+    /// PULLs and trimming.
+    Ndp,
 }
 
 impl Cc {
@@ -83,6 +90,9 @@ impl Cc {
             "hbh" => Cc::Hbh,
             "spray" => Cc::Spray,
             "hbh+spray" => Cc::HbhSpray,
+            "isd" => Cc::Isd,
+            "rd" => Cc::Rd,
+            "ndp" => Cc::Ndp,
             _ => return None,
         })
     }
@@ -116,6 +126,13 @@ pub struct ShaleSpec {
     pub cc: Cc,
     pub token_budget: u32,
     pub first_hop_budget: u32,
+    /// ISD: per-receiver cap, cells per timeslot = num / den.
+    pub isd_cap_num: u64,
+    pub isd_cap_den: u64,
+    /// RD / NDP: initial window (cells), cells per PULL, NDP queue cap (cells per queue).
+    pub init_window: u32,
+    pub pull_every: u32,
+    pub ndp_queue: u32,
     pub fail_nodes: Vec<u32>,
     pub fail_at_ps: Ps,
     pub flow_start_ps: Vec<Ps>,
@@ -124,6 +141,8 @@ pub struct ShaleSpec {
     pub flow_size: Vec<u64>,
     pub seed: u64,
     pub duration_ps: Ps,
+    /// Sample the network-wide time series every this many ps (0 = never).
+    pub sample_ps: Ps,
 }
 
 /// Deterministic hasher for u64 keys (never iterated).
@@ -206,6 +225,24 @@ pub struct ShaleOutput {
     /// Time-weighted histogram of per-node buffered cells: hist[v] = node-timeslots at v.
     pub buffer_hist: Vec<u64>,
     pub metrics: Vec<(String, f64)>,
+    /// Network-wide samples, one per `sample_ps` (and one at the end).
+    pub series: Vec<Sample>,
+}
+
+/// One network-wide sample of the time series: levels at `time_ps`, counters since the
+/// previous sample.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sample {
+    pub time_ps: Ps,
+    /// Cells queued at nodes (all nodes) and the largest per-node queue in the interval.
+    pub buffered_cells: u64,
+    pub max_node_cells: u32,
+    /// Flow bytes not yet cut into cells at their sources.
+    pub unsent_bytes: u64,
+    /// Payload bytes delivered, cells sent (cell-hops) and bytes dropped in the interval.
+    pub delivered_bytes: u64,
+    pub cell_hops: u64,
+    pub dropped_bytes: u64,
 }
 
 crate::with_totals!(ShaleOutput);
@@ -229,6 +266,8 @@ pub struct ShaleSim {
     t: u64,
     ring: Vec<Vec<Flight>>,
     spray_rng: Stream,
+    ctrl_rng: Stream,
+    tp: transport::Transport,
     // flows
     f_start: Vec<u64>,
     f_src: Vec<u32>,
@@ -299,6 +338,13 @@ pub struct ShaleSim {
     max_buckets: u32,
     max_buf: u32,
     max_outstanding_entries: usize,
+    // time series
+    sample_ticks: u64,
+    series: Vec<Sample>,
+    total_buf: u64,
+    unsent_total: u64,
+    interval_max_buf: u32,
+    last_sample: Sample,
 }
 
 impl ShaleSim {
@@ -384,6 +430,8 @@ impl ShaleSim {
             t: 0,
             ring: (0..=d).map(|_| Vec::new()).collect(),
             spray_rng: Stream::new(s.seed, "shale.spray"),
+            ctrl_rng: Stream::new(s.seed, "shale.control"),
+            tp: transport::Transport::default(),
             f_start: s.flow_start_ps.iter().map(|&p| p.div_ceil(tau)).collect(),
             f_unsent: vec![0; nf],
             f_deliv: vec![0; nf],
@@ -447,9 +495,36 @@ impl ShaleSim {
             max_buckets: 0,
             max_buf: 0,
             max_outstanding_entries: 0,
+            sample_ticks: if s.sample_ps == 0 { 0 } else { s.sample_ps.div_ceil(tau).max(1) },
+            series: Vec::new(),
+            total_buf: 0,
+            unsent_total: 0,
+            interval_max_buf: 0,
+            last_sample: Sample::default(),
             plan,
         };
         sim.precompute_detection();
+        if sim.e2e() {
+            if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
+                return Err(SpecError::new("pull_every", s.pull_every, "window, cells per PULL and NDP queue must be >= 1"));
+            }
+            if s.isd_cap_num == 0 || s.isd_cap_den == 0 {
+                return Err(SpecError::new("isd_cap", s.isd_cap_num, "the ISD cap must be positive"));
+            }
+            let tp = &mut sim.tp;
+            tp.isd_a = vec![0; n as usize];
+            tp.isd_last = vec![0; n as usize];
+            tp.isd_n = vec![0; n as usize];
+            tp.isd_cap = ((s.isd_cap_num as u128 * transport::ONE as u128) / s.isd_cap_den as u128) as u64;
+            tp.f_base = vec![0; nf];
+            tp.f_cells = vec![0; nf];
+            tp.f_granted = vec![0; nf];
+            tp.f_credit = vec![0; nf];
+            tp.f_rcv = vec![0; nf];
+            tp.window = s.init_window;
+            tp.pull_every = s.pull_every;
+            tp.ndp_queue = s.ndp_queue;
+        }
         Ok(sim)
     }
 
@@ -524,7 +599,33 @@ impl ShaleSim {
         }
     }
 
+    /// Append one time-series sample at the start of timeslot t.
+    fn sample(&mut self, t: u64) {
+        let s = Sample {
+            time_ps: t * self.tau,
+            buffered_cells: self.total_buf,
+            max_node_cells: self.interval_max_buf,
+            unsent_bytes: self.unsent_total,
+            delivered_bytes: self.delivered,
+            cell_hops: self.packet_hops,
+            dropped_bytes: self.dropped,
+        };
+        let p = self.last_sample;
+        self.series.push(Sample {
+            delivered_bytes: s.delivered_bytes - p.delivered_bytes,
+            cell_hops: s.cell_hops - p.cell_hops,
+            dropped_bytes: s.dropped_bytes - p.dropped_bytes,
+            ..s
+        });
+        self.last_sample = s;
+        // the next interval starts from the current levels (O(N) per sample)
+        self.interval_max_buf = self.buf.iter().copied().max().unwrap_or(0);
+    }
+
     fn step(&mut self, t: u64) {
+        if self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0 {
+            self.sample(t);
+        }
         if self.any_failed && t == self.fail_tick {
             self.apply_failures(t);
         }
@@ -542,14 +643,14 @@ impl ShaleSim {
                 continue;
             }
             self.f_unsent[f] = size;
-            let sg = self.f_sigma[f] as usize;
-            let nsub = self.plan.subs.len();
-            self.local[src as usize * nsub + sg].push(f as u32);
-            let bit = 1u8 << sg;
-            if self.src_listed[src as usize] & bit == 0 {
-                self.src_listed[src as usize] |= bit;
-                self.src_list[sg].push(src);
+            self.unsent_total += size;
+            if self.e2e() {
+                self.tp_flow_start(f, t);
             }
+            self.activate_local(f);
+        }
+        if self.e2e() {
+            self.tp_ctrl_due(t);
         }
         // arrivals
         let ri = (t % self.ring.len() as u64) as usize;
@@ -602,6 +703,19 @@ impl ShaleSim {
         let added = std::mem::take(&mut self.src_list[sg]);
         srcs.extend_from_slice(&added);
         self.src_list[sg] = srcs;
+    }
+
+    /// Flow f has unsent data: list it at its source.
+    fn activate_local(&mut self, f: usize) {
+        let src = self.f_src[f];
+        let sg = self.f_sigma[f] as usize;
+        let nsub = self.plan.subs.len();
+        self.local[src as usize * nsub + sg].push(f as u32);
+        let bit = 1u8 << sg;
+        if self.src_listed[src as usize] & bit == 0 {
+            self.src_listed[src as usize] |= bit;
+            self.src_list[sg].push(src);
+        }
     }
 
     fn list_at(&mut self, x: u32, k: u32) {
@@ -738,12 +852,16 @@ impl ShaleSim {
         }
         let h = self.plan.subs[sg].h as u8;
         let hbh = self.cc.hbh();
+        let e2e = self.e2e();
         let mut pick = usize::MAX;
         let mut best = u64::MAX;
         for i in 0..self.local[li].len() {
             let f = self.local[li][i] as usize;
             let d = self.f_dst[f];
             if hbh && d != y && !self.has_credit(x, k, d, h - 1, sg as u8) {
+                continue;
+            }
+            if e2e && !self.tp_may_send(f, t) {
                 continue;
             }
             if self.cc == Cc::Priority {
@@ -762,8 +880,12 @@ impl ShaleSim {
         let f = self.local[li][pick] as usize;
         let bytes = self.f_unsent[f].min(self.payload);
         self.f_unsent[f] -= bytes;
+        self.unsent_total -= bytes;
         if self.f_unsent[f] == 0 {
             self.local[li].remove(pick);
+        }
+        if e2e {
+            self.tp_sent(f, t, self.f_unsent[f] == 0);
         }
         self.new_cells += 1;
         let c = Cell {
@@ -897,7 +1019,9 @@ impl ShaleSim {
         }
         self.buf_last[y as usize] = t;
         self.buf[y as usize] = v;
+        self.total_buf = self.total_buf + v as u64 - old as u64;
         self.max_buf = self.max_buf.max(v);
+        self.interval_max_buf = self.interval_max_buf.max(v);
     }
 
     /// Bookkeeping of a cell leaving node x's queues.
@@ -1013,6 +1137,9 @@ impl ShaleSim {
         if dst == y {
             self.delivered += bytes;
             self.f_deliv[flow] += bytes;
+            if self.e2e() {
+                self.tp_delivered(flow, t);
+            }
             if self.f_deliv[flow] == self.f_size[flow] {
                 let send = t - self.d;
                 self.f_finish[flow] = send * self.tau + self.slot_ps + self.prop_ps;
@@ -1047,7 +1174,12 @@ impl ShaleSim {
                 let q = (p_prev + 1) % h;
                 match self.choose_spray(y, sg, q, t) {
                     Some(j) => {
-                        self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+                        let k = koff + q * (m - 1) + j - 1;
+                        if self.tp_trim(y, k) {
+                            self.tp_do_trim(y, c, sg, p_prev, t);
+                        } else {
+                            self.enqueue(y, k, c);
+                        }
                         return;
                     }
                     None => {
@@ -1082,7 +1214,12 @@ impl ShaleSim {
                 resets += 1;
                 continue;
             }
-            self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+            let k = koff + q * (m - 1) + j - 1;
+            if self.tp_trim(y, k) {
+                self.tp_do_trim(y, c, sg, p_prev, t);
+            } else {
+                self.enqueue(y, k, c);
+            }
             return;
         }
     }

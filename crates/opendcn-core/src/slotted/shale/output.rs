@@ -30,6 +30,7 @@ impl ShaleSim {
         if self.guard_viol > 0 {
             errors.push(format!("guardband violations: {}", self.guard_viol));
         }
+        self.tp_check(&mut errors);
         if self.hbh_viol > 0 {
             errors.push(format!("hop-by-hop invariant violated {} times", self.hbh_viol));
         }
@@ -59,9 +60,27 @@ impl ShaleSim {
             ("outstanding_entries".to_string(), self.outstanding.len() as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
+            ("pulls_sent".to_string(), self.tp.pulls as f64),
+            ("trimmed_cells".to_string(), self.tp.trims as f64),
+            ("resent_bytes".to_string(), self.tp.resent_bytes as f64),
+            ("control_hops".to_string(), self.tp.ctrl_hops as f64),
         ];
         let _ = self.max_outstanding_entries;
+        let mut series = self.series.clone();
+        if self.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < self.t * self.tau) && self.t > 0 {
+            let p = self.last_sample;
+            series.push(super::Sample {
+                time_ps: self.t * self.tau,
+                buffered_cells: self.total_buf,
+                max_node_cells: self.interval_max_buf,
+                unsent_bytes: self.unsent_total,
+                delivered_bytes: self.delivered - p.delivered_bytes,
+                cell_hops: self.packet_hops - p.cell_hops,
+                dropped_bytes: self.dropped - p.dropped_bytes,
+            });
+        }
         ShaleOutput {
+            series,
             totals: crate::metrics::RunTotals {
                 now_ps: self.t * self.tau,
                 events: self.events,
