@@ -265,6 +265,52 @@ def test_failed_nodes_keep_live_destination_throughput(frac, h, load):
     assert hurt.summary["arch_metrics"]["failed_nodes"] == len(failed)
 
 
+@pytest.mark.parametrize("frac,floor", [(0.04, 0.95), (0.08, 0.9)])
+def test_failed_links_are_detected_and_routed_around(frac, floor):
+    n, h, load, dur = 64, 2, 0.2, 120_000_000
+    healthy = make(nodes=n, h=h)
+    failing = make(nodes=n, h=h, fail_links=frac, fail_at="0us")
+    links = failing.failed_links(seed=1)
+    assert len(links) == round(frac * n * h * (round(n ** 0.5) - 1) / 2)
+    m = 8
+    for a, b in links.tolist():   # neighbours: differ in exactly one coordinate
+        assert sum((a // m**p) % m != (b // m**p) % m for p in range(h)) == 1
+    wl = _live_perm_flows(n, range(n), load, healthy.rate, dur, 20_000, 1)
+    base = healthy.run(wl, duration=f"{dur}ps", seed=1)
+    hurt = failing.run(wl, duration=f"{dur}ps", seed=1)
+    for r in (base, hurt):
+        check_books(r.summary)
+    # cells sent before an end noticed the failure are lost, nothing after that
+    assert hurt.summary["drops"]["failed_link"] > 0 and hurt.summary["drops"]["failed_node"] == 0
+    assert hurt.summary["drops"]["failed_link"] < 0.01 * hurt.summary["bytes"]["offered"]
+    b0 = base.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    b1 = hurt.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    assert floor <= b1 / b0 <= 1.01, b1 / b0
+    assert hurt.summary["arch_metrics"]["failed_links"] == len(links)
+
+
+def test_time_series_adds_up():
+    r = _perm_run(16, 2, 0.2, "30us")
+    ts = r.timeseries
+    s = r.summary
+    assert ts.num_rows >= 100
+    assert sum(ts["delivered_bytes"].to_pylist()) == s["bytes"]["delivered"]
+    assert sum(ts["tx_bytes"].to_pylist()) == s["packet_hops"] * 256
+    t = ts["time_ps"].to_pylist()
+    assert t == sorted(t) and t[-1] == -(-30_000_000 // 5632) * 5632   # the last timeslot run
+    # at the end: queued cells + unsent bytes account for the bytes in flight
+    last = ts.slice(ts.num_rows - 1).to_pylist()[0]
+    assert last["unsent_bytes"] <= s["bytes"]["in_flight"] <= last["unsent_bytes"] + \
+        (last["buffered_cells"] + 16 * 97) * 244   # + cells on the wires (≤ N × D)
+
+
+def test_active_buckets_count_distinct_buckets():
+    r = _perm_run(64, 2, 0.2, "40us")
+    am = r.summary["arch_metrics"]
+    # distinct <destination, remaining sprays> per node <= per-neighbour bucket queues
+    assert 1 <= am["max_active_buckets"] <= am["max_bucket_queues"]
+
+
 def test_failure_mid_run_drops_and_conserves():
     net = make(nodes=64, h=2, fail_nodes=0.05, fail_at="10us")
     r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=4)
@@ -295,6 +341,8 @@ def test_cli_runs_and_prints_summary():
     ["--interleave", "4:1.5"],
     ["--token-budget", "0"],
     ["--fail-nodes", "1.5"],
+    ["--fail-links", "1.5"],
+    ["--sample", "-3us"],
     ["--slot", "30ns"],
     ["--lanes", "0"],
 ])

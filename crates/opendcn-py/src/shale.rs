@@ -70,6 +70,7 @@ impl ShaleSimulator {
             pull_every: get(d, "pull_every")?,
             ndp_queue: get(d, "ndp_queue")?,
             fail_nodes: u32col(d, "fail_nodes")?,
+            fail_links: u32col(d, "fail_links")?,
             fail_at_ps: get(d, "fail_at_ps")?,
             flow_start_ps: u64col(d, "flow_start_ps")?,
             flow_src: u32col(d, "flow_src")?,

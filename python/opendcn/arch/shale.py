@@ -12,8 +12,11 @@ sprays⟩ with per-neighbour PIEO extraction; ``spray`` spray-short; ``hbh+spray
 (default); ``priority`` p = t + ℓ·E; ``none``. ``--interleave 4:0.4`` gives 40 % of the
 timeslots to an h = 4 sub-schedule that carries the flows up to ``--cutoff`` (default:
 the size that loads both sub-schedules equally). ``--fail-nodes F --fail-at T`` fails a
-random fraction F of the nodes at T (detection by missing cells, re-spraying,
-reset of direct hops; no invalidation tokens).
+random fraction F of the nodes at T, ``--fail-links F`` a fraction of the neighbour links
+(detection by missing cells, re-spraying, reset of direct hops; no invalidation tokens).
+``--cc isd|rd|ndp`` are the paper's end-to-end baselines (idealized sender-driven fair
+share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
+samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
 
 The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
 active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
@@ -67,7 +70,10 @@ DECISIONS = [
     "interleave: higher-h slots spread evenly (Bresenham); cutoff auto: bytes on each "
     "sub-schedule proportional to its slot share / h",
     "failures: random nodes (stream shale.failures), at most ceil(f m) per line (coordinate exchange); a spraying hop with no live neighbour is skipped; detection at the first missed cell; "
-    "no invalidation/re-validation tokens; no link failures",
+    "no invalidation/re-validation tokens; failed links: random neighbour pairs, both directions "
+    "down, each end stops sending at the first missed cell; a cell whose direct hop needs a "
+    "failed link (destination alive) is reset to its first spraying hop; cells sent into a "
+    "failed link before detection are lost (drop reason failed_link)",
     "load: R = lanes x lane rate x payload / cell unless --host-rate",
     "buffer occupancy: cells queued at a node (excl. unsent source data), time-weighted over "
     "node-timeslots",
@@ -186,6 +192,12 @@ class ShaleNetwork(Network):
         if not 0 <= self.fail_frac < 1:
             raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
         self.fail_at = parse_time(o["fail_at"], "--fail-at")
+        try:
+            self.fail_link_frac = float(o.get("fail_links", 0.0))
+        except (TypeError, ValueError):
+            raise ConfigError("--fail-links", o.get("fail_links"), "expected a fraction in [0, 1)") from None
+        if not 0 <= self.fail_link_frac < 1:
+            raise ConfigError("--fail-links", o.get("fail_links"), "fraction of links must be in [0, 1)")
         if o["host_rate"] is not None:
             self.rate = parse_rate(o["host_rate"], "--host-rate")
         else:
@@ -229,6 +241,26 @@ class ShaleNetwork(Network):
                     if len(chosen) == k:
                         return np.sort(np.asarray(chosen, dtype=np.int64))
             cap += 1
+
+    def failed_links(self, seed: int = 1) -> np.ndarray:
+        """The node pairs (a < b, one row each, sorted) whose link fails in a run with master
+        ``seed``: a fraction ``fail_links`` of the N h (m - 1) / 2 neighbour pairs of the
+        (base) schedule, uniformly at random (stream shale.failures.links)."""
+        m, h, n = self.m, self.h, self.n
+        total = n * h * (m - 1) // 2
+        k = round(self.fail_link_frac * total)
+        if k == 0:
+            return np.zeros((0, 2), dtype=np.int64)
+        rng = stream(int(seed), "shale.failures.links")
+        chosen: set[tuple[int, int]] = set()
+        while len(chosen) < k:
+            x = int(rng.integers(n))
+            p = int(rng.integers(h))
+            j = int(rng.integers(1, m))
+            c = (x // m**p) % m
+            y = x + (((c + j) % m) - c) * m**p
+            chosen.add((min(x, y), max(x, y)))
+        return np.asarray(sorted(chosen), dtype=np.int64).reshape(-1, 2)
 
     def peers(self, slots: int) -> np.ndarray:
         """Peer table: row t = the node each node sends to in timeslot t."""
@@ -285,7 +317,10 @@ class ShaleNetwork(Network):
         if np.any(src == dst):
             raise ConfigError("workload", "src == dst", "a flow must go to another node")
         cutoff = self._cutoff(size)
+        self.last_failed_links = 0
         failed = self.failed_nodes(seed)
+        links = self.failed_links(seed)
+        self.last_failed_links = len(links)
         spec = {
             "nodes": self.n, "h": self.h, "h_hi": self.h_hi, "inter_num": self.num, "inter_den": 1000,
             "cutoff_bytes": cutoff, "lanes": self.lanes, "slot_ps": self.slot_ps, "guard_ps": self.guard_ps,
@@ -295,6 +330,7 @@ class ShaleNetwork(Network):
             "isd_cap_num": round(self.isd_share * 10**6), "isd_cap_den": self._guarantee_den(),
             "init_window": self.init_window, "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
             "fail_nodes": failed, "fail_at_ps": self.fail_at,
+            "fail_links": links.reshape(-1).astype(np.int64),
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
         }
@@ -425,10 +461,12 @@ class ShaleNetwork(Network):
                           if self.cc in ("isd", "rd", "ndp") else None),
             "interleave": ({"h": self.h_hi, "m": m_hi, "share": self.num / 1000, "cutoff_bytes": cutoff}
                            if self.h_hi else None),
-            "failed_nodes": int(len(failed)), "fail_at_ps": self.fail_at if len(failed) else None,
+            "failed_nodes": int(len(failed)), "failed_links": int(self.last_failed_links),
+            "fail_at_ps": self.fail_at if len(failed) or self.last_failed_links else None,
             "normalized_fct": nfct,
             "buffer_cells_percentiles": bufp,
             "max_active_buckets": eng.get("max_active_buckets", 0),
+            "max_bucket_queues": eng.get("max_bucket_queues", 0),
             "max_pieo_length": eng.get("max_pieo_length", 0),
             "hbh_violations": eng.get("hbh_violations", 0),
             "destination_throughput": dthr,
@@ -457,7 +495,8 @@ class ShaleNetwork(Network):
     Option("pull_every", 20, "rd/ndp: one PULL (worth this many cells) per this many cells received", "int"),
     Option("ndp_queue", 100, "ndp: cells a per-neighbour queue holds before trimming", "int"),
     Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
-    Option("fail_at", "0us", "when the nodes fail", "time"),
+    Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
+    Option("fail_at", "0us", "when the nodes / links fail", "time"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
     Option("host_rate", None, "R of the load definition (default: payload rate lanes x lane rate x payload/cell)", "rate"),
 ], tiny={"nodes": 16})

@@ -20,6 +20,20 @@ impl ShaleSim {
             };
             span = span.max((s.epoch() as u64 * self.plan.den).div_ceil(share.max(1)) + self.plan.den + 2);
         }
+        // a failed link a-b: each end notices at the first slot the other should have sent
+        // to it, and from then on stops sending to it (symmetric detection)
+        for &(a, b) in &self.link_list.clone() {
+            for t in self.fail_tick..self.fail_tick + span {
+                let (s, p, j, _) = self.plan.slot(t);
+                let sub = &self.plan.subs[s];
+                if sub.tx_peer(a, p, j) == b {
+                    self.detect.entry(((b as u64) << 32) | a as u64).or_insert(t + self.d);
+                }
+                if sub.tx_peer(b, p, j) == a {
+                    self.detect.entry(((a as u64) << 32) | b as u64).or_insert(t + self.d);
+                }
+            }
+        }
         for &f in &self.fail_list.clone() {
             for t in self.fail_tick..self.fail_tick + span {
                 let (s, p, j, _) = self.plan.slot(t);
@@ -27,6 +41,16 @@ impl ShaleSim {
                 self.detect.entry(((y as u64) << 32) | f as u64).or_insert(t + self.d);
             }
         }
+    }
+
+    /// Was the link a-b down when a cell was sent over it in timeslot t_send?
+    #[inline]
+    pub(super) fn link_lost(&self, a: u32, b: u32, t_send: u64) -> bool {
+        if self.link_list.is_empty() || t_send < self.fail_tick {
+            return false;
+        }
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.down_links.contains_key(&(((lo as u64) << 32) | hi as u64))
     }
 
     /// x learned that its neighbour (index k, phase p) failed: move or drop what is queued.
@@ -43,7 +67,7 @@ impl ShaleSim {
         }
         for c in moved {
             let cl = self.cells[c as usize];
-            if cl.dst == dead {
+            if cl.dst == dead && self.failed[dead as usize] {
                 self.drop_cell(x, c, 0);
                 continue;
             }

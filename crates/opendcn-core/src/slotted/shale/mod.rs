@@ -33,15 +33,28 @@
 //! with the lowest p = t + ℓ·E goes first (t = flow arrival timeslot, ℓ = flow size in
 //! cells, E = epoch in timeslots).
 //!
-//! Failures (§5.5, partial): the listed nodes fail at `fail_at`: their queued cells and
-//! unsent flow data are dropped, cells reaching them are dropped. A live neighbour y
-//! notices f at the first timeslot a cell from f should have arrived (first f→y timeslot
-//! at or after the failure, plus D) and from then on never sends to f: cells queued to f
-//! are re-sprayed to another live neighbour of the same phase (spraying hops), dropped
-//! (f is their destination) or reset to their first spraying hop (direct hops via f); a
-//! spraying hop whose phase has no live neighbour is skipped. Python picks the failed
-//! nodes at random but at most ⌈f·m⌉ per line (Shale's exchange of failed coordinates).
-//! Invalidation / re-validation tokens and link failures are not modelled.
+//! Failures (§5.5, partial): the listed nodes and links fail at `fail_at`. A failed
+//! node's queued cells and unsent flow data are dropped, cells reaching it are dropped. A
+//! failed link (a node pair) loses every cell and token sent over it in either direction.
+//! A live node y notices a failed neighbour / link to f at the first timeslot a cell from
+//! f should have arrived (first f→y timeslot at or after the failure, plus D) and from
+//! then on never sends to f (symmetric detection): cells queued to f are re-sprayed to
+//! another usable neighbour of the same phase (spraying hops), dropped (f failed and is
+//! their destination) or reset to their first spraying hop (direct hops via f, or over
+//! the failed link to a live destination); a spraying hop whose phase has no usable
+//! neighbour is skipped. Python picks failed nodes at random but at most ⌈f·m⌉ per line
+//! (Shale's exchange of failed coordinates) and failed links uniformly among neighbour
+//! pairs. Invalidation / re-validation tokens and recovery are not modelled: upstream
+//! nodes learn nothing, so cells keep being routed towards a failed element until the
+//! node next to it drops or resets them.
+//!
+//! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
+//!
+//! Metrics: `max_active_buckets` = the most distinct buckets ⟨destination, remaining
+//! sprays⟩ queued at one node (exact, reference-counted over its per-neighbour PIEOs);
+//! `max_bucket_queues` = the most ⟨neighbour, bucket⟩ queues (PIEO entries) at one node.
+//! The time series samples network-wide levels (queued cells, largest node queue,
+//! unsent bytes) and interval counters (delivered and dropped bytes, cell-hops).
 //!
 //! DECIDE points taken (ALGORITHMS §5, §7): schedule order (c_i ± j) mod m per phase;
 //! lane ℓ serves entries ≡ ℓ mod lanes (one global entry per timeslot); spraying cells are
@@ -49,10 +62,10 @@
 //! tokens return over the same sub-schedule; T = T_F defaults come from Python
 //! ("auto": T = T_F = ⌈2D/E⌉ + 1, enough for one bucket to use a link every epoch); a
 //! dropped cell still returns its token; priority units in timeslots and cells;
-//! interleaving spreads the higher-h slots evenly (Bresenham); `max_active_buckets`
-//! counts ⟨neighbour, bucket⟩ queues (PIEO entries) per node, an upper bound on the
-//! distinct buckets; buffer occupancy is cells queued at a node (not unsent source data),
-//! time-weighted over node-timeslots.
+//! interleaving spreads the higher-h slots evenly (Bresenham); buffer occupancy is cells
+//! queued at a node (not unsent source data), time-weighted over node-timeslots; RD/NDP
+//! PULL per flow, window, control path and NDP queue cap per neighbour queue: see
+//! [`transport`].
 
 mod failures;
 mod output;
@@ -134,6 +147,8 @@ pub struct ShaleSpec {
     pub pull_every: u32,
     pub ndp_queue: u32,
     pub fail_nodes: Vec<u32>,
+    /// Failed links as node pairs [a0, b0, a1, b1, ...] (both directions fail).
+    pub fail_links: Vec<u32>,
     pub fail_at_ps: Ps,
     pub flow_start_ps: Vec<Ps>,
     pub flow_src: Vec<u32>,
@@ -214,7 +229,7 @@ struct Flight {
     tok: [(u32, u8); 2],
 }
 
-pub const DROP_REASONS: [&str; 2] = ["failed_node", "no_route"];
+pub const DROP_REASONS: [&str; 3] = ["failed_node", "no_route", "failed_link"];
 
 /// What a run returns.
 #[derive(Debug, Clone, Default)]
@@ -304,6 +319,10 @@ pub struct ShaleSim {
     outstanding: Map,
     held: Map,
     nbuckets: Vec<u32>,
+    /// PIEO entries per (node, bucket) and distinct buckets per node.
+    bucket_ref: Map,
+    ndistinct: Vec<u32>,
+    max_distinct: u32,
     // per node
     buf: Vec<u32>,
     buf_last: Vec<u64>,
@@ -316,6 +335,8 @@ pub struct ShaleSim {
     fail_tick: u64,
     fail_list: Vec<u32>,
     detect: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    link_list: Vec<(u32, u32)>,
     // counters
     events: u64,
     packet_hops: u64,
@@ -325,7 +346,7 @@ pub struct ShaleSim {
     offered: u64,
     delivered: u64,
     dropped: u64,
-    drops: [u64; 2],
+    drops: [u64; 3],
     flows_started: u64,
     flows_completed: u64,
     hash: u64,
@@ -408,6 +429,19 @@ impl ShaleSim {
             }
             failed[f as usize] = true;
         }
+        if s.fail_links.len() % 2 != 0 {
+            return Err(SpecError::new("fail_links", s.fail_links.len(), "expected node pairs"));
+        }
+        let mut link_list = Vec::new();
+        for pr in s.fail_links.chunks(2) {
+            let (a, b) = (pr[0].min(pr[1]), pr[0].max(pr[1]));
+            if b >= n || a == b {
+                return Err(SpecError::new("fail_links", format!("{a}-{b}"), "not a pair of distinct nodes"));
+            }
+            link_list.push((a, b));
+        }
+        link_list.sort_unstable();
+        link_list.dedup();
         let mut fail_list: Vec<u32> = s.fail_nodes.clone();
         fail_list.sort_unstable();
         fail_list.dedup();
@@ -464,16 +498,21 @@ impl ShaleSim {
             outstanding: Map::default(),
             held: Map::default(),
             nbuckets: vec![0; n as usize],
+            bucket_ref: Map::default(),
+            ndistinct: vec![0; n as usize],
+            max_distinct: 0,
             buf: vec![0; n as usize],
             buf_last: vec![0; n as usize],
             hist: vec![0; 1],
             visited: vec![u64::MAX; n as usize],
             rx_stamp: vec![u64::MAX; n as usize],
-            any_failed: !fail_list.is_empty(),
+            any_failed: !fail_list.is_empty() || !link_list.is_empty(),
             failed,
             fail_tick,
             fail_list,
             detect: Default::default(),
+            down_links: Default::default(),
+            link_list: Vec::new(),
             events: 0,
             packet_hops: 0,
             collisions: 0,
@@ -482,7 +521,7 @@ impl ShaleSim {
             offered: 0,
             delivered: 0,
             dropped: 0,
-            drops: [0; 2],
+            drops: [0; 3],
             flows_started: 0,
             flows_completed: 0,
             hash: 0x5a1e_5a1e_5a1e_5a1e,
@@ -503,6 +542,10 @@ impl ShaleSim {
             last_sample: Sample::default(),
             plan,
         };
+        sim.link_list = link_list;
+        for &(a, b) in &sim.link_list {
+            sim.down_links.insert(((a as u64) << 32) | b as u64, 0);
+        }
         sim.precompute_detection();
         if sim.e2e() {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
@@ -565,7 +608,7 @@ impl ShaleSim {
     /// Has live node x noticed that neighbour z failed, by timeslot t?
     #[inline]
     fn knows_dead(&self, x: u32, z: u32, t: u64) -> bool {
-        if !self.any_failed || !self.failed[z as usize] {
+        if !self.any_failed || t < self.fail_tick {
             return false;
         }
         match self.detect.get(&(((x as u64) << 32) | z as u64)) {
@@ -993,6 +1036,13 @@ impl ShaleSim {
             if empty {
                 self.pieo_len[xk] -= 1;
                 self.nbuckets[x as usize] -= 1;
+                let bk = key(x, 0, en.d, en.r);
+                let v = self.bucket_ref.get_mut(&bk).expect("bucket refcount");
+                *v -= 1;
+                if *v == 0 {
+                    self.bucket_ref.remove(&bk);
+                    self.ndistinct[x as usize] -= 1;
+                }
                 self.free_entries.push(e);
             } else {
                 self.entries[e as usize].next = NONE;
@@ -1068,6 +1118,12 @@ impl ShaleSim {
             self.max_pieo = self.max_pieo.max(self.pieo_len[yk]);
             self.nbuckets[y as usize] += 1;
             self.max_buckets = self.max_buckets.max(self.nbuckets[y as usize]);
+            let v = self.bucket_ref.entry(key(y, 0, d, r)).or_insert(0);
+            *v += 1;
+            if *v == 1 {
+                self.ndistinct[y as usize] += 1;
+                self.max_distinct = self.max_distinct.max(self.ndistinct[y as usize]);
+            }
         } else {
             let tl = self.entries[e as usize].tail;
             self.cells[tl as usize].next = c;
@@ -1098,6 +1154,16 @@ impl ShaleSim {
     fn receive(&mut self, fl: Flight, t: u64) {
         self.events += 1;
         let y = fl.to;
+        if self.any_failed && self.link_lost(fl.from, y, t - self.d) {
+            // sent into a failed link before the sender noticed: cell and tokens are lost
+            if fl.cell != NONE {
+                let b = self.cells[fl.cell as usize].bytes as u64;
+                self.dropped += b;
+                self.drops[2] += b;
+                self.free_cell(fl.cell);
+            }
+            return;
+        }
         if self.is_dead(y, t) {
             if fl.cell != NONE {
                 let b = self.cells[fl.cell as usize].bytes as u64;
@@ -1205,10 +1271,13 @@ impl ShaleSim {
             let j = (ebs.coord(d, q) + m - ebs.coord(y, q)) % m;
             let z = ebs.tx_peer(y, q, j);
             if self.knows_dead(y, z, t) {
-                if z == d || resets > 0 {
-                    self.drop_cell(y, c, if z == d { 0 } else { 1 });
+                let dead_dst = z == d && self.failed[d as usize];
+                if dead_dst || resets > 0 {
+                    self.drop_cell(y, c, if dead_dst { 0 } else { 1 });
                     return;
                 }
+                // a direct hop via a failed node or over a failed link (its destination
+                // alive): back to the first spraying hop
                 // direct hop via a failed node: back to the first spraying hop
                 self.cells[c as usize].r = h as u8;
                 resets += 1;

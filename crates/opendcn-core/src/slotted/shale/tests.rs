@@ -24,6 +24,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         pull_every: 20,
         ndp_queue: 100,
         fail_nodes: vec![],
+        fail_links: vec![],
         fail_at_ps: 0,
         flow_start_ps: vec![],
         flow_src: vec![],
