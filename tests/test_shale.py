@@ -357,3 +357,38 @@ def test_python_api_bad_option_raises_config_error():
         make(nodes=10, h=2)
     with pytest.raises(ConfigError):
         make(cc="tcp")
+
+
+# ------------------------------------------------------------------ golden summaries
+
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
+GOLDEN_RUNS = {
+    "shale-64-h2-hbh+spray": dict(nodes=64, h=2),
+    "shale-81-h4-hbh-interleave": dict(nodes=81, h=4, cc="hbh", interleave="2:0.3"),
+    "shale-64-h3-priority": dict(nodes=64, h=3, cc="priority"),
+    "shale-64-h2-ndp-fail": dict(nodes=64, h=2, cc="ndp", ndp_queue=3, fail_nodes=0.05, fail_links=0.03,
+                                 fail_at="10us"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
+def test_golden_summary(name):
+    """Whole summaries (and the network-wide time series) are stable: engine changes that
+    should not change behaviour (speed work) keep them bit-identical."""
+    import os
+
+    r = make(**GOLDEN_RUNS[name]).run(od.workload.poisson("imc10", 0.2, "uniform"), duration="40us", seed=1)
+    got = dict(r.summary)
+    got.pop("wall_s")
+    got["timeseries"] = {c: r.timeseries[c].to_pylist() for c in ("buffered_cells", "unsent_bytes",
+                                                                  "delivered_bytes")}
+    got = json.loads(json.dumps(got, sort_keys=True))
+    assert got["flows"]["started"] > 10
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN") == "1" or not path.exists():
+        if not path.exists() and os.environ.get("CI"):
+            pytest.fail(f"golden file {path} is missing (create it with UPDATE_GOLDEN=1)")
+        path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    want = json.loads(path.read_text())
+    diff = [k for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+    assert not diff, f"{name}: fields {diff} differ from {path.name} (UPDATE_GOLDEN=1 after an intended change)"
