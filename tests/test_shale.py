@@ -108,6 +108,31 @@ def test_load_just_under_the_worst_case_limit_is_delivered(n, h):
     assert s["goodput_normalized"] > 0.8 * load
 
 
+def test_load_is_in_cells_per_timeslot():
+    # R = one cell payload per timeslot (guard band excluded): L = 1 is one cell per timeslot
+    net = make(nodes=16, h=2)
+    assert net.tau == 5632
+    assert 243.999 < net.rate * net.tau / 8e12 <= 244
+
+
+def test_load_just_under_the_bound_is_stable_with_uniform_traffic():
+    # 0.96/(2h) of the line in cells per timeslot: the sources' backlog stays bounded and the
+    # second half of the run delivers the offered load. (With R = lane rate x payload / cell,
+    # the old default that ignored the guard band, the same L offered 0.264 cells per
+    # timeslot, above what h = 2 carries with uniform traffic at 1 024+ nodes.)
+    load = 0.96 / 4
+    net = make(nodes=64, h=2, sample="20us")
+    r = net.run(od.workload.poisson(None, load, "uniform", flow_size="10KB"), duration="240us", seed=2)
+    check_books(r.summary)
+    ts = r.timeseries.to_pydict()
+    half = len(ts["time_ps"]) // 2
+    unsent = ts["unsent_bytes"]
+    gp = sum(ts["goodput_normalized"][half:]) / (len(ts["time_ps"]) - half)
+    offered_per_sample = load * net.rate / 8 * 20e-6 * 64
+    assert gp > 0.97 * load, gp
+    assert max(unsent[half:]) < 2 * offered_per_sample, unsent
+
+
 def test_hop_by_hop_holds_at_most_budget_cells_per_bucket_per_upstream():
     # T = T_F = 1: a node never holds two cells of one bucket from the same neighbour
     r = _perm_run(16, 2, 0.24, "60us", token_budget="1", first_hop_budget="1")

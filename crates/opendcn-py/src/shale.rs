@@ -130,6 +130,8 @@ impl ShaleSimulator {
         ts.set_item("delivered_bytes", PyArray1::from_vec(py, colv(&|s| s.delivered_bytes as i64)))?;
         ts.set_item("cell_hops", PyArray1::from_vec(py, colv(&|s| s.cell_hops as i64)))?;
         ts.set_item("dropped_bytes", PyArray1::from_vec(py, colv(&|s| s.dropped_bytes as i64)))?;
+        ts.set_item("new_cells", PyArray1::from_vec(py, colv(&|s| s.new_cells as i64)))?;
+        ts.set_item("backlogged_sources", PyArray1::from_vec(py, colv(&|s| s.backlogged_sources as i64)))?;
         d.set_item("series", ts)?;
         Ok(d)
     }

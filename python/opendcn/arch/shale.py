@@ -22,9 +22,11 @@ The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot ov
 active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
 the engine's module documentation and in ``arch_metrics["decisions"]``.
 
-The load L = F / (R N τ) uses R = the payload rate a node can inject,
-lanes × lane_rate × (cell − header) / cell (381.25 Gbps by default), unless
-``--host-rate`` says otherwise.
+The load L = F / (R N τ) uses R = one cell's payload per timeslot, (cell − header) × 8 /
+(slot / lanes) (244 B per 5.632 ns = 346.59 Gbps by default), unless ``--host-rate`` says
+otherwise: L is then exactly the paper's load in cells per timeslot, the unit of its
+throughput guarantee 1/(2h). (The lane rate alone, 400 Gbps × 244/256 = 381.25 Gbps,
+ignores the guard band: L = 0.24 would offer 0.264 cells per timeslot, above 1/(2h) for h = 2.)
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ DECISIONS = [
     "down, each end stops sending at the first missed cell; a cell whose direct hop needs a "
     "failed link (destination alive) is reset to its first spraying hop; cells sent into a "
     "failed link before detection are lost (drop reason failed_link)",
-    "load: R = lanes x lane rate x payload / cell unless --host-rate",
+    "load: R = one cell payload per timeslot = payload x 8 / (slot / lanes) (346.59 Gbps by default; "
+    "guard band excluded) unless --host-rate, so L is in cells per timeslot",
     "buffer occupancy: cells queued at a node (excl. unsent source data), time-weighted over "
     "node-timeslots",
 ]
@@ -201,7 +204,8 @@ class ShaleNetwork(Network):
         if o["host_rate"] is not None:
             self.rate = parse_rate(o["host_rate"], "--host-rate")
         else:
-            self.rate = self.lanes * self.lane_rate * self.payload // self.cell
+            # one cell payload per timeslot (guard band excluded), floored to whole bit/s
+            self.rate = self.payload * 8 * 10**12 // self.tau
         self.n, self.h = n, h
         super().__init__(Config(nodes=n, uplinks=self.lanes, link_rate=self.lane_rate, slice=self.slot_ps,
                                 guardband=self.guard_ps, propagation=self.prop_ps, host_rate=self.rate,
@@ -411,6 +415,8 @@ class ShaleNetwork(Network):
             "delivered_bytes": pa.array(deliv),
             "dropped_bytes": pa.array(np.asarray(ser["dropped_bytes"], dtype=np.int64)),
             "goodput_normalized": pa.array(gp.astype(np.float64)),
+            "new_cells": pa.array(np.asarray(ser["new_cells"], dtype=np.int64)),
+            "backlogged_sources": pa.array(np.asarray(ser["backlogged_sources"], dtype=np.int64)),
         })
 
     def _arch_metrics(self, o, size, dst, done, norm, failed, cutoff, sim_s) -> dict[str, Any]:
@@ -498,7 +504,7 @@ class ShaleNetwork(Network):
     Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
     Option("fail_at", "0us", "when the nodes / links fail", "time"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
-    Option("host_rate", None, "R of the load definition (default: payload rate lanes x lane rate x payload/cell)", "rate"),
+    Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
 ], tiny={"nodes": 16})
 def build(**o: Any) -> ShaleNetwork:
     return ShaleNetwork(**o)

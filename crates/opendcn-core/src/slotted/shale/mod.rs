@@ -67,6 +67,7 @@
 //! PULL per flow, window, control path and NDP queue cap per neighbour queue: see
 //! [`transport`].
 
+mod credits;
 mod failures;
 mod output;
 pub mod schedule;
@@ -258,6 +259,9 @@ pub struct Sample {
     pub delivered_bytes: u64,
     pub cell_hops: u64,
     pub dropped_bytes: u64,
+    /// Cells cut from flows at their sources in the interval; sources with unsent data.
+    pub new_cells: u64,
+    pub backlogged_sources: u64,
 }
 
 crate::with_totals!(ShaleOutput);
@@ -316,8 +320,7 @@ pub struct ShaleSim {
     toks: Vec<Tok>,
     free_toks: Vec<u32>,
     // hop-by-hop state
-    outstanding: Map,
-    held: Map,
+    cred: credits::Credits,
     nbuckets: Vec<u32>,
     /// PIEO entries per (node, bucket) and distinct buckets per node.
     bucket_ref: Map,
@@ -495,8 +498,7 @@ impl ShaleSim {
             free_entries: Vec::new(),
             toks: Vec::new(),
             free_toks: Vec::new(),
-            outstanding: Map::default(),
-            held: Map::default(),
+            cred: credits::Credits::new(if s.cc.hbh() { nk } else { 0 }),
             nbuckets: vec![0; n as usize],
             bucket_ref: Map::default(),
             ndistinct: vec![0; n as usize],
@@ -628,7 +630,7 @@ impl ShaleSim {
 
     #[inline]
     fn has_credit(&self, x: u32, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
-        let used = self.outstanding.get(&key(x, k, d, rz)).copied().unwrap_or(0);
+        let used = self.cred.out(self.ix(x, k), x, k, d, rz);
         used < self.budget(sigma, rz)
     }
 
@@ -652,12 +654,15 @@ impl ShaleSim {
             delivered_bytes: self.delivered,
             cell_hops: self.packet_hops,
             dropped_bytes: self.dropped,
+            new_cells: self.new_cells,
+            backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
         };
         let p = self.last_sample;
         self.series.push(Sample {
             delivered_bytes: s.delivered_bytes - p.delivered_bytes,
             cell_hops: s.cell_hops - p.cell_hops,
             dropped_bytes: s.dropped_bytes - p.dropped_bytes,
+            new_cells: s.new_cells - p.new_cells,
             ..s
         });
         self.last_sample = s;
@@ -829,7 +834,7 @@ impl ShaleSim {
             }
             let rz = c.r.saturating_sub(1);
             if self.cc.hbh() && y != c.dst {
-                *self.outstanding.entry(key(x, k, c.dst, rz)).or_insert(0) += 1;
+                self.cred.add(xk, x, k, c.dst, rz, 1, 0);
             }
             let cm = &mut self.cells[cell as usize];
             cm.r = rz;
@@ -848,13 +853,8 @@ impl ShaleSim {
         if !self.cc.hbh() || c.prev == NONE {
             return;
         }
-        let hk = key(x, c.back_k, c.dst, c.r_in);
-        if let Some(v) = self.held.get_mut(&hk) {
-            *v -= 1;
-            if *v == 0 {
-                self.held.remove(&hk);
-            }
-        }
+        let li = self.ix(x, c.back_k);
+        self.cred.add(li, x, c.back_k, c.dst, c.r_in, 0, -1);
         let xk = self.ix(x, c.back_k);
         let ti = match self.free_toks.pop() {
             Some(i) => i,
@@ -1176,13 +1176,8 @@ impl ShaleSim {
         if self.cc.hbh() {
             for i in 0..fl.ntok as usize {
                 let (d, r) = fl.tok[i];
-                let ok = key(y, fl.k_back, d, r);
-                if let Some(v) = self.outstanding.get_mut(&ok) {
-                    *v -= 1;
-                    if *v == 0 {
-                        self.outstanding.remove(&ok);
-                    }
-                }
+                let li = self.ix(y, fl.k_back);
+                self.cred.add(li, y, fl.k_back, d, r, -1, 0);
             }
         }
         let c = fl.cell;
@@ -1217,10 +1212,8 @@ impl ShaleSim {
         }
         if self.cc.hbh() {
             let cl = self.cells[c as usize];
-            let hk = key(y, cl.back_k, cl.dst, cl.r_in);
-            let v = self.held.entry(hk).or_insert(0);
-            *v += 1;
-            let held = *v;
+            let li = self.ix(y, cl.back_k);
+            let held = self.cred.add(li, y, cl.back_k, cl.dst, cl.r_in, 0, 1);
             if held > self.budget(cl.sigma, cl.r_in) {
                 self.hbh_viol += 1;
             }

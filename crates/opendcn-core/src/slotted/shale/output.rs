@@ -58,7 +58,7 @@ impl ShaleSim {
             ("max_active_buckets".to_string(), self.max_distinct as f64),
             ("max_bucket_queues".to_string(), self.max_buckets as f64),
             ("max_buffer_cells".to_string(), self.max_buf as f64),
-            ("outstanding_entries".to_string(), self.outstanding.len() as f64),
+            ("outstanding_entries".to_string(), self.cred.entries as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
             ("pulls_sent".to_string(), self.tp.pulls as f64),
@@ -78,6 +78,8 @@ impl ShaleSim {
                 delivered_bytes: self.delivered - p.delivered_bytes,
                 cell_hops: self.packet_hops - p.cell_hops,
                 dropped_bytes: self.dropped - p.dropped_bytes,
+                new_cells: self.new_cells - p.new_cells,
+                backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
             });
         }
         ShaleOutput {
