@@ -67,7 +67,6 @@
 //! PULL per flow, window, control path and NDP queue cap per neighbour queue: see
 //! [`transport`].
 
-mod credits;
 mod failures;
 mod output;
 pub mod schedule;
@@ -320,7 +319,8 @@ pub struct ShaleSim {
     toks: Vec<Tok>,
     free_toks: Vec<u32>,
     // hop-by-hop state
-    cred: credits::Credits,
+    outstanding: Map,
+    held: Map,
     nbuckets: Vec<u32>,
     /// PIEO entries per (node, bucket) and distinct buckets per node.
     bucket_ref: Map,
@@ -498,7 +498,8 @@ impl ShaleSim {
             free_entries: Vec::new(),
             toks: Vec::new(),
             free_toks: Vec::new(),
-            cred: credits::Credits::new(if s.cc.hbh() { nk } else { 0 }),
+            outstanding: Map::default(),
+            held: Map::default(),
             nbuckets: vec![0; n as usize],
             bucket_ref: Map::default(),
             ndistinct: vec![0; n as usize],
@@ -630,7 +631,7 @@ impl ShaleSim {
 
     #[inline]
     fn has_credit(&self, x: u32, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
-        let used = self.cred.out(self.ix(x, k), x, k, d, rz);
+        let used = self.outstanding.get(&key(x, k, d, rz)).copied().unwrap_or(0);
         used < self.budget(sigma, rz)
     }
 
@@ -834,7 +835,7 @@ impl ShaleSim {
             }
             let rz = c.r.saturating_sub(1);
             if self.cc.hbh() && y != c.dst {
-                self.cred.add(xk, x, k, c.dst, rz, 1, 0);
+                *self.outstanding.entry(key(x, k, c.dst, rz)).or_insert(0) += 1;
             }
             let cm = &mut self.cells[cell as usize];
             cm.r = rz;
@@ -853,8 +854,13 @@ impl ShaleSim {
         if !self.cc.hbh() || c.prev == NONE {
             return;
         }
-        let li = self.ix(x, c.back_k);
-        self.cred.add(li, x, c.back_k, c.dst, c.r_in, 0, -1);
+        let hk = key(x, c.back_k, c.dst, c.r_in);
+        if let Some(v) = self.held.get_mut(&hk) {
+            *v -= 1;
+            if *v == 0 {
+                self.held.remove(&hk);
+            }
+        }
         let xk = self.ix(x, c.back_k);
         let ti = match self.free_toks.pop() {
             Some(i) => i,
@@ -1176,8 +1182,13 @@ impl ShaleSim {
         if self.cc.hbh() {
             for i in 0..fl.ntok as usize {
                 let (d, r) = fl.tok[i];
-                let li = self.ix(y, fl.k_back);
-                self.cred.add(li, y, fl.k_back, d, r, -1, 0);
+                let ok = key(y, fl.k_back, d, r);
+                if let Some(v) = self.outstanding.get_mut(&ok) {
+                    *v -= 1;
+                    if *v == 0 {
+                        self.outstanding.remove(&ok);
+                    }
+                }
             }
         }
         let c = fl.cell;
@@ -1212,8 +1223,10 @@ impl ShaleSim {
         }
         if self.cc.hbh() {
             let cl = self.cells[c as usize];
-            let li = self.ix(y, cl.back_k);
-            let held = self.cred.add(li, y, cl.back_k, cl.dst, cl.r_in, 0, 1);
+            let hk = key(y, cl.back_k, cl.dst, cl.r_in);
+            let v = self.held.entry(hk).or_insert(0);
+            *v += 1;
+            let held = *v;
             if held > self.budget(cl.sigma, cl.r_in) {
                 self.hbh_viol += 1;
             }

@@ -58,7 +58,7 @@ impl ShaleSim {
             ("max_active_buckets".to_string(), self.max_distinct as f64),
             ("max_bucket_queues".to_string(), self.max_buckets as f64),
             ("max_buffer_cells".to_string(), self.max_buf as f64),
-            ("outstanding_entries".to_string(), self.cred.entries as f64),
+            ("outstanding_entries".to_string(), self.outstanding.len() as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
             ("pulls_sent".to_string(), self.tp.pulls as f64),
