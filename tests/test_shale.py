@@ -336,6 +336,39 @@ def test_active_buckets_count_distinct_buckets():
     assert 1 <= am["max_active_buckets"] <= am["max_bucket_queues"]
 
 
+@pytest.mark.parametrize("h", [2, 3])
+def test_invalidation_tokens_stop_cells_to_a_failed_node_at_their_sources(h):
+    # live sources send to every node, failed ones included; after the failure the nodes
+    # next to it send {j, 0}, which spreads up to {j, h - 1} at every first hop: from then
+    # on no cell for a failed node enters the network (its data waits at the source),
+    # while without invalidation cells keep being dropped next to the failed node
+    n = 64
+    runs = {}
+    for inv in (True, False):
+        net = make(nodes=n, h=h, fail_nodes=0.05, fail_at="10us", invalidation=inv, sample="10us")
+        failed = set(net.failed_nodes(seed=1).tolist())
+        rng = np.random.default_rng(3)
+        live = [x for x in range(n) if x not in failed]
+        flows = []
+        for i in range(3000):
+            s = int(rng.choice(live))
+            d = int((s + 1 + rng.integers(n - 1)) % n)
+            flows.append((int(i * 50_000), s, d, 5_000))
+        r = net.run(od.workload.flows(flows), duration="150us", seed=1)
+        check_books(r.summary)
+        runs[inv] = r
+    on, off = runs[True], runs[False]
+    late = lambda r: sum(r.timeseries["dropped_bytes"].to_pylist()[-5:])  # last 50 us
+    assert on.summary["arch_metrics"]["engine"]["invalidation_tokens"] > 0
+    assert off.summary["arch_metrics"]["engine"]["invalidation_tokens"] == 0
+    assert late(on) == 0
+    assert late(off) > 0
+    assert on.summary["bytes"]["dropped"] < off.summary["bytes"]["dropped"]
+    # live destinations are served as before
+    assert on.summary["arch_metrics"]["destination_throughput"]["live_total"] >= \
+        0.98 * off.summary["arch_metrics"]["destination_throughput"]["live_total"]
+
+
 def test_failure_mid_run_drops_and_conserves():
     net = make(nodes=64, h=2, fail_nodes=0.05, fail_at="10us")
     r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=4)

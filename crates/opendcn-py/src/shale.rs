@@ -71,6 +71,7 @@ impl ShaleSimulator {
             ndp_queue: get(d, "ndp_queue")?,
             fail_nodes: u32col(d, "fail_nodes")?,
             fail_links: u32col(d, "fail_links")?,
+            invalidation: get(d, "invalidation")?,
             fail_at_ps: get(d, "fail_at_ps")?,
             flow_start_ps: u64col(d, "flow_start_ps")?,
             flow_src: u32col(d, "flow_src")?,

@@ -13,7 +13,8 @@ sprays⟩ with per-neighbour PIEO extraction; ``spray`` spray-short; ``hbh+spray
 timeslots to an h = 4 sub-schedule that carries the flows up to ``--cutoff`` (default:
 the size that loads both sub-schedules equally). ``--fail-nodes F --fail-at T`` fails a
 random fraction F of the nodes at T, ``--fail-links F`` a fraction of the neighbour links
-(detection by missing cells, re-spraying, reset of direct hops; no invalidation tokens).
+(detection by missing cells, re-spraying, reset of direct hops, invalidation tokens that
+stop upstream nodes and sources from sending towards a failure; no recovery).
 ``--cc isd|rd|ndp`` are the paper's end-to-end baselines (idealized sender-driven fair
 share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
 samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
@@ -72,7 +73,12 @@ DECISIONS = [
     "interleave: higher-h slots spread evenly (Bresenham); cutoff auto: bytes on each "
     "sub-schedule proportional to its slot share / h",
     "failures: random nodes (stream shale.failures), at most ceil(f m) per line (coordinate exchange); a spraying hop with no live neighbour is skipped; detection at the first missed cell; "
-    "no invalidation/re-validation tokens; failed links: random neighbour pairs, both directions "
+    "invalidation tokens {j, n} (one flag bit per token field, shared with hop-by-hop tokens): "
+    "sent by the node next to a failure to all neighbours as {j, 0}; a node whose phase "
+    "neighbours all invalidated {j, n} sends {j, n+1} to the preceding phase; a node whose "
+    "direct hop to j is invalidated sends {j, 0} to the phases whose direct path uses it; "
+    "taken-back direct cells are reset to the first spraying hop (the node cannot tell a "
+    "failed node from a failed link); no re-validation tokens / recovery; failed links: random neighbour pairs, both directions "
     "down, each end stops sending at the first missed cell; a cell whose direct hop needs a "
     "failed link (destination alive) is reset to its first spraying hop; cells sent into a "
     "failed link before detection are lost (drop reason failed_link)",
@@ -195,6 +201,10 @@ class ShaleNetwork(Network):
         if not 0 <= self.fail_frac < 1:
             raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
         self.fail_at = parse_time(o["fail_at"], "--fail-at")
+        inv = o.get("invalidation", True)
+        if not isinstance(inv, (bool, np.bool_)):
+            raise ConfigError("--invalidation", inv, "expected true or false")
+        self.invalidation = bool(inv)
         try:
             self.fail_link_frac = float(o.get("fail_links", 0.0))
         except (TypeError, ValueError):
@@ -334,7 +344,7 @@ class ShaleNetwork(Network):
             "isd_cap_num": round(self.isd_share * 10**6), "isd_cap_den": self._guarantee_den(),
             "init_window": self.init_window, "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
             "fail_nodes": failed, "fail_at_ps": self.fail_at,
-            "fail_links": links.reshape(-1).astype(np.int64),
+            "fail_links": links.reshape(-1).astype(np.int64), "invalidation": bool(self.invalidation),
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
         }
@@ -503,6 +513,7 @@ class ShaleNetwork(Network):
     Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
     Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
     Option("fail_at", "0us", "when the nodes / links fail", "time"),
+    Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
 ], tiny={"nodes": 16})

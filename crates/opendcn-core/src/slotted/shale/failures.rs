@@ -41,6 +41,10 @@ impl ShaleSim {
                 self.detect.entry(((y as u64) << 32) | f as u64).or_insert(t + self.d);
             }
         }
+        let mut ev: Vec<(u64, u32, u32)> =
+            self.detect.iter().map(|(&kx, &dt)| (dt, (kx >> 32) as u32, kx as u32)).collect();
+        ev.sort_unstable();
+        self.det_events = ev;
     }
 
     /// Was the link a-b down when a cell was sent over it in timeslot t_send?

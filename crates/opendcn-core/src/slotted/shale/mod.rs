@@ -44,9 +44,9 @@
 //! the failed link to a live destination); a spraying hop whose phase has no usable
 //! neighbour is skipped. Python picks failed nodes at random but at most ⌈f·m⌉ per line
 //! (Shale's exchange of failed coordinates) and failed links uniformly among neighbour
-//! pairs. Invalidation / re-validation tokens and recovery are not modelled: upstream
-//! nodes learn nothing, so cells keep being routed towards a failed element until the
-//! node next to it drops or resets them.
+//! pairs. Upstream nodes learn through invalidation tokens (see [`invalidation`],
+//! `invalidation: false` turns them off); re-validation tokens and recovery are not
+//! modelled (failures are permanent).
 //!
 //! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
 //!
@@ -68,6 +68,7 @@
 //! [`transport`].
 
 mod failures;
+mod invalidation;
 mod output;
 pub mod schedule;
 mod transport;
@@ -78,6 +79,15 @@ use crate::units::{tx_time_ps, Ps, NONE};
 use schedule::{Ebs, Plan};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+/// Outcome of a spraying-hop choice.
+enum Spray {
+    To(u32),
+    /// Some neighbours of the phase are alive but all invalidated the bucket.
+    AllInvalid,
+    /// Every neighbour of the phase failed.
+    AllDead,
+}
 
 /// Congestion control variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +159,8 @@ pub struct ShaleSpec {
     pub fail_nodes: Vec<u32>,
     /// Failed links as node pairs [a0, b0, a1, b1, ...] (both directions fail).
     pub fail_links: Vec<u32>,
+    /// Send invalidation tokens after failures (ALGORITHMS §5.5).
+    pub invalidation: bool,
     pub fail_at_ps: Ps,
     pub flow_start_ps: Vec<Ps>,
     pub flow_src: Vec<u32>,
@@ -339,6 +351,15 @@ pub struct ShaleSim {
     fail_list: Vec<u32>,
     detect: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    // invalidation tokens: received {j, n} per (node, k, j, n); tokens sent; detection
+    // events (tick, node, peer)
+    inval: Map,
+    inval_sent: Map,
+    det_events: Vec<(u64, u32, u32)>,
+    det_next: usize,
+    invalidation: bool,
+    inval_tokens: u64,
+    inval_requeued: u64,
     link_list: Vec<(u32, u32)>,
     // counters
     events: u64,
@@ -515,6 +536,13 @@ impl ShaleSim {
             fail_list,
             detect: Default::default(),
             down_links: Default::default(),
+            inval: Map::default(),
+            inval_sent: Map::default(),
+            det_events: Vec::new(),
+            det_next: 0,
+            invalidation: s.invalidation,
+            inval_tokens: 0,
+            inval_requeued: 0,
             link_list: Vec::new(),
             events: 0,
             packet_hops: 0,
@@ -550,6 +578,9 @@ impl ShaleSim {
             sim.down_links.insert(((a as u64) << 32) | b as u64, 0);
         }
         sim.precompute_detection();
+        if !s.invalidation {
+            sim.det_events.clear();
+        }
         if sim.e2e() {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
                 return Err(SpecError::new("pull_every", s.pull_every, "window, cells per PULL and NDP queue must be >= 1"));
@@ -677,6 +708,9 @@ impl ShaleSim {
         }
         if self.any_failed && t == self.fail_tick {
             self.apply_failures(t);
+        }
+        if self.det_next < self.det_events.len() {
+            self.detections_due(t);
         }
         // new flows
         while self.next_flow < self.f_start.len() && self.f_start[self.next_flow] <= t {
@@ -861,7 +895,12 @@ impl ShaleSim {
                 self.held.remove(&hk);
             }
         }
-        let xk = self.ix(x, c.back_k);
+        self.push_token(x, c.back_k, c.dst, c.r_in);
+    }
+
+    /// Queue a token (d, r) at x for its neighbour index k.
+    fn push_token(&mut self, x: u32, k: u32, d: u32, r: u8) {
+        let xk = self.ix(x, k);
         let ti = match self.free_toks.pop() {
             Some(i) => i,
             None => {
@@ -869,7 +908,7 @@ impl ShaleSim {
                 (self.toks.len() - 1) as u32
             }
         };
-        self.toks[ti as usize] = Tok { d: c.dst, r: c.r_in, next: NONE };
+        self.toks[ti as usize] = Tok { d, r, next: NONE };
         if self.tok_tail[xk] == NONE {
             self.tok_head[xk] = ti;
         } else {
@@ -877,7 +916,7 @@ impl ShaleSim {
             self.toks[tl as usize].next = ti;
         }
         self.tok_tail[xk] = ti;
-        self.list_at(x, c.back_k);
+        self.list_at(x, k);
     }
 
     fn drop_tokens(&mut self, xk: usize) {
@@ -908,6 +947,9 @@ impl ShaleSim {
             let f = self.local[li][i] as usize;
             let d = self.f_dst[f];
             if hbh && d != y && !self.has_credit(x, k, d, h - 1, sg as u8) {
+                continue;
+            }
+            if d != y && self.invalid(x, k, d, h - 1) {
                 continue;
             }
             if e2e && !self.tp_may_send(f, t) {
@@ -1179,9 +1221,13 @@ impl ShaleSim {
             }
             return;
         }
-        if self.cc.hbh() {
-            for i in 0..fl.ntok as usize {
-                let (d, r) = fl.tok[i];
+        for i in 0..fl.ntok as usize {
+            let (d, r) = fl.tok[i];
+            if r & invalidation::INV != 0 {
+                self.on_inval(y, fl.k_back, d, r & !invalidation::INV, fl.sigma as usize, t);
+                continue;
+            }
+            if self.cc.hbh() {
                 let ok = key(y, fl.k_back, d, r);
                 if let Some(v) = self.outstanding.get_mut(&ok) {
                     *v -= 1;
@@ -1244,8 +1290,8 @@ impl ShaleSim {
             let (r, d) = (self.cells[c as usize].r, self.cells[c as usize].dst);
             if r > 0 {
                 let q = (p_prev + 1) % h;
-                match self.choose_spray(y, sg, q, t) {
-                    Some(j) => {
+                match self.choose_spray(y, sg, q, t, d, r - 1) {
+                    Spray::To(j) => {
                         let k = koff + q * (m - 1) + j - 1;
                         if self.tp_trim(y, k) {
                             self.tp_do_trim(y, c, sg, p_prev, t);
@@ -1254,7 +1300,12 @@ impl ShaleSim {
                         }
                         return;
                     }
-                    None => {
+                    Spray::AllInvalid => {
+                        // live neighbours, but all invalidated this bucket
+                        self.drop_cell(y, c, 1);
+                        return;
+                    }
+                    Spray::AllDead => {
                         // every neighbour of this phase failed: skip this spraying hop
                         self.cells[c as usize].r = r - 1;
                         self.skipped_sprays += 1;
@@ -1276,15 +1327,17 @@ impl ShaleSim {
             debug_assert!(found);
             let j = (ebs.coord(d, q) + m - ebs.coord(y, q)) % m;
             let z = ebs.tx_peer(y, q, j);
-            if self.knows_dead(y, z, t) {
+            let kz = koff + q * (m - 1) + j - 1;
+            if self.knows_dead(y, z, t) || (z != d && self.invalid(y, kz, d, 0)) {
                 let dead_dst = z == d && self.failed[d as usize];
+                self.direct_broken(y, sg, q, d, t);
                 if dead_dst || resets > 0 {
                     self.drop_cell(y, c, if dead_dst { 0 } else { 1 });
                     return;
                 }
-                // a direct hop via a failed node or over a failed link (its destination
-                // alive): back to the first spraying hop
-                // direct hop via a failed node: back to the first spraying hop
+                // a direct hop via a failed node, over a failed link (its destination
+                // alive) or to a neighbour that invalidated ⟨d, 0⟩: back to the first
+                // spraying hop
                 self.cells[c as usize].r = h as u8;
                 resets += 1;
                 continue;
@@ -1299,13 +1352,16 @@ impl ShaleSim {
         }
     }
 
-    /// A spraying neighbour offset j (1..m) of y in phase q, avoiding failed neighbours y
-    /// knows of; `spray`: the fewest queued cells, ties from a random start.
-    fn choose_spray(&mut self, y: u32, sg: usize, q: u32, t: u64) -> Option<u32> {
+    /// A spraying neighbour offset j (1..m) of y in phase q for a cell to d that will
+    /// arrive with n sprays left, avoiding failed neighbours y knows of and neighbours
+    /// that invalidated ⟨d, n⟩; `spray`: the fewest queued cells, ties from a random start.
+    fn choose_spray(&mut self, y: u32, sg: usize, q: u32, t: u64, d: u32, n: u8) -> Spray {
         let m = self.plan.subs[sg].m;
-        let base = y as usize * self.kk as usize + (self.plan.koff[sg] + q * (m - 1)) as usize;
+        let kbase = self.plan.koff[sg] + q * (m - 1);
+        let base = y as usize * self.kk as usize + kbase as usize;
         let start = self.spray_rng.below(m - 1);
         let any_failed = self.any_failed;
+        let mut live = false;
         if self.cc.spray_short() {
             let mut best = u32::MAX;
             let mut bj = None;
@@ -1318,6 +1374,10 @@ impl ShaleSim {
                         if self.knows_dead(y, z, t) {
                             continue;
                         }
+                        live = true;
+                        if self.invalid(y, kbase + jj, d, n) {
+                            continue;
+                        }
                     }
                     best = qc;
                     bj = Some(jj + 1);
@@ -1326,15 +1386,35 @@ impl ShaleSim {
                     }
                 }
             }
-            return bj;
+            return match bj {
+                Some(j) => Spray::To(j),
+                None if live || !self.all_dead(y, sg, q, t) => Spray::AllInvalid,
+                None => Spray::AllDead,
+            };
         }
         for i in 0..m - 1 {
             let jj = (start + i) % (m - 1) + 1;
-            if !any_failed || !self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t) {
-                return Some(jj);
+            if !any_failed {
+                return Spray::To(jj);
+            }
+            if !self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t) {
+                live = true;
+                if !self.invalid(y, kbase + jj - 1, d, n) {
+                    return Spray::To(jj);
+                }
             }
         }
-        None
+        if live {
+            Spray::AllInvalid
+        } else {
+            Spray::AllDead
+        }
+    }
+
+    /// Does y know that all its neighbours of phase q failed?
+    fn all_dead(&self, y: u32, sg: usize, q: u32, t: u64) -> bool {
+        let m = self.plan.subs[sg].m;
+        (1..m).all(|jj| self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t))
     }
 
 }

@@ -61,6 +61,8 @@ impl ShaleSim {
             ("outstanding_entries".to_string(), self.outstanding.len() as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
+            ("invalidation_tokens".to_string(), self.inval_tokens as f64),
+            ("invalidation_requeued".to_string(), self.inval_requeued as f64),
             ("pulls_sent".to_string(), self.tp.pulls as f64),
             ("trimmed_cells".to_string(), self.tp.trims as f64),
             ("resent_bytes".to_string(), self.tp.resent_bytes as f64),

@@ -25,6 +25,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         ndp_queue: 100,
         fail_nodes: vec![],
         fail_links: vec![],
+        invalidation: true,
         fail_at_ps: 0,
         flow_start_ps: vec![],
         flow_src: vec![],
