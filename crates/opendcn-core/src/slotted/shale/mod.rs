@@ -195,7 +195,10 @@ fn key(x: u32, k: u32, d: u32, r: u8) -> u64 {
     ((x as u64) << 44) | ((k as u64) << 23) | ((d as u64) << 3) | r as u64
 }
 
+/// A cell in the pool: 28 bytes padded to 32, so that no cell straddles two cache lines
+/// (its priority is its flow's, looked up in `f_prio`).
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 struct Cell {
     flow: u32,
     dst: u32,
@@ -204,13 +207,14 @@ struct Cell {
     back_k: u32,
     next: u32,
     bytes: u32,
-    prio: u64,
     /// Remaining sprays now, and the bucket index it arrived in.
     r: u8,
     r_in: u8,
     sigma: u8,
     hops: u8,
 }
+
+const _: () = assert!(std::mem::size_of::<Cell>() == 32);
 
 #[derive(Clone, Copy)]
 struct PEntry {
@@ -986,7 +990,6 @@ impl ShaleSim {
             back_k: NONE,
             next: NONE,
             bytes: bytes as u32,
-            prio: self.f_prio[f],
             r: h,
             r_in: h,
             sigma: sg as u8,
@@ -1022,8 +1025,9 @@ impl ShaleSim {
                 let mut c = en.head;
                 while c != NONE {
                     let cl = &self.cells[c as usize];
-                    if cl.prio < bp {
-                        (be, bpe, bc, bpc, bp) = (e, pe, c, pc, cl.prio);
+                    let prio = self.f_prio[cl.flow as usize];
+                    if prio < bp {
+                        (be, bpe, bc, bpc, bp) = (e, pe, c, pc, prio);
                     }
                     pc = c;
                     c = cl.next;
