@@ -189,8 +189,8 @@ class ShaleNetwork(Network):
             self.isd_share = float(o.get("isd_cap", 1.25))
         except (TypeError, ValueError):
             raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a positive number") from None
-        if not (math.isfinite(self.isd_share) and 0 < self.isd_share <= 100):
-            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a number in (0, 100]")
+        if not (math.isfinite(self.isd_share) and 0 < self.isd_share <= 10):
+            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a number in (0, 10]")
         self.pull_every = _int_or_auto(o.get("pull_every", 20), "--pull-every") or 20
         self.ndp_queue = _int_or_auto(o.get("ndp_queue", 100), "--ndp-queue") or 100
         rtt = 2 * h * self.d + 2 * epoch_real  # idle round trip, intrinsic latency both ways

@@ -589,8 +589,9 @@ impl ShaleSim {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
                 return Err(SpecError::new("pull_every", s.pull_every, "window, cells per PULL and NDP queue must be >= 1"));
             }
-            if s.isd_cap_num == 0 || s.isd_cap_den == 0 {
-                return Err(SpecError::new("isd_cap", s.isd_cap_num, "the ISD cap must be positive"));
+            if s.isd_cap_num == 0 || s.isd_cap_den == 0 || s.isd_cap_num > 8 * s.isd_cap_den {
+                return Err(SpecError::new("isd_cap", format!("{}/{}", s.isd_cap_num, s.isd_cap_den),
+                                          "the ISD cap must be in (0, 8] cells per timeslot"));
             }
             let tp = &mut sim.tp;
             tp.isd_a = vec![0; n as usize];
