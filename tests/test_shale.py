@@ -369,6 +369,37 @@ def test_invalidation_tokens_stop_cells_to_a_failed_node_at_their_sources(h):
         0.98 * off.summary["arch_metrics"]["destination_throughput"]["live_total"]
 
 
+@pytest.mark.parametrize("h", [2, 3])
+def test_recovery_revalidates_every_invalidation_and_ends_the_drops(h):
+    n = 64
+    rng = np.random.default_rng(3)
+    flows = []
+    for i in range(3000):
+        s = int(rng.integers(n))
+        flows.append((int(i * 50_000), s, int((s + 1 + rng.integers(n - 1)) % n), 5_000))
+    runs = {}
+    for rec in (None, "60us"):
+        net = make(nodes=n, h=h, fail_nodes=0.05, fail_links=0.03, fail_at="10us", recover_at=rec,
+                   sample="10us")
+        r = net.run(od.workload.flows(flows), duration="150us", seed=1)
+        check_books(r.summary)
+        runs[rec] = r
+    down, back = runs[None], runs["60us"]
+    eb, ed = back.summary["arch_metrics"]["engine"], down.summary["arch_metrics"]["engine"]
+    assert eb["invalidation_tokens"] > 0
+    # every invalidation is undone by exactly one re-validation; none is left
+    assert eb["revalidation_tokens"] == eb["invalidation_tokens"]
+    assert eb["invalidations_held"] == 0 and ed["invalidations_held"] > 0
+    # from one interval after the recovery on, nothing is dropped (failed sources and
+    # destinations are back), while the permanent failure keeps dropping flows of dead sources
+    assert sum(back.timeseries["dropped_bytes"].to_pylist()[7:]) == 0
+    assert sum(down.timeseries["dropped_bytes"].to_pylist()[7:]) > 0
+    # data for recovered destinations, held at the sources meanwhile, is delivered
+    assert back.timeseries["unsent_bytes"].to_pylist()[-1] < 0.1 * down.timeseries["unsent_bytes"].to_pylist()[-1]
+    assert back.summary["flows"]["completed"] > down.summary["flows"]["completed"]
+    assert back.summary["arch_metrics"]["recover_at_ps"] == 60_000_000
+
+
 def test_failure_mid_run_drops_and_conserves():
     net = make(nodes=64, h=2, fail_nodes=0.05, fail_at="10us")
     r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=4)
@@ -400,6 +431,7 @@ def test_cli_runs_and_prints_summary():
     ["--token-budget", "0"],
     ["--fail-nodes", "1.5"],
     ["--fail-links", "1.5"],
+    ["--fail-nodes", "0.1", "--fail-at", "5us", "--recover-at", "2us"],
     ["--sample", "-3us"],
     ["--slot", "30ns"],
     ["--lanes", "0"],

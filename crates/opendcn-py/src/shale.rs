@@ -72,6 +72,7 @@ impl ShaleSimulator {
             fail_nodes: u32col(d, "fail_nodes")?,
             fail_links: u32col(d, "fail_links")?,
             invalidation: get(d, "invalidation")?,
+            recover_at_ps: get(d, "recover_at_ps")?,
             fail_at_ps: get(d, "fail_at_ps")?,
             flow_start_ps: u64col(d, "flow_start_ps")?,
             flow_src: u32col(d, "flow_src")?,

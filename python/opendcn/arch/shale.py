@@ -14,7 +14,8 @@ timeslots to an h = 4 sub-schedule that carries the flows up to ``--cutoff`` (de
 the size that loads both sub-schedules equally). ``--fail-nodes F --fail-at T`` fails a
 random fraction F of the nodes at T, ``--fail-links F`` a fraction of the neighbour links
 (detection by missing cells, re-spraying, reset of direct hops, invalidation tokens that
-stop upstream nodes and sources from sending towards a failure; no recovery).
+stop upstream nodes and sources from sending towards a failure; ``--recover-at T``
+brings every failed element back, with re-validation tokens).
 ``--cc isd|rd|ndp`` are the paper's end-to-end baselines (idealized sender-driven fair
 share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
 samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
@@ -78,7 +79,10 @@ DECISIONS = [
     "neighbours all invalidated {j, n} sends {j, n+1} to the preceding phase; a node whose "
     "direct hop to j is invalidated sends {j, 0} to the phases whose direct path uses it; "
     "taken-back direct cells are reset to the first spraying hop (the node cannot tell a "
-    "failed node from a failed link); no re-validation tokens / recovery; failed links: random neighbour pairs, both directions "
+    "failed node from a failed link); recovery (--recover-at): all failed elements at once, "
+    "noticed at the first cell received again, which triggers re-validation tokens undoing "
+    "every invalidation; hop-by-hop credits lost with cells on failed elements are reset "
+    "at recovery; failed links: random neighbour pairs, both directions "
     "down, each end stops sending at the first missed cell; a cell whose direct hop needs a "
     "failed link (destination alive) is reset to its first spraying hop; cells sent into a "
     "failed link before detection are lost (drop reason failed_link)",
@@ -201,6 +205,10 @@ class ShaleNetwork(Network):
         if not 0 <= self.fail_frac < 1:
             raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
         self.fail_at = parse_time(o["fail_at"], "--fail-at")
+        rec = o.get("recover_at")
+        self.recover_at = None if rec in (None, "", "none", "never") else parse_time(rec, "--recover-at")
+        if self.recover_at is not None and self.recover_at <= self.fail_at:
+            raise ConfigError("--recover-at", rec, "must be after --fail-at")
         inv = o.get("invalidation", True)
         if not isinstance(inv, (bool, np.bool_)):
             raise ConfigError("--invalidation", inv, "expected true or false")
@@ -345,6 +353,7 @@ class ShaleNetwork(Network):
             "init_window": self.init_window, "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
             "fail_nodes": failed, "fail_at_ps": self.fail_at,
             "fail_links": links.reshape(-1).astype(np.int64), "invalidation": bool(self.invalidation),
+            "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
         }
@@ -479,6 +488,7 @@ class ShaleNetwork(Network):
                            if self.h_hi else None),
             "failed_nodes": int(len(failed)), "failed_links": int(self.last_failed_links),
             "fail_at_ps": self.fail_at if len(failed) or self.last_failed_links else None,
+            "recover_at_ps": self.recover_at,
             "normalized_fct": nfct,
             "buffer_cells_percentiles": bufp,
             "max_active_buckets": eng.get("max_active_buckets", 0),
@@ -513,6 +523,7 @@ class ShaleNetwork(Network):
     Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
     Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
     Option("fail_at", "0us", "when the nodes / links fail", "time"),
+    Option("recover_at", None, "when every failed node and link recovers (default: never)", "time"),
     Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),

@@ -29,12 +29,18 @@
 //!   whose phase has live neighbours that all invalidated the bucket drops the cell
 //!   (reason no_route); one whose neighbours all failed is skipped (as before).
 //!
-//! Not modelled: re-validation tokens and recovery (failures are permanent).
+//! * Recovery (all failed nodes and links recover at one time, `recover_at`): a node that
+//!   sees cells from a recovered neighbour again sends re-validation tokens (a second flag
+//!   bit) undoing every invalidation it sent; a node receiving a re-validation of
+//!   {j, n} forgets it and undoes every invalidation it sent about j, and so on upstream.
+//!   Since nothing stays failed, undoing everything is exact; invalidations of a later
+//!   failure are not modelled (one failure time, one recovery time).
 
 use super::{key, ShaleSim};
 
-/// Flag bit of an invalidation token in the token's index byte.
+/// Flag bits of an invalidation / re-validation token in the token's index byte.
 pub(super) const INV: u8 = 0x40;
+pub(super) const REV: u8 = 0x20;
 
 impl ShaleSim {
     /// Has node z been told not to send bucket ⟨j, n⟩ cells to its neighbour index k?
@@ -49,7 +55,36 @@ impl ShaleSim {
             return;
         }
         self.inval_tokens += 1;
+        let list = self.sent_by_dst.entry(key(z, 0, j, 0)).or_default();
+        if list.is_empty() {
+            self.sent_dsts.entry(z).or_default().push(j);
+        }
+        list.push((k, n));
         self.push_token(z, k, j, n | INV);
+    }
+
+    /// Undo every invalidation z sent about destination j: re-validation tokens.
+    fn revalidate(&mut self, z: u32, j: u32) {
+        if let Some(list) = self.sent_by_dst.remove(&key(z, 0, j, 0)) {
+            for (k, n) in list {
+                self.inval_sent.remove(&key(z, k, j, n));
+                self.revalidation_tokens += 1;
+                self.push_token(z, k, j, n | INV | REV);
+            }
+        }
+    }
+
+    /// Re-detection events due at t: x sees cells from z again (recovery). It undoes
+    /// every invalidation it sent (all failures recover together, so none still holds).
+    pub(super) fn redetections_due(&mut self, t: u64) {
+        while self.redet_next < self.redet_events.len() && self.redet_events[self.redet_next].0 <= t {
+            let (_, x, _z) = self.redet_events[self.redet_next];
+            self.redet_next += 1;
+            let dsts = self.sent_dsts.remove(&x).unwrap_or_default();
+            for j in dsts {
+                self.revalidate(x, j);
+            }
+        }
     }
 
     /// Send {j, n} from z to all its neighbours of phase p in sub-schedule sg (except the
@@ -83,6 +118,14 @@ impl ShaleSim {
                     }
                 }
             }
+        }
+    }
+
+    /// z received the re-validation of {j, n} from its neighbour index k: forget it, and
+    /// undo what z sent about j.
+    pub(super) fn on_reval(&mut self, z: u32, k: u32, j: u32, n: u8) {
+        if self.inval.remove(&key(z, k, j, n)).is_some() {
+            self.revalidate(z, j);
         }
     }
 

@@ -33,7 +33,7 @@
 //! with the lowest p = t + ℓ·E goes first (t = flow arrival timeslot, ℓ = flow size in
 //! cells, E = epoch in timeslots).
 //!
-//! Failures (§5.5, partial): the listed nodes and links fail at `fail_at`. A failed
+//! Failures (§5.5): the listed nodes and links fail at `fail_at`. A failed
 //! node's queued cells and unsent flow data are dropped, cells reaching it are dropped. A
 //! failed link (a node pair) loses every cell and token sent over it in either direction.
 //! A live node y notices a failed neighbour / link to f at the first timeslot a cell from
@@ -45,8 +45,10 @@
 //! neighbour is skipped. Python picks failed nodes at random but at most ⌈f·m⌉ per line
 //! (Shale's exchange of failed coordinates) and failed links uniformly among neighbour
 //! pairs. Upstream nodes learn through invalidation tokens (see [`invalidation`],
-//! `invalidation: false` turns them off); re-validation tokens and recovery are not
-//! modelled (failures are permanent).
+//! `invalidation: false` turns them off). With `recover_at`, every failed node and link
+//! comes back at that time (empty queues): each neighbour notices at the first cell it
+//! receives again, sends again and re-validates; hop-by-hop credits lost with the cells
+//! and tokens of failed elements are reset at the recovery.
 //!
 //! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
 //!
@@ -161,6 +163,8 @@ pub struct ShaleSpec {
     pub fail_links: Vec<u32>,
     /// Send invalidation tokens after failures (ALGORITHMS §5.5).
     pub invalidation: bool,
+    /// All failed nodes and links recover at this time (u64::MAX = never).
+    pub recover_at_ps: Ps,
     pub fail_at_ps: Ps,
     pub flow_start_ps: Vec<Ps>,
     pub flow_src: Vec<u32>,
@@ -352,6 +356,14 @@ pub struct ShaleSim {
     failed: Vec<bool>,
     any_failed: bool,
     fail_tick: u64,
+    rec_tick: u64,
+    revive: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    redet_events: Vec<(u64, u32, u32)>,
+    redet_next: usize,
+    /// Invalidations sent, per (node, destination): (neighbour index, n).
+    sent_by_dst: HashMap<u64, Vec<(u32, u8)>, BuildHasherDefault<MixHasher>>,
+    sent_dsts: HashMap<u32, Vec<u32>, BuildHasherDefault<MixHasher>>,
+    revalidation_tokens: u64,
     fail_list: Vec<u32>,
     detect: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
@@ -537,6 +549,13 @@ impl ShaleSim {
             any_failed: !fail_list.is_empty() || !link_list.is_empty(),
             failed,
             fail_tick,
+            rec_tick: if s.recover_at_ps == u64::MAX { u64::MAX } else { s.recover_at_ps.div_ceil(tau) },
+            revive: Default::default(),
+            redet_events: Vec::new(),
+            redet_next: 0,
+            sent_by_dst: Default::default(),
+            sent_dsts: Default::default(),
+            revalidation_tokens: 0,
             fail_list,
             detect: Default::default(),
             down_links: Default::default(),
@@ -584,6 +603,7 @@ impl ShaleSim {
         sim.precompute_detection();
         if !s.invalidation {
             sim.det_events.clear();
+            sim.redet_events.clear();
         }
         if sim.e2e() {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
@@ -641,7 +661,7 @@ impl ShaleSim {
 
     #[inline]
     fn is_dead(&self, x: u32, t: u64) -> bool {
-        self.any_failed && self.failed[x as usize] && t >= self.fail_tick
+        self.any_failed && self.failed[x as usize] && t >= self.fail_tick && t < self.rec_tick
     }
 
     /// Has live node x noticed that neighbour z failed, by timeslot t?
@@ -650,8 +670,9 @@ impl ShaleSim {
         if !self.any_failed || t < self.fail_tick {
             return false;
         }
-        match self.detect.get(&(((x as u64) << 32) | z as u64)) {
-            Some(&dt) => t >= dt,
+        let kx = ((x as u64) << 32) | z as u64;
+        match self.detect.get(&kx) {
+            Some(&dt) => t >= dt && (t < self.rec_tick || self.revive.get(&kx).map_or(true, |&rt| t < rt)),
             None => false,
         }
     }
@@ -716,6 +737,12 @@ impl ShaleSim {
         }
         if self.det_next < self.det_events.len() {
             self.detections_due(t);
+        }
+        if t == self.rec_tick && self.any_failed {
+            self.apply_recovery();
+        }
+        if self.redet_next < self.redet_events.len() {
+            self.redetections_due(t);
         }
         // new flows
         while self.next_flow < self.f_start.len() && self.f_start[self.next_flow] <= t {
@@ -1229,7 +1256,12 @@ impl ShaleSim {
         for i in 0..fl.ntok as usize {
             let (d, r) = fl.tok[i];
             if r & invalidation::INV != 0 {
-                self.on_inval(y, fl.k_back, d, r & !invalidation::INV, fl.sigma as usize, t);
+                let n = r & !(invalidation::INV | invalidation::REV);
+                if r & invalidation::REV != 0 {
+                    self.on_reval(y, fl.k_back, d, n);
+                } else {
+                    self.on_inval(y, fl.k_back, d, n, fl.sigma as usize, t);
+                }
                 continue;
             }
             if self.cc.hbh() {

@@ -42,7 +42,8 @@ impl ShaleSim {
             }
             hist[v] += self.t - self.buf_last[y];
         }
-        let live_nodes = self.n as u64 - self.fail_list.len() as u64 * (self.t > self.fail_tick) as u64;
+        let down = self.t.min(self.rec_tick).saturating_sub(self.fail_tick);
+        let live_slots = (self.n as u64 * self.t).saturating_sub(self.fail_list.len() as u64 * down);
         let sends = self.sends_cells + self.sends_token_only;
         let metrics = vec![
             ("timeslot_ps".to_string(), self.tau as f64),
@@ -52,7 +53,7 @@ impl ShaleSim {
             ("skipped_sprays".to_string(), self.skipped_sprays as f64),
             ("token_only_cells".to_string(), self.sends_token_only as f64),
             ("tokens_sent".to_string(), self.tokens_sent as f64),
-            ("dummy_cells".to_string(), (live_nodes * self.t).saturating_sub(sends) as f64),
+            ("dummy_cells".to_string(), live_slots.saturating_sub(sends) as f64),
             ("hbh_violations".to_string(), self.hbh_viol as f64),
             ("max_pieo_length".to_string(), self.max_pieo as f64),
             ("max_active_buckets".to_string(), self.max_distinct as f64),
@@ -63,6 +64,8 @@ impl ShaleSim {
             ("cutoff_bytes".to_string(), self.cutoff as f64),
             ("invalidation_tokens".to_string(), self.inval_tokens as f64),
             ("invalidation_requeued".to_string(), self.inval_requeued as f64),
+            ("revalidation_tokens".to_string(), self.revalidation_tokens as f64),
+            ("invalidations_held".to_string(), self.inval.len() as f64),
             ("pulls_sent".to_string(), self.tp.pulls as f64),
             ("trimmed_cells".to_string(), self.tp.trims as f64),
             ("resent_bytes".to_string(), self.tp.resent_bytes as f64),

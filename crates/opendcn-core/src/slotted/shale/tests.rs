@@ -26,6 +26,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         fail_nodes: vec![],
         fail_links: vec![],
         invalidation: true,
+        recover_at_ps: u64::MAX,
         fail_at_ps: 0,
         flow_start_ps: vec![],
         flow_src: vec![],
