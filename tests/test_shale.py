@@ -108,6 +108,31 @@ def test_load_just_under_the_worst_case_limit_is_delivered(n, h):
     assert s["goodput_normalized"] > 0.8 * load
 
 
+def test_load_is_in_cells_per_timeslot():
+    # R = one cell payload per timeslot (guard band excluded): L = 1 is one cell per timeslot
+    net = make(nodes=16, h=2)
+    assert net.tau == 5632
+    assert 243.999 < net.rate * net.tau / 8e12 <= 244
+
+
+def test_load_just_under_the_bound_is_stable_with_uniform_traffic():
+    # 0.96/(2h) of the line in cells per timeslot: the sources' backlog stays bounded and the
+    # second half of the run delivers the offered load. (With R = lane rate x payload / cell,
+    # the old default that ignored the guard band, the same L offered 0.264 cells per
+    # timeslot, above what h = 2 carries with uniform traffic at 1 024+ nodes.)
+    load = 0.96 / 4
+    net = make(nodes=64, h=2, sample="20us")
+    r = net.run(od.workload.poisson(None, load, "uniform", flow_size="10KB"), duration="240us", seed=2)
+    check_books(r.summary)
+    ts = r.timeseries.to_pydict()
+    half = len(ts["time_ps"]) // 2
+    unsent = ts["unsent_bytes"]
+    gp = sum(ts["goodput_normalized"][half:]) / (len(ts["time_ps"]) - half)
+    offered_per_sample = load * net.rate / 8 * 20e-6 * 64
+    assert gp > 0.97 * load, gp
+    assert max(unsent[half:]) < 2 * offered_per_sample, unsent
+
+
 def test_hop_by_hop_holds_at_most_budget_cells_per_bucket_per_upstream():
     # T = T_F = 1: a node never holds two cells of one bucket from the same neighbour
     r = _perm_run(16, 2, 0.24, "60us", token_budget="1", first_hop_budget="1")
@@ -118,7 +143,7 @@ def test_hop_by_hop_holds_at_most_budget_cells_per_bucket_per_upstream():
     assert s["arch_metrics"]["hbh_violations"] == 0
 
 
-@pytest.mark.parametrize("cc", ["none", "hbh", "spray", "hbh+spray", "priority"])
+@pytest.mark.parametrize("cc", ["none", "hbh", "spray", "hbh+spray", "priority", "isd", "rd", "ndp"])
 def test_every_cc_conserves_and_is_deterministic(cc):
     net = make(nodes=64, h=3, cc=cc)
     wl = od.workload.poisson("imc10", 0.2, "uniform")
@@ -130,6 +155,71 @@ def test_every_cc_conserves_and_is_deterministic(cc):
     assert a == b
     c = net.run(wl, duration="30us", seed=6).summary
     assert c["trace_hash"] != a["trace_hash"]
+
+
+# ------------------------------------------------------------------ end-to-end baselines
+
+def _incast(senders, dst, size, start=0):
+    return od.workload.flows([(start, s, dst, size) for s in senders])
+
+
+def test_ndp_trims_at_the_queue_cap_and_retransmits_everything():
+    senders = [x for x in range(64) if x != 9][:30]
+    wl = _incast(senders, 9, 40_000)
+    kw = dict(nodes=64, h=2, initial_window=60)
+    ndp = make(cc="ndp", ndp_queue=2, **kw).run(wl, duration="300us", seed=1)
+    rd = make(cc="rd", **kw).run(wl, duration="300us", seed=1)
+    for r in (ndp, rd):
+        check_books(r.summary)
+        assert r.summary["flows"]["completed"] == 30
+        assert r.summary["bytes"]["delivered"] == 30 * 40_000
+    t = ndp.summary["arch_metrics"]["transport"]
+    assert t["trimmed_cells"] > 0 and t["resent_bytes"] > 0
+    # every trimmed cell's payload came back and was resent
+    assert (t["trimmed_cells"] - 30) * 244 <= t["resent_bytes"] <= t["trimmed_cells"] * 244
+    assert rd.summary["arch_metrics"]["transport"]["trimmed_cells"] == 0
+    # trimming keeps the queues at the cap: one more cell per queue at most
+    assert ndp.summary["arch_metrics"]["engine"]["max_buffer_cells"] < \
+        rd.summary["arch_metrics"]["engine"]["max_buffer_cells"]
+
+
+def test_rd_never_has_more_than_its_window_in_the_network():
+    # cells of a flow in the network + its unused credits never exceed W: pulls are only
+    # sent for delivered cells. So total buffered cells <= flows x W at every moment.
+    senders = [x for x in range(64) if x != 9][:20]
+    wl = _incast(senders, 9, 60_000)
+    w = 3
+    rd = make(nodes=64, h=2, cc="rd", initial_window=w, pull_every=2).run(wl, duration="2ms", seed=1)
+    none = make(nodes=64, h=2, cc="none").run(wl, duration="2ms", seed=1)
+    for r in (rd, none):
+        check_books(r.summary)
+        assert r.summary["flows"]["completed"] == 20
+    assert rd.summary["arch_metrics"]["engine"]["max_buffer_cells"] <= 20 * w
+    assert max(rd.timeseries["buffered_cells"].to_pylist()) <= 20 * w
+    assert none.summary["arch_metrics"]["engine"]["max_buffer_cells"] > 20 * w
+    t = rd.summary["arch_metrics"]["transport"]
+    # one PULL per 2 delivered cells of a flow, except after its last cell
+    cells = -(-60_000 // 244)
+    assert t["pulls_sent"] == 20 * ((cells - 1) // 2)
+
+
+def test_isd_caps_a_lone_flow_at_its_receiver_share():
+    # one 200 KB flow on an idle network: ISD sends at most 1.25/(2h) cells per timeslot
+    # (plus one cell of burst), `none` at up to one cell per timeslot
+    cells = -(-200_000 // 244)
+    wl = od.workload.flows([(0, 3, 12, 200_000)])
+    isd = make(nodes=16, h=2, cc="isd").run(wl, duration="100us", seed=1)
+    none = make(nodes=16, h=2, cc="none").run(wl, duration="100us", seed=1)
+    for r in (isd, none):
+        check_books(r.summary)
+    f_isd = isd.flows.to_pylist()[0]
+    f_none = none.flows.to_pylist()[0]
+    assert f_isd["completed"] and f_none["completed"]
+    tau = 5632
+    cap = 1.25 / 4
+    assert f_isd["fct_ps"] >= (cells - 1) / cap * tau
+    assert f_none["fct_ps"] < 0.5 * f_isd["fct_ps"]
+    assert isd.summary["arch_metrics"]["transport"]["isd_cap"] == 1.25
 
 
 def test_interleaving_two_sub_schedules():
@@ -200,6 +290,116 @@ def test_failed_nodes_keep_live_destination_throughput(frac, h, load):
     assert hurt.summary["arch_metrics"]["failed_nodes"] == len(failed)
 
 
+@pytest.mark.parametrize("frac,floor", [(0.04, 0.95), (0.08, 0.9)])
+def test_failed_links_are_detected_and_routed_around(frac, floor):
+    n, h, load, dur = 64, 2, 0.2, 120_000_000
+    healthy = make(nodes=n, h=h)
+    failing = make(nodes=n, h=h, fail_links=frac, fail_at="0us")
+    links = failing.failed_links(seed=1)
+    assert len(links) == round(frac * n * h * (round(n ** 0.5) - 1) / 2)
+    m = 8
+    for a, b in links.tolist():   # neighbours: differ in exactly one coordinate
+        assert sum((a // m**p) % m != (b // m**p) % m for p in range(h)) == 1
+    wl = _live_perm_flows(n, range(n), load, healthy.rate, dur, 20_000, 1)
+    base = healthy.run(wl, duration=f"{dur}ps", seed=1)
+    hurt = failing.run(wl, duration=f"{dur}ps", seed=1)
+    for r in (base, hurt):
+        check_books(r.summary)
+    # cells sent before an end noticed the failure are lost, nothing after that
+    assert hurt.summary["drops"]["failed_link"] > 0 and hurt.summary["drops"]["failed_node"] == 0
+    assert hurt.summary["drops"]["failed_link"] < 0.01 * hurt.summary["bytes"]["offered"]
+    b0 = base.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    b1 = hurt.summary["arch_metrics"]["destination_throughput"]["live_total"]
+    assert floor <= b1 / b0 <= 1.01, b1 / b0
+    assert hurt.summary["arch_metrics"]["failed_links"] == len(links)
+
+
+def test_time_series_adds_up():
+    r = _perm_run(16, 2, 0.2, "30us")
+    ts = r.timeseries
+    s = r.summary
+    assert ts.num_rows >= 100
+    assert sum(ts["delivered_bytes"].to_pylist()) == s["bytes"]["delivered"]
+    assert sum(ts["tx_bytes"].to_pylist()) == s["packet_hops"] * 256
+    t = ts["time_ps"].to_pylist()
+    assert t == sorted(t) and t[-1] == -(-30_000_000 // 5632) * 5632   # the last timeslot run
+    # at the end: queued cells + unsent bytes account for the bytes in flight
+    last = ts.slice(ts.num_rows - 1).to_pylist()[0]
+    assert last["unsent_bytes"] <= s["bytes"]["in_flight"] <= last["unsent_bytes"] + \
+        (last["buffered_cells"] + 16 * 97) * 244   # + cells on the wires (≤ N × D)
+
+
+def test_active_buckets_count_distinct_buckets():
+    r = _perm_run(64, 2, 0.2, "40us")
+    am = r.summary["arch_metrics"]
+    # distinct <destination, remaining sprays> per node <= per-neighbour bucket queues
+    assert 1 <= am["max_active_buckets"] <= am["max_bucket_queues"]
+
+
+@pytest.mark.parametrize("h", [2, 3])
+def test_invalidation_tokens_stop_cells_to_a_failed_node_at_their_sources(h):
+    # live sources send to every node, failed ones included; after the failure the nodes
+    # next to it send {j, 0}, which spreads up to {j, h - 1} at every first hop: from then
+    # on no cell for a failed node enters the network (its data waits at the source),
+    # while without invalidation cells keep being dropped next to the failed node
+    n = 64
+    runs = {}
+    for inv in (True, False):
+        net = make(nodes=n, h=h, fail_nodes=0.05, fail_at="10us", invalidation=inv, sample="10us")
+        failed = set(net.failed_nodes(seed=1).tolist())
+        rng = np.random.default_rng(3)
+        live = [x for x in range(n) if x not in failed]
+        flows = []
+        for i in range(3000):
+            s = int(rng.choice(live))
+            d = int((s + 1 + rng.integers(n - 1)) % n)
+            flows.append((int(i * 50_000), s, d, 5_000))
+        r = net.run(od.workload.flows(flows), duration="150us", seed=1)
+        check_books(r.summary)
+        runs[inv] = r
+    on, off = runs[True], runs[False]
+    late = lambda r: sum(r.timeseries["dropped_bytes"].to_pylist()[-5:])  # last 50 us
+    assert on.summary["arch_metrics"]["engine"]["invalidation_tokens"] > 0
+    assert off.summary["arch_metrics"]["engine"]["invalidation_tokens"] == 0
+    assert late(on) == 0
+    assert late(off) > 0
+    assert on.summary["bytes"]["dropped"] < off.summary["bytes"]["dropped"]
+    # live destinations are served as before
+    assert on.summary["arch_metrics"]["destination_throughput"]["live_total"] >= \
+        0.98 * off.summary["arch_metrics"]["destination_throughput"]["live_total"]
+
+
+@pytest.mark.parametrize("h", [2, 3])
+def test_recovery_revalidates_every_invalidation_and_ends_the_drops(h):
+    n = 64
+    rng = np.random.default_rng(3)
+    flows = []
+    for i in range(3000):
+        s = int(rng.integers(n))
+        flows.append((int(i * 50_000), s, int((s + 1 + rng.integers(n - 1)) % n), 5_000))
+    runs = {}
+    for rec in (None, "60us"):
+        net = make(nodes=n, h=h, fail_nodes=0.05, fail_links=0.03, fail_at="10us", recover_at=rec,
+                   sample="10us")
+        r = net.run(od.workload.flows(flows), duration="150us", seed=1)
+        check_books(r.summary)
+        runs[rec] = r
+    down, back = runs[None], runs["60us"]
+    eb, ed = back.summary["arch_metrics"]["engine"], down.summary["arch_metrics"]["engine"]
+    assert eb["invalidation_tokens"] > 0
+    # every invalidation is undone by exactly one re-validation; none is left
+    assert eb["revalidation_tokens"] == eb["invalidation_tokens"]
+    assert eb["invalidations_held"] == 0 and ed["invalidations_held"] > 0
+    # from one interval after the recovery on, nothing is dropped (failed sources and
+    # destinations are back), while the permanent failure keeps dropping flows of dead sources
+    assert sum(back.timeseries["dropped_bytes"].to_pylist()[7:]) == 0
+    assert sum(down.timeseries["dropped_bytes"].to_pylist()[7:]) > 0
+    # data for recovered destinations, held at the sources meanwhile, is delivered
+    assert back.timeseries["unsent_bytes"].to_pylist()[-1] < 0.1 * down.timeseries["unsent_bytes"].to_pylist()[-1]
+    assert back.summary["flows"]["completed"] > down.summary["flows"]["completed"]
+    assert back.summary["arch_metrics"]["recover_at_ps"] == 60_000_000
+
+
 def test_failure_mid_run_drops_and_conserves():
     net = make(nodes=64, h=2, fail_nodes=0.05, fail_at="10us")
     r = net.run(od.workload.poisson("imc10", 0.15, "uniform"), duration="40us", seed=4)
@@ -222,12 +422,17 @@ def test_cli_runs_and_prints_summary():
 @pytest.mark.parametrize("args", [
     ["--nodes", "15"],
     ["--h", "5"],
-    ["--cc", "isd"],
-    ["--cc", "ndp"],
+    ["--cc", "tcp"],
+    ["--cc", "ndp", "--ndp-queue", "0"],
+    ["--cc", "isd", "--isd-cap", "-1"],
+    ["--cc", "rd", "--initial-window", "x"],
     ["--interleave", "3:0.4"],
     ["--interleave", "4:1.5"],
     ["--token-budget", "0"],
     ["--fail-nodes", "1.5"],
+    ["--fail-links", "1.5"],
+    ["--fail-nodes", "0.1", "--fail-at", "5us", "--recover-at", "2us"],
+    ["--sample", "-3us"],
     ["--slot", "30ns"],
     ["--lanes", "0"],
 ])
@@ -241,4 +446,39 @@ def test_python_api_bad_option_raises_config_error():
     with pytest.raises(ConfigError):
         make(nodes=10, h=2)
     with pytest.raises(ConfigError):
-        make(cc="rd")
+        make(cc="tcp")
+
+
+# ------------------------------------------------------------------ golden summaries
+
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
+GOLDEN_RUNS = {
+    "shale-64-h2-hbh+spray": dict(nodes=64, h=2),
+    "shale-81-h4-hbh-interleave": dict(nodes=81, h=4, cc="hbh", interleave="2:0.3"),
+    "shale-64-h3-priority": dict(nodes=64, h=3, cc="priority"),
+    "shale-64-h2-ndp-fail": dict(nodes=64, h=2, cc="ndp", ndp_queue=3, fail_nodes=0.05, fail_links=0.03,
+                                 fail_at="10us"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
+def test_golden_summary(name):
+    """Whole summaries (and the network-wide time series) are stable: engine changes that
+    should not change behaviour (speed work) keep them bit-identical."""
+    import os
+
+    r = make(**GOLDEN_RUNS[name]).run(od.workload.poisson("imc10", 0.2, "uniform"), duration="40us", seed=1)
+    got = dict(r.summary)
+    got.pop("wall_s")
+    got["timeseries"] = {c: r.timeseries[c].to_pylist() for c in ("buffered_cells", "unsent_bytes",
+                                                                  "delivered_bytes")}
+    got = json.loads(json.dumps(got, sort_keys=True))
+    assert got["flows"]["started"] > 10
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN") == "1" or not path.exists():
+        if not path.exists() and os.environ.get("CI"):
+            pytest.fail(f"golden file {path} is missing (create it with UPDATE_GOLDEN=1)")
+        path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    want = json.loads(path.read_text())
+    diff = [k for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+    assert not diff, f"{name}: fields {diff} differ from {path.name} (UPDATE_GOLDEN=1 after an intended change)"

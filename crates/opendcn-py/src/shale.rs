@@ -64,7 +64,15 @@ impl ShaleSimulator {
             cc: Cc::parse(&cc).ok_or_else(|| err("cc", &cc, "unknown congestion control"))?,
             token_budget: get(d, "token_budget")?,
             first_hop_budget: get(d, "first_hop_budget")?,
+            isd_cap_num: get(d, "isd_cap_num")?,
+            isd_cap_den: get(d, "isd_cap_den")?,
+            init_window: get(d, "init_window")?,
+            pull_every: get(d, "pull_every")?,
+            ndp_queue: get(d, "ndp_queue")?,
             fail_nodes: u32col(d, "fail_nodes")?,
+            fail_links: u32col(d, "fail_links")?,
+            invalidation: get(d, "invalidation")?,
+            recover_at_ps: get(d, "recover_at_ps")?,
             fail_at_ps: get(d, "fail_at_ps")?,
             flow_start_ps: u64col(d, "flow_start_ps")?,
             flow_src: u32col(d, "flow_src")?,
@@ -72,6 +80,7 @@ impl ShaleSimulator {
             flow_size: u64col(d, "flow_size")?,
             seed: get(d, "seed")?,
             duration_ps: get(d, "duration_ps")?,
+            sample_ps: get(d, "sample_ps")?,
         };
         Ok(ShaleSimulator { sim: ShaleSim::new(spec).map_err(spec_err)? })
     }
@@ -113,6 +122,19 @@ impl ShaleSimulator {
             m.set_item(k, v)?;
         }
         d.set_item("metrics", m)?;
+        let ser = &o.series;
+        let colv = |f: &dyn Fn(&opendcn_core::slotted::shale::Sample) -> i64| ser.iter().map(f).collect::<Vec<i64>>();
+        let ts = PyDict::new(py);
+        ts.set_item("time_ps", PyArray1::from_vec(py, colv(&|s| s.time_ps as i64)))?;
+        ts.set_item("buffered_cells", PyArray1::from_vec(py, colv(&|s| s.buffered_cells as i64)))?;
+        ts.set_item("max_node_cells", PyArray1::from_vec(py, colv(&|s| s.max_node_cells as i64)))?;
+        ts.set_item("unsent_bytes", PyArray1::from_vec(py, colv(&|s| s.unsent_bytes as i64)))?;
+        ts.set_item("delivered_bytes", PyArray1::from_vec(py, colv(&|s| s.delivered_bytes as i64)))?;
+        ts.set_item("cell_hops", PyArray1::from_vec(py, colv(&|s| s.cell_hops as i64)))?;
+        ts.set_item("dropped_bytes", PyArray1::from_vec(py, colv(&|s| s.dropped_bytes as i64)))?;
+        ts.set_item("new_cells", PyArray1::from_vec(py, colv(&|s| s.new_cells as i64)))?;
+        ts.set_item("backlogged_sources", PyArray1::from_vec(py, colv(&|s| s.backlogged_sources as i64)))?;
+        d.set_item("series", ts)?;
         Ok(d)
     }
 }

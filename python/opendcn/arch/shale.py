@@ -12,16 +12,23 @@ sprays⟩ with per-neighbour PIEO extraction; ``spray`` spray-short; ``hbh+spray
 (default); ``priority`` p = t + ℓ·E; ``none``. ``--interleave 4:0.4`` gives 40 % of the
 timeslots to an h = 4 sub-schedule that carries the flows up to ``--cutoff`` (default:
 the size that loads both sub-schedules equally). ``--fail-nodes F --fail-at T`` fails a
-random fraction F of the nodes at T (detection by missing cells, re-spraying,
-reset of direct hops; no invalidation tokens).
+random fraction F of the nodes at T, ``--fail-links F`` a fraction of the neighbour links
+(detection by missing cells, re-spraying, reset of direct hops, invalidation tokens that
+stop upstream nodes and sources from sending towards a failure; ``--recover-at T``
+brings every failed element back, with re-validation tokens).
+``--cc isd|rd|ndp`` are the paper's end-to-end baselines (idealized sender-driven fair
+share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
+samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
 
 The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
 active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
 the engine's module documentation and in ``arch_metrics["decisions"]``.
 
-The load L = F / (R N τ) uses R = the payload rate a node can inject,
-lanes × lane_rate × (cell − header) / cell (381.25 Gbps by default), unless
-``--host-rate`` says otherwise.
+The load L = F / (R N τ) uses R = one cell's payload per timeslot, (cell − header) × 8 /
+(slot / lanes) (244 B per 5.632 ns = 346.59 Gbps by default), unless ``--host-rate`` says
+otherwise: L is then exactly the paper's load in cells per timeslot, the unit of its
+throughput guarantee 1/(2h). (The lane rate alone, 400 Gbps × 244/256 = 381.25 Gbps,
+ignores the guard band: L = 0.24 would offer 0.264 cells per timeslot, above 1/(2h) for h = 2.)
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, register
 
-CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "none")
+CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
 
 DECISIONS = [
     "schedule: at offset j of phase i a node sends to (c_i + j) mod m, receives from (c_i - j) mod m",
@@ -55,12 +62,32 @@ DECISIONS = [
     "PIEO: first bucket with a credit; a bucket with cells left re-enters at the tail",
     "tokens return over the same sub-schedule; a dropped cell still returns its token",
     "token budgets auto: T = T_F = ceil(2 D / E) + 1 (one bucket can use a link every epoch)",
+    "isd: n_d = flows to d with data not yet cut into cells; each may cut cells at cap / n_d "
+    "(cap = 1.25/(2h) cells per timeslot), a burst of one cell allowed; random spraying, no tokens",
+    "rd/ndp: per flow, initial window W (auto: ceil((2E + 2hD)/h) cells, one idle round trip at "
+    "1/(2h)); the receiver returns one PULL worth 20 cells per 20 cells of that flow received; "
+    "PULLs, trimmed headers and NACKs use the reserved header space: Shale routing through "
+    "the schedule without queueing",
+    "ndp: a forwarded cell joining a per-neighbour queue holding 100 cells is trimmed; the "
+    "NACK returns its bytes (resent as a new cell) and one credit to the source",
     "priority: p = flow arrival timeslot + flow size in cells x epoch timeslots",
     "interleave: higher-h slots spread evenly (Bresenham); cutoff auto: bytes on each "
     "sub-schedule proportional to its slot share / h",
     "failures: random nodes (stream shale.failures), at most ceil(f m) per line (coordinate exchange); a spraying hop with no live neighbour is skipped; detection at the first missed cell; "
-    "no invalidation/re-validation tokens; no link failures",
-    "load: R = lanes x lane rate x payload / cell unless --host-rate",
+    "invalidation tokens {j, n} (one flag bit per token field, shared with hop-by-hop tokens): "
+    "sent by the node next to a failure to all neighbours as {j, 0}; a node whose phase "
+    "neighbours all invalidated {j, n} sends {j, n+1} to the preceding phase; a node whose "
+    "direct hop to j is invalidated sends {j, 0} to the phases whose direct path uses it; "
+    "taken-back direct cells are reset to the first spraying hop (the node cannot tell a "
+    "failed node from a failed link); recovery (--recover-at): all failed elements at once, "
+    "noticed at the first cell received again, which triggers re-validation tokens undoing "
+    "every invalidation; hop-by-hop credits lost with cells on failed elements are reset "
+    "at recovery; failed links: random neighbour pairs, both directions "
+    "down, each end stops sending at the first missed cell; a cell whose direct hop needs a "
+    "failed link (destination alive) is reset to its first spraying hop; cells sent into a "
+    "failed link before detection are lost (drop reason failed_link)",
+    "load: R = one cell payload per timeslot = payload x 8 / (slot / lanes) (346.59 Gbps by default; "
+    "guard band excluded) unless --host-rate, so L is in cells per timeslot",
     "buffer occupancy: cells queued at a node (excl. unsent source data), time-weighted over "
     "node-timeslots",
 ]
@@ -154,14 +181,49 @@ class ShaleNetwork(Network):
         fb = _int_or_auto(o["first_hop_budget"], "--first-hop-budget")
         self.t_budget = tb if tb is not None else auto_t
         self.tf_budget = fb if fb is not None else self.t_budget
+        smp = o.get("sample", "auto")
+        if smp is None or str(smp).strip().lower() == "auto":
+            self.sample_ps = None
+        else:
+            self.sample_ps = parse_time(smp, "--sample")
+            if self.sample_ps <= 0:
+                raise ConfigError("--sample", smp, "must be a positive time or 'auto'")
+        # end-to-end baselines (ALGORITHMS §5.4): ISD cap, RD/NDP window, PULL size, NDP queue
+        try:
+            self.isd_share = float(o.get("isd_cap", 1.25))
+        except (TypeError, ValueError):
+            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a positive number") from None
+        if not (math.isfinite(self.isd_share) and 0 < self.isd_share <= 10):
+            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a number in (0, 10]")
+        self.pull_every = _int_or_auto(o.get("pull_every", 20), "--pull-every") or 20
+        self.ndp_queue = _int_or_auto(o.get("ndp_queue", 100), "--ndp-queue") or 100
+        rtt = 2 * h * self.d + 2 * epoch_real  # idle round trip, intrinsic latency both ways
+        auto_w = math.ceil(rtt / h)  # one idle round trip at 1/(2h) of the line rate
+        iw = _int_or_auto(o.get("initial_window", "auto"), "--initial-window")
+        self.init_window = iw if iw is not None else auto_w
         self.fail_frac = float(o["fail_nodes"])
         if not 0 <= self.fail_frac < 1:
             raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
         self.fail_at = parse_time(o["fail_at"], "--fail-at")
+        rec = o.get("recover_at")
+        self.recover_at = None if rec in (None, "", "none", "never") else parse_time(rec, "--recover-at")
+        if self.recover_at is not None and self.recover_at <= self.fail_at:
+            raise ConfigError("--recover-at", rec, "must be after --fail-at")
+        inv = o.get("invalidation", True)
+        if not isinstance(inv, (bool, np.bool_)):
+            raise ConfigError("--invalidation", inv, "expected true or false")
+        self.invalidation = bool(inv)
+        try:
+            self.fail_link_frac = float(o.get("fail_links", 0.0))
+        except (TypeError, ValueError):
+            raise ConfigError("--fail-links", o.get("fail_links"), "expected a fraction in [0, 1)") from None
+        if not 0 <= self.fail_link_frac < 1:
+            raise ConfigError("--fail-links", o.get("fail_links"), "fraction of links must be in [0, 1)")
         if o["host_rate"] is not None:
             self.rate = parse_rate(o["host_rate"], "--host-rate")
         else:
-            self.rate = self.lanes * self.lane_rate * self.payload // self.cell
+            # one cell payload per timeslot (guard band excluded), floored to whole bit/s
+            self.rate = self.payload * 8 * 10**12 // self.tau
         self.n, self.h = n, h
         super().__init__(Config(nodes=n, uplinks=self.lanes, link_rate=self.lane_rate, slice=self.slot_ps,
                                 guardband=self.guard_ps, propagation=self.prop_ps, host_rate=self.rate,
@@ -202,6 +264,26 @@ class ShaleNetwork(Network):
                         return np.sort(np.asarray(chosen, dtype=np.int64))
             cap += 1
 
+    def failed_links(self, seed: int = 1) -> np.ndarray:
+        """The node pairs (a < b, one row each, sorted) whose link fails in a run with master
+        ``seed``: a fraction ``fail_links`` of the N h (m - 1) / 2 neighbour pairs of the
+        (base) schedule, uniformly at random (stream shale.failures.links)."""
+        m, h, n = self.m, self.h, self.n
+        total = n * h * (m - 1) // 2
+        k = round(self.fail_link_frac * total)
+        if k == 0:
+            return np.zeros((0, 2), dtype=np.int64)
+        rng = stream(int(seed), "shale.failures.links")
+        chosen: set[tuple[int, int]] = set()
+        while len(chosen) < k:
+            x = int(rng.integers(n))
+            p = int(rng.integers(h))
+            j = int(rng.integers(1, m))
+            c = (x // m**p) % m
+            y = x + (((c + j) % m) - c) * m**p
+            chosen.add((min(x, y), max(x, y)))
+        return np.asarray(sorted(chosen), dtype=np.int64).reshape(-1, 2)
+
     def peers(self, slots: int) -> np.ndarray:
         """Peer table: row t = the node each node sends to in timeslot t."""
         return np.asarray(_core.shale_peers(self.n, self.h, slots, self.h_hi, self.num, 1000), dtype=np.int64)
@@ -219,6 +301,21 @@ class ShaleNetwork(Network):
         cum = np.cumsum(srt)
         i = int(np.searchsorted(cum, x * cum[-1], side="left"))
         return int(srt[min(i, len(srt) - 1)])
+
+    def _guarantee_den(self) -> int:
+        """ISD cap = isd_cap x the receiver's worst-case throughput 1/(2h) (interleaved:
+        s/(2 h_hi) + (1 - s)/(2 h)), as num / den cells per timeslot with num = isd_cap x 10^6."""
+        if not self.h_hi:
+            return 2 * self.h * 10**6
+        s = self.num / 1000
+        g = s / (2 * self.h_hi) + (1 - s) / (2 * self.h)
+        return max(1, round(10**6 / g))
+
+    def _sample_ps(self, duration_ps: int) -> int:
+        if self.sample_ps is not None:
+            return self.sample_ps
+        # auto: about 200 samples, a whole number of timeslots
+        return max(1, duration_ps // 200 // self.tau) * self.tau
 
     # --------------------------------------------------------------- running
     def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
@@ -242,15 +339,23 @@ class ShaleNetwork(Network):
         if np.any(src == dst):
             raise ConfigError("workload", "src == dst", "a flow must go to another node")
         cutoff = self._cutoff(size)
+        self.last_failed_links = 0
         failed = self.failed_nodes(seed)
+        links = self.failed_links(seed)
+        self.last_failed_links = len(links)
         spec = {
             "nodes": self.n, "h": self.h, "h_hi": self.h_hi, "inter_num": self.num, "inter_den": 1000,
             "cutoff_bytes": cutoff, "lanes": self.lanes, "slot_ps": self.slot_ps, "guard_ps": self.guard_ps,
             "lane_rate_bps": self.lane_rate, "cell_bytes": self.cell, "header_bytes": self.header,
             "prop_ps": self.prop_ps, "cc": self.cc, "token_budget": self.t_budget,
-            "first_hop_budget": self.tf_budget, "fail_nodes": failed, "fail_at_ps": self.fail_at,
+            "first_hop_budget": self.tf_budget,
+            "isd_cap_num": round(self.isd_share * 10**6), "isd_cap_den": self._guarantee_den(),
+            "init_window": self.init_window, "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
+            "fail_nodes": failed, "fail_at_ps": self.fail_at,
+            "fail_links": links.reshape(-1).astype(np.int64), "invalidation": bool(self.invalidation),
+            "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
-            "seed": int(seed), "duration_ps": duration_ps,
+            "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
         }
         t0 = time.perf_counter()
         try:
@@ -299,9 +404,7 @@ class ShaleNetwork(Network):
             "hops": pa.array(o["flow_hops"]),
             "delivered_bytes": pa.array(o["flow_delivered"]),
         })
-        ts = pa.table({"time_ps": pa.array([], pa.int64()), "node": pa.array([], pa.int64()),
-                       "port": pa.array([], pa.int64()), "queued_bytes": pa.array([], pa.int64()),
-                       "tx_bytes": pa.array([], pa.int64())})
+        ts = self._series(o["series"])
         sim_s = duration_ps / 1e12
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
         summary = core_summary(arch="shale", seed=seed, nodes=self.n, endpoints=self.n,
@@ -312,6 +415,28 @@ class ShaleNetwork(Network):
                                               for k, v in self.o.items()},
                 "duration_ps": duration_ps, "seed": seed, "failed_nodes": failed.tolist()}
         return Result(summary, flows, ts, info)
+
+    def _series(self, ser: dict[str, np.ndarray]) -> pa.Table:
+        """Network-wide time series (node = port = -1): levels at time_ps, counters over the
+        interval ending at time_ps; goodput_normalized = delivered / (interval x N x R)."""
+        t = np.asarray(ser["time_ps"], dtype=np.int64)
+        dt = np.diff(np.concatenate([[0], t])) if len(t) else t
+        deliv = np.asarray(ser["delivered_bytes"], dtype=np.int64)
+        gp = np.where(dt > 0, deliv * 8 / np.maximum(dt, 1) / 1e-12 / (self.n * self.rate), 0.0)
+        minus = np.full(len(t), -1, dtype=np.int64)
+        return pa.table({
+            "time_ps": pa.array(t), "node": pa.array(minus), "port": pa.array(minus),
+            "queued_bytes": pa.array(np.asarray(ser["buffered_cells"], dtype=np.int64) * self.cell),
+            "tx_bytes": pa.array(np.asarray(ser["cell_hops"], dtype=np.int64) * self.cell),
+            "buffered_cells": pa.array(np.asarray(ser["buffered_cells"], dtype=np.int64)),
+            "max_node_cells": pa.array(np.asarray(ser["max_node_cells"], dtype=np.int64)),
+            "unsent_bytes": pa.array(np.asarray(ser["unsent_bytes"], dtype=np.int64)),
+            "delivered_bytes": pa.array(deliv),
+            "dropped_bytes": pa.array(np.asarray(ser["dropped_bytes"], dtype=np.int64)),
+            "goodput_normalized": pa.array(gp.astype(np.float64)),
+            "new_cells": pa.array(np.asarray(ser["new_cells"], dtype=np.int64)),
+            "backlogged_sources": pa.array(np.asarray(ser["backlogged_sources"], dtype=np.int64)),
+        })
 
     def _arch_metrics(self, o, size, dst, done, norm, failed, cutoff, sim_s) -> dict[str, Any]:
         eng = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in o["metrics"].items()}
@@ -354,12 +479,20 @@ class ShaleNetwork(Network):
             "propagation_timeslots": int(-(-self.prop_ps // self.tau)),
             "intrinsic_latency_timeslots": 2 * self.epoch,
             "cc": self.cc, "token_budget": self.t_budget, "first_hop_budget": self.tf_budget,
+            "transport": ({"isd_cap": self.isd_share, "initial_window": self.init_window,
+                           "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
+                           "pulls_sent": eng.get("pulls_sent", 0), "trimmed_cells": eng.get("trimmed_cells", 0),
+                           "resent_bytes": eng.get("resent_bytes", 0)}
+                          if self.cc in ("isd", "rd", "ndp") else None),
             "interleave": ({"h": self.h_hi, "m": m_hi, "share": self.num / 1000, "cutoff_bytes": cutoff}
                            if self.h_hi else None),
-            "failed_nodes": int(len(failed)), "fail_at_ps": self.fail_at if len(failed) else None,
+            "failed_nodes": int(len(failed)), "failed_links": int(self.last_failed_links),
+            "fail_at_ps": self.fail_at if len(failed) or self.last_failed_links else None,
+            "recover_at_ps": self.recover_at,
             "normalized_fct": nfct,
             "buffer_cells_percentiles": bufp,
             "max_active_buckets": eng.get("max_active_buckets", 0),
+            "max_bucket_queues": eng.get("max_bucket_queues", 0),
             "max_pieo_length": eng.get("max_pieo_length", 0),
             "hbh_violations": eng.get("hbh_violations", 0),
             "destination_throughput": dthr,
@@ -383,9 +516,17 @@ class ShaleNetwork(Network):
     Option("cutoff", None, "flows up to this size use the interleaved higher-h sub-schedule (default: equal load)", "size"),
     Option("token_budget", "auto", "hop-by-hop token budget T per (link, bucket), or auto", "str"),
     Option("first_hop_budget", "auto", "first-hop token budget T_F, or auto (= T)", "str"),
+    Option("isd_cap", 1.25, "isd: per-receiver cap as a multiple of 1/(2h) of the line rate", "float"),
+    Option("initial_window", "auto", "rd/ndp: initial window in cells (auto: one idle round trip at 1/(2h))", "str"),
+    Option("pull_every", 20, "rd/ndp: one PULL (worth this many cells) per this many cells received", "int"),
+    Option("ndp_queue", 100, "ndp: cells a per-neighbour queue holds before trimming", "int"),
     Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
-    Option("fail_at", "0us", "when the nodes fail", "time"),
-    Option("host_rate", None, "R of the load definition (default: payload rate lanes x lane rate x payload/cell)", "rate"),
+    Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
+    Option("fail_at", "0us", "when the nodes / links fail", "time"),
+    Option("recover_at", None, "when every failed node and link recovers (default: never)", "time"),
+    Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
+    Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
+    Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
 ], tiny={"nodes": 16})
 def build(**o: Any) -> ShaleNetwork:
     return ShaleNetwork(**o)

@@ -33,15 +33,30 @@
 //! with the lowest p = t + ℓ·E goes first (t = flow arrival timeslot, ℓ = flow size in
 //! cells, E = epoch in timeslots).
 //!
-//! Failures (§5.5, partial): the listed nodes fail at `fail_at`: their queued cells and
-//! unsent flow data are dropped, cells reaching them are dropped. A live neighbour y
-//! notices f at the first timeslot a cell from f should have arrived (first f→y timeslot
-//! at or after the failure, plus D) and from then on never sends to f: cells queued to f
-//! are re-sprayed to another live neighbour of the same phase (spraying hops), dropped
-//! (f is their destination) or reset to their first spraying hop (direct hops via f); a
-//! spraying hop whose phase has no live neighbour is skipped. Python picks the failed
-//! nodes at random but at most ⌈f·m⌉ per line (Shale's exchange of failed coordinates).
-//! Invalidation / re-validation tokens and link failures are not modelled.
+//! Failures (§5.5): the listed nodes and links fail at `fail_at`. A failed
+//! node's queued cells and unsent flow data are dropped, cells reaching it are dropped. A
+//! failed link (a node pair) loses every cell and token sent over it in either direction.
+//! A live node y notices a failed neighbour / link to f at the first timeslot a cell from
+//! f should have arrived (first f→y timeslot at or after the failure, plus D) and from
+//! then on never sends to f (symmetric detection): cells queued to f are re-sprayed to
+//! another usable neighbour of the same phase (spraying hops), dropped (f failed and is
+//! their destination) or reset to their first spraying hop (direct hops via f, or over
+//! the failed link to a live destination); a spraying hop whose phase has no usable
+//! neighbour is skipped. Python picks failed nodes at random but at most ⌈f·m⌉ per line
+//! (Shale's exchange of failed coordinates) and failed links uniformly among neighbour
+//! pairs. Upstream nodes learn through invalidation tokens (see [`invalidation`],
+//! `invalidation: false` turns them off). With `recover_at`, every failed node and link
+//! comes back at that time (empty queues): each neighbour notices at the first cell it
+//! receives again, sends again and re-validates; hop-by-hop credits lost with the cells
+//! and tokens of failed elements are reset at the recovery.
+//!
+//! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
+//!
+//! Metrics: `max_active_buckets` = the most distinct buckets ⟨destination, remaining
+//! sprays⟩ queued at one node (exact, reference-counted over its per-neighbour PIEOs);
+//! `max_bucket_queues` = the most ⟨neighbour, bucket⟩ queues (PIEO entries) at one node.
+//! The time series samples network-wide levels (queued cells, largest node queue,
+//! unsent bytes) and interval counters (delivered and dropped bytes, cell-hops).
 //!
 //! DECIDE points taken (ALGORITHMS §5, §7): schedule order (c_i ± j) mod m per phase;
 //! lane ℓ serves entries ≡ ℓ mod lanes (one global entry per timeslot); spraying cells are
@@ -49,14 +64,16 @@
 //! tokens return over the same sub-schedule; T = T_F defaults come from Python
 //! ("auto": T = T_F = ⌈2D/E⌉ + 1, enough for one bucket to use a link every epoch); a
 //! dropped cell still returns its token; priority units in timeslots and cells;
-//! interleaving spreads the higher-h slots evenly (Bresenham); `max_active_buckets`
-//! counts ⟨neighbour, bucket⟩ queues (PIEO entries) per node, an upper bound on the
-//! distinct buckets; buffer occupancy is cells queued at a node (not unsent source data),
-//! time-weighted over node-timeslots.
+//! interleaving spreads the higher-h slots evenly (Bresenham); buffer occupancy is cells
+//! queued at a node (not unsent source data), time-weighted over node-timeslots; RD/NDP
+//! PULL per flow, window, control path and NDP queue cap per neighbour queue: see
+//! [`transport`].
 
 mod failures;
+mod invalidation;
 mod output;
 pub mod schedule;
+mod transport;
 
 use crate::error::SpecError;
 use crate::rng::{mix64, Stream};
@@ -64,6 +81,15 @@ use crate::units::{tx_time_ps, Ps, NONE};
 use schedule::{Ebs, Plan};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+/// Outcome of a spraying-hop choice.
+enum Spray {
+    To(u32),
+    /// Some neighbours of the phase are alive but all invalidated the bucket.
+    AllInvalid,
+    /// Every neighbour of the phase failed.
+    AllDead,
+}
 
 /// Congestion control variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +99,12 @@ pub enum Cc {
     Hbh,
     Spray,
     HbhSpray,
+    /// Idealized sender-driven fair share per receiver.
+    Isd,
+    /// Receiver-driven PULLs.
+    Rd,
+    /// PULLs and trimming.
+    Ndp,
 }
 
 impl Cc {
@@ -83,6 +115,9 @@ impl Cc {
             "hbh" => Cc::Hbh,
             "spray" => Cc::Spray,
             "hbh+spray" => Cc::HbhSpray,
+            "isd" => Cc::Isd,
+            "rd" => Cc::Rd,
+            "ndp" => Cc::Ndp,
             _ => return None,
         })
     }
@@ -116,7 +151,20 @@ pub struct ShaleSpec {
     pub cc: Cc,
     pub token_budget: u32,
     pub first_hop_budget: u32,
+    /// ISD: per-receiver cap, cells per timeslot = num / den.
+    pub isd_cap_num: u64,
+    pub isd_cap_den: u64,
+    /// RD / NDP: initial window (cells), cells per PULL, NDP queue cap (cells per queue).
+    pub init_window: u32,
+    pub pull_every: u32,
+    pub ndp_queue: u32,
     pub fail_nodes: Vec<u32>,
+    /// Failed links as node pairs [a0, b0, a1, b1, ...] (both directions fail).
+    pub fail_links: Vec<u32>,
+    /// Send invalidation tokens after failures (ALGORITHMS §5.5).
+    pub invalidation: bool,
+    /// All failed nodes and links recover at this time (u64::MAX = never).
+    pub recover_at_ps: Ps,
     pub fail_at_ps: Ps,
     pub flow_start_ps: Vec<Ps>,
     pub flow_src: Vec<u32>,
@@ -124,6 +172,8 @@ pub struct ShaleSpec {
     pub flow_size: Vec<u64>,
     pub seed: u64,
     pub duration_ps: Ps,
+    /// Sample the network-wide time series every this many ps (0 = never).
+    pub sample_ps: Ps,
 }
 
 /// Deterministic hasher for u64 keys (never iterated).
@@ -149,7 +199,10 @@ fn key(x: u32, k: u32, d: u32, r: u8) -> u64 {
     ((x as u64) << 44) | ((k as u64) << 23) | ((d as u64) << 3) | r as u64
 }
 
+/// A cell in the pool: 28 bytes padded to 32, so that no cell straddles two cache lines
+/// (its priority is its flow's, looked up in `f_prio`).
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 struct Cell {
     flow: u32,
     dst: u32,
@@ -158,13 +211,14 @@ struct Cell {
     back_k: u32,
     next: u32,
     bytes: u32,
-    prio: u64,
     /// Remaining sprays now, and the bucket index it arrived in.
     r: u8,
     r_in: u8,
     sigma: u8,
     hops: u8,
 }
+
+const _: () = assert!(std::mem::size_of::<Cell>() == 32);
 
 #[derive(Clone, Copy)]
 struct PEntry {
@@ -195,7 +249,7 @@ struct Flight {
     tok: [(u32, u8); 2],
 }
 
-pub const DROP_REASONS: [&str; 2] = ["failed_node", "no_route"];
+pub const DROP_REASONS: [&str; 3] = ["failed_node", "no_route", "failed_link"];
 
 /// What a run returns.
 #[derive(Debug, Clone, Default)]
@@ -206,6 +260,27 @@ pub struct ShaleOutput {
     /// Time-weighted histogram of per-node buffered cells: hist[v] = node-timeslots at v.
     pub buffer_hist: Vec<u64>,
     pub metrics: Vec<(String, f64)>,
+    /// Network-wide samples, one per `sample_ps` (and one at the end).
+    pub series: Vec<Sample>,
+}
+
+/// One network-wide sample of the time series: levels at `time_ps`, counters since the
+/// previous sample.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sample {
+    pub time_ps: Ps,
+    /// Cells queued at nodes (all nodes) and the largest per-node queue in the interval.
+    pub buffered_cells: u64,
+    pub max_node_cells: u32,
+    /// Flow bytes not yet cut into cells at their sources.
+    pub unsent_bytes: u64,
+    /// Payload bytes delivered, cells sent (cell-hops) and bytes dropped in the interval.
+    pub delivered_bytes: u64,
+    pub cell_hops: u64,
+    pub dropped_bytes: u64,
+    /// Cells cut from flows at their sources in the interval; sources with unsent data.
+    pub new_cells: u64,
+    pub backlogged_sources: u64,
 }
 
 crate::with_totals!(ShaleOutput);
@@ -229,6 +304,8 @@ pub struct ShaleSim {
     t: u64,
     ring: Vec<Vec<Flight>>,
     spray_rng: Stream,
+    ctrl_rng: Stream,
+    tp: transport::Transport,
     // flows
     f_start: Vec<u64>,
     f_src: Vec<u32>,
@@ -265,6 +342,10 @@ pub struct ShaleSim {
     outstanding: Map,
     held: Map,
     nbuckets: Vec<u32>,
+    /// PIEO entries per (node, bucket) and distinct buckets per node.
+    bucket_ref: Map,
+    ndistinct: Vec<u32>,
+    max_distinct: u32,
     // per node
     buf: Vec<u32>,
     buf_last: Vec<u64>,
@@ -275,8 +356,27 @@ pub struct ShaleSim {
     failed: Vec<bool>,
     any_failed: bool,
     fail_tick: u64,
+    rec_tick: u64,
+    revive: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    redet_events: Vec<(u64, u32, u32)>,
+    redet_next: usize,
+    /// Invalidations sent, per (node, destination): (neighbour index, n).
+    sent_by_dst: HashMap<u64, Vec<(u32, u8)>, BuildHasherDefault<MixHasher>>,
+    sent_dsts: HashMap<u32, Vec<u32>, BuildHasherDefault<MixHasher>>,
+    revalidation_tokens: u64,
     fail_list: Vec<u32>,
     detect: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
+    // invalidation tokens: received {j, n} per (node, k, j, n); tokens sent; detection
+    // events (tick, node, peer)
+    inval: Map,
+    inval_sent: Map,
+    det_events: Vec<(u64, u32, u32)>,
+    det_next: usize,
+    invalidation: bool,
+    inval_tokens: u64,
+    inval_requeued: u64,
+    link_list: Vec<(u32, u32)>,
     // counters
     events: u64,
     packet_hops: u64,
@@ -286,7 +386,7 @@ pub struct ShaleSim {
     offered: u64,
     delivered: u64,
     dropped: u64,
-    drops: [u64; 2],
+    drops: [u64; 3],
     flows_started: u64,
     flows_completed: u64,
     hash: u64,
@@ -299,6 +399,13 @@ pub struct ShaleSim {
     max_buckets: u32,
     max_buf: u32,
     max_outstanding_entries: usize,
+    // time series
+    sample_ticks: u64,
+    series: Vec<Sample>,
+    total_buf: u64,
+    unsent_total: u64,
+    interval_max_buf: u32,
+    last_sample: Sample,
 }
 
 impl ShaleSim {
@@ -362,6 +469,19 @@ impl ShaleSim {
             }
             failed[f as usize] = true;
         }
+        if s.fail_links.len() % 2 != 0 {
+            return Err(SpecError::new("fail_links", s.fail_links.len(), "expected node pairs"));
+        }
+        let mut link_list = Vec::new();
+        for pr in s.fail_links.chunks(2) {
+            let (a, b) = (pr[0].min(pr[1]), pr[0].max(pr[1]));
+            if b >= n || a == b {
+                return Err(SpecError::new("fail_links", format!("{a}-{b}"), "not a pair of distinct nodes"));
+            }
+            link_list.push((a, b));
+        }
+        link_list.sort_unstable();
+        link_list.dedup();
         let mut fail_list: Vec<u32> = s.fail_nodes.clone();
         fail_list.sort_unstable();
         fail_list.dedup();
@@ -384,6 +504,8 @@ impl ShaleSim {
             t: 0,
             ring: (0..=d).map(|_| Vec::new()).collect(),
             spray_rng: Stream::new(s.seed, "shale.spray"),
+            ctrl_rng: Stream::new(s.seed, "shale.control"),
+            tp: transport::Transport::default(),
             f_start: s.flow_start_ps.iter().map(|&p| p.div_ceil(tau)).collect(),
             f_unsent: vec![0; nf],
             f_deliv: vec![0; nf],
@@ -416,16 +538,35 @@ impl ShaleSim {
             outstanding: Map::default(),
             held: Map::default(),
             nbuckets: vec![0; n as usize],
+            bucket_ref: Map::default(),
+            ndistinct: vec![0; n as usize],
+            max_distinct: 0,
             buf: vec![0; n as usize],
             buf_last: vec![0; n as usize],
             hist: vec![0; 1],
             visited: vec![u64::MAX; n as usize],
             rx_stamp: vec![u64::MAX; n as usize],
-            any_failed: !fail_list.is_empty(),
+            any_failed: !fail_list.is_empty() || !link_list.is_empty(),
             failed,
             fail_tick,
+            rec_tick: if s.recover_at_ps == u64::MAX { u64::MAX } else { s.recover_at_ps.div_ceil(tau) },
+            revive: Default::default(),
+            redet_events: Vec::new(),
+            redet_next: 0,
+            sent_by_dst: Default::default(),
+            sent_dsts: Default::default(),
+            revalidation_tokens: 0,
             fail_list,
             detect: Default::default(),
+            down_links: Default::default(),
+            inval: Map::default(),
+            inval_sent: Map::default(),
+            det_events: Vec::new(),
+            det_next: 0,
+            invalidation: s.invalidation,
+            inval_tokens: 0,
+            inval_requeued: 0,
+            link_list: Vec::new(),
             events: 0,
             packet_hops: 0,
             collisions: 0,
@@ -434,7 +575,7 @@ impl ShaleSim {
             offered: 0,
             delivered: 0,
             dropped: 0,
-            drops: [0; 2],
+            drops: [0; 3],
             flows_started: 0,
             flows_completed: 0,
             hash: 0x5a1e_5a1e_5a1e_5a1e,
@@ -447,9 +588,45 @@ impl ShaleSim {
             max_buckets: 0,
             max_buf: 0,
             max_outstanding_entries: 0,
+            sample_ticks: if s.sample_ps == 0 { 0 } else { s.sample_ps.div_ceil(tau).max(1) },
+            series: Vec::new(),
+            total_buf: 0,
+            unsent_total: 0,
+            interval_max_buf: 0,
+            last_sample: Sample::default(),
             plan,
         };
+        sim.link_list = link_list;
+        for &(a, b) in &sim.link_list {
+            sim.down_links.insert(((a as u64) << 32) | b as u64, 0);
+        }
         sim.precompute_detection();
+        if !s.invalidation {
+            sim.det_events.clear();
+            sim.redet_events.clear();
+        }
+        if sim.e2e() {
+            if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
+                return Err(SpecError::new("pull_every", s.pull_every, "window, cells per PULL and NDP queue must be >= 1"));
+            }
+            if s.isd_cap_num == 0 || s.isd_cap_den == 0 || s.isd_cap_num > 8 * s.isd_cap_den {
+                return Err(SpecError::new("isd_cap", format!("{}/{}", s.isd_cap_num, s.isd_cap_den),
+                                          "the ISD cap must be in (0, 8] cells per timeslot"));
+            }
+            let tp = &mut sim.tp;
+            tp.isd_a = vec![0; n as usize];
+            tp.isd_last = vec![0; n as usize];
+            tp.isd_n = vec![0; n as usize];
+            tp.isd_cap = ((s.isd_cap_num as u128 * transport::ONE as u128) / s.isd_cap_den as u128) as u64;
+            tp.f_base = vec![0; nf];
+            tp.f_cells = vec![0; nf];
+            tp.f_granted = vec![0; nf];
+            tp.f_credit = vec![0; nf];
+            tp.f_rcv = vec![0; nf];
+            tp.window = s.init_window;
+            tp.pull_every = s.pull_every;
+            tp.ndp_queue = s.ndp_queue;
+        }
         Ok(sim)
     }
 
@@ -484,17 +661,18 @@ impl ShaleSim {
 
     #[inline]
     fn is_dead(&self, x: u32, t: u64) -> bool {
-        self.any_failed && self.failed[x as usize] && t >= self.fail_tick
+        self.any_failed && self.failed[x as usize] && t >= self.fail_tick && t < self.rec_tick
     }
 
     /// Has live node x noticed that neighbour z failed, by timeslot t?
     #[inline]
     fn knows_dead(&self, x: u32, z: u32, t: u64) -> bool {
-        if !self.any_failed || !self.failed[z as usize] {
+        if !self.any_failed || t < self.fail_tick {
             return false;
         }
-        match self.detect.get(&(((x as u64) << 32) | z as u64)) {
-            Some(&dt) => t >= dt,
+        let kx = ((x as u64) << 32) | z as u64;
+        match self.detect.get(&kx) {
+            Some(&dt) => t >= dt && (t < self.rec_tick || self.revive.get(&kx).map_or(true, |&rt| t < rt)),
             None => false,
         }
     }
@@ -524,9 +702,47 @@ impl ShaleSim {
         }
     }
 
+    /// Append one time-series sample at the start of timeslot t.
+    fn sample(&mut self, t: u64) {
+        let s = Sample {
+            time_ps: t * self.tau,
+            buffered_cells: self.total_buf,
+            max_node_cells: self.interval_max_buf,
+            unsent_bytes: self.unsent_total,
+            delivered_bytes: self.delivered,
+            cell_hops: self.packet_hops,
+            dropped_bytes: self.dropped,
+            new_cells: self.new_cells,
+            backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
+        };
+        let p = self.last_sample;
+        self.series.push(Sample {
+            delivered_bytes: s.delivered_bytes - p.delivered_bytes,
+            cell_hops: s.cell_hops - p.cell_hops,
+            dropped_bytes: s.dropped_bytes - p.dropped_bytes,
+            new_cells: s.new_cells - p.new_cells,
+            ..s
+        });
+        self.last_sample = s;
+        // the next interval starts from the current levels (O(N) per sample)
+        self.interval_max_buf = self.buf.iter().copied().max().unwrap_or(0);
+    }
+
     fn step(&mut self, t: u64) {
+        if self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0 {
+            self.sample(t);
+        }
         if self.any_failed && t == self.fail_tick {
             self.apply_failures(t);
+        }
+        if self.det_next < self.det_events.len() {
+            self.detections_due(t);
+        }
+        if t == self.rec_tick && self.any_failed {
+            self.apply_recovery();
+        }
+        if self.redet_next < self.redet_events.len() {
+            self.redetections_due(t);
         }
         // new flows
         while self.next_flow < self.f_start.len() && self.f_start[self.next_flow] <= t {
@@ -542,14 +758,14 @@ impl ShaleSim {
                 continue;
             }
             self.f_unsent[f] = size;
-            let sg = self.f_sigma[f] as usize;
-            let nsub = self.plan.subs.len();
-            self.local[src as usize * nsub + sg].push(f as u32);
-            let bit = 1u8 << sg;
-            if self.src_listed[src as usize] & bit == 0 {
-                self.src_listed[src as usize] |= bit;
-                self.src_list[sg].push(src);
+            self.unsent_total += size;
+            if self.e2e() {
+                self.tp_flow_start(f, t);
             }
+            self.activate_local(f);
+        }
+        if self.e2e() {
+            self.tp_ctrl_due(t);
         }
         // arrivals
         let ri = (t % self.ring.len() as u64) as usize;
@@ -602,6 +818,19 @@ impl ShaleSim {
         let added = std::mem::take(&mut self.src_list[sg]);
         srcs.extend_from_slice(&added);
         self.src_list[sg] = srcs;
+    }
+
+    /// Flow f has unsent data: list it at its source.
+    fn activate_local(&mut self, f: usize) {
+        let src = self.f_src[f];
+        let sg = self.f_sigma[f] as usize;
+        let nsub = self.plan.subs.len();
+        self.local[src as usize * nsub + sg].push(f as u32);
+        let bit = 1u8 << sg;
+        if self.src_listed[src as usize] & bit == 0 {
+            self.src_listed[src as usize] |= bit;
+            self.src_list[sg].push(src);
+        }
     }
 
     fn list_at(&mut self, x: u32, k: u32) {
@@ -698,7 +927,12 @@ impl ShaleSim {
                 self.held.remove(&hk);
             }
         }
-        let xk = self.ix(x, c.back_k);
+        self.push_token(x, c.back_k, c.dst, c.r_in);
+    }
+
+    /// Queue a token (d, r) at x for its neighbour index k.
+    fn push_token(&mut self, x: u32, k: u32, d: u32, r: u8) {
+        let xk = self.ix(x, k);
         let ti = match self.free_toks.pop() {
             Some(i) => i,
             None => {
@@ -706,7 +940,7 @@ impl ShaleSim {
                 (self.toks.len() - 1) as u32
             }
         };
-        self.toks[ti as usize] = Tok { d: c.dst, r: c.r_in, next: NONE };
+        self.toks[ti as usize] = Tok { d, r, next: NONE };
         if self.tok_tail[xk] == NONE {
             self.tok_head[xk] = ti;
         } else {
@@ -714,7 +948,7 @@ impl ShaleSim {
             self.toks[tl as usize].next = ti;
         }
         self.tok_tail[xk] = ti;
-        self.list_at(x, c.back_k);
+        self.list_at(x, k);
     }
 
     fn drop_tokens(&mut self, xk: usize) {
@@ -738,12 +972,19 @@ impl ShaleSim {
         }
         let h = self.plan.subs[sg].h as u8;
         let hbh = self.cc.hbh();
+        let e2e = self.e2e();
         let mut pick = usize::MAX;
         let mut best = u64::MAX;
         for i in 0..self.local[li].len() {
             let f = self.local[li][i] as usize;
             let d = self.f_dst[f];
             if hbh && d != y && !self.has_credit(x, k, d, h - 1, sg as u8) {
+                continue;
+            }
+            if d != y && self.invalid(x, k, d, h - 1) {
+                continue;
+            }
+            if e2e && !self.tp_may_send(f, t) {
                 continue;
             }
             if self.cc == Cc::Priority {
@@ -762,8 +1003,12 @@ impl ShaleSim {
         let f = self.local[li][pick] as usize;
         let bytes = self.f_unsent[f].min(self.payload);
         self.f_unsent[f] -= bytes;
+        self.unsent_total -= bytes;
         if self.f_unsent[f] == 0 {
             self.local[li].remove(pick);
+        }
+        if e2e {
+            self.tp_sent(f, t, self.f_unsent[f] == 0);
         }
         self.new_cells += 1;
         let c = Cell {
@@ -773,7 +1018,6 @@ impl ShaleSim {
             back_k: NONE,
             next: NONE,
             bytes: bytes as u32,
-            prio: self.f_prio[f],
             r: h,
             r_in: h,
             sigma: sg as u8,
@@ -809,8 +1053,9 @@ impl ShaleSim {
                 let mut c = en.head;
                 while c != NONE {
                     let cl = &self.cells[c as usize];
-                    if cl.prio < bp {
-                        (be, bpe, bc, bpc, bp) = (e, pe, c, pc, cl.prio);
+                    let prio = self.f_prio[cl.flow as usize];
+                    if prio < bp {
+                        (be, bpe, bc, bpc, bp) = (e, pe, c, pc, prio);
                     }
                     pc = c;
                     c = cl.next;
@@ -871,6 +1116,13 @@ impl ShaleSim {
             if empty {
                 self.pieo_len[xk] -= 1;
                 self.nbuckets[x as usize] -= 1;
+                let bk = key(x, 0, en.d, en.r);
+                let v = self.bucket_ref.get_mut(&bk).expect("bucket refcount");
+                *v -= 1;
+                if *v == 0 {
+                    self.bucket_ref.remove(&bk);
+                    self.ndistinct[x as usize] -= 1;
+                }
                 self.free_entries.push(e);
             } else {
                 self.entries[e as usize].next = NONE;
@@ -897,7 +1149,9 @@ impl ShaleSim {
         }
         self.buf_last[y as usize] = t;
         self.buf[y as usize] = v;
+        self.total_buf = self.total_buf + v as u64 - old as u64;
         self.max_buf = self.max_buf.max(v);
+        self.interval_max_buf = self.interval_max_buf.max(v);
     }
 
     /// Bookkeeping of a cell leaving node x's queues.
@@ -944,6 +1198,12 @@ impl ShaleSim {
             self.max_pieo = self.max_pieo.max(self.pieo_len[yk]);
             self.nbuckets[y as usize] += 1;
             self.max_buckets = self.max_buckets.max(self.nbuckets[y as usize]);
+            let v = self.bucket_ref.entry(key(y, 0, d, r)).or_insert(0);
+            *v += 1;
+            if *v == 1 {
+                self.ndistinct[y as usize] += 1;
+                self.max_distinct = self.max_distinct.max(self.ndistinct[y as usize]);
+            }
         } else {
             let tl = self.entries[e as usize].tail;
             self.cells[tl as usize].next = c;
@@ -974,6 +1234,16 @@ impl ShaleSim {
     fn receive(&mut self, fl: Flight, t: u64) {
         self.events += 1;
         let y = fl.to;
+        if self.any_failed && self.link_lost(fl.from, y, t - self.d) {
+            // sent into a failed link before the sender noticed: cell and tokens are lost
+            if fl.cell != NONE {
+                let b = self.cells[fl.cell as usize].bytes as u64;
+                self.dropped += b;
+                self.drops[2] += b;
+                self.free_cell(fl.cell);
+            }
+            return;
+        }
         if self.is_dead(y, t) {
             if fl.cell != NONE {
                 let b = self.cells[fl.cell as usize].bytes as u64;
@@ -983,9 +1253,18 @@ impl ShaleSim {
             }
             return;
         }
-        if self.cc.hbh() {
-            for i in 0..fl.ntok as usize {
-                let (d, r) = fl.tok[i];
+        for i in 0..fl.ntok as usize {
+            let (d, r) = fl.tok[i];
+            if r & invalidation::INV != 0 {
+                let n = r & !(invalidation::INV | invalidation::REV);
+                if r & invalidation::REV != 0 {
+                    self.on_reval(y, fl.k_back, d, n);
+                } else {
+                    self.on_inval(y, fl.k_back, d, n, fl.sigma as usize, t);
+                }
+                continue;
+            }
+            if self.cc.hbh() {
                 let ok = key(y, fl.k_back, d, r);
                 if let Some(v) = self.outstanding.get_mut(&ok) {
                     *v -= 1;
@@ -1013,6 +1292,9 @@ impl ShaleSim {
         if dst == y {
             self.delivered += bytes;
             self.f_deliv[flow] += bytes;
+            if self.e2e() {
+                self.tp_delivered(flow, t);
+            }
             if self.f_deliv[flow] == self.f_size[flow] {
                 let send = t - self.d;
                 self.f_finish[flow] = send * self.tau + self.slot_ps + self.prop_ps;
@@ -1045,12 +1327,22 @@ impl ShaleSim {
             let (r, d) = (self.cells[c as usize].r, self.cells[c as usize].dst);
             if r > 0 {
                 let q = (p_prev + 1) % h;
-                match self.choose_spray(y, sg, q, t) {
-                    Some(j) => {
-                        self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+                match self.choose_spray(y, sg, q, t, d, r - 1) {
+                    Spray::To(j) => {
+                        let k = koff + q * (m - 1) + j - 1;
+                        if self.tp_trim(y, k) {
+                            self.tp_do_trim(y, c, sg, p_prev, t);
+                        } else {
+                            self.enqueue(y, k, c);
+                        }
                         return;
                     }
-                    None => {
+                    Spray::AllInvalid => {
+                        // live neighbours, but all invalidated this bucket
+                        self.drop_cell(y, c, 1);
+                        return;
+                    }
+                    Spray::AllDead => {
                         // every neighbour of this phase failed: skip this spraying hop
                         self.cells[c as usize].r = r - 1;
                         self.skipped_sprays += 1;
@@ -1072,28 +1364,41 @@ impl ShaleSim {
             debug_assert!(found);
             let j = (ebs.coord(d, q) + m - ebs.coord(y, q)) % m;
             let z = ebs.tx_peer(y, q, j);
-            if self.knows_dead(y, z, t) {
-                if z == d || resets > 0 {
-                    self.drop_cell(y, c, if z == d { 0 } else { 1 });
+            let kz = koff + q * (m - 1) + j - 1;
+            if self.knows_dead(y, z, t) || (z != d && self.invalid(y, kz, d, 0)) {
+                let dead_dst = z == d && self.failed[d as usize];
+                self.direct_broken(y, sg, q, d, t);
+                if dead_dst || resets > 0 {
+                    self.drop_cell(y, c, if dead_dst { 0 } else { 1 });
                     return;
                 }
-                // direct hop via a failed node: back to the first spraying hop
+                // a direct hop via a failed node, over a failed link (its destination
+                // alive) or to a neighbour that invalidated ⟨d, 0⟩: back to the first
+                // spraying hop
                 self.cells[c as usize].r = h as u8;
                 resets += 1;
                 continue;
             }
-            self.enqueue(y, koff + q * (m - 1) + j - 1, c);
+            let k = koff + q * (m - 1) + j - 1;
+            if self.tp_trim(y, k) {
+                self.tp_do_trim(y, c, sg, p_prev, t);
+            } else {
+                self.enqueue(y, k, c);
+            }
             return;
         }
     }
 
-    /// A spraying neighbour offset j (1..m) of y in phase q, avoiding failed neighbours y
-    /// knows of; `spray`: the fewest queued cells, ties from a random start.
-    fn choose_spray(&mut self, y: u32, sg: usize, q: u32, t: u64) -> Option<u32> {
+    /// A spraying neighbour offset j (1..m) of y in phase q for a cell to d that will
+    /// arrive with n sprays left, avoiding failed neighbours y knows of and neighbours
+    /// that invalidated ⟨d, n⟩; `spray`: the fewest queued cells, ties from a random start.
+    fn choose_spray(&mut self, y: u32, sg: usize, q: u32, t: u64, d: u32, n: u8) -> Spray {
         let m = self.plan.subs[sg].m;
-        let base = y as usize * self.kk as usize + (self.plan.koff[sg] + q * (m - 1)) as usize;
+        let kbase = self.plan.koff[sg] + q * (m - 1);
+        let base = y as usize * self.kk as usize + kbase as usize;
         let start = self.spray_rng.below(m - 1);
         let any_failed = self.any_failed;
+        let mut live = false;
         if self.cc.spray_short() {
             let mut best = u32::MAX;
             let mut bj = None;
@@ -1106,6 +1411,10 @@ impl ShaleSim {
                         if self.knows_dead(y, z, t) {
                             continue;
                         }
+                        live = true;
+                        if self.invalid(y, kbase + jj, d, n) {
+                            continue;
+                        }
                     }
                     best = qc;
                     bj = Some(jj + 1);
@@ -1114,15 +1423,35 @@ impl ShaleSim {
                     }
                 }
             }
-            return bj;
+            return match bj {
+                Some(j) => Spray::To(j),
+                None if live || !self.all_dead(y, sg, q, t) => Spray::AllInvalid,
+                None => Spray::AllDead,
+            };
         }
         for i in 0..m - 1 {
             let jj = (start + i) % (m - 1) + 1;
-            if !any_failed || !self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t) {
-                return Some(jj);
+            if !any_failed {
+                return Spray::To(jj);
+            }
+            if !self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t) {
+                live = true;
+                if !self.invalid(y, kbase + jj - 1, d, n) {
+                    return Spray::To(jj);
+                }
             }
         }
-        None
+        if live {
+            Spray::AllInvalid
+        } else {
+            Spray::AllDead
+        }
+    }
+
+    /// Does y know that all its neighbours of phase q failed?
+    fn all_dead(&self, y: u32, sg: usize, q: u32, t: u64) -> bool {
+        let m = self.plan.subs[sg].m;
+        (1..m).all(|jj| self.knows_dead(y, self.plan.subs[sg].tx_peer(y, q, jj), t))
     }
 
 }

@@ -30,6 +30,7 @@ impl ShaleSim {
         if self.guard_viol > 0 {
             errors.push(format!("guardband violations: {}", self.guard_viol));
         }
+        self.tp_check(&mut errors);
         if self.hbh_viol > 0 {
             errors.push(format!("hop-by-hop invariant violated {} times", self.hbh_viol));
         }
@@ -41,7 +42,8 @@ impl ShaleSim {
             }
             hist[v] += self.t - self.buf_last[y];
         }
-        let live_nodes = self.n as u64 - self.fail_list.len() as u64 * (self.t > self.fail_tick) as u64;
+        let down = self.t.min(self.rec_tick).saturating_sub(self.fail_tick);
+        let live_slots = (self.n as u64 * self.t).saturating_sub(self.fail_list.len() as u64 * down);
         let sends = self.sends_cells + self.sends_token_only;
         let metrics = vec![
             ("timeslot_ps".to_string(), self.tau as f64),
@@ -51,17 +53,42 @@ impl ShaleSim {
             ("skipped_sprays".to_string(), self.skipped_sprays as f64),
             ("token_only_cells".to_string(), self.sends_token_only as f64),
             ("tokens_sent".to_string(), self.tokens_sent as f64),
-            ("dummy_cells".to_string(), (live_nodes * self.t).saturating_sub(sends) as f64),
+            ("dummy_cells".to_string(), live_slots.saturating_sub(sends) as f64),
             ("hbh_violations".to_string(), self.hbh_viol as f64),
             ("max_pieo_length".to_string(), self.max_pieo as f64),
-            ("max_active_buckets".to_string(), self.max_buckets as f64),
+            ("max_active_buckets".to_string(), self.max_distinct as f64),
+            ("max_bucket_queues".to_string(), self.max_buckets as f64),
             ("max_buffer_cells".to_string(), self.max_buf as f64),
             ("outstanding_entries".to_string(), self.outstanding.len() as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
+            ("invalidation_tokens".to_string(), self.inval_tokens as f64),
+            ("invalidation_requeued".to_string(), self.inval_requeued as f64),
+            ("revalidation_tokens".to_string(), self.revalidation_tokens as f64),
+            ("invalidations_held".to_string(), self.inval.len() as f64),
+            ("pulls_sent".to_string(), self.tp.pulls as f64),
+            ("trimmed_cells".to_string(), self.tp.trims as f64),
+            ("resent_bytes".to_string(), self.tp.resent_bytes as f64),
+            ("control_hops".to_string(), self.tp.ctrl_hops as f64),
         ];
         let _ = self.max_outstanding_entries;
+        let mut series = self.series.clone();
+        if self.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < self.t * self.tau) && self.t > 0 {
+            let p = self.last_sample;
+            series.push(super::Sample {
+                time_ps: self.t * self.tau,
+                buffered_cells: self.total_buf,
+                max_node_cells: self.interval_max_buf,
+                unsent_bytes: self.unsent_total,
+                delivered_bytes: self.delivered - p.delivered_bytes,
+                cell_hops: self.packet_hops - p.cell_hops,
+                dropped_bytes: self.dropped - p.dropped_bytes,
+                new_cells: self.new_cells - p.new_cells,
+                backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
+            });
+        }
         ShaleOutput {
+            series,
             totals: crate::metrics::RunTotals {
                 now_ps: self.t * self.tau,
                 events: self.events,

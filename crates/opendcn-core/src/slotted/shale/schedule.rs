@@ -131,6 +131,17 @@ impl Plan {
         }
     }
 
+    /// (sub-schedule, phase, offset) of global neighbour index k.
+    #[inline]
+    pub fn index_entry(&self, k: u32) -> (usize, u32, u32) {
+        let mut sg = 0;
+        while sg + 1 < self.subs.len() && k >= self.koff[sg + 1] {
+            sg += 1;
+        }
+        let (p, j) = self.subs[sg].entry(k - self.koff[sg]);
+        (sg, p, j)
+    }
+
     /// Global neighbour index k and (phase, offset) of timeslot t.
     #[inline]
     pub fn slot(&self, t: u64) -> (usize, u32, u32, u32) {

@@ -18,7 +18,15 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         cc,
         token_budget: 1,
         first_hop_budget: 1,
+        isd_cap_num: 5,
+        isd_cap_den: 8 * h as u64,
+        init_window: 64,
+        pull_every: 20,
+        ndp_queue: 100,
         fail_nodes: vec![],
+        fail_links: vec![],
+        invalidation: true,
+        recover_at_ps: u64::MAX,
         fail_at_ps: 0,
         flow_start_ps: vec![],
         flow_src: vec![],
@@ -26,6 +34,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         flow_size: vec![],
         seed: 1,
         duration_ps: 1_000_000_000,
+        sample_ps: 0,
     }
 }
 
@@ -78,7 +87,7 @@ fn one_cell_latency_and_hops_bound() {
 
 #[test]
 fn conservation_determinism_and_hbh_invariant() {
-    for cc in [Cc::None, Cc::Hbh, Cc::Spray, Cc::HbhSpray, Cc::Priority] {
+    for cc in [Cc::None, Cc::Hbh, Cc::Spray, Cc::HbhSpray, Cc::Priority, Cc::Isd, Cc::Rd, Cc::Ndp] {
         let mut s = spec(64, 3, 8, 500_000, cc);
         s.duration_ps = 50_000_000;
         s.token_budget = 2;
