@@ -41,12 +41,13 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
 
 
 def trace_path(name: str) -> str:
-    """A shared Opera trace: $OPENDCN_OPERA_TRACES/name, else ../shared/workloads/traces/opera
-    beside the repository."""
+    """An Opera trace: $OPENDCN_OPERA_TRACES/name, else the copies shipped in the package
+    (data/opera/traces), else ../shared/workloads/traces/opera beside the repository."""
     from pathlib import Path
 
     env = os.environ.get("OPENDCN_OPERA_TRACES")
     roots = [Path(env)] if env else []
+    roots.append(Path(__file__).resolve().parent / "data" / "opera" / "traces")
     roots.append(Path(__file__).resolve().parents[3] / "shared" / "workloads" / "traces" / "opera")
     for r in roots:
         if (r / name).exists():
