@@ -6,7 +6,8 @@ fn spec(tors: u32, uplinks: u32, hpr: u32, flows: &[(Ps, u32, u32, u64)]) -> Ope
         prop_ps: 500_000, host_prop_ps: 0, eps_ps: 0, delta_ps: 0, reconf_ps: 10_000_000,
         packet_bytes: 1500, header_bytes: 64, queue_pkts: 8, hi_cap_bytes: 12_000,
         cutoff_bytes: 15_000_000, initial_window: 20, pull_rate: 1.0, pacer_per_flow: false, rto_ps: 1_000_000_000,
-        stop: Stop::Duration, seed: 1,
+        stop: Stop::Duration, seed: 1, sample_interval_ps: 0, watch_ports: vec![],
+        congestion_detection: false, pushback: false,
         flow_start_ps: flows.iter().map(|f| f.0).collect(), flow_src: flows.iter().map(|f| f.1).collect(),
         flow_dst: flows.iter().map(|f| f.2).collect(), flow_size: flows.iter().map(|f| f.3).collect(),
     }
