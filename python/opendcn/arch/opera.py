@@ -17,6 +17,21 @@ format.
 unchanged; ``--stop-when ndp-done`` ends the run as soon as every flow has started and
 every low-latency flow has finished (the paper's traces are replayed that way).
 
+``Result.timeseries`` (every ``--sample-interval``, default 10 us, and at the end of the
+run): one row per watched ToR port (``--watch`` / ``net.watch``; ports 0..U-1 are the rotor
+uplinks, U.. the host downlinks) with the bytes queued there and the bytes it sent in the
+interval, read with ``net.buffer_usage(node, port)`` / ``net.bw_usage(node, port)``; and one
+network-wide row per sample (node = port = -1) with queued/sent bytes over all ToR ports,
+trims, bounces, delivered bytes, congestion events, push-back messages and the bulk bytes
+held at hosts.
+
+OpenOptics services: ``--congestion-detection`` counts data packets that find their ToR
+data queue full (Opera trims them as always); ``--pushback`` also sends a push-back message
+to the source ToR, whose hosts hold new NDP data for that destination ToR for the rest of
+the superslice. ``--flow-pausing`` (RotorLB already holds bulk flows at hosts until their
+circuit is up), ``--queue-estimation eqo`` and ``--buffer-offload`` (no calendar queues in
+Opera's FIFO NDP ports) are refused with a ConfigError saying why.
+
 The engine and its documented decisions are in ``crates/opendcn-core/src/opera``.
 
 Side by side with Opera's own simulator (opera-sim, built out of tree, fed the same
@@ -62,6 +77,12 @@ DECISIONS = [
     "at each superslice start, only while some host holds bulk data; a commitment of n packets is "
     "spread evenly over the hold, at most 1/U of the NIC per rotor, lowest priority; a packet whose circuit no longer leads to its committed rack "
     "returns to its host",
+    "time series: queued bytes = bytes waiting at a port (data + header/control + bulk, not the packet on "
+    "the wire); --watch auto samples every port while ports x samples <= 2M rows, else only network-wide rows",
+    "services: congestion = an NDP data packet finds its ToR data queue full (trimming is the response); "
+    "push-back = one message per (port, source ToR, destination ToR) and superslice to the source ToR, "
+    "forwarded to its hosts, which hold new NDP data to that ToR until the superslice ends; flow pausing, "
+    "EQO and buffer offloading refused (no meaning for Opera)",
     "FCT: last byte delivered at the receiver; flows column sender_fct_ps = when the sender held "
     "every ACK (what opera-sim prints)",
 ]

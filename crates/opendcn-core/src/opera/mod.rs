@@ -59,10 +59,34 @@
 //! ToR-to-ToR hops (direct or via one intermediate rack). The offer/accept step runs only
 //! while some host holds bulk data: no work per slice when nothing bulk is queued.
 //!
+//! **Monitoring.** With `sample_interval_ps` > 0 a sample is taken every interval (and once
+//! more at the end of the run, [`Opera::final_sample`]): per watched ToR port, the bytes
+//! queued there (data + header/control + bulk waiting, not the packet on the wire) and the
+//! wire bytes it sent during the interval; network-wide, the bytes queued at all ToR
+//! ports and sent by them, trims, bounces, delivered payload bytes, congestion events and
+//! push-back messages during the interval, and the bulk bytes held at hosts. Samples are
+//! not events of the simulated network (neither `events` nor `trace_hash` see them); their
+//! cost is O(watched ports) each, nothing when sampling is off (two counters per transmission).
+//!
+//! **OpenOptics services (OO §5.2; DECIDE how they map onto Opera).** *Congestion
+//! detection*: an NDP data packet finds its ToR data queue full (`congestion_events`);
+//! Opera's response is the trimming it always does, so detection alone changes nothing
+//! but the counter. *Push-back*: on such an event the ToR sends a push-back message
+//! (header-sized control packet, routed like NDP control over the current slice, lost if
+//! a header queue is full) to the ToR of the trimmed packet's source, at most one per
+//! (congested port, source ToR, destination ToR) and superslice; the source ToR forwards it
+//! to all its hosts, which hold *new* NDP data for the congested destination ToR until the
+//! end of the superslice in which the congestion happened (retransmissions, control and
+//! bulk still go; held packets return to the front of the NIC queue in order). Flow
+//! pausing, EQO queue estimation and buffer offloading have no meaning here and are
+//! refused by the Python layer: RotorLB already holds bulk at hosts until a direct circuit
+//! is up, the ToR ports are FIFO NDP queues (exact occupancy, no calendar queues).
+//!
 //! Invariants checked every run: no bit sent while a circuit is down (guardband
 //! violations), no uplink transmission whose circuit does not pair both ends (collisions),
 //! bulk bytes conserved exactly (offered = delivered + unsent + relayed + committed + in the
-//! network), every completed flow delivered exactly its size (duplicates counted apart).
+//! network), every completed flow delivered exactly its size (duplicates counted apart),
+//! queued bytes tracked for the time series equal the sum over the ports' queues.
 
 pub mod topo;
 
