@@ -90,7 +90,7 @@
 
 pub mod topo;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::error::SpecError;
 use crate::event::EventList;
@@ -414,8 +414,9 @@ pub struct Opera {
     pushback_lost: u64,
     pushback_rx: u64,
     paused_pkts: u64,
-    /// (congested port, source ToR, destination ToR) -> last superslice a push-back was sent for.
-    pb_sent: BTreeMap<(u32, u32, u32), u64>,
+    /// (congested port, source ToR, destination ToR) that got a push-back in superslice `pb_slice`.
+    pb_sent: BTreeSet<(u32, u32, u32)>,
+    pb_slice: u64,
 }
 
 impl Opera {
@@ -520,7 +521,7 @@ impl Opera {
             sample_iv: s.sample_interval_ps, watch: s.watch_ports, queued_total: 0, tx_total: 0,
             last_sample: NetSample::default(), ts: Default::default(), series: Vec::new(),
             detect: s.congestion_detection || s.pushback, pushback: s.pushback, congestion_events: 0,
-            pushback_msgs: 0, pushback_lost: 0, pushback_rx: 0, paused_pkts: 0, pb_sent: BTreeMap::new(),
+            pushback_msgs: 0, pushback_lost: 0, pushback_rx: 0, paused_pkts: 0, pb_sent: BTreeSet::new(), pb_slice: 0,
         })
     }
 
@@ -809,11 +810,13 @@ impl Opera {
         let src = self.flows[f as usize].src;
         let (stor, dtor) = (self.tor_of(src), self.tor_of(dst));
         let slice = self.now / self.rot.d;
-        let last = self.pb_sent.entry((port, stor, dtor)).or_insert(u64::MAX);
-        if *last == slice {
+        if slice != self.pb_slice {
+            self.pb_sent.clear();
+            self.pb_slice = slice;
+        }
+        if !self.pb_sent.insert((port, stor, dtor)) {
             return;
         }
-        *last = slice;
         self.pushback_msgs += 1;
         let m = self.ctrl(Kind::PushBack, f, dtor, src);
         self.pkts[m as usize].pull = slice.min(u32::MAX as u64) as u32;
