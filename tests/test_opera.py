@@ -181,3 +181,131 @@ def test_paper_size_run_with_shipped_matchings():
     assert s["flows"] == {"started": 39, "completed": 39}
     assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
     assert max(s["arch_metrics"]["ndp_hops_histogram"] and range(len(s["arch_metrics"]["ndp_hops_histogram"]))) <= 5
+
+
+# ---------------------------------------------------------------------------------------
+# time series and monitoring
+# ---------------------------------------------------------------------------------------
+INCAST = dict(tors=8, uplinks=4, hosts_per_tor=4)
+
+
+def _incast(size=30_000):
+    """28 senders in the 7 other racks into host 0 (ToR 0, Network port U + 0 = 4)."""
+    return od.workload.flows([(f"{1 + h % 3}us", h, 0, size) for h in range(4, 32)])
+
+
+def _net_rows(r):
+    ts = r.timeseries
+    return ts.filter(np.asarray(ts["node"]) == -1)
+
+
+def test_time_series_adds_up_and_buffer_usage():
+    net = od.arch.opera(**INCAST, sample_interval="7us")
+    r = net.run(_incast(), duration="3ms")
+    s, am = r.summary, r.summary["arch_metrics"]
+    ts = r.timeseries
+    nodes, ports = np.asarray(ts["node"]), np.asarray(ts["port"])
+    nw = _net_rows(r)
+    t = np.asarray(nw["time_ps"])
+    assert len(t) == 3_000_000_000 // 7_000_000 + 1 and t[-1] == 3_000_000_000    # last: end of the run
+    # network-wide counters sum to the run's totals
+    assert int(np.asarray(nw["delivered_bytes"]).sum()) == s["bytes"]["delivered"] == 28 * 30_000
+    assert int(np.asarray(nw["trims"]).sum()) == am["trims"] > 0
+    assert int(np.asarray(nw["bounces"]).sum()) == am["bounces"]
+    # every port is watched (tiny network): port rows add up to the network rows
+    port_rows = ts.filter(nodes >= 0)
+    assert port_rows.num_rows == len(t) * 8 * 8
+    assert int(np.asarray(port_rows["tx_bytes"]).sum()) == int(np.asarray(nw["tx_bytes"]).sum())
+    assert port_rows["trims"].null_count == port_rows.num_rows
+    # receiver downlink: tx bytes over samples = every data packet (payload + header) exactly
+    # once plus the trimmed headers it forwarded
+    bw = net.bw_usage(0, 4)
+    assert int(np.asarray(bw["tx_bytes"]).sum()) == 28 * 30_000 + 64 * (28 * 21 + am["trims"] - am["bounces"])
+    # its queue fills (incast) but never beyond data queue + header queue
+    q = np.asarray(net.buffer_usage(0, 4)["queued_bytes"])
+    assert 0 < q.max() <= 8 * 1500 + 8 * 1500
+    assert np.asarray(net.buffer_usage(0, 4, interval="70us")["queued_bytes"]).max() == q.max()
+    # an idle host port sends nothing
+    assert int(np.asarray(net.bw_usage(0, 5)["tx_bytes"]).sum()) == 0
+    assert set(zip(nodes[nodes >= 0].tolist(), ports[nodes >= 0].tolist())) == {(n, p) for n in range(8) for p in range(8)}
+
+
+def test_watch_selects_ports_and_sampling_off_means_no_rows(tmp_path):
+    net = od.arch.opera(**INCAST, sample_interval="10us", watch="0:4,3:1")
+    r = net.run(_incast(), duration="500us")
+    ts = r.timeseries
+    got = set(zip(np.asarray(ts["node"]).tolist(), np.asarray(ts["port"]).tolist()))
+    assert got == {(0, 4), (3, 1), (-1, -1)}
+    with pytest.raises(od.ConfigError, match="not sampled"):
+        net.buffer_usage(1, 1)
+    net.watch([(2, 0)])
+    net.run(_incast(), duration="500us")
+    assert len(net.buffer_usage(2, 0)) == 50
+    off = od.arch.opera(**INCAST, sample_interval="0s")
+    r0 = off.run(_incast(), duration="500us")
+    assert r0.timeseries.num_rows == 0
+    assert r0.summary["trace_hash"] == r.summary["trace_hash"]    # sampling never changes the run
+    with pytest.raises(od.ConfigError):
+        od.arch.opera(**INCAST, watch="0:9")
+    with pytest.raises(od.ConfigError):
+        od.arch.opera(**INCAST, sample_interval="-1us")
+
+
+# ---------------------------------------------------------------------------------------
+# OpenOptics services
+# ---------------------------------------------------------------------------------------
+def test_congestion_detection_only_counts():
+    base = od.arch.opera(**INCAST).run(_incast(), duration="3ms")
+    det = od.arch.opera(**INCAST, congestion_detection=True).run(_incast(), duration="3ms")
+    sb, sd = base.summary, det.summary
+    assert sd["services"]["congestion_events"] == sb["arch_metrics"]["trims"] > 0
+    assert sb["services"]["congestion_events"] == 0 and sd["services"]["pushback_messages"] == 0
+    assert sd["trace_hash"] == sb["trace_hash"]
+    assert sd["arch_metrics"] == sb["arch_metrics"]
+    assert np.array_equal(col(det, "fct_ps"), col(base, "fct_ps"))
+
+
+def test_pushback_reduces_trims_under_incast():
+    base = od.arch.opera(**INCAST).run(_incast(), duration="3ms").summary
+    r = od.arch.opera(**INCAST, pushback=True).run(_incast(), duration="3ms")
+    s, sv = r.summary, r.summary["services"]
+    assert sv["pushback"] and sv["congestion_detection"]           # push-back needs detection
+    assert s["flows"]["completed"] == 28 and s["bytes"]["delivered"] == 28 * 30_000 and s["invariants"]["ok"]
+    assert sv["pushback_messages"] > 0 and sv["paused_packets"] > 0
+    assert sv["pushback_received"] == 4 * sv["pushback_messages"]  # each reaches the 4 hosts of its source ToR
+    assert s["arch_metrics"]["trims"] < 0.8 * base["arch_metrics"]["trims"]
+    assert s["arch_metrics"]["bounces"] < base["arch_metrics"]["bounces"]
+    nw = _net_rows(r)
+    assert int(np.asarray(nw["pushback_messages"]).sum()) == sv["pushback_messages"]
+
+
+@pytest.mark.parametrize("kw,field", [
+    (dict(flow_pausing=True), "flow_pausing"),
+    (dict(buffer_offload=2), "buffer_offload"),
+    (dict(queue_estimation="eqo"), "queue_estimation"),
+    (dict(elephant_threshold="1MB"), "elephant_threshold"),
+])
+def test_services_without_meaning_on_opera_are_rejected(kw, field):
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.opera(**TINY, **kw)
+    assert e.value.field == field
+    net = od.arch.opera(**TINY, congestion_detection=True)
+    with pytest.raises(od.ConfigError):
+        net.services(**kw)
+    assert net.services()["congestion_detection"] is True and net.services()["flow_pausing"] is False
+
+
+def test_cli_pushback_writes_time_series(tmp_path):
+    import pyarrow.parquet as pq
+
+    p = cli("run", "opera", *sum(([f"--{k.replace('_', '-')}", v] for k, v in INCAST.items()), []),
+            "--pushback", "--pattern", "incast", "--incast-degree", 12, "--incast-size", "20KB", "--load", "0.2",
+            "--sample-interval", "20us", "--duration", "400us", "--out", tmp_path / "r")
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert s["services"]["pushback"] is True and s["services"]["congestion_events"] == s["arch_metrics"]["trims"] > 0
+    assert s["services"]["pushback_messages"] > 0
+    ts = pq.read_table(tmp_path / "r" / "timeseries.parquet")
+    assert ts.num_rows == 20 * (8 * 8 + 1)
+    bad = cli("run", "opera", "--tors", 8, "--flow-pausing", "--duration", "10us")
+    assert bad.returncode == 2 and "flow_pausing" in bad.stderr

@@ -64,6 +64,10 @@ impl OperaSim {
             rto_ps: get(d, "rto_ps")?,
             stop,
             seed: get(d, "seed")?,
+            sample_interval_ps: get(d, "sample_interval_ps")?,
+            watch_ports: col(d, "watch_ports")?,
+            congestion_detection: get(d, "congestion_detection")?,
+            pushback: get(d, "pushback")?,
             flow_start_ps: col(d, "flow_start_ps")?,
             flow_src: col(d, "flow_src")?,
             flow_dst: col(d, "flow_dst")?,
@@ -86,6 +90,11 @@ impl OperaSim {
     fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
         let sim = &mut self.sim;
         crate::run_guarded(py, || sim.run_until(t_ps))
+    }
+
+    /// Close the time series with a last sample at the current time (end of the run).
+    fn final_sample(&mut self) {
+        self.sim.final_sample();
     }
 
     /// Shortest-path hops from ToR `a` to ToR `b` in the superslice of time `t_ps`.
@@ -129,6 +138,23 @@ impl OperaSim {
         d.set_item("bulk_hops_hist", o.bulk_hops_hist.clone())?;
         d.set_item("flow_bulk", PyArray1::from_vec(py, o.flow_bulk.iter().map(|&b| b as i64).collect::<Vec<_>>()))?;
         d.set_item("flow_acked_ps", PyArray1::from_vec(py, o.flow_acked_ps.iter().map(|&t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>()))?;
+        let i64s = |v: &[u64]| PyArray1::from_vec(py, v.iter().map(|&x| x as i64).collect::<Vec<_>>());
+        d.set_item("port_tx_bytes", i64s(&o.port_tx_bytes))?;
+        d.set_item("ts_time_ps", i64s(&o.ts.0))?;
+        d.set_item("ts_port", PyArray1::from_vec(py, o.ts.1.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+        d.set_item("ts_queued_bytes", i64s(&o.ts.2))?;
+        d.set_item("ts_tx_bytes", i64s(&o.ts.3))?;
+        let ser = PyDict::new(py);
+        let fields: [(&str, fn(&opendcn_core::opera::NetSample) -> u64); 9] = [
+            ("time_ps", |s| s.time_ps), ("queued_bytes", |s| s.queued_bytes), ("tx_bytes", |s| s.tx_bytes),
+            ("trims", |s| s.trims), ("bounces", |s| s.bounces), ("delivered_bytes", |s| s.delivered_bytes),
+            ("bulk_host_bytes", |s| s.bulk_host_bytes), ("congestion_events", |s| s.congestion_events),
+            ("pushback_messages", |s| s.pushback_msgs),
+        ];
+        for (k, f) in fields {
+            ser.set_item(k, i64s(&o.series.iter().map(f).collect::<Vec<_>>()))?;
+        }
+        d.set_item("series", ser)?;
         d.set_item("flow_rtx", PyArray1::from_vec(py, o.flow_rtx.iter().map(|&b| b as i64).collect::<Vec<_>>()))?;
         Ok(d)
     }

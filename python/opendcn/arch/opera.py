@@ -17,6 +17,21 @@ format.
 unchanged; ``--stop-when ndp-done`` ends the run as soon as every flow has started and
 every low-latency flow has finished (the paper's traces are replayed that way).
 
+``Result.timeseries`` (every ``--sample-interval``, default 10 us, and at the end of the
+run): one row per watched ToR port (``--watch`` / ``net.watch``; ports 0..U-1 are the rotor
+uplinks, U.. the host downlinks) with the bytes queued there and the bytes it sent in the
+interval, read with ``net.buffer_usage(node, port)`` / ``net.bw_usage(node, port)``; and one
+network-wide row per sample (node = port = -1) with queued/sent bytes over all ToR ports,
+trims, bounces, delivered bytes, congestion events, push-back messages and the bulk bytes
+held at hosts.
+
+OpenOptics services: ``--congestion-detection`` counts data packets that find their ToR
+data queue full (Opera trims them as always); ``--pushback`` also sends a push-back message
+to the source ToR, whose hosts hold new NDP data for that destination ToR for the rest of
+the superslice. ``--flow-pausing`` (RotorLB already holds bulk flows at hosts until their
+circuit is up), ``--queue-estimation eqo`` and ``--buffer-offload`` (no calendar queues in
+Opera's FIFO NDP ports) are refused with a ConfigError saying why.
+
 The engine and its documented decisions are in ``crates/opendcn-core/src/opera``.
 
 Side by side with Opera's own simulator (opera-sim, built out of tree, fed the same
@@ -42,7 +57,7 @@ from ..config import Config
 from ..errors import ConfigError, InvariantError
 from ..network import Network, Result, _Cut, _engine_error, _Live, core_summary, flows_table
 from ..units import parse_rate, parse_size, parse_time
-from . import Option, register
+from . import Option, apply_services, register, service_options
 
 DECISIONS = [
     "timing: superslice = eps + delta + r (Opera generator); the reconfiguring rotor keeps its old "
@@ -62,6 +77,12 @@ DECISIONS = [
     "at each superslice start, only while some host holds bulk data; a commitment of n packets is "
     "spread evenly over the hold, at most 1/U of the NIC per rotor, lowest priority; a packet whose circuit no longer leads to its committed rack "
     "returns to its host",
+    "time series: queued bytes = bytes waiting at a port (data + header/control + bulk, not the packet on "
+    "the wire); --watch auto samples every port while ports x samples <= 2M rows, else only network-wide rows",
+    "services: congestion = an NDP data packet finds its ToR data queue full (trimming is the response); "
+    "push-back = one message per (port, source ToR, destination ToR) and superslice to the source ToR, "
+    "forwarded to its hosts, which hold new NDP data to that ToR until the superslice ends; flow pausing, "
+    "EQO and buffer offloading refused (no meaning for Opera)",
     "FCT: last byte delivered at the receiver; flows column sender_fct_ps = when the sender held "
     "every ACK (what opera-sim prints)",
 ]
@@ -154,13 +175,18 @@ class OperaNetwork(Network):
             packet_bytes=pkt, header_bytes=hdr, queue_pkts=o["queue"], hi_cap_bytes=hi_cap,
             cutoff_bytes=parse_size(o["cutoff"], "--cutoff"), initial_window=o["initial_window"],
             pull_rate=float(o["pull_rate"]), pull_pacer=o["pull_pacer"], rto_ps=_time(o, "rto"), stop=o["stop_when"])
+        sample = parse_time(o["sample_interval"], "--sample-interval")
+        if sample < 0:
+            raise ConfigError("--sample-interval", o["sample_interval"], "must be non-negative (0: no time series)")
+        self._watch_opt = _parse_watch(o["watch"], tors, u, hpr)
         if self.params["reconf_ps"] <= 0:
             raise ConfigError("--reconfiguration", o["reconfiguration"], "must be positive")
         if self.params["rto_ps"] <= 0:
             raise ConfigError("--rto", o["rto"], "must be positive")
         self.matchings_source = which
         # probe the fabric (validates the matchings, derives ε/δ and the longest path)
-        probe = self._sim(dict(seed=1, flow_start_ps=np.zeros(0, np.int64), flow_src=np.zeros(0, np.int64),
+        probe = self._sim(dict(seed=1, sample_interval_ps=0, watch_ports=np.zeros(0, np.int64),
+                               congestion_detection=False, pushback=False, flow_start_ps=np.zeros(0, np.int64), flow_src=np.zeros(0, np.int64),
                                flow_dst=np.zeros(0, np.int64), flow_size=np.zeros(0, np.int64)))
         m = probe.output()["metrics"]
         self.fabric_metrics = {k: (int(m[k]) if float(m[k]).is_integer() else float(m[k]))
@@ -171,7 +197,9 @@ class OperaNetwork(Network):
                                 hosts_per_node=hpr, host_link_rate=rate,
                                 host_propagation=self.params["host_prop_ps"], slice=self.superslice,
                                 guardband=self.params["reconf_ps"], mtu=pkt - hdr, header=hdr,
-                                buffer=max(o["queue"] * pkt, pkt)), arch="opera")
+                                buffer=max(o["queue"] * pkt, pkt), sample_interval=sample), arch="opera")
+        self._watched: set[tuple[int, int]] = set()
+        apply_services(self, o)
         self.arch_metrics.update(matchings=which, cutoff_bytes=self.params["cutoff_bytes"],
                                  initial_window=o["initial_window"], queue_pkts=o["queue"],
                                  header_queue_bytes=hi_cap, **self.fabric_metrics)
@@ -194,6 +222,72 @@ class OperaNetwork(Network):
     def start(self, *a: Any, **k: Any) -> None:
         raise ConfigError("start", "opera", "Opera runs with net.run(...)")
 
+    # ------------------------------------------------------------------ services
+    def services(self, **kw: Any) -> dict[str, Any]:
+        """OpenOptics services on Opera (see the module doc): ``congestion_detection``
+        counts data packets that find their ToR data queue full (Opera's response is
+        trimming, unchanged); ``pushback`` sends a push-back message from that ToR to the
+        source ToR, whose hosts hold new NDP data for the congested destination ToR for
+        the rest of the superslice. ``flow_pausing``, ``queue_estimation='eqo'`` and
+        ``buffer_offload`` have no meaning on Opera and raise ConfigError."""
+        before = dict(self._services)
+        try:
+            sv = super().services(**kw)
+            if sv["flow_pausing"]:
+                raise ConfigError("flow_pausing", True, "Opera already holds bulk flows (>= --cutoff) at their hosts "
+                                  "until a direct circuit is up (RotorLB); choose which flows wait with --cutoff")
+            if sv["elephant_bytes"] != before["elephant_bytes"]:
+                raise ConfigError("elephant_threshold", kw.get("elephant_threshold"),
+                                  "Opera classifies flows by size (--cutoff), not by PIAS flow aging")
+            if sv["eqo_interval_ps"]:
+                raise ConfigError("queue_estimation", "eqo", "Opera's ToR ports are FIFO NDP queues whose exact "
+                                  "occupancy decides trimming; there are no calendar queues to estimate")
+            if sv["offload_queues"]:
+                raise ConfigError("buffer_offload", sv["offload_queues"], "Opera's ToR ports hold one FIFO NDP queue, "
+                                  "not per-slice calendar queues, and bulk data already waits on the hosts (RotorLB)")
+        except ConfigError:
+            self._services = before
+            raise
+        return sv
+
+    # ------------------------------------------------------------------ monitoring
+    def _engine_port(self, node: int, port: int) -> int:
+        """Engine port id of (node, port): ports 0..U-1 are the rotor uplinks, U.. the hosts."""
+        k = self.hpr + port if port < self.u else port - self.u
+        return node * (self.u + self.hpr) + k
+
+    def _watch_ids(self, duration_ps: int) -> np.ndarray:
+        c = self.config
+        if c.sample_interval <= 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.watch_ports is not None:  # net.watch([...]): Network ids node*(U+H) + port
+            ppt = self.u + self.hpr
+            pairs = [(int(g) // ppt, int(g) % ppt) for g in self.watch_ports]
+        elif self._watch_opt == "auto":
+            n_ports = self.tors * (self.u + self.hpr)
+            samples = duration_ps // c.sample_interval + 1
+            pairs = _all_ports(self) if n_ports * samples <= WATCH_AUTO_ROWS else []
+        elif self._watch_opt == "all":
+            pairs = _all_ports(self)
+        else:
+            pairs = list(self._watch_opt)
+        self._watched = set(pairs)
+        return np.array([self._engine_port(n, p) for n, p in pairs], dtype=np.int64)
+
+    def _check_watched(self, node: int, port: int) -> None:
+        self._last()
+        if (node, port) not in self._watched:
+            raise ConfigError("port", (node, port), "not sampled in the last run (see --watch / net.watch and "
+                              "--sample-interval)")
+
+    def buffer_usage(self, node: int, port: int, interval: Any = None) -> Any:
+        self._check_watched(node, port)
+        return super().buffer_usage(node, port, interval)
+
+    def bw_usage(self, node: int, port: int, interval: Any = None) -> Any:
+        self._check_watched(node, port)
+        return super().bw_usage(node, port, interval)
+
     def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
             out: str | os.PathLike[str] | None = None, mice_threshold: Any = 10_000) -> Result:
         """Run ``workload`` for at most ``duration`` of simulated time (less with
@@ -210,7 +304,10 @@ class OperaNetwork(Network):
         flows.validate(c.endpoints)
         keep = np.asarray(flows.start_ps) < duration_ps
         cut = _Cut(flows, keep)
-        sim = self._sim(dict(seed=int(seed),
+        watch = self._watch_ids(duration_ps)
+        sv = self._services
+        sim = self._sim(dict(seed=int(seed), sample_interval_ps=int(c.sample_interval), watch_ports=watch,
+                             congestion_detection=bool(sv["congestion_detection"]), pushback=bool(sv["pushback"]),
                              flow_start_ps=np.ascontiguousarray(cut.start_ps, dtype=np.int64),
                              flow_src=np.ascontiguousarray(cut.src, dtype=np.int64),
                              flow_dst=np.ascontiguousarray(cut.dst, dtype=np.int64),
@@ -221,6 +318,7 @@ class OperaNetwork(Network):
             _run_with_progress(sim, duration_ps, "opera")
         else:
             sim.run_until(duration_ps)
+        sim.final_sample()
         wall = time.perf_counter() - t0
         o = sim.output()
         end = int(o["now_ps"]) if sim.stopped else duration_ps
@@ -232,6 +330,9 @@ class OperaNetwork(Network):
         if o["invariant_errors"]:
             raise InvariantError(f"opera seed {seed}: " + "; ".join(o["invariant_errors"]))
         return result
+
+    def _timeseries(self, o: dict[str, Any]) -> Any:
+        return _opera_timeseries(self, o)
 
     def _result(self, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
         import pyarrow as pa
@@ -265,15 +366,74 @@ class OperaNetwork(Network):
         bh = list(o["bulk_hops_hist"])
         am["bulk_hops_histogram"] = {"direct": int(bh[1]), "two_hop": int(bh[2]), "more": int(sum(bh[3:]))}
         am["decisions"] = DECISIONS
+        sv = self._services
+        summary["services"] = {
+            "congestion_detection": bool(sv["congestion_detection"]), "pushback": bool(sv["pushback"]),
+            "flow_pausing": False, "eqo_interval_ps": 0, "offload_queues": 0,
+            **{k: am.pop(k) for k in SERVICE_COUNTERS}}
         summary["arch_metrics"] = am
-        ts = pa.table({"time_ps": pa.array(np.zeros(0, np.int64)), "node": pa.array(np.zeros(0, np.int64)),
-                       "port": pa.array(np.zeros(0, np.int64)), "queued_bytes": pa.array(np.zeros(0, np.int64)),
-                       "tx_bytes": pa.array(np.zeros(0, np.int64))})
+        ts = self._timeseries(o)
         params = {k: (v.tolist() if isinstance(v, np.ndarray) and k != "matchings" else v)
                   for k, v in self.params.items() if k != "matchings"}
         info = {"config": c.model_dump(), "arch": "opera", "engine": "opera", "params": params,
                 "matchings": self.matchings_source, "duration_ps": live.duration, "seed": live.seed}
         return Result(summary, flows, ts, info)
+
+
+SERVICE_COUNTERS = ("congestion_events", "pushback_messages", "pushback_received", "pushback_lost", "paused_packets")
+#: --watch auto samples every port while ports x samples stays within this many rows
+WATCH_AUTO_ROWS = 2_000_000
+NET_SERIES = ("trims", "bounces", "delivered_bytes", "bulk_host_bytes", "congestion_events", "pushback_messages")
+
+
+def _all_ports(net: OperaNetwork) -> list[tuple[int, int]]:
+    return [(n, p) for n in range(net.tors) for p in range(net.u + net.hpr)]
+
+
+def _parse_watch(v: Any, tors: int, u: int, hpr: int) -> Any:
+    """--watch: auto, all, none, or node:port[,node:port...] (ports 0..U-1 uplinks, U.. hosts)."""
+    s = str(v).strip().lower()
+    if s in ("auto", "all"):
+        return s
+    if s == "none":
+        return []
+    pairs = []
+    for item in s.split(","):
+        try:
+            node, port = (int(x) for x in item.split(":"))
+        except ValueError:
+            raise ConfigError("--watch", v, "expected auto, all, none or node:port[,node:port...]") from None
+        if not (0 <= node < tors and 0 <= port < u + hpr):
+            raise ConfigError("--watch", item, f"no such port (nodes 0..{tors - 1}, ports 0..{u + hpr - 1})")
+        pairs.append((node, port))
+    return pairs
+
+
+def _opera_timeseries(net: OperaNetwork, o: dict[str, Any]) -> Any:
+    """Per watched port rows (queued bytes at the sample, bytes sent in the interval ending
+    there), then network-wide rows (node = port = -1: queued bytes at all ToR ports, bytes
+    they sent, and the network counters of NET_SERIES; null on port rows)."""
+    import pyarrow as pa
+
+    ppt = net.u + net.hpr
+    gp = np.asarray(o["ts_port"], dtype=np.int64)
+    k = gp % ppt
+    port = np.where(k >= net.hpr, k - net.hpr, net.u + k)
+    ser = o["series"]
+    m = len(ser["time_ps"])
+    minus = np.full(m, -1, dtype=np.int64)
+    cols = {
+        "time_ps": np.concatenate([o["ts_time_ps"], ser["time_ps"]]),
+        "node": np.concatenate([gp // ppt, minus]), "port": np.concatenate([port, minus]),
+        "queued_bytes": np.concatenate([o["ts_queued_bytes"], ser["queued_bytes"]]),
+        "tx_bytes": np.concatenate([o["ts_tx_bytes"], ser["tx_bytes"]]),
+    }
+    t = {c: pa.array(np.asarray(v, dtype=np.int64)) for c, v in cols.items()}
+    mask = np.concatenate([np.ones(len(gp), dtype=bool), np.zeros(m, dtype=bool)])
+    for c in NET_SERIES:
+        vals = np.concatenate([np.zeros(len(gp), dtype=np.int64), np.asarray(ser[c], dtype=np.int64)])
+        t[c] = pa.array(vals, mask=mask)
+    return pa.table(t)
 
 
 def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
@@ -310,6 +470,10 @@ def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
     Option("pull_pacer", "host", "one pull pacer per receiving host (NDP) or per flow (as opera-sim)",
            "choice", ("host", "flow")),
     Option("rto", "1ms", "NDP retransmission timeout (recovers dropped control packets)", "time"),
+    Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
+    Option("watch", "auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, none, "
+           "or node:port[,node:port...] (ports 0..U-1 rotor uplinks, U.. host downlinks)", "str"),
+    *service_options(),
     Option("stop_when", "duration", "end the run at --duration, or once every flow started and every NDP flow "
            "(ndp-done) or every flow (all-done) finished", "choice", ("duration", "ndp-done", "all-done")),
 ], tiny={"nodes": 8})

@@ -59,14 +59,38 @@
 //! ToR-to-ToR hops (direct or via one intermediate rack). The offer/accept step runs only
 //! while some host holds bulk data: no work per slice when nothing bulk is queued.
 //!
+//! **Monitoring.** With `sample_interval_ps` > 0 a sample is taken every interval (and once
+//! more at the end of the run, [`Opera::final_sample`]): per watched ToR port, the bytes
+//! queued there (data + header/control + bulk waiting, not the packet on the wire) and the
+//! wire bytes it sent during the interval; network-wide, the bytes queued at all ToR
+//! ports and sent by them, trims, bounces, delivered payload bytes, congestion events and
+//! push-back messages during the interval, and the bulk bytes held at hosts. Samples are
+//! not events of the simulated network (neither `events` nor `trace_hash` see them); their
+//! cost is O(watched ports) each, nothing when sampling is off (two counters per transmission).
+//!
+//! **OpenOptics services (OO §5.2; DECIDE how they map onto Opera).** *Congestion
+//! detection*: an NDP data packet finds its ToR data queue full (`congestion_events`);
+//! Opera's response is the trimming it always does, so detection alone changes nothing
+//! but the counter. *Push-back*: on such an event the ToR sends a push-back message
+//! (header-sized control packet, routed like NDP control over the current slice, lost if
+//! a header queue is full) to the ToR of the trimmed packet's source, at most one per
+//! (congested port, source ToR, destination ToR) and superslice; the source ToR forwards it
+//! to all its hosts, which hold *new* NDP data for the congested destination ToR until the
+//! end of the superslice in which the congestion happened (retransmissions, control and
+//! bulk still go; held packets return to the front of the NIC queue in order). Flow
+//! pausing, EQO queue estimation and buffer offloading have no meaning here and are
+//! refused by the Python layer: RotorLB already holds bulk at hosts until a direct circuit
+//! is up, the ToR ports are FIFO NDP queues (exact occupancy, no calendar queues).
+//!
 //! Invariants checked every run: no bit sent while a circuit is down (guardband
 //! violations), no uplink transmission whose circuit does not pair both ends (collisions),
 //! bulk bytes conserved exactly (offered = delivered + unsent + relayed + committed + in the
-//! network), every completed flow delivered exactly its size (duplicates counted apart).
+//! network), every completed flow delivered exactly its size (duplicates counted apart),
+//! queued bytes tracked for the time series equal the sum over the ports' queues.
 
 pub mod topo;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::error::SpecError;
 use crate::event::EventList;
@@ -113,6 +137,13 @@ pub struct OperaSpec {
     pub rto_ps: Ps,
     pub stop: Stop,
     pub seed: u64,
+    /// Time-series sampling interval (0: off) and the ToR ports sampled
+    /// (`tor * (hosts_per_tor + uplinks) + k`, host ports first, then rotor uplinks).
+    pub sample_interval_ps: Ps,
+    pub watch_ports: Vec<u32>,
+    /// OpenOptics services (see the module doc): count congestion events; push back sources.
+    pub congestion_detection: bool,
+    pub pushback: bool,
     pub flow_start_ps: Vec<Ps>,
     pub flow_src: Vec<u32>,
     pub flow_dst: Vec<u32>,
@@ -128,6 +159,8 @@ enum Kind {
     Pull,
     Bounce,
     Bulk,
+    /// Push-back message: `seq` = congested destination ToR, `pull` = superslice it pauses.
+    PushBack,
 }
 
 #[derive(Clone, Copy)]
@@ -162,6 +195,7 @@ enum Ev {
     NicWake(u32),
     Rlb,
     Rto(u32),
+    Sample,
 }
 
 #[derive(Default)]
@@ -172,6 +206,10 @@ struct Port {
     hi_bytes: u32,
     lo_bytes: u32,
     crt: u32,
+    rlb_bytes: u32,
+    /// Wire bytes transmitted so far, and at the last sample.
+    tx_bytes: u64,
+    tx_sampled: u64,
     /// End of the current transmission; a wake-up (PortFree) is pending at `wake` (0: none).
     free_at: Ps,
     wake: Ps,
@@ -205,6 +243,10 @@ struct Host {
     relay: BTreeMap<u32, VecDeque<(u32, u32)>>,
     relay_pkts: u32,
     active: bool,
+    /// Push-back: per destination ToR, new data is held until this time (empty: never paused);
+    /// held packets with the time their pause ends.
+    paused: Vec<Ps>,
+    held: VecDeque<(u32, Ps)>,
 }
 
 /// A receiver's pull pacer: flows owed a pull, in arrival order, released one per gap.
@@ -253,6 +295,29 @@ pub struct OperaOutput {
     pub flow_rtx: Vec<u32>,
     /// Per flow: when its sender held every ACK (`u64::MAX`: not yet or bulk).
     pub flow_acked_ps: Vec<Ps>,
+    /// Wire bytes each ToR port transmitted during the run.
+    pub port_tx_bytes: Vec<u64>,
+    /// Per watched port and sample: time, port, queued bytes, bytes sent in the interval.
+    pub ts: (Vec<Ps>, Vec<u32>, Vec<u64>, Vec<u64>),
+    /// Network-wide samples.
+    pub series: Vec<NetSample>,
+}
+
+/// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NetSample {
+    pub time_ps: Ps,
+    /// Bytes queued at all ToR ports (data + header/control + bulk).
+    pub queued_bytes: u64,
+    /// Wire bytes sent by all ToR ports in the interval.
+    pub tx_bytes: u64,
+    pub trims: u64,
+    pub bounces: u64,
+    pub delivered_bytes: u64,
+    /// Bulk bytes held at hosts (unsent, relayed, committed).
+    pub bulk_host_bytes: u64,
+    pub congestion_events: u64,
+    pub pushback_msgs: u64,
 }
 crate::with_totals!(OperaOutput);
 
@@ -333,6 +398,25 @@ pub struct Opera {
     ndp_hops: Vec<u64>,
     bulk_hops: Vec<u64>,
     peak_pkts: usize,
+    // monitoring
+    sample_iv: Ps,
+    watch: Vec<u32>,
+    queued_total: u64,
+    tx_total: u64,
+    last_sample: NetSample,
+    ts: (Vec<Ps>, Vec<u32>, Vec<u64>, Vec<u64>),
+    series: Vec<NetSample>,
+    // services
+    detect: bool,
+    pushback: bool,
+    congestion_events: u64,
+    pushback_msgs: u64,
+    pushback_lost: u64,
+    pushback_rx: u64,
+    paused_pkts: u64,
+    /// (congested port, source ToR, destination ToR) that got a push-back in superslice `pb_slice`.
+    pb_sent: BTreeSet<(u32, u32, u32)>,
+    pb_slice: u64,
 }
 
 impl Opera {
@@ -364,6 +448,10 @@ impl Opera {
         }
         if s.rto_ps == 0 {
             return Err(SpecError::new("rto", 0, "must be positive"));
+        }
+        let n_ports = s.tors as u64 * (s.hosts_per_tor + s.uplinks) as u64;
+        if let Some(&w) = s.watch_ports.iter().find(|&&w| w as u64 >= n_ports) {
+            return Err(SpecError::new("watch_ports", w, format!("port id must be < {n_ports}")));
         }
         let rate = Rate::new(s.link_rate_bps);
         let full_ser = rate.tx(s.packet_bytes as u64);
@@ -411,6 +499,9 @@ impl Opera {
         if let Some(&f) = order.first() {
             ev.push(s.flow_start_ps[f as usize], Ev::Start(f));
         }
+        if s.sample_interval_ps > 0 {
+            ev.push(s.sample_interval_ps, Ev::Sample);
+        }
         Ok(Opera {
             n: s.tors, u, hpr: s.hosts_per_tor, ppt, rate, prop: s.prop_ps, host_prop: s.host_prop_ps,
             hdr: s.header_bytes, mss, lo_cap: s.queue_pkts * s.packet_bytes, hi_cap: s.hi_cap_bytes,
@@ -427,6 +518,10 @@ impl Opera {
             bulk_returns: 0, bulk_relayed: 0, bulk_offered: 0, bulk_delivered: 0, bulk_unsent: 0,
             bulk_relay_bytes: 0, bulk_commit_bytes: 0, bulk_net_bytes: 0,
             ndp_hops: vec![0; 16], bulk_hops: vec![0; 16], peak_pkts: 0, rot,
+            sample_iv: s.sample_interval_ps, watch: s.watch_ports, queued_total: 0, tx_total: 0,
+            last_sample: NetSample::default(), ts: Default::default(), series: Vec::new(),
+            detect: s.congestion_detection || s.pushback, pushback: s.pushback, congestion_events: 0,
+            pushback_msgs: 0, pushback_lost: 0, pushback_rx: 0, paused_pkts: 0, pb_sent: BTreeSet::new(), pb_slice: 0,
         })
     }
 
@@ -448,6 +543,12 @@ impl Opera {
             }
             let (t, e) = self.ev.pop().unwrap();
             self.now = t;
+            if let Ev::Sample = e {
+                // monitoring only: not an event of the simulated network
+                self.sample();
+                self.ev.push(t + self.sample_iv, Ev::Sample);
+                continue;
+            }
             self.t.events += 1;
             self.t.trace_hash = mix64(self.t.trace_hash ^ t ^ (self.t.events << 40));
             self.handle(e);
@@ -503,6 +604,7 @@ impl Opera {
             }
             Ev::Rlb => self.rlb_slice(),
             Ev::Rto(f) => self.rto_fire(f),
+            Ev::Sample => unreachable!("samples are taken in run_until"),
         }
     }
 
@@ -637,19 +739,24 @@ impl Opera {
     /// the NIC wakes when free only if more is waiting.
     fn nic_start(&mut self, h: u32) {
         let now = self.now;
+        if self.pushback && !self.hosts[h as usize].held.is_empty() {
+            self.unhold(h);
+        }
         let hs = &mut self.hosts[h as usize];
-        let p = if let Some(p) = hs.hi.pop_front() {
-            p
-        } else if let Some(p) = hs.mid.pop_front() {
-            p
-        } else if let Some(p) = hs.lo.pop_front() {
-            p
+        let ctl = hs.hi.pop_front().or_else(|| hs.mid.pop_front());
+        let p = if ctl.is_some() {
+            ctl
+        } else if let Some(p) = self.pop_new(h) {
+            Some(p)
         } else {
-            match self.rlb_pick(h) {
-                Some(p) => p,
-                None => return,
-            }
+            self.rlb_pick(h)
         };
+        if self.pushback {
+            if let Some(t) = self.hosts[h as usize].held.iter().map(|x| x.1).min() {
+                self.nic_wake(h, t);
+            }
+        }
+        let Some(p) = p else { return };
         let ser = self.rate.tx(self.pkts[p as usize].wire as u64);
         let tor = self.tor_of(h);
         self.t.packet_hops += 1;
@@ -661,10 +768,118 @@ impl Opera {
         }
     }
 
+    /// The next new NDP data packet host `h` may send: with push-back, packets for a
+    /// destination ToR paused at this host are held until the pause ends.
+    fn pop_new(&mut self, h: u32) -> Option<u32> {
+        loop {
+            let p = self.hosts[h as usize].lo.pop_front()?;
+            if self.pushback {
+                let d = self.tor_of(self.pkts[p as usize].dst);
+                let hs = &mut self.hosts[h as usize];
+                if !hs.paused.is_empty() && hs.paused[d as usize] > self.now {
+                    let until = hs.paused[d as usize];
+                    hs.held.push_back((p, until));
+                    self.paused_pkts += 1;
+                    continue;
+                }
+            }
+            return Some(p);
+        }
+    }
+
+    /// Return held packets whose pause ended to the front of the new-data queue, in order.
+    fn unhold(&mut self, h: u32) {
+        let now = self.now;
+        let hs = &mut self.hosts[h as usize];
+        if hs.held.iter().all(|x| x.1 > now) {
+            return;
+        }
+        let (back, keep): (Vec<_>, Vec<_>) = hs.held.drain(..).partition(|x| x.1 <= now);
+        hs.held = keep.into();
+        for &(p, _) in back.iter().rev() {
+            hs.lo.push_front(p);
+        }
+    }
+
+    // ------------------------------------------------------------------ services
+    /// Push-back: the ToR of `port` found its data queue full for a packet of flow `f` to
+    /// host `dst`; it sends one message per (port, source ToR, destination ToR) and
+    /// superslice to the source ToR, which forwards it to all its hosts.
+    fn push_back(&mut self, port: u32, f: u32, dst: u32) {
+        let tor = port / self.ppt;
+        let src = self.flows[f as usize].src;
+        let (stor, dtor) = (self.tor_of(src), self.tor_of(dst));
+        let slice = self.now / self.rot.d;
+        if slice != self.pb_slice {
+            self.pb_sent.clear();
+            self.pb_slice = slice;
+        }
+        if !self.pb_sent.insert((port, stor, dtor)) {
+            return;
+        }
+        self.pushback_msgs += 1;
+        let m = self.ctrl(Kind::PushBack, f, dtor, src);
+        self.pkts[m as usize].pull = slice.min(u32::MAX as u64) as u32;
+        if stor == tor {
+            self.pushback_fanout(m, tor);
+        } else {
+            self.route_at(m, tor);
+        }
+    }
+
+    /// The source ToR forwards a push-back message to every host below it.
+    fn pushback_fanout(&mut self, m: u32, tor: u32) {
+        for k in 0..self.hpr {
+            let c = if k == 0 { m } else { self.alloc(self.pkts[m as usize]) };
+            self.pkts[c as usize].dst = tor * self.hpr + k;
+            self.enqueue(tor * self.ppt + k, c);
+        }
+    }
+
+    // ------------------------------------------------------------------ monitoring
+    fn sample(&mut self) {
+        let now = self.now;
+        for i in 0..self.watch.len() {
+            let w = self.watch[i];
+            let pt = &mut self.ports[w as usize];
+            self.ts.0.push(now);
+            self.ts.1.push(w);
+            self.ts.2.push((pt.hi_bytes + pt.lo_bytes + pt.rlb_bytes) as u64);
+            self.ts.3.push(pt.tx_bytes - pt.tx_sampled);
+            pt.tx_sampled = pt.tx_bytes;
+        }
+        let s = NetSample {
+            time_ps: now, queued_bytes: self.queued_total, tx_bytes: self.tx_total, trims: self.trims,
+            bounces: self.bounces, delivered_bytes: self.t.bytes_delivered,
+            bulk_host_bytes: self.bulk_unsent + self.bulk_relay_bytes + self.bulk_commit_bytes,
+            congestion_events: self.congestion_events, pushback_msgs: self.pushback_msgs,
+        };
+        let p = self.last_sample;
+        self.series.push(NetSample {
+            tx_bytes: s.tx_bytes - p.tx_bytes, trims: s.trims - p.trims, bounces: s.bounces - p.bounces,
+            delivered_bytes: s.delivered_bytes - p.delivered_bytes,
+            congestion_events: s.congestion_events - p.congestion_events,
+            pushback_msgs: s.pushback_msgs - p.pushback_msgs, ..s
+        });
+        self.last_sample = s;
+    }
+
+    /// Close the time series at the end of a run: one last (partial-interval) sample at
+    /// `now` unless a sample was taken there already (no-op when sampling is off).
+    pub fn final_sample(&mut self) {
+        if self.sample_iv > 0 && self.now > self.last_sample.time_ps {
+            self.sample();
+        }
+    }
+
     // ------------------------------------------------------------------ ToR
     fn at_tor(&mut self, p: u32, tor: u32) {
         let pk = self.pkts[p as usize];
         let dtor = self.tor_of(pk.dst);
+        if dtor == tor && pk.kind == Kind::PushBack {
+            self.pushback_fanout(p, tor);
+            return;
+        }
         if dtor == tor {
             let port = tor * self.ppt + pk.dst % self.hpr;
             self.enqueue(port, p);
@@ -694,32 +909,50 @@ impl Opera {
     fn enqueue(&mut self, port: u32, p: u32) {
         let kind = self.pkts[p as usize].kind;
         match kind {
-            Kind::Bulk => self.ports[port as usize].rlb.push_back(p),
+            Kind::Bulk => {
+                let wire = self.pkts[p as usize].wire as u32;
+                let pt = &mut self.ports[port as usize];
+                pt.rlb.push_back(p);
+                pt.rlb_bytes += wire;
+                self.queued_total += wire as u64;
+            }
             Kind::Data => {
                 let wire = self.pkts[p as usize].wire as u32;
                 let pt = &mut self.ports[port as usize];
                 if pt.lo_bytes + wire <= self.lo_cap {
                     pt.lo_bytes += wire;
                     pt.lo.push_back(p);
+                    self.queued_total += wire as u64;
                 } else {
                     let mut victim = p;
                     if self.rng.below(2) == 1 {
                         if let Some(&tail) = pt.lo.back() {
-                            if self.pkts[tail as usize].wire as u32 >= wire {
+                            let tw = self.pkts[tail as usize].wire as u32;
+                            if tw >= wire {
                                 pt.lo.pop_back();
-                                pt.lo_bytes -= self.pkts[tail as usize].wire as u32;
+                                pt.lo_bytes -= tw;
                                 pt.lo_bytes += wire;
+                                self.queued_total -= (tw - wire) as u64;
                                 pt.lo.push_back(p);
                                 victim = tail;
                             }
                         }
                     }
                     let v = &mut self.pkts[victim as usize];
+                    let (vf, vdst) = (v.flow, v.dst);
                     v.kind = Kind::Header;
                     v.payload = 0;
                     v.wire = self.hdr as u16;
                     self.trims += 1;
                     self.enqueue_hi(port, victim);
+                    if self.detect {
+                        // congestion detection: the data queue is full; trimming is
+                        // Opera's response, push-back the optional last resort
+                        self.congestion_events += 1;
+                        if self.pushback {
+                            self.push_back(port, vf, vdst);
+                        }
+                    }
                 }
             }
             _ => self.enqueue_hi(port, p),
@@ -733,9 +966,15 @@ impl Opera {
         if pt.hi_bytes + w <= self.hi_cap {
             pt.hi_bytes += w;
             pt.hi.push_back(p);
+            self.queued_total += w as u64;
             return;
         }
         let pk = self.pkts[p as usize];
+        if pk.kind == Kind::PushBack {
+            self.pushback_lost += 1;
+            self.release(p);
+            return;
+        }
         let tor = port / self.ppt;
         if pk.kind == Kind::Header {
             // return to sender: the header heads back to the flow's source host
@@ -800,9 +1039,10 @@ impl Opera {
             let pk = self.pkts[p as usize];
             match pk.kind {
                 Kind::Data => self.ports[port as usize].lo_bytes -= pk.wire as u32,
-                Kind::Bulk => {}
+                Kind::Bulk => self.ports[port as usize].rlb_bytes -= pk.wire as u32,
                 _ => self.ports[port as usize].hi_bytes -= pk.wire as u32,
             }
+            self.queued_total -= pk.wire as u64;
             let ser = self.rate.tx(pk.wire as u64);
             let mut to = NONE;
             if k >= self.hpr {
@@ -850,6 +1090,8 @@ impl Opera {
             // the packet goes straight to the next node; the port wakes when free only if
             // more is queued
             self.t.packet_hops += 1;
+            self.ports[port as usize].tx_bytes += pk.wire as u64;
+            self.tx_total += pk.wire as u64;
             if k >= self.hpr {
                 self.pkts[p as usize].hops = self.pkts[p as usize].hops.saturating_add(1);
                 self.ev.push(now + ser + self.prop, Ev::AtTor(p, to));
@@ -936,6 +1178,20 @@ impl Opera {
             }
             Kind::Pull => self.pulled(f, pk.pull),
             Kind::Bulk => self.bulk_arrive(pk, h),
+            Kind::PushBack => {
+                // stop new data to the congested destination ToR for the rest of the superslice
+                self.pushback_rx += 1;
+                let until = (pk.pull as u64 + 1) * self.rot.d;
+                if until > self.now {
+                    let n = self.n as usize;
+                    let hs = &mut self.hosts[h as usize];
+                    if hs.paused.is_empty() {
+                        hs.paused = vec![0; n];
+                    }
+                    let e = &mut hs.paused[pk.seq as usize];
+                    *e = (*e).max(until);
+                }
+            }
         }
     }
 
@@ -1414,6 +1670,10 @@ impl Opera {
         if self.bulk_hops.iter().skip(3).any(|&x| x > 0) {
             errs.push("a bulk packet crossed more than two ToR-to-ToR hops".into());
         }
+        let queued: u64 = self.ports.iter().map(|p| (p.hi_bytes + p.lo_bytes + p.rlb_bytes) as u64).sum();
+        if queued != self.queued_total {
+            errs.push(format!("queued bytes {} != sum over ports {queued}", self.queued_total));
+        }
         t.invariant_errors = errs;
         let r = &self.rot;
         let m = |k: &str, v: f64| (k.to_string(), v);
@@ -1432,12 +1692,18 @@ impl Opera {
             m("bulk_offered_bytes", self.bulk_offered as f64), m("bulk_delivered_bytes", self.bulk_delivered as f64),
             m("bulk_host_queued_bytes", (self.bulk_unsent + self.bulk_relay_bytes + self.bulk_commit_bytes) as f64),
             m("peak_packets", self.peak_pkts as f64), m("stopped_early", if self.stopped { 1.0 } else { 0.0 }),
+            m("congestion_events", self.congestion_events as f64), m("pushback_messages", self.pushback_msgs as f64),
+            m("pushback_received", self.pushback_rx as f64), m("pushback_lost", self.pushback_lost as f64),
+            m("paused_packets", self.paused_pkts as f64),
         ];
         OperaOutput {
             totals: t, metrics, ndp_hops_hist: self.ndp_hops.clone(), bulk_hops_hist: self.bulk_hops.clone(),
             flow_bulk: self.flows.iter().map(|f| f.bulk).collect(),
             flow_rtx: self.flows.iter().map(|f| f.rtx_count).collect(),
             flow_acked_ps: self.flows.iter().map(|f| f.acked_at).collect(),
+            port_tx_bytes: self.ports.iter().map(|p| p.tx_bytes).collect(),
+            ts: self.ts.clone(),
+            series: self.series.clone(),
         }
     }
 }
