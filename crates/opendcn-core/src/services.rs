@@ -189,6 +189,119 @@ impl Offload {
     }
 }
 
+/// The services on a slotted cell engine (Sirius, Shale), in the engine's time unit
+/// (slots / timeslots): congestion counters, push-back messages in flight and the
+/// sources they paused. Queue-occupancy estimation and buffer offloading have no
+/// slotted counterpart and are rejected by [`SlotServices::new`].
+#[derive(Debug, Clone, Default)]
+pub struct SlotServices {
+    pub cfg: crate::spec::Services,
+    pub congestion_events: u64,
+    pub pushback_msgs: u64,
+    pub paused_attempts: u64,
+    /// Push-back messages in flight: (arrival slot, sequence, source, destination, pause
+    /// end slot, exclusive), earliest first.
+    inflight: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u32, u32, u64)>>,
+    /// (source << 32 | destination) → slot until which the source starts no new cell
+    /// towards the destination (exclusive). Only looked up, never iterated.
+    paused: HashMap<u64, u64>,
+}
+
+impl SlotServices {
+    /// `engine` names the engine in the errors.
+    pub fn new(cfg: crate::spec::Services, engine: &str) -> Result<Self, crate::error::SpecError> {
+        use crate::error::SpecError;
+        if cfg.eqo_interval_ps > 0 {
+            return Err(SpecError::new(
+                "queue_estimation",
+                "eqo",
+                format!("{engine} counts the cells of every slot queue exactly; EQO estimates calendar-queue bytes of a packet switch and has no slotted counterpart"),
+            ));
+        }
+        if cfg.offload_queues > 0 {
+            return Err(SpecError::new(
+                "buffer_offload",
+                cfg.offload_queues,
+                format!("{engine}'s endpoints are ToRs with no hosts below them to hold offloaded cells"),
+            ));
+        }
+        let mut cfg = cfg;
+        cfg.congestion_detection |= cfg.pushback;
+        Ok(SlotServices { cfg, ..Default::default() })
+    }
+
+    /// A cell joins a slot queue holding `occupancy` cells, of which the next occurrence
+    /// of its slot carries `capacity`: count a congestion event when the queue is full,
+    /// and with push-back send the message that reaches `src` in slot `arrive` and pauses
+    /// it towards `dst` until slot `until` (exclusive). Returns whether it was congested.
+    pub fn joined(&mut self, occupancy: u64, capacity: u64, src: u32, dst: u32, arrive: u64, until: u64) -> bool {
+        if !self.cfg.congestion_detection || occupancy < capacity {
+            return false;
+        }
+        self.congestion_events += 1;
+        if self.cfg.pushback {
+            let seq = self.pushback_msgs;
+            self.pushback_msgs += 1;
+            self.inflight.push(std::cmp::Reverse((arrive, seq, src, dst, until)));
+        }
+        true
+    }
+
+    /// Deliver the push-back messages that have arrived by slot `now`.
+    pub fn deliver(&mut self, now: u64) {
+        while let Some(&std::cmp::Reverse((a, _, src, dst, until))) = self.inflight.peek() {
+            if a > now {
+                break;
+            }
+            self.inflight.pop();
+            let e = self.paused.entry(((src as u64) << 32) | dst as u64).or_insert(0);
+            *e = (*e).max(until);
+        }
+    }
+
+    /// Is `src` pushed back from starting a cell towards `dst` in slot `now`? (Counts a
+    /// paused attempt when it is.)
+    #[inline]
+    pub fn pushed_back(&mut self, src: u32, dst: u32, now: u64) -> bool {
+        if !self.cfg.pushback || self.paused.is_empty() {
+            return false;
+        }
+        let k = ((src as u64) << 32) | dst as u64;
+        match self.paused.get(&k) {
+            Some(&u) if u > now => {
+                self.paused_attempts += 1;
+                true
+            }
+            Some(_) => {
+                self.paused.remove(&k);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Is a flow that has started `sent` bytes an elephant held from indirect paths?
+    /// (Counts a paused attempt when it is.)
+    #[inline]
+    pub fn elephant(&mut self, sent: u64) -> bool {
+        if self.cfg.flow_pausing && sent >= self.cfg.elephant_bytes {
+            self.paused_attempts += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The counters as engine metrics (`svc_*`; Python moves them to `summary["services"]`).
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        vec![
+            ("svc_congestion_events".into(), self.congestion_events as f64),
+            ("svc_pushback_msgs".into(), self.pushback_msgs as f64),
+            ("svc_paused_attempts".into(), self.paused_attempts as f64),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

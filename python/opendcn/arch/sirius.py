@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..slotted import SlottedNetwork
 from ..units import parse_size
-from . import Option, register
+from . import Option, apply_services, register, service_options
 from .negotiator import _nonneg_time, _ports_and_rate
 
 
@@ -46,6 +46,7 @@ from .negotiator import _nonneg_time, _ports_and_rate
     Option("cc", "inband", "intermediate congestion control: inband (occupancy piggybacked on round-robin "
            "cells, one cycle + propagation old) or ideal (instant credits)", "choice", ("inband", "ideal")),
     Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
+    *service_options(),
 ])
 def build(**o: Any) -> SlottedNetwork:
     nodes, ports, host, rate = _ports_and_rate(o)
@@ -77,4 +78,5 @@ def build(**o: Any) -> SlottedNetwork:
                          mtu=payload, header=header, sample_interval=sample)
     net.arch_metrics.update(topology="thin-clos", pq=o["pq"], speedup=o["speedup"], port_rate_bps=rate,
                             cc=o["cc"])
+    apply_services(net, o)
     return net
