@@ -233,8 +233,11 @@ impl SlotServices {
     /// A cell joins a slot queue holding `occupancy` cells, of which the next occurrence
     /// of its slot carries `capacity`: count a congestion event when the queue is full,
     /// and with push-back send the message that reaches `src` in slot `arrive` and pauses
-    /// it towards `dst` until slot `until` (exclusive). Returns whether it was congested.
-    pub fn joined(&mut self, occupancy: u64, capacity: u64, src: u32, dst: u32, arrive: u64, until: u64) -> bool {
+    /// it towards `dst` for `pause` slots from then — the time the congested slot takes,
+    /// from the detection, to come round and carry the cell. (A slot is much shorter than
+    /// the message's trip, so a pause ending at a fixed time after the detection would
+    /// mostly have expired when the source hears of it.) Returns whether it was congested.
+    pub fn joined(&mut self, occupancy: u64, capacity: u64, src: u32, dst: u32, arrive: u64, pause: u64) -> bool {
         if !self.cfg.congestion_detection || occupancy < capacity {
             return false;
         }
@@ -242,7 +245,7 @@ impl SlotServices {
         if self.cfg.pushback {
             let seq = self.pushback_msgs;
             self.pushback_msgs += 1;
-            self.inflight.push(std::cmp::Reverse((arrive, seq, src, dst, until)));
+            self.inflight.push(std::cmp::Reverse((arrive, seq, src, dst, arrive + pause)));
         }
         true
     }

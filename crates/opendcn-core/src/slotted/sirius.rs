@@ -53,11 +53,13 @@
 //!   cell to i (the first m→i slot at or after the detection) and is usable L slots after
 //!   it — the in-band path of Sirius' occupancy reports. i then starts no new cell towards
 //!   d (direct or relayed) until the congested m→d slot has come round again — as many
-//!   times as the queue ahead of the cell needs: until the end of the m→d occurrence that
-//!   carries the detected cell (the first occurrence at or after the detection plus one
-//!   cycle per cell found queued; with one cell found, the packet engine's "one cycle
-//!   more"). A slot is a few hundred ns while a report takes a cycle plus a propagation
-//!   delay, so a fixed one-cycle pause would mostly have expired on arrival.
+//!   times as the queue ahead of the cell needs: for as long, counted from the message's
+//!   arrival, as from the detection to the end of the m→d occurrence that carries the
+//!   detected cell (the first occurrence at or after the detection plus one cycle per
+//!   cell found queued; with one cell found, the packet engine's "one cycle more"). A
+//!   slot is 100 ns while a report takes up to a cycle plus a propagation delay, so a
+//!   pause ending at a fixed time after the detection would mostly have expired when the
+//!   source hears of it (DECIDE, see [`crate::services::SlotServices::joined`]).
 //!   Nothing is dropped by design; the defining effect is a bounded relay queue
 //!   (`max_relay_queue_cells`) where it otherwise grows with the offered load.
 //! * Flow pausing: a flow that has started ≥ `elephant_bytes` at its source (PIAS flow
@@ -409,7 +411,7 @@ impl Sirius {
                 let arrive = next(self.fab.thin_rr_step(m, src)) + self.lag;
                 // this cell leaves in the occ-th m→d slot after the next one
                 let until = next(self.fab.thin_rr_step(m, d)) + self.occ[mi] as u64 * wu + 1;
-                self.svc.joined(self.occ[mi] as u64, 1, src, d, arrive, until);
+                self.svc.joined(self.occ[mi] as u64, 1, src, d, arrive, until - k);
                 if inband && self.occ[mi] >= self.spec.relay_cap {
                     self.m_over_cap += 1;
                 }
