@@ -332,6 +332,38 @@ mod tests {
     }
 
     #[test]
+    fn slot_services_pause_from_the_message_arrival() {
+        let cfg = crate::spec::Services { pushback: true, ..Default::default() };
+        let mut s = SlotServices::new(cfg, "test").unwrap();
+        assert!(s.cfg.congestion_detection);
+        // an empty-enough queue is no congestion
+        assert!(!s.joined(0, 1, 3, 7, 10, 5));
+        // congestion at slot 4: the message reaches source 3 at slot 10, pause 5 slots
+        assert!(s.joined(2, 1, 3, 7, 10, 5));
+        assert_eq!((s.congestion_events, s.pushback_msgs), (1, 1));
+        s.deliver(9);
+        assert!(!s.pushed_back(3, 7, 9));
+        s.deliver(10);
+        assert!(s.pushed_back(3, 7, 10) && s.pushed_back(3, 7, 14));
+        assert!(!s.pushed_back(3, 7, 15) && !s.pushed_back(3, 8, 12) && !s.pushed_back(4, 7, 12));
+        assert_eq!(s.paused_attempts, 2);
+        // detection only: counted, never paused
+        let mut d = SlotServices::new(crate::spec::Services { congestion_detection: true, ..Default::default() }, "t").unwrap();
+        assert!(d.joined(1, 1, 0, 1, 0, 100));
+        d.deliver(50);
+        assert!(!d.pushed_back(0, 1, 50));
+        assert_eq!((d.congestion_events, d.pushback_msgs), (1, 0));
+    }
+
+    #[test]
+    fn slot_services_reject_eqo_and_offload() {
+        let e = SlotServices::new(crate::spec::Services { eqo_interval_ps: 50_000, ..Default::default() }, "sirius");
+        assert_eq!(e.unwrap_err().field, "queue_estimation");
+        let o = SlotServices::new(crate::spec::Services { offload_queues: 2, ..Default::default() }, "shale");
+        assert_eq!(o.unwrap_err().field, "buffer_offload");
+    }
+
+    #[test]
     fn error_statistics() {
         let mut e = Eqo::new(50_000, 1);
         e.record(100, 40);

@@ -20,6 +20,14 @@ brings every failed element back, with re-validation tokens).
 share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
 samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
 
+OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
+``--flow-pausing``; ``summary["services"]`` as on rotornet): a forwarded cell joining a
+per-neighbour queue that already holds the one cell the next occurrence of that timeslot
+carries is a congestion event; push-back reaches the cell's source one propagation delay
+later and pauses it towards the destination; paused elephants take no spraying hop (their
+cells leave only when the timeslot's peer starts the direct semi-path, at most h hops).
+``--queue-estimation eqo`` and ``--buffer-offload`` are rejected by name.
+
 The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
 active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
 the engine's module documentation and in ``arch_metrics["decisions"]``.

@@ -12,6 +12,16 @@ report of m's queue for d plus its own cells sent since is below ``--relay-cap``
 ``ideal`` keeps the earlier idealization (credits known instantly, queues never above the
 cap) for comparison.
 
+OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
+``--flow-pausing``, same names and ``summary["services"]`` fields as rotornet): a relay
+cell that reaches its intermediate and finds the queue towards its destination already
+holding the one cell the next round-robin slot carries is a congestion event; push-back
+rides the intermediate's next round-robin cell to the source, which then starts no cell
+towards that destination until the congested slot has carried the queue ahead; flow
+pausing sends elephants (PIAS aging) on their direct circuit only. ``--queue-estimation eqo``
+(slot queues are counted exactly) and ``--buffer-offload`` (ToR endpoints, no hosts) are
+rejected by name.
+
 Defaults follow the NegotiaToR paper's baseline: 128 ToRs x 8 ports of 100 Gb/s
 (``--speedup 2`` over a 400 Gb/s host side), 2 us propagation. Sirius' own slot, cell and
 congestion-control parameters are not in the seed papers; the engine's documented choices

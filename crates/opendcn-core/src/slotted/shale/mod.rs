@@ -52,6 +52,29 @@
 //!
 //! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
 //!
+//! OpenOptics infrastructure services (ALGORITHMS §4.3–4.4, `services`,
+//! [`crate::services::SlotServices`]) mapped onto Shale's cells:
+//! * Congestion detection: the slot queues are the per-neighbour queues (node y,
+//!   neighbour index k), served one cell per occurrence of k (once an epoch of the
+//!   sub-schedule). A forwarded cell that joins a queue already holding ≥ 1 cell is a
+//!   congestion event (exact cell count; EQO rejected). New cells are cut from flow data
+//!   at send time and never wait in these queues. Under NDP a cell that is trimmed is
+//!   not enqueued and not counted.
+//! * Push-back: the message reaches the cell's source one propagation delay later
+//!   (⌈propagation / τ⌉ timeslots; an idealized control path — Shale's in-band paths
+//!   take up to h hops through the schedule) and the source cuts no new cell for that
+//!   destination for as long as the occurrence of k that carries the cell was away from
+//!   the detection ([`schedule::Plan::next_occurrence`] with the queue ahead; counted
+//!   from the message's arrival, since an epoch of 6 timeslots is far shorter than the
+//!   trip). Shale never drops by design (failures aside): the defining effect is bounded
+//!   node queues where they otherwise grow with the run (`cc none`), and fewer NDP trims.
+//! * Flow pausing (DECIDE): Shale's VLB is its spraying semi-path, so an elephant (a flow
+//!   that has cut ≥ `elephant_bytes` into cells, PIAS aging) takes none: its cells leave
+//!   only in a timeslot whose peer is the destination or holds the destination's
+//!   coordinate of that phase (the first hop of the direct semi-path), and then follow
+//!   the direct semi-path (≤ h hops, remaining sprays 0, hop-by-hop bucket ⟨d, 0⟩).
+//! * Buffer offload: nodes are the endpoints, no hosts below them; rejected.
+//!
 //! Metrics: `max_active_buckets` = the most distinct buckets ⟨destination, remaining
 //! sprays⟩ queued at one node (exact, reference-counted over its per-neighbour PIEOs);
 //! `max_bucket_queues` = the most ⟨neighbour, bucket⟩ queues (PIEO entries) at one node.
