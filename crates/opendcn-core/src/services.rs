@@ -19,6 +19,9 @@
 //!   The trips use the real host links (serialization, propagation, contention with the
 //!   host's own traffic); the ToR buffer holds only the window.
 //!
+//! * [`SlotServices`] — congestion detection, push-back and flow pausing on the slotted
+//!   cell engines (Sirius, Shale): counters, messages in flight, paused sources.
+//!
 //! Decisions (OpenOptics leaves them open): the EQO tick grid is global (t = k·interval)
 //! and ticks in guard bands count as dequeues, like the hardware generator; the
 //! admissible bytes of the active queue are bandwidth × remaining time of the slice, of
@@ -189,6 +192,9 @@ impl Offload {
     }
 }
 
+/// A push-back message in flight: (arrival slot, sequence, source, destination, pause end).
+type PushBack = (u64, u64, u32, u32, u64);
+
 /// The services on a slotted cell engine (Sirius, Shale), in the engine's time unit
 /// (slots / timeslots): congestion counters, push-back messages in flight and the
 /// sources they paused. Queue-occupancy estimation and buffer offloading have no
@@ -201,7 +207,7 @@ pub struct SlotServices {
     pub paused_attempts: u64,
     /// Push-back messages in flight: (arrival slot, sequence, source, destination, pause
     /// end slot, exclusive), earliest first.
-    inflight: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u32, u32, u64)>>,
+    inflight: std::collections::BinaryHeap<std::cmp::Reverse<PushBack>>,
     /// (source << 32 | destination) → slot until which the source starts no new cell
     /// towards the destination (exclusive). Only looked up, never iterated.
     paused: HashMap<u64, u64>,
