@@ -714,6 +714,51 @@ mod tests {
         assert_eq!(o.flow_hops[0], 2);
     }
 
+    /// 4 ToRs × 1 port (step c connects i → (i + c) mod 4), L = 6 slots at 500 ns.
+    /// Flow 1 → 3 relays via 2 in slot 1 (reaches 2 in slot 7, leaves in slot 9, the
+    /// 2 → 3 step ≡ 1); flow 0 → 3 starts after slot 1's transmit time and relays via 2 in
+    /// slot 2, reaching 2 in slot 8: the queue holds the earlier cell — exactly one
+    /// congestion event. Push-back rides 2's next cell to 0 (slot 10, step 2) and is
+    /// usable from slot 16; the pause lasts slot 8 → end of slot 13 (the 2 → 3 slot 13
+    /// carries the detected cell's place), 6 slots: ToR 0 starts nothing for 3 in slots
+    /// 16..21. Flow 0 → 3 of slot 17 then leaves in slot 22 (via 2) instead of slot 17.
+    #[test]
+    fn congestion_is_detected_on_the_relay_queue_and_pushes_the_source_back() {
+        let run = |svc: crate::spec::Services| {
+            let mut s = spec(4, 1);
+            s.pq = false;
+            s.prop_ps = 500_000;
+            s.services = svc;
+            s.flow_start_ps = vec![0, 150_000, 1_650_000];
+            s.flow_src = vec![1, 0, 0];
+            s.flow_dst = vec![3, 3, 3];
+            s.flow_size = vec![1000, 1000, 1000];
+            s.duration_ps = 10_000_000;
+            let mut sim = Sirius::new(s).unwrap();
+            assert_eq!(sim.lag, 6);
+            sim.run_until(u64::MAX);
+            let o = sim.output();
+            assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+            assert_eq!(o.flows_completed, 3);
+            let g = |k: &str| o.metrics.iter().find(|(n, _)| n == k).unwrap().1 as u64;
+            (g("svc_congestion_events"), g("svc_pushback_msgs"), g("svc_paused_attempts"), o.flow_finish_ps.clone())
+        };
+        let plain = run(Default::default());
+        let det = run(crate::spec::Services { congestion_detection: true, ..Default::default() });
+        let pb = run(crate::spec::Services { pushback: true, ..Default::default() });
+        assert_eq!(plain.0, 0);
+        assert_eq!((det.0, det.1, det.2), (1, 0, 0));
+        assert_eq!(det.3, plain.3);
+        assert_eq!((pb.0, pb.1), (1, 1));
+        assert!(pb.2 >= 1);
+        assert_eq!(pb.3[..2], plain.3[..2]);
+        // sent in slot 22 via 2 (reaches 2 in slot 28, leaves in slot 29) instead of slot
+        // 17 via 1 (reaches 1 in slot 23, leaves in the 1 → 3 slot 26)
+        let slot = 100_000;
+        assert_eq!(pb.3[2] / slot, 29 + 5);
+        assert_eq!(plain.3[2] / slot, 26 + 5);
+    }
+
     /// Many sources send to one destination: with instant credits the intermediate
     /// queues never pass the threshold; in-band, stale reports let them overshoot, and
     /// nothing is lost either way.
