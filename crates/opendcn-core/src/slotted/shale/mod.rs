@@ -56,8 +56,8 @@
 //! [`crate::services::SlotServices`]) mapped onto Shale's cells:
 //! * Congestion detection: the slot queues are the per-neighbour queues (node y,
 //!   neighbour index k), served one cell per occurrence of k (once an epoch of the
-//!   sub-schedule). A forwarded cell that joins a queue already holding ≥ 1 cell is a
-//!   congestion event (exact cell count; EQO rejected). New cells are cut from flow data
+//!   sub-schedule). A forwarded cell that joins a queue already holding ≥ 1 cell (on
+//!   receipt, or when a failure or an invalidation re-queues it) is a congestion event (exact cell count; EQO rejected). New cells are cut from flow data
 //!   at send time and never wait in these queues. Under NDP a cell that is trimmed is
 //!   not enqueued and not counted.
 //! * Push-back: the message reaches the cell's source one propagation delay later
