@@ -29,7 +29,36 @@ from .errors import ConfigError, InvariantError
 from .network import Network, Result, _Cut, _engine_error, _Live, core_summary, flows_table
 from .units import parse_size, parse_time
 
-__all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs"]
+__all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary"]
+
+
+def slotted_services(net: Network, engine: str, *, queue_estimation: str | None = None,
+                     buffer_offload: int | None = None, **kw: Any) -> dict[str, Any]:
+    """:meth:`Network.services` on a slotted cell engine: congestion detection counts
+    the cells of a slot queue exactly (``queue_estimation="eqo"``, an estimate of a packet
+    switch's calendar-queue bytes, is rejected) and the endpoints are ToRs with no hosts
+    below them (``buffer_offload`` > 0 is rejected)."""
+    if queue_estimation not in (None, "exact"):
+        if queue_estimation != "eqo":
+            raise ConfigError("queue_estimation", queue_estimation, "expected exact or eqo")
+        raise ConfigError("queue_estimation", queue_estimation,
+                          f"{engine} counts the cells of every slot queue exactly; EQO (an estimate of a "
+                          "packet switch's calendar-queue bytes) has no slotted counterpart")
+    if buffer_offload is not None and buffer_offload is not False and buffer_offload != 0:
+        if isinstance(buffer_offload, bool) or not isinstance(buffer_offload, int) or buffer_offload < 0:
+            raise ConfigError("buffer_offload", buffer_offload, "expected a number of calendar queues >= 0")
+        raise ConfigError("buffer_offload", buffer_offload,
+                          f"{engine}'s endpoints are ToRs with no hosts below them to hold offloaded cells")
+    return Network.services(net, **kw)
+
+
+def services_summary(settings: dict[str, Any], metrics: dict[str, Any]) -> dict[str, Any]:
+    """``summary["services"]`` of a slotted run: the settings and the engine's counters
+    (moved out of ``metrics``)."""
+    return {**settings,
+            "congestion_events": int(metrics.pop("svc_congestion_events", 0)),
+            "pushback_messages": int(metrics.pop("svc_pushback_msgs", 0)),
+            "paused_attempts": int(metrics.pop("svc_paused_attempts", 0))}
 
 
 class SlottedNetwork(Network):
@@ -60,6 +89,14 @@ class SlottedNetwork(Network):
     def start(self, *a: Any, **k: Any) -> None:
         raise ConfigError("start", self.arch, "slotted architectures run with net.run(...)")
 
+    def services(self, **kw: Any) -> dict[str, Any]:
+        """OpenOptics' infrastructure services on the Sirius cell engine (see
+        :func:`slotted_services`); NegotiaToR schedules on demand and offers none."""
+        if self.engine != "sirius":
+            raise ConfigError("services", self.arch, "OpenOptics' services are for traffic-oblivious "
+                              "fabrics; NegotiaToR schedules every slot on demand")
+        return slotted_services(self, "sirius", **kw)
+
     def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
             progress: bool = False, out: str | os.PathLike[str] | None = None,
             mice_threshold: Any = 10_000) -> Result:
@@ -77,6 +114,8 @@ class SlottedNetwork(Network):
         keep = np.asarray(flows.start_ps) < duration_ps
         cut = _Cut(flows, keep)
         spec = dict(self.params)
+        if self.engine == "sirius":
+            spec.update(self._services)
         spec.update(seed=int(seed), duration_ps=int(duration_ps),
                     flow_start_ps=np.ascontiguousarray(cut.start_ps, dtype=np.int64),
                     flow_src=np.ascontiguousarray(cut.src, dtype=np.int64),
@@ -177,6 +216,8 @@ def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mic
     summary = core_summary(arch=net.arch, seed=live.seed, nodes=c.nodes, endpoints=c.nodes,
                            duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
                            rate_bps=c.per_node_rate, workload=live.workload)
+    if net.engine == "sirius":
+        summary["services"] = services_summary(net._services, metrics)
     summary["arch_metrics"] = metrics
     params = {k: v for k, v in net.params.items()}
     info = {"config": c.model_dump(), "arch": net.arch, "engine": net.engine, "params": params,

@@ -19,6 +19,9 @@
 //!   The trips use the real host links (serialization, propagation, contention with the
 //!   host's own traffic); the ToR buffer holds only the window.
 //!
+//! * [`SlotServices`] — congestion detection, push-back and flow pausing on the slotted
+//!   cell engines (Sirius, Shale): counters, messages in flight, paused sources.
+//!
 //! Decisions (OpenOptics leaves them open): the EQO tick grid is global (t = k·interval)
 //! and ticks in guard bands count as dequeues, like the hardware generator; the
 //! admissible bytes of the active queue are bandwidth × remaining time of the slice, of
@@ -189,6 +192,125 @@ impl Offload {
     }
 }
 
+/// A push-back message in flight: (arrival slot, sequence, source, destination, pause end).
+type PushBack = (u64, u64, u32, u32, u64);
+
+/// The services on a slotted cell engine (Sirius, Shale), in the engine's time unit
+/// (slots / timeslots): congestion counters, push-back messages in flight and the
+/// sources they paused. Queue-occupancy estimation and buffer offloading have no
+/// slotted counterpart and are rejected by [`SlotServices::new`].
+#[derive(Debug, Clone, Default)]
+pub struct SlotServices {
+    pub cfg: crate::spec::Services,
+    pub congestion_events: u64,
+    pub pushback_msgs: u64,
+    pub paused_attempts: u64,
+    /// Push-back messages in flight: (arrival slot, sequence, source, destination, pause
+    /// end slot, exclusive), earliest first.
+    inflight: std::collections::BinaryHeap<std::cmp::Reverse<PushBack>>,
+    /// (source << 32 | destination) → slot until which the source starts no new cell
+    /// towards the destination (exclusive). Only looked up, never iterated.
+    paused: HashMap<u64, u64>,
+}
+
+impl SlotServices {
+    /// `engine` names the engine in the errors.
+    pub fn new(cfg: crate::spec::Services, engine: &str) -> Result<Self, crate::error::SpecError> {
+        use crate::error::SpecError;
+        if cfg.eqo_interval_ps > 0 {
+            return Err(SpecError::new(
+                "queue_estimation",
+                "eqo",
+                format!("{engine} counts the cells of every slot queue exactly; EQO estimates calendar-queue bytes of a packet switch and has no slotted counterpart"),
+            ));
+        }
+        if cfg.offload_queues > 0 {
+            return Err(SpecError::new(
+                "buffer_offload",
+                cfg.offload_queues,
+                format!("{engine}'s endpoints are ToRs with no hosts below them to hold offloaded cells"),
+            ));
+        }
+        let mut cfg = cfg;
+        cfg.congestion_detection |= cfg.pushback;
+        Ok(SlotServices { cfg, ..Default::default() })
+    }
+
+    /// A cell joins a slot queue holding `occupancy` cells, of which the next occurrence
+    /// of its slot carries `capacity`: count a congestion event when the queue is full,
+    /// and with push-back send the message that reaches `src` in slot `arrive` and pauses
+    /// it towards `dst` for `pause` slots from then — the time the congested slot takes,
+    /// from the detection, to come round and carry the cell. (A slot is much shorter than
+    /// the message's trip, so a pause ending at a fixed time after the detection would
+    /// mostly have expired when the source hears of it.) Returns whether it was congested.
+    pub fn joined(&mut self, occupancy: u64, capacity: u64, src: u32, dst: u32, arrive: u64, pause: u64) -> bool {
+        if !self.cfg.congestion_detection || occupancy < capacity {
+            return false;
+        }
+        self.congestion_events += 1;
+        if self.cfg.pushback {
+            let seq = self.pushback_msgs;
+            self.pushback_msgs += 1;
+            self.inflight.push(std::cmp::Reverse((arrive, seq, src, dst, arrive + pause)));
+        }
+        true
+    }
+
+    /// Deliver the push-back messages that have arrived by slot `now`.
+    pub fn deliver(&mut self, now: u64) {
+        while let Some(&std::cmp::Reverse((a, _, src, dst, until))) = self.inflight.peek() {
+            if a > now {
+                break;
+            }
+            self.inflight.pop();
+            let e = self.paused.entry(((src as u64) << 32) | dst as u64).or_insert(0);
+            *e = (*e).max(until);
+        }
+    }
+
+    /// Is `src` pushed back from starting a cell towards `dst` in slot `now`? (Counts a
+    /// paused attempt when it is.)
+    #[inline]
+    pub fn pushed_back(&mut self, src: u32, dst: u32, now: u64) -> bool {
+        if !self.cfg.pushback || self.paused.is_empty() {
+            return false;
+        }
+        let k = ((src as u64) << 32) | dst as u64;
+        match self.paused.get(&k) {
+            Some(&u) if u > now => {
+                self.paused_attempts += 1;
+                true
+            }
+            Some(_) => {
+                self.paused.remove(&k);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Is a flow that has started `sent` bytes an elephant held from indirect paths?
+    /// (Counts a paused attempt when it is.)
+    #[inline]
+    pub fn elephant(&mut self, sent: u64) -> bool {
+        if self.cfg.flow_pausing && sent >= self.cfg.elephant_bytes {
+            self.paused_attempts += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The counters as engine metrics (`svc_*`; Python moves them to `summary["services"]`).
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        vec![
+            ("svc_congestion_events".into(), self.congestion_events as f64),
+            ("svc_pushback_msgs".into(), self.pushback_msgs as f64),
+            ("svc_paused_attempts".into(), self.paused_attempts as f64),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +335,38 @@ mod tests {
         assert_eq!(e.read(&s, 0, 1, 100, 10_000_000), 8_000 - 41 * 100);
         // an idle queue never goes below zero
         assert_eq!(e.read(&s, 0, 1, 10_000, 20_000_000), 0);
+    }
+
+    #[test]
+    fn slot_services_pause_from_the_message_arrival() {
+        let cfg = crate::spec::Services { pushback: true, ..Default::default() };
+        let mut s = SlotServices::new(cfg, "test").unwrap();
+        assert!(s.cfg.congestion_detection);
+        // an empty-enough queue is no congestion
+        assert!(!s.joined(0, 1, 3, 7, 10, 5));
+        // congestion at slot 4: the message reaches source 3 at slot 10, pause 5 slots
+        assert!(s.joined(2, 1, 3, 7, 10, 5));
+        assert_eq!((s.congestion_events, s.pushback_msgs), (1, 1));
+        s.deliver(9);
+        assert!(!s.pushed_back(3, 7, 9));
+        s.deliver(10);
+        assert!(s.pushed_back(3, 7, 10) && s.pushed_back(3, 7, 14));
+        assert!(!s.pushed_back(3, 7, 15) && !s.pushed_back(3, 8, 12) && !s.pushed_back(4, 7, 12));
+        assert_eq!(s.paused_attempts, 2);
+        // detection only: counted, never paused
+        let mut d = SlotServices::new(crate::spec::Services { congestion_detection: true, ..Default::default() }, "t").unwrap();
+        assert!(d.joined(1, 1, 0, 1, 0, 100));
+        d.deliver(50);
+        assert!(!d.pushed_back(0, 1, 50));
+        assert_eq!((d.congestion_events, d.pushback_msgs), (1, 0));
+    }
+
+    #[test]
+    fn slot_services_reject_eqo_and_offload() {
+        let e = SlotServices::new(crate::spec::Services { eqo_interval_ps: 50_000, ..Default::default() }, "sirius");
+        assert_eq!(e.unwrap_err().field, "queue_estimation");
+        let o = SlotServices::new(crate::spec::Services { offload_queues: 2, ..Default::default() }, "shale");
+        assert_eq!(o.unwrap_err().field, "buffer_offload");
     }
 
     #[test]

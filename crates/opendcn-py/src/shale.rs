@@ -81,6 +81,7 @@ impl ShaleSimulator {
             seed: get(d, "seed")?,
             duration_ps: get(d, "duration_ps")?,
             sample_ps: get(d, "sample_ps")?,
+            services: super::slotted::services(d)?,
         };
         Ok(ShaleSimulator { sim: ShaleSim::new(spec).map_err(spec_err)? })
     }

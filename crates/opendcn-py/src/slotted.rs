@@ -90,6 +90,26 @@ fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
     })
 }
 
+fn opt<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(item) if !item.is_none() => item.extract().map_err(|_| bad(key, item.to_string(), "wrong type")),
+        _ => Ok(default),
+    }
+}
+
+/// The infrastructure services of a slotted engine spec (same keys as the packet
+/// engine's; absent = off).
+pub(crate) fn services(d: &Bound<'_, PyDict>) -> PyResult<opendcn_core::spec::Services> {
+    Ok(opendcn_core::spec::Services {
+        congestion_detection: opt(d, "congestion_detection", false)? || opt(d, "pushback", false)?,
+        pushback: opt(d, "pushback", false)?,
+        flow_pausing: opt(d, "flow_pausing", false)?,
+        elephant_bytes: opt(d, "elephant_bytes", 100_000u64)?,
+        eqo_interval_ps: opt(d, "eqo_interval_ps", 0u64)?,
+        offload_queues: opt(d, "offload_queues", 0u32)?,
+    })
+}
+
 fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
     Ok(SirSpec {
         tors: get(d, "tors")?,
@@ -108,6 +128,7 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
             "inband" => RelayCc::Inband,
             o => return Err(bad("cc", o, "expected ideal or inband")),
         },
+        services: services(d)?,
         seed: get(d, "seed")?,
         duration_ps: get(d, "duration_ps")?,
         sample_ps: get(d, "sample_ps")?,

@@ -20,6 +20,14 @@ brings every failed element back, with re-validation tokens).
 share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
 samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
 
+OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
+``--flow-pausing``; ``summary["services"]`` as on rotornet): a forwarded cell joining a
+per-neighbour queue that already holds the one cell the next occurrence of that timeslot
+carries is a congestion event; push-back reaches the cell's source one propagation delay
+later and pauses it towards the destination; paused elephants take no spraying hop (their
+cells leave only when the timeslot's peer starts the direct semi-path, at most h hops).
+``--queue-estimation eqo`` and ``--buffer-offload`` are rejected by name.
+
 The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
 active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
 the engine's module documentation and in ``arch_metrics["decisions"]``.
@@ -47,7 +55,7 @@ from ..errors import ConfigError, InvariantError
 from ..network import Network, core_summary
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
-from . import Option, register
+from . import Option, apply_services, register, service_options
 
 CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
 
@@ -238,6 +246,14 @@ class ShaleNetwork(Network):
     def start(self, *a: Any, **k: Any) -> None:
         raise ConfigError("start", "shale", "Shale runs with net.run(...)")
 
+    def services(self, **kw: Any) -> dict[str, Any]:
+        """OpenOptics' infrastructure services on the Shale cell engine: congestion
+        detection on the per-neighbour queues, push-back to the cell's source, flow pausing
+        (elephants take the direct semi-path only); see the engine's module doc."""
+        from ..slotted import slotted_services
+
+        return slotted_services(self, "shale", **kw)
+
     # --------------------------------------------------------------- helpers
     def failed_nodes(self, seed: int = 1) -> np.ndarray:
         """The nodes that fail in a run with master ``seed`` (sorted)."""
@@ -356,6 +372,7 @@ class ShaleNetwork(Network):
             "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
+            **self._services,
         }
         t0 = time.perf_counter()
         try:
@@ -406,10 +423,14 @@ class ShaleNetwork(Network):
         })
         ts = self._series(o["series"])
         sim_s = duration_ps / 1e12
+        from ..slotted import services_summary
+
+        services = services_summary(self._services, o["metrics"])
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
         summary = core_summary(arch="shale", seed=seed, nodes=self.n, endpoints=self.n,
                                duration_ps=duration_ps, wall=wall, o=o, flows=flows, mice=mice,
                                rate_bps=self.rate, workload=wl_desc)
+        summary["services"] = services
         summary["arch_metrics"] = am
         info = {"arch": "shale", "options": {k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v))
                                               for k, v in self.o.items()},
@@ -527,6 +548,9 @@ class ShaleNetwork(Network):
     Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
+    *service_options(),
 ], tiny={"nodes": 16})
 def build(**o: Any) -> ShaleNetwork:
-    return ShaleNetwork(**o)
+    net = ShaleNetwork(**o)
+    apply_services(net, o)
+    return net

@@ -12,6 +12,16 @@ report of m's queue for d plus its own cells sent since is below ``--relay-cap``
 ``ideal`` keeps the earlier idealization (credits known instantly, queues never above the
 cap) for comparison.
 
+OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
+``--flow-pausing``, same names and ``summary["services"]`` fields as rotornet): a relay
+cell that reaches its intermediate and finds the queue towards its destination already
+holding the one cell the next round-robin slot carries is a congestion event; push-back
+rides the intermediate's next round-robin cell to the source, which then starts no cell
+towards that destination until the congested slot has carried the queue ahead; flow
+pausing sends elephants (PIAS aging) on their direct circuit only. ``--queue-estimation eqo``
+(slot queues are counted exactly) and ``--buffer-offload`` (ToR endpoints, no hosts) are
+rejected by name.
+
 Defaults follow the NegotiaToR paper's baseline: 128 ToRs x 8 ports of 100 Gb/s
 (``--speedup 2`` over a 400 Gb/s host side), 2 us propagation. Sirius' own slot, cell and
 congestion-control parameters are not in the seed papers; the engine's documented choices
@@ -25,7 +35,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..slotted import SlottedNetwork
 from ..units import parse_size
-from . import Option, register
+from . import Option, apply_services, register, service_options
 from .negotiator import _nonneg_time, _ports_and_rate
 
 
@@ -46,6 +56,7 @@ from .negotiator import _nonneg_time, _ports_and_rate
     Option("cc", "inband", "intermediate congestion control: inband (occupancy piggybacked on round-robin "
            "cells, one cycle + propagation old) or ideal (instant credits)", "choice", ("inband", "ideal")),
     Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
+    *service_options(),
 ])
 def build(**o: Any) -> SlottedNetwork:
     nodes, ports, host, rate = _ports_and_rate(o)
@@ -77,4 +88,5 @@ def build(**o: Any) -> SlottedNetwork:
                          mtu=payload, header=header, sample_interval=sample)
     net.arch_metrics.update(topology="thin-clos", pq=o["pq"], speedup=o["speedup"], port_rate_bps=rate,
                             cc=o["cc"])
+    apply_services(net, o)
     return net

@@ -39,9 +39,38 @@
 //!   model so the two can be compared at one threshold.
 //! * Intermediates keep one FIFO per final destination and no priorities (PIAS at
 //!   sources only, as in NEG §4.1).
+//!
+//! OpenOptics infrastructure services (ALGORITHMS §4.3–4.4) mapped onto the cell model
+//! (`services`, [`crate::services::SlotServices`]):
+//! * Congestion detection: the slot queues that wait for a future slot are the relay
+//!   queues (m, d) — served one cell per occurrence of the m→d round-robin slot (once a
+//!   cycle). A relay cell that reaches m and finds (m, d) already holding ≥ 1 cell (what
+//!   the next occurrence carries) is a congestion event. Occupancy is counted exactly
+//!   (cells arrived and not yet sent on); `queue_estimation = eqo` is rejected (a
+//!   packet switch's byte estimate has no slotted counterpart). A source VOQ is not a
+//!   slot queue here: VLB lets any slot carry its cells.
+//! * Push-back: the message from m to the cell's source i rides m's next round-robin
+//!   cell to i (the first m→i slot at or after the detection) and is usable L slots after
+//!   it — the in-band path of Sirius' occupancy reports. i then starts no new cell towards
+//!   d (direct or relayed) until the congested m→d slot has come round again — as many
+//!   times as the queue ahead of the cell needs: for as long, counted from the message's
+//!   arrival, as from the detection to the end of the m→d occurrence that carries the
+//!   detected cell (the first occurrence at or after the detection plus one cycle per
+//!   cell found queued; with one cell found, the packet engine's "one cycle more"). A
+//!   slot is 100 ns while a report takes up to a cycle plus a propagation delay, so a
+//!   pause ending at a fixed time after the detection would mostly have expired when the
+//!   source hears of it (DECIDE, see [`crate::services::SlotServices::joined`]).
+//!   Nothing is dropped by design; the defining effect is a bounded relay queue
+//!   (`max_relay_queue_cells`) where it otherwise grows with the offered load.
+//! * Flow pausing: a flow that has started ≥ `elephant_bytes` at its source (PIAS flow
+//!   aging) sends only on its direct circuit (no VLB first hop); a VOQ level whose head
+//!   flow is such an elephant is skipped as a relay candidate.
+//! * Buffer offload: the endpoints are ToRs with no hosts below them; rejected.
+//! * `paused_attempts` counts relay/direct candidates skipped by push-back or pausing.
 
 use super::common::*;
 use crate::error::SpecError;
+use crate::services::SlotServices;
 use crate::units::{Ps, Rate, NONE};
 use std::collections::VecDeque;
 
@@ -59,6 +88,8 @@ pub struct SirSpec {
     pub pias_t2: u64,
     pub relay_cap: u32,
     pub cc: RelayCc,
+    /// OpenOptics infrastructure services (see the module doc).
+    pub services: crate::spec::Services,
     pub seed: u64,
     pub duration_ps: Ps,
     pub sample_ps: Ps,
@@ -102,14 +133,20 @@ pub struct Sirius {
     cursor: Vec<u32>,
     relay: Vec<VecDeque<Cell>>, // per (m·N + d)
     rcount: Vec<u32>,
+    svc: SlotServices,
+    /// Count the occupancy of the relay queues (in-band congestion control or
+    /// congestion detection).
+    track: bool,
+    /// per flow: bytes started at the source (flow pausing only).
+    f_sent: Vec<u64>,
     // in-band congestion control
     /// per (m·N + d): cells arrived at m for d and not yet sent on (m's own view).
     occ: Vec<u32>,
     /// per (m·N + d): (first snapshot slot it holds for, occupancy) — the changes of
     /// `occ` as seen by snapshots, oldest first, pruned to the last `hist` slots.
     occ_log: Vec<VecDeque<(u64, u32)>>,
-    /// per arrival slot (mod len): (m·N + d) of relay cells that arrive at m then.
-    arrivals: Vec<Vec<u32>>,
+    /// per arrival slot (mod len): (m·N + d, source) of relay cells that arrive at m then.
+    arrivals: Vec<Vec<(u32, u32)>>,
     /// per (i·N + m): (arrival slot at m, d) of relay cells i sent to m not yet covered
     /// by the latest report from m that i has received.
     own: Vec<VecDeque<(u64, u32)>>,
@@ -164,7 +201,13 @@ impl Sirius {
         let lag = (spec.slot_ps - spec.guardband_ps + spec.prop_ps).div_ceil(spec.slot_ps);
         let arr_ring = (spec.slot_ps + spec.prop_ps).div_ceil(spec.slot_ps) as usize + 2;
         let inband = spec.cc == RelayCc::Inband;
+        let svc = SlotServices::new(spec.services, "sirius")?;
+        let track = inband || svc.cfg.congestion_detection;
+        let f_sent = vec![0; if svc.cfg.flow_pausing { spec.flow_size.len() } else { 0 }];
         Ok(Sirius {
+            svc,
+            track,
+            f_sent,
             rate,
             n,
             s,
@@ -179,9 +222,9 @@ impl Sirius {
             cursor: vec![0; 3 * n as usize],
             relay: vec![VecDeque::new(); nn],
             rcount: vec![0; nn],
-            occ: vec![0; if inband { nn } else { 0 }],
+            occ: vec![0; if track { nn } else { 0 }],
             occ_log: vec![VecDeque::new(); if inband { nn } else { 0 }],
-            arrivals: vec![Vec::new(); if inband { arr_ring } else { 0 }],
+            arrivals: vec![Vec::new(); if track { arr_ring } else { 0 }],
             own: vec![VecDeque::new(); if inband { nn } else { 0 }],
             lag,
             hist: lag + w + 1,
@@ -266,6 +309,9 @@ impl Sirius {
             self.list_remove(i, d, l);
         }
         self.src_bytes[i as usize] -= b;
+        if self.svc.cfg.flow_pausing {
+            self.f_sent[f as usize] += b;
+        }
         (f, b)
     }
 
@@ -349,18 +395,31 @@ impl Sirius {
             self.b.record_queue(q.into_iter());
         }
         let inband = self.spec.cc == RelayCc::Inband;
-        if inband {
+        self.svc.deliver(k);
+        if self.track {
             // relay cells that reached their intermediate by this slot's transmit time
             let r = self.arrivals.len();
             let bucket = std::mem::take(&mut self.arrivals[(k % r as u64) as usize]);
-            for &mi in &bucket {
+            let wu = w as u64;
+            for &(mi, src) in &bucket {
                 let mi = mi as usize;
-                if self.occ[mi] >= self.spec.relay_cap {
+                let (m, d) = (mi as u32 / self.n, mi as u32 % self.n);
+                // congestion: the queue already holds what the next m→d slot carries
+                // (one cell); the push-back rides m's next round-robin cell to the
+                // source, usable L slots after it leaves
+                let next = |c: u32| k + (c as u64 + wu - k % wu) % wu;
+                let arrive = next(self.fab.thin_rr_step(m, src)) + self.lag;
+                // this cell leaves in the occ-th m→d slot after the next one
+                let until = next(self.fab.thin_rr_step(m, d)) + self.occ[mi] as u64 * wu + 1;
+                self.svc.joined(self.occ[mi] as u64, 1, src, d, arrive, until - k);
+                if inband && self.occ[mi] >= self.spec.relay_cap {
                     self.m_over_cap += 1;
                 }
                 self.occ[mi] += 1;
                 self.m_max_occ = self.m_max_occ.max(self.occ[mi]);
-                self.occ_logged(mi, k, k);
+                if inband {
+                    self.occ_logged(mi, k, k);
+                }
             }
             let mut bucket = bucket;
             bucket.clear();
@@ -388,13 +447,15 @@ impl Sirius {
                     if cell.ready <= tx0 {
                         self.relay[ri].pop_front();
                         self.rcount[ri] -= 1;
-                        if inband {
+                        if self.track {
                             if self.occ[ri] == 0 {
                                 self.m_occ_underflow += 1;
                             } else {
                                 self.occ[ri] -= 1;
                             }
-                            self.occ_logged(ri, k + 1, k);
+                            if inband {
+                                self.occ_logged(ri, k + 1, k);
+                            }
                         }
                         self.relay_bytes[i as usize] -= cell.bytes;
                         let dur = self.rate.tx(self.spec.header_bytes + cell.bytes);
@@ -412,7 +473,7 @@ impl Sirius {
                 let mut blocked = false;
                 'lv: for l in 0..levels {
                     let dv = (i * self.n + m) as usize;
-                    if !self.voq[dv].q[l].is_empty() {
+                    if !self.voq[dv].q[l].is_empty() && !self.svc.pushed_back(i, m, k) {
                         let (f, bytes) = self.take(i, m, l);
                         let dur = self.rate.tx(self.spec.header_bytes + bytes);
                         self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
@@ -431,8 +492,15 @@ impl Sirius {
                     for x in 0..len.min(SCAN) {
                         let j = (start + x) % len;
                         let d = self.lists[li][j];
-                        if d == m {
+                        if d == m || self.svc.pushed_back(i, d, k) {
                             continue;
+                        }
+                        if self.svc.cfg.flow_pausing {
+                            // an elephant (PIAS aging) sends on its direct circuit only
+                            let f = self.voq[(i * self.n + d) as usize].head_flow(l).expect("listed level");
+                            if self.svc.elephant(self.f_sent[f as usize]) {
+                                continue;
+                            }
                         }
                         let mi = (m * self.n + d) as usize;
                         let full = if inband {
@@ -452,11 +520,14 @@ impl Sirius {
                         let arr = tx0 + dur + prop;
                         self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
                         self.relay[mi].push_back(Cell { flow: f, bytes, ready: arr });
-                        if inband {
+                        if self.track {
                             let ka = (arr - self.spec.guardband_ps).div_ceil(self.spec.slot_ps);
                             let r = self.arrivals.len() as u64;
                             debug_assert!(ka > k && ka - k < r);
-                            self.arrivals[(ka % r) as usize].push(mi as u32);
+                            self.arrivals[(ka % r) as usize].push((mi as u32, i));
+                        }
+                        if inband {
+                            let ka = (arr - self.spec.guardband_ps).div_ceil(self.spec.slot_ps);
                             self.own[(i * self.n + m) as usize].push_back((ka, d));
                             if let Some(age) = self.report_age(i, m, k) {
                                 self.m_stale_sum += age;
@@ -512,7 +583,7 @@ impl Sirius {
         if !inband && self.rcount.iter().any(|&x| x > self.spec.relay_cap) {
             o.invariant_errors.push("an intermediate queue exceeded its credit cap".into());
         }
-        if inband {
+        if self.track {
             let pending: u64 = self.arrivals.iter().map(|b| b.len() as u64).sum();
             let occ: u64 = self.occ.iter().map(|&x| x as u64).sum();
             if occ + pending != rc || self.m_occ_underflow > 0 {
@@ -546,6 +617,7 @@ impl Sirius {
             ("awgrs".into(), awgrs as f64),
             ("awgr_ports".into(), ports as f64),
         ];
+        o.metrics.extend(self.svc.metrics());
         o
     }
 }
@@ -568,6 +640,7 @@ mod tests {
             pias_t2: 10_000,
             relay_cap: 8,
             cc: RelayCc::Inband,
+            services: Default::default(),
             seed: 1,
             duration_ps: 200_000_000,
             sample_ps: 0,
@@ -639,6 +712,51 @@ mod tests {
         assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
         assert_eq!(o.flows_completed, 1);
         assert_eq!(o.flow_hops[0], 2);
+    }
+
+    /// 4 ToRs × 1 port (step c connects i → (i + c) mod 4), L = 6 slots at 500 ns.
+    /// Flow 1 → 3 relays via 2 in slot 1 (reaches 2 in slot 7, leaves in slot 9, the
+    /// 2 → 3 step ≡ 1); flow 0 → 3 starts after slot 1's transmit time and relays via 2 in
+    /// slot 2, reaching 2 in slot 8: the queue holds the earlier cell — exactly one
+    /// congestion event. Push-back rides 2's next cell to 0 (slot 10, step 2) and is
+    /// usable from slot 16; the pause lasts slot 8 → end of slot 13 (the 2 → 3 slot 13
+    /// carries the detected cell's place), 6 slots: ToR 0 starts nothing for 3 in slots
+    /// 16..21. Flow 0 → 3 of slot 17 then leaves in slot 22 (via 2) instead of slot 17.
+    #[test]
+    fn congestion_is_detected_on_the_relay_queue_and_pushes_the_source_back() {
+        let run = |svc: crate::spec::Services| {
+            let mut s = spec(4, 1);
+            s.pq = false;
+            s.prop_ps = 500_000;
+            s.services = svc;
+            s.flow_start_ps = vec![0, 150_000, 1_650_000];
+            s.flow_src = vec![1, 0, 0];
+            s.flow_dst = vec![3, 3, 3];
+            s.flow_size = vec![1000, 1000, 1000];
+            s.duration_ps = 10_000_000;
+            let mut sim = Sirius::new(s).unwrap();
+            assert_eq!(sim.lag, 6);
+            sim.run_until(u64::MAX);
+            let o = sim.output();
+            assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+            assert_eq!(o.flows_completed, 3);
+            let g = |k: &str| o.metrics.iter().find(|(n, _)| n == k).unwrap().1 as u64;
+            (g("svc_congestion_events"), g("svc_pushback_msgs"), g("svc_paused_attempts"), o.flow_finish_ps.clone())
+        };
+        let plain = run(Default::default());
+        let det = run(crate::spec::Services { congestion_detection: true, ..Default::default() });
+        let pb = run(crate::spec::Services { pushback: true, ..Default::default() });
+        assert_eq!(plain.0, 0);
+        assert_eq!((det.0, det.1, det.2), (1, 0, 0));
+        assert_eq!(det.3, plain.3);
+        assert_eq!((pb.0, pb.1), (1, 1));
+        assert!(pb.2 >= 1);
+        assert_eq!(pb.3[..2], plain.3[..2]);
+        // sent in slot 22 via 2 (reaches 2 in slot 28, leaves in slot 29) instead of slot
+        // 17 via 1 (reaches 1 in slot 23, leaves in the 1 → 3 slot 26)
+        let slot = 100_000;
+        assert_eq!(pb.3[2] / slot, 29 + 5);
+        assert_eq!(plain.3[2] / slot, 26 + 5);
     }
 
     /// Many sources send to one destination: with instant credits the intermediate

@@ -52,6 +52,29 @@
 //!
 //! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
 //!
+//! OpenOptics infrastructure services (ALGORITHMS §4.3–4.4, `services`,
+//! [`crate::services::SlotServices`]) mapped onto Shale's cells:
+//! * Congestion detection: the slot queues are the per-neighbour queues (node y,
+//!   neighbour index k), served one cell per occurrence of k (once an epoch of the
+//!   sub-schedule). A forwarded cell that joins a queue already holding ≥ 1 cell (on
+//!   receipt, or when a failure or an invalidation re-queues it) is a congestion event (exact cell count; EQO rejected). New cells are cut from flow data
+//!   at send time and never wait in these queues. Under NDP a cell that is trimmed is
+//!   not enqueued and not counted.
+//! * Push-back: the message reaches the cell's source one propagation delay later
+//!   (⌈propagation / τ⌉ timeslots; an idealized control path — Shale's in-band paths
+//!   take up to h hops through the schedule) and the source cuts no new cell for that
+//!   destination for as long as the occurrence of k that carries the cell was away from
+//!   the detection ([`schedule::Plan::next_occurrence`] with the queue ahead; counted
+//!   from the message's arrival, since an epoch of 6 timeslots is far shorter than the
+//!   trip). Shale never drops by design (failures aside): the defining effect is bounded
+//!   node queues where they otherwise grow with the run (`cc none`), and fewer NDP trims.
+//! * Flow pausing (DECIDE): Shale's VLB is its spraying semi-path, so an elephant (a flow
+//!   that has cut ≥ `elephant_bytes` into cells, PIAS aging) takes none: its cells leave
+//!   only in a timeslot whose peer is the destination or holds the destination's
+//!   coordinate of that phase (the first hop of the direct semi-path), and then follow
+//!   the direct semi-path (≤ h hops, remaining sprays 0, hop-by-hop bucket ⟨d, 0⟩).
+//! * Buffer offload: nodes are the endpoints, no hosts below them; rejected.
+//!
 //! Metrics: `max_active_buckets` = the most distinct buckets ⟨destination, remaining
 //! sprays⟩ queued at one node (exact, reference-counted over its per-neighbour PIEOs);
 //! `max_bucket_queues` = the most ⟨neighbour, bucket⟩ queues (PIEO entries) at one node.
@@ -174,6 +197,8 @@ pub struct ShaleSpec {
     pub duration_ps: Ps,
     /// Sample the network-wide time series every this many ps (0 = never).
     pub sample_ps: Ps,
+    /// OpenOptics infrastructure services (see the module doc).
+    pub services: crate::spec::Services,
 }
 
 /// Deterministic hasher for u64 keys (never iterated).
@@ -288,6 +313,9 @@ crate::with_totals!(ShaleOutput);
 /// The Shale engine.
 pub struct ShaleSim {
     plan: Plan,
+    svc: crate::services::SlotServices,
+    /// Push-back delay (timeslots): one propagation delay.
+    pb_delay: u64,
     n: u32,
     kk: u32,
     tau: Ps,
@@ -488,6 +516,8 @@ impl ShaleSim {
         let fail_tick = s.fail_at_ps.div_ceil(tau);
         let nk = n as usize * kk as usize;
         let mut sim = ShaleSim {
+            svc: crate::services::SlotServices::new(s.services, "shale")?,
+            pb_delay: s.prop_ps.div_ceil(tau),
             n,
             kk,
             tau,
@@ -744,6 +774,7 @@ impl ShaleSim {
         if self.redet_next < self.redet_events.len() {
             self.redetections_due(t);
         }
+        self.svc.deliver(t);
         // new flows
         while self.next_flow < self.f_start.len() && self.f_start[self.next_flow] <= t {
             let f = self.next_flow;
@@ -975,13 +1006,31 @@ impl ShaleSim {
         let e2e = self.e2e();
         let mut pick = usize::MAX;
         let mut best = u64::MAX;
+        let (p, _) = self.plan.subs[sg].entry(k - self.plan.koff[sg]);
+        let mut pick_r = h;
         for i in 0..self.local[li].len() {
             let f = self.local[li][i] as usize;
             let d = self.f_dst[f];
-            if hbh && d != y && !self.has_credit(x, k, d, h - 1, sg as u8) {
+            if self.svc.pushed_back(x, d, t) {
                 continue;
             }
-            if d != y && self.invalid(x, k, d, h - 1) {
+            // flow pausing: an elephant (PIAS aging) takes no spraying hop; it starts a
+            // cell only when this timeslot's peer is the destination or the first hop
+            // of its direct semi-path (y holds d's coordinate of this phase)
+            let direct = self.svc.cfg.flow_pausing && {
+                let ebs = &self.plan.subs[sg];
+                let elephant = self.f_size[f].saturating_sub(self.f_unsent[f]) >= self.svc.cfg.elephant_bytes;
+                if elephant && d != y && ebs.coord(y, p) != ebs.coord(d, p) {
+                    self.svc.elephant(self.f_size[f].saturating_sub(self.f_unsent[f]));
+                    continue;
+                }
+                elephant
+            };
+            let r0 = if direct { 1 } else { h };
+            if hbh && d != y && !self.has_credit(x, k, d, r0 - 1, sg as u8) {
+                continue;
+            }
+            if d != y && self.invalid(x, k, d, r0 - 1) {
                 continue;
             }
             if e2e && !self.tp_may_send(f, t) {
@@ -991,9 +1040,11 @@ impl ShaleSim {
                 if self.f_prio[f] < best {
                     best = self.f_prio[f];
                     pick = i;
+                    pick_r = r0;
                 }
             } else {
                 pick = i;
+                pick_r = r0;
                 break;
             }
         }
@@ -1018,8 +1069,8 @@ impl ShaleSim {
             back_k: NONE,
             next: NONE,
             bytes: bytes as u32,
-            r: h,
-            r_in: h,
+            r: pick_r,
+            r_in: pick_r,
             sigma: sg as u8,
             hops: 0,
         };
@@ -1317,6 +1368,23 @@ impl ShaleSim {
         self.route(y, c, fl.sigma as usize, fl.phase as u32, t);
     }
 
+    /// Congestion detection: forwarded cell c joins y's queue for neighbour index k,
+    /// which the next occurrence of k carries one cell of; with push-back the cell's
+    /// source, one propagation delay later, stops starting cells towards its destination
+    /// for as long as the occurrence of k that carries c is away from the detection.
+    fn congestion(&mut self, y: u32, k: u32, c: u32, t: u64) {
+        if !self.svc.cfg.congestion_detection {
+            return;
+        }
+        let occ = self.qcells[self.qx(y, k)] as u64;
+        if occ == 0 {
+            return;
+        }
+        let cl = self.cells[c as usize];
+        let pause = if self.svc.cfg.pushback { self.plan.next_occurrence(k, t, occ) + 1 - t } else { 0 };
+        self.svc.joined(occ, 1, self.f_src[cl.flow as usize], cl.dst, t + self.pb_delay, pause);
+    }
+
     /// Choose cell c's next hop at node y (previous hop in phase p_prev) and enqueue it.
     fn route(&mut self, y: u32, c: u32, sg: usize, p_prev: u32, t: u64) {
         let (h, m) = (self.plan.subs[sg].h, self.plan.subs[sg].m);
@@ -1333,6 +1401,7 @@ impl ShaleSim {
                         if self.tp_trim(y, k) {
                             self.tp_do_trim(y, c, sg, p_prev, t);
                         } else {
+                            self.congestion(y, k, c, t);
                             self.enqueue(y, k, c);
                         }
                         return;
@@ -1383,6 +1452,7 @@ impl ShaleSim {
             if self.tp_trim(y, k) {
                 self.tp_do_trim(y, c, sg, p_prev, t);
             } else {
+                self.congestion(y, k, c, t);
                 self.enqueue(y, k, c);
             }
             return;

@@ -45,7 +45,7 @@ impl ShaleSim {
         let down = self.t.min(self.rec_tick).saturating_sub(self.fail_tick);
         let live_slots = (self.n as u64 * self.t).saturating_sub(self.fail_list.len() as u64 * down);
         let sends = self.sends_cells + self.sends_token_only;
-        let metrics = vec![
+        let mut metrics = vec![
             ("timeslot_ps".to_string(), self.tau as f64),
             ("hop_delay_timeslots".to_string(), self.d as f64),
             ("cells_sent".to_string(), self.sends_cells as f64),
@@ -71,6 +71,7 @@ impl ShaleSim {
             ("resent_bytes".to_string(), self.tp.resent_bytes as f64),
             ("control_hops".to_string(), self.tp.ctrl_hops as f64),
         ];
+        metrics.extend(self.svc.metrics());
         let _ = self.max_outstanding_entries;
         let mut series = self.series.clone();
         if self.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < self.t * self.tau) && self.t > 0 {

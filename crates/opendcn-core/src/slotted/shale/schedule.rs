@@ -142,6 +142,41 @@ impl Plan {
         (sg, p, j)
     }
 
+    /// The timeslot of the (n+1)-th occurrence of global neighbour index k at or after
+    /// timeslot t (n = 0: the next one).
+    pub fn next_occurrence(&self, k: u32, t: u64, n: u64) -> u64 {
+        let (sg, _, _) = self.index_entry(k);
+        let e = (k - self.koff[sg]) as u64;
+        let ep = self.subs[sg].epoch() as u64;
+        if self.subs.len() == 1 {
+            return t + (e + ep - t % ep) % ep + n * ep;
+        }
+        let (num, den) = (self.num as u128, self.den as u128);
+        // slots of sub-schedule sg before timeslot x
+        let before1 = |x: u64| (x as u128 * num / den) as u64;
+        let cnt = |x: u64| if sg == 1 { before1(x) } else { x - before1(x) };
+        let c0 = cnt(t);
+        let c = c0 + (e + ep - c0 % ep) % ep + n * ep;
+        // the timeslot of sub-schedule sg's slot number c
+        let mut x = if sg == 1 {
+            (((c as u128 + 1) * den).div_ceil(num) - 1) as u64
+        } else {
+            let mut x = c;
+            loop {
+                let nx = c + before1(x);
+                if nx == x {
+                    break x;
+                }
+                x = nx;
+            }
+        };
+        while self.at(x).0 != sg {
+            x += 1;
+        }
+        debug_assert_eq!(self.slot(x).3, k);
+        x
+    }
+
     /// Global neighbour index k and (phase, offset) of timeslot t.
     #[inline]
     pub fn slot(&self, t: u64) -> (usize, u32, u32, u32) {
@@ -154,6 +189,31 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_occurrence_matches_a_scan() {
+        let plans = [
+            Plan::new(vec![Ebs::new(16, 2).unwrap()], 0, 1).unwrap(),
+            Plan::new(vec![Ebs::new(16, 2).unwrap(), Ebs::new(16, 4).unwrap()], 2, 5).unwrap(),
+        ];
+        for plan in &plans {
+            for k in 0..plan.k_total() {
+                for t in [0u64, 1, 7, 33, 100] {
+                    let mut seen = Vec::new();
+                    let mut x = t;
+                    while seen.len() < 3 {
+                        if plan.slot(x).3 == k {
+                            seen.push(x);
+                        }
+                        x += 1;
+                    }
+                    for (n, &want) in seen.iter().enumerate() {
+                        assert_eq!(plan.next_occurrence(k, t, n as u64), want, "k {k} t {t} n {n}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_entry_is_a_permutation_and_covers_all_neighbours() {

@@ -35,6 +35,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         seed: 1,
         duration_ps: 1_000_000_000,
         sample_ps: 0,
+        services: Default::default(),
     }
 }
 
