@@ -43,6 +43,16 @@ def _engine_error(e: Exception) -> ConfigError:
     return ConfigError("spec", str(e), "rejected by the engine")
 
 
+
+def check_run_args(duration: Any, seed: Any) -> tuple[int, int]:
+    """A run's duration in ps (positive) and seed (non-negative integer), or ConfigError."""
+    duration_ps = parse_time(duration, "duration")
+    if duration_ps <= 0:
+        raise ConfigError("duration", duration, "must be positive")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError("seed", seed, "expected a non-negative integer")
+    return duration_ps, int(seed)
+
 class Network:
     """A network to program and run (OpenOptics' ``OpticalNetwork``)."""
 
@@ -476,11 +486,7 @@ class Network:
     # ------------------------------------------------------------------ running
     def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
         """Build the engine for ``workload`` and stand at t = 0 (for control loops)."""
-        duration_ps = parse_time(duration, "duration")
-        if duration_ps <= 0:
-            raise ConfigError("duration", duration, "must be positive")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ConfigError("seed", seed, "expected a non-negative integer")
+        duration_ps, seed = check_run_args(duration, seed)
         c = self.config
         flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node,
                                   rate_bps=c.per_node_rate, nodes=c.nodes,
@@ -574,6 +580,25 @@ class Network:
         """Bytes sent per interval at (node, port), from the last run's time series."""
         return self._last().port_series(node, port, "tx_bytes", interval, how="sum")
 
+
+
+class FixedFabric(Network):
+    """A network whose circuits and routing are the architecture's own (slotted engines,
+    Opera, Shale): the OpenOptics topology/routing calls and control-loop start are refused
+    with a ConfigError saying why; subclasses set the three reasons."""
+
+    _topo_reason = "its circuits are set by the architecture"
+    _routing_reason = "it routes by the architecture's own rules"
+    _start_reason = "it runs with net.run(...)"
+
+    def deploy_topo(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_topo", self.arch, self._topo_reason)
+
+    def deploy_routing(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("deploy_routing", self.arch, self._routing_reason)
+
+    def start(self, *a: Any, **k: Any) -> None:
+        raise ConfigError("start", self.arch, self._start_reason)
 
 class _Cut:
     """Flows restricted to those that start before the end of the run."""

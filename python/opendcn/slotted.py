@@ -26,8 +26,8 @@ import pyarrow as pa
 from . import _core
 from .config import Config
 from .errors import ConfigError, InvariantError
-from .network import Network, Result, _Cut, _engine_error, _Live, core_summary, flows_table
-from .units import parse_size, parse_time
+from .network import FixedFabric, Network, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
+from .units import parse_size
 
 __all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary"]
 
@@ -61,7 +61,7 @@ def services_summary(settings: dict[str, Any], metrics: dict[str, Any]) -> dict[
             "paused_attempts": int(metrics.pop("svc_paused_attempts", 0))}
 
 
-class SlottedNetwork(Network):
+class SlottedNetwork(FixedFabric):
     """A NegotiaToR or Sirius network: ``engine`` is ``"negotiator"`` or ``"sirius"``,
     ``params`` the engine spec fields (already converted to ps / bytes / bps)."""
 
@@ -80,14 +80,9 @@ class SlottedNetwork(Network):
         self.last_sim: Any = None
 
     # the fabric and control plane are the architecture's own
-    def deploy_topo(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_topo", self.arch, "the slotted fabric's circuits are set by its control plane")
-
-    def deploy_routing(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_routing", self.arch, "the slotted fabric routes by its control plane")
-
-    def start(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("start", self.arch, "slotted architectures run with net.run(...)")
+    _topo_reason = "the slotted fabric's circuits are set by its control plane"
+    _routing_reason = "the slotted fabric routes by its control plane"
+    _start_reason = "slotted architectures run with net.run(...)"
 
     def services(self, **kw: Any) -> dict[str, Any]:
         """OpenOptics' infrastructure services on the Sirius cell engine (see
@@ -101,11 +96,7 @@ class SlottedNetwork(Network):
             progress: bool = False, out: str | os.PathLike[str] | None = None,
             mice_threshold: Any = 10_000) -> Result:
         """Run ``workload`` for ``duration`` of simulated time and return the result."""
-        duration_ps = parse_time(duration, "duration")
-        if duration_ps <= 0:
-            raise ConfigError("duration", duration, "must be positive")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ConfigError("seed", seed, "expected a non-negative integer")
+        duration_ps, seed = check_run_args(duration, seed)
         mice = parse_size(mice_threshold, "mice_threshold")
         c = self.config
         flows = workload.generate(endpoints=c.nodes, hosts_per_node=0, rate_bps=c.per_node_rate,

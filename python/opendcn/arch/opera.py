@@ -55,7 +55,7 @@ import numpy as np
 from .. import _core
 from ..config import Config
 from ..errors import ConfigError, InvariantError
-from ..network import Network, Result, _Cut, _engine_error, _Live, core_summary, flows_table
+from ..network import FixedFabric, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, apply_services, register, service_options
 
@@ -127,7 +127,7 @@ def _time(o: dict[str, Any], key: str, auto: bool = False) -> int:
     return t
 
 
-class OperaNetwork(Network):
+class OperaNetwork(FixedFabric):
     """A ready Opera network; ``run(workload, duration, seed, ...)`` returns a Result.
     Circuits (the rotor schedule) and routing (expander paths, RotorLB) are Opera's own;
     flows run between hosts."""
@@ -213,14 +213,9 @@ class OperaNetwork(Network):
             raise _engine_error(e) from None
 
     # the fabric and routing are Opera's own
-    def deploy_topo(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_topo", "opera", "Opera's circuits are its staggered rotor schedule")
-
-    def deploy_routing(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_routing", "opera", "Opera routes over expander paths (NDP) and RotorLB")
-
-    def start(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("start", "opera", "Opera runs with net.run(...)")
+    _topo_reason = "Opera's circuits are its staggered rotor schedule"
+    _routing_reason = "Opera routes over expander paths (NDP) and RotorLB"
+    _start_reason = "Opera runs with net.run(...)"
 
     # ------------------------------------------------------------------ services
     def services(self, **kw: Any) -> dict[str, Any]:
@@ -292,11 +287,7 @@ class OperaNetwork(Network):
             out: str | os.PathLike[str] | None = None, mice_threshold: Any = 10_000) -> Result:
         """Run ``workload`` for at most ``duration`` of simulated time (less with
         ``--stop-when``) and return the result."""
-        duration_ps = parse_time(duration, "duration")
-        if duration_ps <= 0:
-            raise ConfigError("duration", duration, "must be positive")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ConfigError("seed", seed, "expected a non-negative integer")
+        duration_ps, seed = check_run_args(duration, seed)
         mice = parse_size(mice_threshold, "mice_threshold")
         c = self.config
         flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,

@@ -52,7 +52,7 @@ from .. import _core
 from ..analysis import bucket_labels, shale_edges
 from ..config import Config
 from ..errors import ConfigError, InvariantError
-from ..network import Network, core_summary
+from ..network import FixedFabric, check_run_args, core_summary
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, apply_services, register, service_options
@@ -123,7 +123,7 @@ def _root(n: int, h: int) -> int | None:
     return None
 
 
-class ShaleNetwork(Network):
+class ShaleNetwork(FixedFabric):
     """A ready Shale network: ``run(workload, duration, seed, ...)`` returns a Result.
     Its circuits (the EBS schedule) and routing (spraying + direct semi-paths) are the
     architecture's own; ``config`` describes the lanes as uplinks."""
@@ -237,14 +237,9 @@ class ShaleNetwork(Network):
                                 guardband=self.guard_ps, propagation=self.prop_ps, host_rate=self.rate,
                                 mtu=self.payload, header=self.header), arch="shale")
 
-    def deploy_topo(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_topo", "shale", "Shale's circuits are its EBS schedule")
-
-    def deploy_routing(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_routing", "shale", "Shale routes by spraying and direct semi-paths")
-
-    def start(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("start", "shale", "Shale runs with net.run(...)")
+    _topo_reason = "Shale's circuits are its EBS schedule"
+    _routing_reason = "Shale routes by spraying and direct semi-paths"
+    _start_reason = "Shale runs with net.run(...)"
 
     def services(self, **kw: Any) -> dict[str, Any]:
         """OpenOptics' infrastructure services on the Shale cell engine: congestion
@@ -338,11 +333,7 @@ class ShaleNetwork(Network):
             out: Any = None, mice_threshold: Any = 10_000) -> Any:
         from ..network import Result, _run_with_progress
 
-        duration_ps = parse_time(duration, "duration")
-        if duration_ps <= 0:
-            raise ConfigError("duration", duration, "must be positive")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ConfigError("seed", seed, "expected a non-negative integer")
+        duration_ps, seed = check_run_args(duration, seed)
         mice = parse_size(mice_threshold, "mice_threshold")
         flows = workload.generate(endpoints=self.n, hosts_per_node=0, rate_bps=self.rate, nodes=self.n,
                                   duration_ps=duration_ps, seed=int(seed))
