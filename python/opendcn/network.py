@@ -558,11 +558,17 @@ class Network:
         o = sim.output()
         self._live = None
         result = Result.build(self, live, o, wall, mice)
+        return self._deliver(result, o, live.seed, out)
+
+    def _deliver(self, result: "Result", o: dict[str, Any], seed: int,
+                 out: str | os.PathLike[str] | None) -> "Result":
+        """Keep a finished run's result, write it to ``out`` and check the engine's
+        invariants (InvariantError names the architecture, the seed and every violation)."""
         self.last_result = result
         if out is not None:
             result.write(out)
         if o["invariant_errors"]:
-            raise InvariantError(f"{self.arch} seed {live.seed}: " + "; ".join(o["invariant_errors"]))
+            raise InvariantError(f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"]))
         return result
 
     # ------------------------------------------------------------------ monitoring

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from . import _core
 from .config import Config
-from .errors import ConfigError, InvariantError
+from .errors import ConfigError
 from .network import FixedFabric, Network, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
 from .units import parse_size
 
@@ -129,12 +129,7 @@ class SlottedNetwork(FixedFabric):
         live = _Live(sim, cut, duration_ps, int(seed), t0,
                      getattr(workload, "description", repr(workload)))
         result = _build(self, live, o, wall, mice)
-        self.last_result = result
-        if out is not None:
-            result.write(out)
-        if o["invariant_errors"]:
-            raise InvariantError(f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"]))
-        return result
+        return self._deliver(result, o, seed, out)
 
 
 def fct_in_epochs(flows: pa.Table, epoch_ps: int, mice_threshold: int) -> dict[str, float]:

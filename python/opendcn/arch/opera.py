@@ -54,7 +54,7 @@ import numpy as np
 
 from .. import _core
 from ..config import Config
-from ..errors import ConfigError, InvariantError
+from ..errors import ConfigError
 from ..network import FixedFabric, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, apply_services, register, service_options
@@ -315,12 +315,7 @@ class OperaNetwork(FixedFabric):
         end = int(o["now_ps"]) if sim.stopped else duration_ps
         live = _Live(sim, cut, end, int(seed), t0, getattr(workload, "description", repr(workload)))
         result = self._result(live, o, wall, mice)
-        self.last_result = result
-        if out is not None:
-            result.write(out)
-        if o["invariant_errors"]:
-            raise InvariantError(f"opera seed {seed}: " + "; ".join(o["invariant_errors"]))
-        return result
+        return self._deliver(result, o, seed, out)
 
     def _timeseries(self, o: dict[str, Any]) -> Any:
         return _opera_timeseries(self, o)

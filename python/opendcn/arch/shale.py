@@ -51,7 +51,7 @@ import pyarrow as pa
 from .. import _core
 from ..analysis import bucket_labels, shale_edges
 from ..config import Config
-from ..errors import ConfigError, InvariantError
+from ..errors import ConfigError
 from ..network import FixedFabric, check_run_args, core_summary
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
@@ -381,12 +381,7 @@ class ShaleNetwork(FixedFabric):
         o = sim.output()
         result = self._result(o, start, src, dst, size, failed, cutoff, duration_ps, int(seed), wall, mice,
                               getattr(workload, "description", repr(workload)))
-        self.last_result = result
-        if out is not None:
-            result.write(out)
-        if o["invariant_errors"]:
-            raise InvariantError(f"shale seed {seed}: " + "; ".join(o["invariant_errors"]))
-        return result
+        return self._deliver(result, o, seed, out)
 
     def _result(self, o, start, src, dst, size, failed, cutoff, duration_ps, seed, wall, mice, wl_desc):
         from ..network import Result
