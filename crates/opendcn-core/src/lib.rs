@@ -10,8 +10,10 @@
 pub mod earliest;
 pub mod error;
 pub mod event;
+pub mod flatmap;
 pub mod metrics;
 pub mod opera;
+pub mod prefetch;
 pub mod rng;
 pub mod schedule;
 pub mod services;

@@ -82,18 +82,11 @@ impl ShaleSim {
             sim.failed[y as usize] || sim.link_list.binary_search(&(x.min(y), x.max(y))).is_ok()
         };
         let _ = n;
-        let keys: Vec<u64> = self.outstanding.keys().copied().collect();
+        let keys: Vec<u64> = self.outstanding.keys();
         for kx in keys {
             let (x, k) = ((kx >> 44) as u32, ((kx >> 23) & ((1 << 21) - 1)) as u32);
             if gone(self, x, k) {
-                self.outstanding.remove(&kx);
-            }
-        }
-        let keys: Vec<u64> = self.held.keys().copied().collect();
-        for kx in keys {
-            let (x, k) = ((kx >> 44) as u32, ((kx >> 23) & ((1 << 21) - 1)) as u32);
-            if gone(self, x, k) {
-                self.held.remove(&kx);
+                self.outstanding.remove(kx);
             }
         }
     }
@@ -113,8 +106,8 @@ impl ShaleSim {
         let xk = self.ix(x, k);
         let h = self.plan.subs[sg].h;
         let mut moved = Vec::new();
-        while self.pieo_head[xk] != NONE {
-            let e = self.pieo_head[xk];
+        while self.lk[xk].ph != NONE {
+            let e = self.lk[xk].ph;
             let c = self.entries[e as usize].head;
             self.unlink_cell(x, k, e, NONE, c, NONE, false);
             self.dequeued(x, c);
@@ -140,8 +133,8 @@ impl ShaleSim {
             let f = self.fail_list[fi];
             for k in 0..self.kk {
                 let fk = self.ix(f, k);
-                while self.pieo_head[fk] != NONE {
-                    let e = self.pieo_head[fk];
+                while self.lk[fk].ph != NONE {
+                    let e = self.lk[fk].ph;
                     let c = self.entries[e as usize].head;
                     self.unlink_cell(f, k, e, NONE, c, NONE, false);
                     self.dequeued(f, c);

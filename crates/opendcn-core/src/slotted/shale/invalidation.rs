@@ -46,7 +46,7 @@ impl ShaleSim {
     /// Has node z been told not to send bucket ⟨j, n⟩ cells to its neighbour index k?
     #[inline]
     pub(super) fn invalid(&self, z: u32, k: u32, j: u32, n: u8) -> bool {
-        !self.inval.is_empty() && self.inval.contains_key(&key(z, k, j, n))
+        !self.inval.is_empty() && self.inval.contains_key(key(z, k, j, n))
     }
 
     /// Queue token {j, n} from z to its neighbour index k (once).
@@ -67,7 +67,7 @@ impl ShaleSim {
     fn revalidate(&mut self, z: u32, j: u32) {
         if let Some(list) = self.sent_by_dst.remove(&key(z, 0, j, 0)) {
             for (k, n) in list {
-                self.inval_sent.remove(&key(z, k, j, n));
+                self.inval_sent.remove(key(z, k, j, n));
                 self.revalidation_tokens += 1;
                 self.push_token(z, k, j, n | INV | REV);
             }
@@ -124,7 +124,7 @@ impl ShaleSim {
     /// z received the re-validation of {j, n} from its neighbour index k: forget it, and
     /// undo what z sent about j.
     pub(super) fn on_reval(&mut self, z: u32, k: u32, j: u32, n: u8) {
-        if self.inval.remove(&key(z, k, j, n)).is_some() {
+        if self.inval.remove(key(z, k, j, n)).is_some() {
             self.revalidate(z, j);
         }
     }
@@ -141,7 +141,7 @@ impl ShaleSim {
         let zk = self.ix(z, k);
         let mut taken = Vec::new();
         let mut pe = super::NONE;
-        let mut e = self.pieo_head[zk];
+        let mut e = self.lk[zk].ph;
         while e != super::NONE {
             let en = self.entries[e as usize];
             let hit = en.d == j && (en.r as u32 == n as u32 + 1 || (n == 0 && en.r == 0));
@@ -155,7 +155,7 @@ impl ShaleSim {
                     taken.push(c);
                     c = nx;
                 }
-                e = if pe == super::NONE { self.pieo_head[zk] } else { self.entries[pe as usize].next };
+                e = if pe == super::NONE { self.lk[zk].ph } else { self.entries[pe as usize].next };
                 continue;
             }
             pe = e;

@@ -217,7 +217,10 @@ impl Hasher for MixHasher {
         self.0 ^= i;
     }
 }
-type Map = HashMap<u64, u32, BuildHasherDefault<MixHasher>>;
+type Map = crate::flatmap::FlatMap;
+/// The two halves of an `outstanding` value.
+const LO: u64 = 0xffff_ffff;
+const HI: u64 = 1 << 32;
 
 #[inline]
 fn key(x: u32, k: u32, d: u32, r: u8) -> u64 {
@@ -253,6 +256,28 @@ struct PEntry {
     tail: u32,
     next: u32,
 }
+
+/// Per (node, neighbour index) queue heads, in one 32-byte record so that a visit or an
+/// enqueue touches one cache line: the PIEO of buckets (head, tail, length), the token
+/// queue (head, tail), and whether the node is on the active list of that index.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Link {
+    ph: u32,
+    pt: u32,
+    plen: u32,
+    th: u32,
+    tt: u32,
+    listed: bool,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link { ph: NONE, pt: NONE, plen: 0, th: NONE, tt: NONE, listed: false }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Link>() == 32);
 
 #[derive(Clone, Copy)]
 struct Tok {
@@ -350,13 +375,8 @@ pub struct ShaleSim {
     src_list: Vec<Vec<u32>>,
     src_listed: Vec<u8>,
     // per (node, neighbour index)
-    pieo_head: Vec<u32>,
-    pieo_tail: Vec<u32>,
-    pieo_len: Vec<u32>,
+    lk: Vec<Link>,
     qcells: Vec<u32>,
-    tok_head: Vec<u32>,
-    tok_tail: Vec<u32>,
-    listed: Vec<bool>,
     active: Vec<Vec<u32>>,
     scratch: Vec<u32>,
     // pools
@@ -367,8 +387,12 @@ pub struct ShaleSim {
     toks: Vec<Tok>,
     free_toks: Vec<u32>,
     // hop-by-hop state
+    /// Hop-by-hop credits per link bucket, keyed by the sender's side (x, k, d, r): low
+    /// 32 bits cells sent and not yet acknowledged by a token, high 32 bits those of
+    /// them held at the receiver (the receiver-side check of the budget).
     outstanding: Map,
-    held: Map,
+    /// Neighbour index at the peer of every neighbour index (the link's other end).
+    rev_k: Vec<u32>,
     nbuckets: Vec<u32>,
     /// PIEO entries per (node, bucket) and distinct buckets per node.
     bucket_ref: Map,
@@ -550,13 +574,8 @@ impl ShaleSim {
             local: (0..n as usize * nsub).map(|_| Vec::new()).collect(),
             src_list: (0..nsub).map(|_| Vec::new()).collect(),
             src_listed: vec![0; n as usize],
-            pieo_head: vec![NONE; nk],
-            pieo_tail: vec![NONE; nk],
-            pieo_len: vec![0; nk],
+            lk: vec![Link::default(); nk],
             qcells: vec![0; nk],
-            tok_head: vec![NONE; nk],
-            tok_tail: vec![NONE; nk],
-            listed: vec![false; nk],
             active: (0..kk).map(|_| Vec::new()).collect(),
             scratch: Vec::new(),
             cells: Vec::new(),
@@ -566,7 +585,7 @@ impl ShaleSim {
             toks: Vec::new(),
             free_toks: Vec::new(),
             outstanding: Map::default(),
-            held: Map::default(),
+            rev_k: Vec::new(),
             nbuckets: vec![0; n as usize],
             bucket_ref: Map::default(),
             ndistinct: vec![0; n as usize],
@@ -626,6 +645,13 @@ impl ShaleSim {
             last_sample: Sample::default(),
             plan,
         };
+        sim.rev_k = (0..kk)
+            .map(|k| {
+                let (sg, p, j) = sim.plan.index_entry(k);
+                let m = sim.plan.subs[sg].m;
+                sim.plan.koff[sg] + p * (m - 1) + (m - j) - 1
+            })
+            .collect();
         sim.link_list = link_list;
         for &(a, b) in &sim.link_list {
             sim.down_links.insert(((a as u64) << 32) | b as u64, 0);
@@ -718,7 +744,7 @@ impl ShaleSim {
 
     #[inline]
     fn has_credit(&self, x: u32, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
-        let used = self.outstanding.get(&key(x, k, d, rz)).copied().unwrap_or(0);
+        let used = (self.outstanding.get(key(x, k, d, rz)).unwrap_or(0) & LO) as u32;
         used < self.budget(sigma, rz)
     }
 
@@ -801,8 +827,9 @@ impl ShaleSim {
         // arrivals
         let ri = (t % self.ring.len() as u64) as usize;
         let mut arr = std::mem::take(&mut self.ring[ri]);
-        for fl in arr.iter() {
-            self.receive(*fl, t);
+        for i in 0..arr.len() {
+            self.prefetch_arrival(&arr, i);
+            self.receive(arr[i], t);
         }
         arr.clear();
         self.ring[ri] = arr;
@@ -811,13 +838,15 @@ impl ShaleSim {
         let mut list = std::mem::take(&mut self.active[k as usize]);
         let mut kept = std::mem::take(&mut self.scratch);
         kept.clear();
-        for &x in list.iter() {
+        for i in 0..list.len() {
+            self.prefetch_visit(&list, i, k);
+            let x = list[i];
             self.visited[x as usize] = t;
             if self.visit(x, t, sg, p, j, k) {
                 kept.push(x);
             } else {
                 let i = self.ix(x, k);
-                self.listed[i] = false;
+                self.lk[i].listed = false;
             }
         }
         // nodes listed at k while visiting (none expected) are appended after the kept ones
@@ -839,8 +868,8 @@ impl ShaleSim {
                 self.visited[x as usize] = t;
                 let xk = self.ix(x, k);
                 let work = self.visit(x, t, sg, p, j, k);
-                if work && !self.listed[xk] {
-                    self.listed[xk] = true;
+                if work && !self.lk[xk].listed {
+                    self.lk[xk].listed = true;
                     self.active[k as usize].push(x);
                 }
             }
@@ -849,6 +878,130 @@ impl ShaleSim {
         let added = std::mem::take(&mut self.src_list[sg]);
         srcs.extend_from_slice(&added);
         self.src_list[sg] = srcs;
+    }
+
+    /// Software pipeline over one timeslot's arrivals (hints only, no state change): the
+    /// cell of the flight 16 ahead, then, 8 ahead, the counters its receipt will touch.
+    #[inline(always)]
+    fn prefetch_arrival(&self, arr: &[Flight], i: usize) {
+        use crate::prefetch;
+        if let Some(f) = arr.get(i + 16) {
+            if f.cell != NONE {
+                prefetch::at(&self.cells, f.cell as usize);
+            }
+        }
+        if let Some(f) = arr.get(i + 8) {
+            self.prefetch_receipt(f);
+        }
+        // 4 ahead: the first bucket queued on a direct hop's link
+        if let Some(f) = arr.get(i + 4) {
+            if f.cell != NONE {
+                let c = &self.cells[f.cell as usize];
+                if c.dst != f.to && c.r == 0 {
+                    if let Some(kz) = self.direct_k(f.to, c.dst, f.sigma as usize, f.phase as u32) {
+                        let ph = self.lk[self.ix(f.to, kz)].ph;
+                        if ph != NONE {
+                            prefetch::at(&self.entries, ph as usize);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The counters and queues flight f's receipt touches (its cell is already cached).
+    #[inline(always)]
+    fn prefetch_receipt(&self, f: &Flight) {
+        use crate::prefetch;
+        if self.cc.hbh() {
+            for &(d, r) in &f.tok[..f.ntok as usize] {
+                self.outstanding.prefetch(key(f.to, f.k_back, d, r));
+            }
+        }
+        if f.cell != NONE {
+            let c = &self.cells[f.cell as usize];
+            prefetch::at(&self.f_hops, c.flow as usize);
+            if self.cc.hbh() {
+                self.outstanding.prefetch(key(f.from, self.rev_k[f.k_back as usize], c.dst, c.r_in));
+            }
+            // where the receiver will queue it: the direct hop's link record, or the row
+            // of queue lengths a spraying hop chooses from
+            let sg = f.sigma as usize;
+            let ebs = &self.plan.subs[sg];
+            let (h, m) = (ebs.h, ebs.m);
+            if c.dst != f.to {
+                if c.r > 0 {
+                    let q = (f.phase as u32 + 1) % h;
+                    let base = self.qx(f.to, self.plan.koff[sg] + q * (m - 1));
+                    let mut o = 0;
+                    while o < (m - 1) as usize {
+                        prefetch::at(&self.qcells, base + o);
+                        o += 16;
+                    }
+                } else if let Some(kz) = self.direct_k(f.to, c.dst, sg, f.phase as u32) {
+                    prefetch::at(&self.lk, self.ix(f.to, kz));
+                }
+                self.bucket_ref.prefetch(key(f.to, 0, c.dst, c.r));
+            }
+        }
+    }
+
+    /// The neighbour index of y's direct hop towards d after phase p_prev (failures aside).
+    #[inline]
+    fn direct_k(&self, y: u32, d: u32, sg: usize, p_prev: u32) -> Option<u32> {
+        let ebs = &self.plan.subs[sg];
+        let (h, m) = (ebs.h, ebs.m);
+        let mut q = p_prev;
+        for _ in 0..h {
+            q = (q + 1) % h;
+            let (a, b) = (ebs.coord(y, q), ebs.coord(d, q));
+            if a != b {
+                return Some(self.plan.koff[sg] + q * (m - 1) + (b + m - a) % m - 1);
+            }
+        }
+        None
+    }
+
+    /// Software pipeline over one timeslot's visits: the link record 16 ahead, its first
+    /// PIEO entry and token 8 ahead, that entry's credit counter and cell 4 ahead.
+    #[inline(always)]
+    fn prefetch_visit(&self, list: &[u32], i: usize, k: u32) {
+        use crate::prefetch;
+        if let Some(&x) = list.get(i + 16) {
+            prefetch::at(&self.lk, self.ix(x, k));
+        }
+        if let Some(&x) = list.get(i + 8) {
+            let l = &self.lk[self.ix(x, k)];
+            if l.ph != NONE {
+                prefetch::at(&self.entries, l.ph as usize);
+            }
+            if l.th != NONE {
+                prefetch::at(&self.toks, l.th as usize);
+            }
+        }
+        if let Some(&x) = list.get(i + 4) {
+            let l = &self.lk[self.ix(x, k)];
+            if l.ph != NONE {
+                let en = &self.entries[l.ph as usize];
+                prefetch::at(&self.cells, en.head as usize);
+                self.bucket_ref.prefetch(key(x, 0, en.d, en.r));
+                if self.cc.hbh() {
+                    self.outstanding.prefetch(key(x, k, en.d, en.r.saturating_sub(1)));
+                }
+            }
+        }
+        if let Some(&x) = list.get(i + 2) {
+            // the link back to the head cell's upstream node (its token) and its
+            // receiver-side count
+            let l = &self.lk[self.ix(x, k)];
+            if l.ph != NONE {
+                let c = &self.cells[self.entries[l.ph as usize].head as usize];
+                if c.prev != NONE && self.cc.hbh() {
+                    prefetch::at(&self.lk, self.ix(x, c.back_k));
+                    self.outstanding.prefetch(key(c.prev, self.rev_k[c.back_k as usize], c.dst, c.r_in));
+                }
+            }
+        }
     }
 
     /// Flow f has unsent data: list it at its source.
@@ -866,8 +1019,8 @@ impl ShaleSim {
 
     fn list_at(&mut self, x: u32, k: u32) {
         let xk = self.ix(x, k);
-        if !self.listed[xk] {
-            self.listed[xk] = true;
+        if !self.lk[xk].listed {
+            self.lk[xk].listed = true;
             self.active[k as usize].push(x);
         }
     }
@@ -892,19 +1045,19 @@ impl ShaleSim {
         }
         let mut tok = [(0u32, 0u8); 2];
         let mut ntok = 0u8;
-        while (ntok as usize) < 2 && self.tok_head[xk] != NONE {
-            let ti = self.tok_head[xk];
+        while (ntok as usize) < 2 && self.lk[xk].th != NONE {
+            let ti = self.lk[xk].th;
             let tk = self.toks[ti as usize];
-            self.tok_head[xk] = tk.next;
+            self.lk[xk].th = tk.next;
             if tk.next == NONE {
-                self.tok_tail[xk] = NONE;
+                self.lk[xk].tt = NONE;
             }
             self.free_toks.push(ti);
             tok[ntok as usize] = (tk.d, tk.r);
             ntok += 1;
         }
         if cell == NONE && ntok == 0 {
-            return self.pieo_head[xk] != NONE;
+            return self.lk[xk].ph != NONE;
         }
         self.tokens_sent += ntok as u64;
         // fabric checks: one cell per receiver per lane per slot, and the receiver's
@@ -932,7 +1085,7 @@ impl ShaleSim {
             }
             let rz = c.r.saturating_sub(1);
             if self.cc.hbh() && y != c.dst {
-                *self.outstanding.entry(key(x, k, c.dst, rz)).or_insert(0) += 1;
+                self.outstanding.update(key(x, k, c.dst, rz), |v| v + 1);
             }
             let cm = &mut self.cells[cell as usize];
             cm.r = rz;
@@ -942,7 +1095,7 @@ impl ShaleSim {
         }
         let ri = ((t + self.d) % self.ring.len() as u64) as usize;
         self.ring[ri].push(Flight { cell, to: y, from: x, k_back, phase: p as u8, sigma: sg as u8, ntok, tok });
-        self.pieo_head[xk] != NONE || self.tok_head[xk] != NONE
+        self.lk[xk].ph != NONE || self.lk[xk].th != NONE
     }
 
     /// A forwarded (or dropped) cell leaves node x: hbh bookkeeping and token back.
@@ -951,13 +1104,8 @@ impl ShaleSim {
         if !self.cc.hbh() || c.prev == NONE {
             return;
         }
-        let hk = key(x, c.back_k, c.dst, c.r_in);
-        if let Some(v) = self.held.get_mut(&hk) {
-            *v -= 1;
-            if *v == 0 {
-                self.held.remove(&hk);
-            }
-        }
+        let hk = key(c.prev, self.rev_k[c.back_k as usize], c.dst, c.r_in);
+        self.outstanding.update(hk, |v| if v >> 32 > 0 { v - HI } else { v });
         self.push_token(x, c.back_k, c.dst, c.r_in);
     }
 
@@ -972,24 +1120,24 @@ impl ShaleSim {
             }
         };
         self.toks[ti as usize] = Tok { d, r, next: NONE };
-        if self.tok_tail[xk] == NONE {
-            self.tok_head[xk] = ti;
+        if self.lk[xk].tt == NONE {
+            self.lk[xk].th = ti;
         } else {
-            let tl = self.tok_tail[xk];
+            let tl = self.lk[xk].tt;
             self.toks[tl as usize].next = ti;
         }
-        self.tok_tail[xk] = ti;
+        self.lk[xk].tt = ti;
         self.list_at(x, k);
     }
 
     fn drop_tokens(&mut self, xk: usize) {
-        let mut ti = self.tok_head[xk];
+        let mut ti = self.lk[xk].th;
         while ti != NONE {
             self.free_toks.push(ti);
             ti = self.toks[ti as usize].next;
         }
-        self.tok_head[xk] = NONE;
-        self.tok_tail[xk] = NONE;
+        self.lk[xk].th = NONE;
+        self.lk[xk].tt = NONE;
     }
 
     fn new_cell(&mut self, x: u32, sg: usize, k: u32, y: u32, t: u64) -> u32 {
@@ -1089,7 +1237,7 @@ impl ShaleSim {
     /// Remove and return the first eligible cell queued at x for neighbour index k.
     fn extract(&mut self, x: u32, k: u32, y: u32, sg: u8) -> u32 {
         let xk = self.ix(x, k);
-        let mut e = self.pieo_head[xk];
+        let mut e = self.lk[xk].ph;
         if e == NONE {
             return NONE;
         }
@@ -1157,33 +1305,30 @@ impl ShaleSim {
         if empty || (rotate && en.next != NONE) {
             // unlink entry
             if pe == NONE {
-                self.pieo_head[xk] = en.next;
+                self.lk[xk].ph = en.next;
             } else {
                 self.entries[pe as usize].next = en.next;
             }
-            if self.pieo_tail[xk] == e {
-                self.pieo_tail[xk] = pe;
+            if self.lk[xk].pt == e {
+                self.lk[xk].pt = pe;
             }
             if empty {
-                self.pieo_len[xk] -= 1;
+                self.lk[xk].plen -= 1;
                 self.nbuckets[x as usize] -= 1;
                 let bk = key(x, 0, en.d, en.r);
-                let v = self.bucket_ref.get_mut(&bk).expect("bucket refcount");
-                *v -= 1;
-                if *v == 0 {
-                    self.bucket_ref.remove(&bk);
+                if self.bucket_ref.decr(bk).expect("bucket refcount") == 0 {
                     self.ndistinct[x as usize] -= 1;
                 }
                 self.free_entries.push(e);
             } else {
                 self.entries[e as usize].next = NONE;
-                let tl = self.pieo_tail[xk];
+                let tl = self.lk[xk].pt;
                 if tl == NONE {
-                    self.pieo_head[xk] = e;
+                    self.lk[xk].ph = e;
                 } else {
                     self.entries[tl as usize].next = e;
                 }
-                self.pieo_tail[xk] = e;
+                self.lk[xk].pt = e;
             }
         }
     }
@@ -1218,7 +1363,7 @@ impl ShaleSim {
             let cl = &self.cells[c as usize];
             (cl.dst, cl.r)
         };
-        let mut e = self.pieo_head[yk];
+        let mut e = self.lk[yk].ph;
         while e != NONE {
             let en = self.entries[e as usize];
             if en.d == d && en.r == r {
@@ -1238,20 +1383,18 @@ impl ShaleSim {
                     (self.entries.len() - 1) as u32
                 }
             };
-            let tl = self.pieo_tail[yk];
+            let tl = self.lk[yk].pt;
             if tl == NONE {
-                self.pieo_head[yk] = e;
+                self.lk[yk].ph = e;
             } else {
                 self.entries[tl as usize].next = e;
             }
-            self.pieo_tail[yk] = e;
-            self.pieo_len[yk] += 1;
-            self.max_pieo = self.max_pieo.max(self.pieo_len[yk]);
+            self.lk[yk].pt = e;
+            self.lk[yk].plen += 1;
+            self.max_pieo = self.max_pieo.max(self.lk[yk].plen);
             self.nbuckets[y as usize] += 1;
             self.max_buckets = self.max_buckets.max(self.nbuckets[y as usize]);
-            let v = self.bucket_ref.entry(key(y, 0, d, r)).or_insert(0);
-            *v += 1;
-            if *v == 1 {
+            if self.bucket_ref.incr(key(y, 0, d, r)) == 1 {
                 self.ndistinct[y as usize] += 1;
                 self.max_distinct = self.max_distinct.max(self.ndistinct[y as usize]);
             }
@@ -1317,12 +1460,7 @@ impl ShaleSim {
             }
             if self.cc.hbh() {
                 let ok = key(y, fl.k_back, d, r);
-                if let Some(v) = self.outstanding.get_mut(&ok) {
-                    *v -= 1;
-                    if *v == 0 {
-                        self.outstanding.remove(&ok);
-                    }
-                }
+                self.outstanding.update(ok, |v| if v & LO > 0 { v - 1 } else { v });
             }
         }
         let c = fl.cell;
@@ -1357,10 +1495,8 @@ impl ShaleSim {
         }
         if self.cc.hbh() {
             let cl = self.cells[c as usize];
-            let hk = key(y, cl.back_k, cl.dst, cl.r_in);
-            let v = self.held.entry(hk).or_insert(0);
-            *v += 1;
-            let held = *v;
+            let hk = key(cl.prev, self.rev_k[cl.back_k as usize], cl.dst, cl.r_in);
+            let held = (self.outstanding.update(hk, |v| v + HI) >> 32) as u32;
             if held > self.budget(cl.sigma, cl.r_in) {
                 self.hbh_viol += 1;
             }
