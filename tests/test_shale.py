@@ -82,6 +82,11 @@ def test_idle_network_one_cell_latency_and_hops(n, h, epochs_of_propagation):
         first_slot = -(-start // slot_ps)
         latency_slots = (f["finish_ps"] - first_slot * slot_ps) / slot_ps
         assert latency_slots <= 2 * h * (m - 1) + hops * p_slots + 1e-9, (src, dst, latency_slots)
+        # the lone cell exists from its first timeslot to its arrival: the time-averaged
+        # cells in flight over the run's timeslots is exactly its latency / run length
+        run_slots = -(-(start + (2 * e + 2 * h * (p_slots + 1) + 4) * slot_ps) // slot_ps)
+        eng = s["arch_metrics"]["engine"]
+        assert eng["mean_cells_in_flight"] * run_slots == pytest.approx(latency_slots, abs=1e-6)
 
 
 # ------------------------------------------------------------------ load

@@ -239,6 +239,16 @@ def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
         typer.echo("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths))))
         if k == 0:
             typer.echo("  ".join("-" * w for w in widths))
+    from .bench import shale_scaling
+
+    sc = shale_scaling(rows)
+    if sc:
+        typer.echo("")
+        typer.echo("Shale scaling: growth from the smallest size of wall time per timeslot vs mean cells in flight")
+        for x in sc:
+            typer.echo(f"  h={x['h']} N={x['nodes']:>6}: {x['wall_us_per_timeslot']:9.1f} us/timeslot "
+                       f"(x{x['wall_growth']:.2f}), {x['mean_cells_in_flight']:12,.0f} cells in flight "
+                       f"(x{x['cells_growth']:.2f}) {'holds' if x['holds'] else 'grows faster'}")
 
 
 @app.command()

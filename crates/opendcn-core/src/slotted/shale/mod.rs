@@ -458,6 +458,8 @@ pub struct ShaleSim {
     max_buckets: u32,
     max_buf: u32,
     max_outstanding_entries: usize,
+    /// Sum over timeslots of the cells in flight (for their time average).
+    live_sum: u64,
     // time series
     sample_ticks: u64,
     series: Vec<Sample>,
@@ -644,6 +646,7 @@ impl ShaleSim {
             max_buckets: 0,
             max_buf: 0,
             max_outstanding_entries: 0,
+            live_sum: 0,
             sample_ticks: if s.sample_ps == 0 { 0 } else { s.sample_ps.div_ceil(tau).max(1) },
             series: Vec::new(),
             total_buf: 0,
@@ -792,6 +795,8 @@ impl ShaleSim {
     }
 
     fn step(&mut self, t: u64) {
+        // cells that exist (queued at nodes or on links) at the start of timeslot t
+        self.live_sum += (self.cells.len() - self.free_cells.len()) as u64;
         if self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0 {
             self.sample(t);
         }

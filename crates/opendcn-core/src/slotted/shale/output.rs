@@ -61,6 +61,8 @@ impl ShaleSim {
             ("max_buffer_cells".to_string(), self.max_buf as f64),
             ("outstanding_entries".to_string(), self.outstanding.len() as f64),
             ("cell_pool".to_string(), self.cells.len() as f64),
+            // time average of the cells queued at nodes or on links (the work in flight)
+            ("mean_cells_in_flight".to_string(), if self.t > 0 { self.live_sum as f64 / self.t as f64 } else { 0.0 }),
             ("cutoff_bytes".to_string(), self.cutoff as f64),
             ("invalidation_tokens".to_string(), self.inval_tokens as f64),
             ("invalidation_requeued".to_string(), self.inval_requeued as f64),
