@@ -144,7 +144,7 @@ impl ShaleSim {
         let mut e = self.lk[zk].ph;
         while e != super::NONE {
             let en = self.entries[e as usize];
-            let hit = en.d == j && (en.r as u32 == n as u32 + 1 || (n == 0 && en.r == 0));
+            let hit = en.d() == j && (en.r() as u32 == n as u32 + 1 || (n == 0 && en.r() == 0));
             if hit {
                 // unlink the whole bucket, cell by cell (the entry goes when empty)
                 let mut c = en.head;

@@ -16,7 +16,7 @@
 //!
 //! Speed: the engine is bound by memory latency (each cell-hop touches a handful of
 //! randomly placed cache lines: the cell, the link records at both ends, a PIEO entry,
-//! the credit counter). The per-link queue heads share one 32-byte record, a link
+//! the credit counter). The per-link queue heads share one 16-byte record, a link
 //! bucket's sender credits and receiver-side holds share one counter slot, and the
 //! arrival and visit loops prefetch those lines a few iterations ahead. None of this
 //! changes a result: the engine's output is identical with and without it.
@@ -255,36 +255,55 @@ struct Cell {
 
 const _: () = assert!(std::mem::size_of::<Cell>() == 32);
 
+/// A bucket ⟨d, r⟩ in a per-link PIEO: its FIFO of cells and the next bucket. 16 bytes,
+/// aligned, so an entry never straddles two cache lines (destination in the low 24 bits,
+/// remaining sprays in the high 8).
 #[derive(Clone, Copy)]
+#[repr(C, align(16))]
 struct PEntry {
-    d: u32,
-    r: u8,
+    dr: u32,
     head: u32,
     tail: u32,
     next: u32,
 }
 
-/// Per (node, neighbour index) queue heads, in one 32-byte record so that a visit or an
-/// enqueue touches one cache line: the PIEO of buckets (head, tail, length), the token
-/// queue (head, tail), and whether the node is on the active list of that index.
+impl PEntry {
+    #[inline]
+    fn new(d: u32, r: u8, head: u32, tail: u32, next: u32) -> PEntry {
+        PEntry { dr: d | (r as u32) << 24, head, tail, next }
+    }
+    #[inline]
+    fn d(&self) -> u32 {
+        self.dr & 0xff_ffff
+    }
+    #[inline]
+    fn r(&self) -> u8 {
+        (self.dr >> 24) as u8
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<PEntry>() == 16);
+
+/// Per (node, neighbour index) queue heads, in one aligned 16-byte record so that a
+/// visit or an enqueue touches one cache line: the PIEO of buckets (head, tail) and the
+/// token queue (head, tail). Whether the node is on the active list of that index is a
+/// bit apart (`listed`), small enough to stay cached.
 #[derive(Clone, Copy)]
-#[repr(C, align(32))]
+#[repr(C, align(16))]
 struct Link {
     ph: u32,
     pt: u32,
-    plen: u32,
     th: u32,
     tt: u32,
-    listed: bool,
 }
 
 impl Default for Link {
     fn default() -> Self {
-        Link { ph: NONE, pt: NONE, plen: 0, th: NONE, tt: NONE, listed: false }
+        Link { ph: NONE, pt: NONE, th: NONE, tt: NONE }
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Link>() == 32);
+const _: () = assert!(std::mem::size_of::<Link>() == 16);
 
 #[derive(Clone, Copy)]
 struct Tok {
@@ -383,6 +402,8 @@ pub struct ShaleSim {
     src_listed: Vec<u8>,
     // per (node, neighbour index)
     lk: Vec<Link>,
+    /// One bit per (node, neighbour index): on the active list of that index.
+    listed: Vec<u64>,
     qcells: Vec<u32>,
     active: Vec<Vec<u32>>,
     scratch: Vec<u32>,
@@ -584,6 +605,7 @@ impl ShaleSim {
             src_list: (0..nsub).map(|_| Vec::new()).collect(),
             src_listed: vec![0; n as usize],
             lk: vec![Link::default(); nk],
+            listed: vec![0; nk.div_ceil(64)],
             qcells: vec![0; nk],
             active: (0..kk).map(|_| Vec::new()).collect(),
             scratch: Vec::new(),
@@ -858,7 +880,7 @@ impl ShaleSim {
                 kept.push(x);
             } else {
                 let i = self.ix(x, k);
-                self.lk[i].listed = false;
+                self.set_listed(i, false);
             }
         }
         // nodes listed at k while visiting (none expected) are appended after the kept ones
@@ -880,8 +902,8 @@ impl ShaleSim {
                 self.visited[x as usize] = t;
                 let xk = self.ix(x, k);
                 let work = self.visit(x, t, sg, p, j, k);
-                if work && !self.lk[xk].listed {
-                    self.lk[xk].listed = true;
+                if work && !self.is_listed(xk) {
+                    self.set_listed(xk, true);
                     self.active[k as usize].push(x);
                 }
             }
@@ -996,9 +1018,9 @@ impl ShaleSim {
             if l.ph != NONE {
                 let en = &self.entries[l.ph as usize];
                 prefetch::at(&self.cells, en.head as usize);
-                self.bucket_ref.prefetch(key(x, 0, en.d, en.r));
+                self.bucket_ref.prefetch(key(x, 0, en.d(), en.r()));
                 if self.cc.hbh() {
-                    self.outstanding.prefetch(key(x, k, en.d, en.r.saturating_sub(1)));
+                    self.outstanding.prefetch(key(x, k, en.d(), en.r().saturating_sub(1)));
                 }
             }
         }
@@ -1029,10 +1051,24 @@ impl ShaleSim {
         }
     }
 
+    #[inline]
+    fn is_listed(&self, i: usize) -> bool {
+        self.listed[i >> 6] >> (i & 63) & 1 != 0
+    }
+
+    #[inline]
+    fn set_listed(&mut self, i: usize, on: bool) {
+        if on {
+            self.listed[i >> 6] |= 1 << (i & 63);
+        } else {
+            self.listed[i >> 6] &= !(1 << (i & 63));
+        }
+    }
+
     fn list_at(&mut self, x: u32, k: u32) {
         let xk = self.ix(x, k);
-        if !self.lk[xk].listed {
-            self.lk[xk].listed = true;
+        if !self.is_listed(xk) {
+            self.set_listed(xk, true);
             self.active[k as usize].push(x);
         }
     }
@@ -1281,7 +1317,7 @@ impl ShaleSim {
         let mut pe = NONE;
         while e != NONE {
             let en = self.entries[e as usize];
-            let ok = !hbh || en.d == y || self.has_credit(x, k, en.d, en.r.saturating_sub(1), sg);
+            let ok = !hbh || en.d() == y || self.has_credit(x, k, en.d(), en.r().saturating_sub(1), sg);
             if ok {
                 let c = en.head;
                 self.unlink_cell(x, k, e, pe, c, NONE, true);
@@ -1325,9 +1361,8 @@ impl ShaleSim {
                 self.lk[xk].pt = pe;
             }
             if empty {
-                self.lk[xk].plen -= 1;
                 self.nbuckets[x as usize] -= 1;
-                let bk = key(x, 0, en.d, en.r);
+                let bk = key(x, 0, en.d(), en.r());
                 if self.bucket_ref.decr(bk).expect("bucket refcount") == 0 {
                     self.ndistinct[x as usize] -= 1;
                 }
@@ -1376,15 +1411,18 @@ impl ShaleSim {
             (cl.dst, cl.r)
         };
         let mut e = self.lk[yk].ph;
+        let dr = PEntry::new(d, r, NONE, NONE, NONE).dr;
+        let mut len = 0;
         while e != NONE {
             let en = self.entries[e as usize];
-            if en.d == d && en.r == r {
+            if en.dr == dr {
                 break;
             }
             e = en.next;
+            len += 1;
         }
         if e == NONE {
-            let ne = PEntry { d, r, head: c, tail: c, next: NONE };
+            let ne = PEntry::new(d, r, c, c, NONE);
             e = match self.free_entries.pop() {
                 Some(i) => {
                     self.entries[i as usize] = ne;
@@ -1402,8 +1440,8 @@ impl ShaleSim {
                 self.entries[tl as usize].next = e;
             }
             self.lk[yk].pt = e;
-            self.lk[yk].plen += 1;
-            self.max_pieo = self.max_pieo.max(self.lk[yk].plen);
+            // the whole PIEO was walked: it now holds len + 1 buckets
+            self.max_pieo = self.max_pieo.max(len + 1);
             self.nbuckets[y as usize] += 1;
             self.max_buckets = self.max_buckets.max(self.nbuckets[y as usize]);
             if self.bucket_ref.incr(key(y, 0, d, r)) == 1 {
