@@ -53,6 +53,9 @@ def test_reproduce_negotiator_tiny(tmp_path):
         assert f["failed_links"] == max(1, round(f["fraction"] * 2 * 16 * 8)) and f["detections"] > 0
         assert len(f["normalized"]) == len(f["time_us"]) > 100
     assert "all-to-all microbenchmark" in text and "link failures (parallel" in text
+    idle = data["mice_breakdown"]["idle"]
+    assert idle["load"] == 0.02 and 0.0 <= idle["within_2"] <= idle["within_2_no_prop"] <= 1.0
+    assert "on an almost idle network (load 0.02)" in text
     assert [r["config"] for r in data["variants"]][:3] == ["base, no speedup", "iterative:3, no speedup",
                                                           "iterative:5, no speedup"]
     assert all(r["invariants_ok"] for r in data["variants"]) and len(data["variants"]) == 10
