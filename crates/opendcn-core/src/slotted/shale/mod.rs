@@ -1571,6 +1571,16 @@ impl ShaleSim {
         self.svc.joined(occ, 1, self.f_src[cl.flow as usize], cl.dst, t + self.pb_delay, pause);
     }
 
+    /// Cell c, routed at y to neighbour index k: trimmed (NDP at its queue cap) or queued.
+    fn place(&mut self, y: u32, c: u32, k: u32, sg: usize, p_prev: u32, t: u64) {
+        if self.tp_trim(y, k) {
+            self.tp_do_trim(y, c, sg, p_prev, t);
+        } else {
+            self.congestion(y, k, c, t);
+            self.enqueue(y, k, c);
+        }
+    }
+
     /// Choose cell c's next hop at node y (previous hop in phase p_prev) and enqueue it.
     fn route(&mut self, y: u32, c: u32, sg: usize, p_prev: u32, t: u64) {
         let (h, m) = (self.plan.subs[sg].h, self.plan.subs[sg].m);
@@ -1583,13 +1593,7 @@ impl ShaleSim {
                 let q = (p_prev + 1) % h;
                 match self.choose_spray(y, sg, q, t, d, r - 1) {
                     Spray::To(j) => {
-                        let k = koff + q * (m - 1) + j - 1;
-                        if self.tp_trim(y, k) {
-                            self.tp_do_trim(y, c, sg, p_prev, t);
-                        } else {
-                            self.congestion(y, k, c, t);
-                            self.enqueue(y, k, c);
-                        }
+                        self.place(y, c, koff + q * (m - 1) + j - 1, sg, p_prev, t);
                         return;
                     }
                     Spray::AllInvalid => {
@@ -1634,13 +1638,7 @@ impl ShaleSim {
                 resets += 1;
                 continue;
             }
-            let k = koff + q * (m - 1) + j - 1;
-            if self.tp_trim(y, k) {
-                self.tp_do_trim(y, c, sg, p_prev, t);
-            } else {
-                self.congestion(y, k, c, t);
-                self.enqueue(y, k, c);
-            }
+            self.place(y, c, koff + q * (m - 1) + j - 1, sg, p_prev, t);
             return;
         }
     }
