@@ -223,7 +223,8 @@ def test_isd_caps_a_lone_flow_at_its_receiver_share():
     tau = 5632
     cap = 1.25 / 4
     assert f_isd["fct_ps"] >= (cells - 1) / cap * tau
-    assert f_none["fct_ps"] < 0.5 * f_isd["fct_ps"]
+    # without the cap the same flow beats the capped rate by a wide margin
+    assert f_none["fct_ps"] < 0.7 * (cells - 1) / cap * tau
     assert isd.summary["arch_metrics"]["transport"]["isd_cap"] == 1.25
 
 

@@ -147,6 +147,9 @@ impl ShaleSim {
             }
             for sg in 0..nsub {
                 let li = f as usize * nsub + sg;
+                if !self.local[li].is_empty() {
+                    self.backlogged -= 1;
+                }
                 for fl in std::mem::take(&mut self.local[li]) {
                     if self.e2e() {
                         self.tp_flow_gone(fl as usize, t);

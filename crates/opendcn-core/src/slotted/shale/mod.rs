@@ -382,7 +382,10 @@ pub struct ShaleSim {
     end_tick: u64,
     t: u64,
     ring: Vec<Vec<Flight>>,
-    spray_rng: Stream,
+    /// Seed of the spraying draws and the draws made so far at each node: a draw is a
+    /// hash of (seed, node, count), so it does not depend on the order nodes are served.
+    spray_seed: u64,
+    spray_ctr: Vec<u64>,
     ctrl_rng: Stream,
     tp: transport::Transport,
     // flows
@@ -400,6 +403,8 @@ pub struct ShaleSim {
     local: Vec<Vec<u32>>,
     src_list: Vec<Vec<u32>>,
     src_listed: Vec<u8>,
+    /// (source, sub-schedule) pairs with unsent flow data.
+    backlogged: u64,
     // per (node, neighbour index)
     lk: Vec<Link>,
     /// One bit per (node, neighbour index): on the active list of that index.
@@ -587,7 +592,8 @@ impl ShaleSim {
             end_tick: s.duration_ps.div_ceil(tau),
             t: 0,
             ring: (0..=d).map(|_| Vec::new()).collect(),
-            spray_rng: Stream::new(s.seed, "shale.spray"),
+            spray_seed: Stream::new(s.seed, "shale.spray").next_u64(),
+            spray_ctr: vec![0; n as usize],
             ctrl_rng: Stream::new(s.seed, "shale.control"),
             tp: transport::Transport::default(),
             f_start: s.flow_start_ps.iter().map(|&p| p.div_ceil(tau)).collect(),
@@ -604,6 +610,7 @@ impl ShaleSim {
             local: (0..n as usize * nsub).map(|_| Vec::new()).collect(),
             src_list: (0..nsub).map(|_| Vec::new()).collect(),
             src_listed: vec![0; n as usize],
+            backlogged: 0,
             lk: vec![Link::default(); nk],
             listed: vec![0; nk.div_ceil(64)],
             qcells: vec![0; nk],
@@ -801,7 +808,7 @@ impl ShaleSim {
             cell_hops: self.packet_hops,
             dropped_bytes: self.dropped,
             new_cells: self.new_cells,
-            backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
+            backlogged_sources: self.backlogged,
         };
         let p = self.last_sample;
         self.series.push(Sample {
@@ -954,7 +961,6 @@ impl ShaleSim {
         }
         if f.cell != NONE {
             let c = &self.cells[f.cell as usize];
-            prefetch::at(&self.f_hops, c.flow as usize);
             if self.cc.hbh() {
                 self.outstanding.prefetch(key(f.from, self.rev_k[f.k_back as usize], c.dst, c.r_in));
             }
@@ -1043,7 +1049,11 @@ impl ShaleSim {
         let src = self.f_src[f];
         let sg = self.f_sigma[f] as usize;
         let nsub = self.plan.subs.len();
-        self.local[src as usize * nsub + sg].push(f as u32);
+        let li = src as usize * nsub + sg;
+        if self.local[li].is_empty() {
+            self.backlogged += 1;
+        }
+        self.local[li].push(f as u32);
         let bit = 1u8 << sg;
         if self.src_listed[src as usize] & bit == 0 {
             self.src_listed[src as usize] |= bit;
@@ -1253,6 +1263,9 @@ impl ShaleSim {
         self.unsent_total -= bytes;
         if self.f_unsent[f] == 0 {
             self.local[li].remove(pick);
+            if self.local[li].is_empty() {
+                self.backlogged -= 1;
+            }
         }
         if e2e {
             self.tp_sent(f, t, self.f_unsent[f] == 0);
@@ -1524,11 +1537,9 @@ impl ShaleSim {
             cl.back_k = fl.k_back;
             (cl.dst, cl.flow as usize, cl.bytes as u64)
         };
-        let hops = self.cells[c as usize].hops as u32;
-        if hops > self.f_hops[flow] {
-            self.f_hops[flow] = hops;
-        }
         if dst == y {
+            let hops = self.cells[c as usize].hops as u32;
+            self.f_hops[flow] = self.f_hops[flow].max(hops);
             self.delivered += bytes;
             self.f_deliv[flow] += bytes;
             if self.e2e() {
@@ -1538,7 +1549,8 @@ impl ShaleSim {
                 let send = t - self.d;
                 self.f_finish[flow] = send * self.tau + self.slot_ps + self.prop_ps;
                 self.flows_completed += 1;
-                self.hash = mix64(self.hash ^ ((flow as u64) << 24) ^ t);
+                // order-free: a sum over completions of (flow, timeslot)
+                self.hash = self.hash.wrapping_add(mix64(((flow as u64) << 24) ^ t));
             }
             self.free_cell(c);
             return;
@@ -1650,7 +1662,7 @@ impl ShaleSim {
         let m = self.plan.subs[sg].m;
         let kbase = self.plan.koff[sg] + q * (m - 1);
         let base = y as usize * self.kk as usize + kbase as usize;
-        let start = self.spray_rng.below(m - 1);
+        let start = self.spray_draw(y, m - 1);
         let any_failed = self.any_failed;
         let mut live = false;
         if self.cc.spray_short() {
@@ -1700,6 +1712,15 @@ impl ShaleSim {
         } else {
             Spray::AllDead
         }
+    }
+
+    /// Node y's next spraying draw, uniform in 0..n.
+    #[inline]
+    fn spray_draw(&mut self, y: u32, n: u32) -> u32 {
+        let c = &mut self.spray_ctr[y as usize];
+        let z = mix64(self.spray_seed ^ ((y as u64) << 40 | *c));
+        *c += 1;
+        ((z >> 32) * n as u64 >> 32) as u32
     }
 
     /// Does y know that all its neighbours of phase q failed?

@@ -87,7 +87,7 @@ impl ShaleSim {
                 cell_hops: self.packet_hops - p.cell_hops,
                 dropped_bytes: self.dropped - p.dropped_bytes,
                 new_cells: self.new_cells - p.new_cells,
-                backlogged_sources: self.src_list.iter().map(|l| l.len() as u64).sum(),
+                backlogged_sources: self.backlogged,
             });
         }
         ShaleOutput {
