@@ -52,6 +52,10 @@ impl FlatMap {
         self.len
     }
 
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -204,6 +208,12 @@ impl FlatMap {
                 self.slots[i] = s;
             }
         }
+    }
+
+    /// Hint the cache that the whole table will be used soon.
+    #[inline]
+    pub fn prefetch_all(&self) {
+        crate::prefetch::all(&self.slots);
     }
 
     /// Every key, in slot order (deterministic for a given history of operations).

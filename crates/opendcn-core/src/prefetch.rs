@@ -20,3 +20,16 @@ pub fn at<T>(v: &[T], i: usize) {
         read(x);
     }
 }
+
+/// Prefetch every cache line of `v` (one hint per 64 bytes).
+#[inline]
+pub fn all<T>(v: &[T]) {
+    let bytes = std::mem::size_of_val(v);
+    let p = v.as_ptr() as *const u8;
+    let mut o = 0;
+    while o < bytes {
+        // SAFETY: p + o stays inside v
+        read(unsafe { &*p.add(o) });
+        o += 64;
+    }
+}

@@ -2,7 +2,7 @@
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::slotted::shale::schedule::{Ebs, Plan};
-use opendcn_core::slotted::shale::{Cc, ShaleSim, ShaleSpec};
+use opendcn_core::slotted::shale::{Cc, ShaleRun, ShaleSpec};
 use opendcn_core::SpecError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -39,7 +39,7 @@ fn u64col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<u64>> {
 /// One Shale simulation held by Python.
 #[pyclass(module = "opendcn._core", unsendable)]
 struct ShaleSimulator {
-    sim: ShaleSim,
+    sim: ShaleRun,
 }
 
 #[pymethods]
@@ -83,12 +83,22 @@ impl ShaleSimulator {
             sample_ps: get(d, "sample_ps")?,
             services: super::slotted::services(d)?,
         };
-        Ok(ShaleSimulator { sim: ShaleSim::new(spec).map_err(spec_err)? })
+        let engine: String = match d.get_item("engine")? {
+            Some(v) => v.extract().map_err(|_| err("engine", v.to_string(), "wrong type"))?,
+            None => "auto".into(),
+        };
+        Ok(ShaleSimulator { sim: ShaleRun::new(spec, &engine).map_err(spec_err)? })
     }
 
     #[getter]
     fn now(&self) -> u64 {
         self.sim.now()
+    }
+
+    /// The engine serving this run: "window" or "timeslot".
+    #[getter]
+    fn engine(&self) -> &'static str {
+        self.sim.engine()
     }
 
     #[getter]

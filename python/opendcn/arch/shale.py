@@ -58,6 +58,7 @@ from ..units import parse_rate, parse_size, parse_time
 from . import Option, apply_services, register, service_options
 
 CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
+ENGINES = ("auto", "window", "timeslot")
 
 DECISIONS = [
     "schedule: at offset j of phase i a node sends to (c_i + j) mod m, receives from (c_i - j) mod m",
@@ -189,6 +190,9 @@ class ShaleNetwork(FixedFabric):
         fb = _int_or_auto(o["first_hop_budget"], "--first-hop-budget")
         self.t_budget = tb if tb is not None else auto_t
         self.tf_budget = fb if fb is not None else self.t_budget
+        self.engine = str(o.get("engine", "auto"))
+        if self.engine not in ENGINES:
+            raise ConfigError("--engine", self.engine, f"expected one of {', '.join(ENGINES)}")
         smp = o.get("sample", "auto")
         if smp is None or str(smp).strip().lower() == "auto":
             self.sample_ps = None
@@ -363,6 +367,7 @@ class ShaleNetwork(FixedFabric):
             "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
+            "engine": self.engine,
             **self._services,
         }
         t0 = time.perf_counter()
@@ -373,6 +378,7 @@ class ShaleNetwork(FixedFabric):
             if len(a) == 3:
                 raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
             raise ConfigError("shale", str(e), "engine rejected the spec") from None
+        self.last_engine = sim.engine
         if progress:
             _run_with_progress(sim, duration_ps, "shale")
         else:
@@ -504,6 +510,7 @@ class ShaleNetwork(FixedFabric):
             "hbh_violations": eng.get("hbh_violations", 0),
             "destination_throughput": dthr,
             "engine": eng,
+            "engine_mode": getattr(self, "last_engine", None),
             "decisions": DECISIONS,
         }
 
@@ -533,6 +540,9 @@ class ShaleNetwork(FixedFabric):
     Option("recover_at", None, "when every failed node and link recovers (default: never)", "time"),
     Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
+    Option("engine", "auto", "window: node by node in windows of one hop delay (fast; no failures, services, "
+           "priority or end-to-end transports); timeslot: every option; auto: window when it applies. "
+           "Both give identical results", "choice", ENGINES),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
     *service_options(),
 ], tiny={"nodes": 16})

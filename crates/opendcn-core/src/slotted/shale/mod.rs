@@ -104,6 +104,7 @@ mod invalidation;
 mod output;
 pub mod schedule;
 mod transport;
+pub mod window;
 
 use crate::error::SpecError;
 use crate::rng::{mix64, Stream};
@@ -495,48 +496,131 @@ pub struct ShaleSim {
     last_sample: Sample,
 }
 
+/// A Shale run on one of the two engines: [`ShaleSim`] serves the network timeslot by
+/// timeslot and covers every option; [`window::WindowSim`] serves it node by node in
+/// windows of D timeslots, is several times faster at scale, and covers the options
+/// whose interactions all travel as flights. Their outputs are identical where both apply.
+pub enum ShaleRun {
+    Timeslot(Box<ShaleSim>),
+    Window(Box<window::WindowSim>),
+}
+
+impl ShaleRun {
+    /// `engine`: "auto" (the window engine when the spec allows it), "window" or
+    /// "timeslot".
+    pub fn new(s: ShaleSpec, engine: &str) -> Result<Self, SpecError> {
+        let win = match engine {
+            "auto" => window::eligible(&s).is_none(),
+            "window" => {
+                if let Some((field, why)) = window::eligible(&s) {
+                    return Err(SpecError::new("engine", "window", &format!("{why} ({field})")));
+                }
+                true
+            }
+            "timeslot" => false,
+            other => return Err(SpecError::new("engine", other, "expected auto, window or timeslot")),
+        };
+        Ok(if win {
+            ShaleRun::Window(Box::new(window::WindowSim::new(s)?))
+        } else {
+            ShaleRun::Timeslot(Box::new(ShaleSim::new(s)?))
+        })
+    }
+
+    pub fn engine(&self) -> &'static str {
+        match self {
+            ShaleRun::Timeslot(_) => "timeslot",
+            ShaleRun::Window(_) => "window",
+        }
+    }
+    pub fn run_until(&mut self, until_ps: Ps) {
+        match self {
+            ShaleRun::Timeslot(s) => s.run_until(until_ps),
+            ShaleRun::Window(s) => s.run_until(until_ps),
+        }
+    }
+    pub fn output(&self) -> ShaleOutput {
+        match self {
+            ShaleRun::Timeslot(s) => s.output(),
+            ShaleRun::Window(s) => s.output(),
+        }
+    }
+    pub fn now(&self) -> Ps {
+        match self {
+            ShaleRun::Timeslot(s) => s.now(),
+            ShaleRun::Window(s) => s.now(),
+        }
+    }
+    pub fn tau_ps(&self) -> Ps {
+        match self {
+            ShaleRun::Timeslot(s) => s.tau_ps(),
+            ShaleRun::Window(s) => s.tau_ps(),
+        }
+    }
+    pub fn hop_delay(&self) -> u64 {
+        match self {
+            ShaleRun::Timeslot(s) => s.hop_delay(),
+            ShaleRun::Window(s) => s.hop_delay(),
+        }
+    }
+    pub fn peer(&self, x: u32, t: u64) -> u32 {
+        match self {
+            ShaleRun::Timeslot(s) => s.peer(x, t),
+            ShaleRun::Window(s) => s.peer(x, t),
+        }
+    }
+}
+
+/// Check a spec's schedule, timing, budgets and flow columns; its schedule plan.
+pub(crate) fn plan_of(s: &ShaleSpec) -> Result<Plan, SpecError> {
+    let n = s.nodes;
+    if n > (1 << 20) {
+        return Err(SpecError::new("nodes", n, "at most 2^20 nodes"));
+    }
+    let mut subs = vec![Ebs::new(n, s.h)?];
+    if s.h_hi != 0 {
+        if s.h_hi == s.h {
+            return Err(SpecError::new("interleave", s.h_hi, "the interleaved sub-schedule needs a different h"));
+        }
+        subs.push(Ebs::new(n, s.h_hi).map_err(|e| SpecError::new("interleave", s.h_hi, &format!("{}", e)))?);
+    }
+    let plan = Plan::new(subs, s.inter_num, s.inter_den.max(1))?;
+    if s.lanes == 0 || s.slot_ps == 0 || s.slot_ps % s.lanes as u64 != 0 {
+        return Err(SpecError::new("lanes", s.lanes, "the slot must be a whole number of picoseconds per lane"));
+    }
+    if s.guard_ps >= s.slot_ps {
+        return Err(SpecError::new("guardband", s.guard_ps, "must be shorter than the slot"));
+    }
+    if s.cell_bytes <= s.header_bytes {
+        return Err(SpecError::new("cell", s.cell_bytes, "must be larger than the header"));
+    }
+    if s.lane_rate_bps == 0 {
+        return Err(SpecError::new("lane_rate", 0, "must be positive"));
+    }
+    if s.token_budget == 0 || s.first_hop_budget == 0 {
+        return Err(SpecError::new("token_budget", s.token_budget.min(s.first_hop_budget), "budgets must be >= 1"));
+    }
+    let nf = s.flow_src.len();
+    if s.flow_dst.len() != nf || s.flow_size.len() != nf || s.flow_start_ps.len() != nf {
+        return Err(SpecError::new("flows", nf, "flow columns differ in length"));
+    }
+    for i in 0..nf {
+        if s.flow_src[i] >= n || s.flow_dst[i] >= n || s.flow_src[i] == s.flow_dst[i] {
+            return Err(SpecError::new("flows", i, "src/dst out of range or equal"));
+        }
+        if i > 0 && s.flow_start_ps[i] < s.flow_start_ps[i - 1] {
+            return Err(SpecError::new("flows", i, "flows must be sorted by start"));
+        }
+    }
+    Ok(plan)
+}
+
 impl ShaleSim {
     pub fn new(s: ShaleSpec) -> Result<Self, SpecError> {
+        let plan = plan_of(&s)?;
         let n = s.nodes;
-        if n > (1 << 20) {
-            return Err(SpecError::new("nodes", n, "at most 2^20 nodes"));
-        }
-        let mut subs = vec![Ebs::new(n, s.h)?];
-        if s.h_hi != 0 {
-            if s.h_hi == s.h {
-                return Err(SpecError::new("interleave", s.h_hi, "the interleaved sub-schedule needs a different h"));
-            }
-            subs.push(Ebs::new(n, s.h_hi).map_err(|e| SpecError::new("interleave", s.h_hi, &format!("{}", e)))?);
-        }
-        let plan = Plan::new(subs, s.inter_num, s.inter_den.max(1))?;
         let kk = plan.k_total();
-        if s.lanes == 0 || s.slot_ps == 0 || s.slot_ps % s.lanes as u64 != 0 {
-            return Err(SpecError::new("lanes", s.lanes, "the slot must be a whole number of picoseconds per lane"));
-        }
-        if s.guard_ps >= s.slot_ps {
-            return Err(SpecError::new("guardband", s.guard_ps, "must be shorter than the slot"));
-        }
-        if s.cell_bytes <= s.header_bytes {
-            return Err(SpecError::new("cell", s.cell_bytes, "must be larger than the header"));
-        }
-        if s.lane_rate_bps == 0 {
-            return Err(SpecError::new("lane_rate", 0, "must be positive"));
-        }
-        if s.token_budget == 0 || s.first_hop_budget == 0 {
-            return Err(SpecError::new("token_budget", s.token_budget.min(s.first_hop_budget), "budgets must be >= 1"));
-        }
         let nf = s.flow_src.len();
-        if s.flow_dst.len() != nf || s.flow_size.len() != nf || s.flow_start_ps.len() != nf {
-            return Err(SpecError::new("flows", nf, "flow columns differ in length"));
-        }
-        for i in 0..nf {
-            if s.flow_src[i] >= n || s.flow_dst[i] >= n || s.flow_src[i] == s.flow_dst[i] {
-                return Err(SpecError::new("flows", i, "src/dst out of range or equal"));
-            }
-            if i > 0 && s.flow_start_ps[i] < s.flow_start_ps[i - 1] {
-                return Err(SpecError::new("flows", i, "flows must be sorted by start"));
-            }
-        }
         let tau = s.slot_ps / s.lanes as u64;
         let d = (s.slot_ps + s.prop_ps).div_ceil(tau);
         let payload = (s.cell_bytes - s.header_bytes) as u64;

@@ -137,3 +137,62 @@ fn wrong_schedule_is_caught() {
     sim.run_until(u64::MAX);
     assert!(sim.output().guardband_violations > 0);
 }
+
+/// A mixed workload: `flows` flows of sizes cycling through 1 cell .. 60 cells.
+fn mixed(s: &mut ShaleSpec, flows: usize, span_ps: Ps, seed: u64) {
+    uniform(s, flows, 0, span_ps, seed);
+    let sizes = [100u64, 244, 1_000, 5_000, 14_640, 300];
+    s.flow_size = (0..flows).map(|i| sizes[i % sizes.len()]).collect();
+}
+
+fn run_chunked(mut run: ShaleRun, step_ps: Ps, end_ps: Ps) -> ShaleOutput {
+    let mut until = 0;
+    while until < end_ps {
+        until += step_ps;
+        run.run_until(until);
+    }
+    run.run_until(u64::MAX);
+    run.output()
+}
+
+#[test]
+fn window_engine_matches_the_timeslot_engine() {
+    let mut cases = 0;
+    for (n, h, h_hi) in [(16u32, 2u32, 0u32), (64, 2, 0), (64, 3, 0), (81, 4, 0), (16, 1, 0), (81, 2, 4), (64, 3, 2)] {
+        for (ci, cc) in [Cc::None, Cc::Hbh, Cc::Spray, Cc::HbhSpray].into_iter().enumerate() {
+            let lanes = if (ci + n as usize) % 2 == 0 { 8 } else { 1 };
+            let prop = if ci % 2 == 0 { 500_000 } else { 20_000 };
+            let mut s = spec(n, h, lanes, prop, cc);
+            s.h_hi = h_hi;
+            if h_hi != 0 {
+                s.inter_num = 2;
+                s.inter_den = 5;
+                s.cutoff_bytes = 1_000;
+            }
+            s.token_budget = 1 + ci as u32 % 2;
+            s.first_hop_budget = 1 + ci as u32 % 3;
+            s.duration_ps = 30_000_000 + 1_234_567 * ci as u64;
+            s.sample_ps = 1_000_000;
+            mixed(&mut s, 40 * n as usize, 20_000_000, 7 + ci as u64);
+            let a = run_chunked(ShaleRun::new(s.clone(), "timeslot").unwrap(), 3_333_333, s.duration_ps);
+            let b = run_chunked(ShaleRun::new(s.clone(), "window").unwrap(), 1_777_777 + ci as u64 * 45_056, s.duration_ps);
+            assert!(a.invariant_errors.is_empty(), "{:?}", a.invariant_errors);
+            assert!(a.packet_hops > 1000 && a.flows_completed > 10, "{n} {h} {cc:?}: a real load");
+            assert_eq!(format!("{:?}", a), format!("{:?}", b), "{n} nodes h={h} h_hi={h_hi} {cc:?}");
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 28);
+}
+
+#[test]
+fn window_engine_refuses_what_it_does_not_model() {
+    let mut s = spec(16, 2, 1, 0, Cc::Priority);
+    assert_eq!(ShaleRun::new(s.clone(), "auto").unwrap().engine(), "timeslot");
+    assert_eq!(ShaleRun::new(s.clone(), "window").err().unwrap().field, "engine");
+    s.cc = Cc::HbhSpray;
+    assert_eq!(ShaleRun::new(s.clone(), "auto").unwrap().engine(), "window");
+    s.fail_nodes = vec![3];
+    assert_eq!(ShaleRun::new(s.clone(), "auto").unwrap().engine(), "timeslot");
+    assert_eq!(ShaleRun::new(s, "bogus").err().unwrap().field, "engine");
+}

@@ -1,0 +1,1119 @@
+//! Shale's window engine: the model of [`ShaleSim`], served node by node.
+//!
+//! A cell sent in timeslot t is received in timeslot t + D (D, the hop delay, is at least
+//! one timeslot), so within any window of at most D timeslots the nodes do not interact:
+//! what a node does in the window depends only on its own state and on flights sent
+//! before the window. This engine therefore runs one node through the whole window
+//! before it turns to the next. A node's queues, cells, tokens, credits and holds live
+//! in its own small arena and its link records sit side by side, so serving it touches a
+//! few kilobytes that stay in cache, where the timeslot-major engine touches randomly
+//! placed lines of network-wide pools for every cell-hop. Windows are aligned to
+//! multiples of D, so every flight sent in window w arrives in window w + 1: flights are
+//! appended to one log as they are sent, grouped by receiver (a counting sort) when the
+//! next window starts, and each receiver lays its own out by timeslot (the schedule
+//! gives a node one sender per timeslot). No cell-hop writes to a random place.
+//!
+//! It covers the configurations whose interactions all travel as flights: congestion
+//! control `none`, `hbh`, `spray` and `hbh+spray`, interleaving, time series. Failures,
+//! the infrastructure services, `priority` and the end-to-end transports run on
+//! [`ShaleSim`] ([`eligible`] says why not). Both engines make the same decisions in the
+//! same per-node order (spraying draws are keyed by node and draw count, network-wide
+//! sums do not depend on the order nodes are served), so their outputs are identical:
+//! the tests compare them field by field on a grid of configurations.
+//!
+//! Network-wide levels of the time series (queued cells, unsent bytes, backlogged
+//! sources, the cells in flight behind `mean_cells_in_flight`) are kept as per-timeslot
+//! deltas during a window and summed in timeslot order after it.
+
+use super::schedule::Plan;
+use super::{Cc, Link, PEntry, Sample, ShaleOutput, ShaleSpec, Tok, DROP_REASONS};
+use crate::error::SpecError;
+use crate::packedmap::{PackedMap, COUNT_LIMIT};
+use crate::rng::{mix64, Stream};
+use crate::units::{tx_time_ps, Ps, NONE};
+
+/// Why a spec cannot run on the window engine (None: it can).
+pub fn eligible(s: &ShaleSpec) -> Option<(&'static str, String)> {
+    if !s.fail_nodes.is_empty() || !s.fail_links.is_empty() {
+        return Some(("fail_nodes", "failures need the timeslot engine".into()));
+    }
+    if !matches!(s.cc, Cc::None | Cc::Hbh | Cc::Spray | Cc::HbhSpray) {
+        return Some(("cc", format!("{:?} needs the timeslot engine", s.cc)));
+    }
+    let v = &s.services;
+    if v.congestion_detection || v.pushback || v.flow_pausing {
+        return Some(("services", "the infrastructure services need the timeslot engine".into()));
+    }
+    if s.token_budget.max(s.first_hop_budget) >= COUNT_LIMIT {
+        return Some(("token_budget", format!("budgets of {COUNT_LIMIT} cells or more need the timeslot engine")));
+    }
+    None
+}
+
+/// A cell queued at a node: 24 bytes.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct QCell {
+    flow: u32,
+    dst: u32,
+    bytes: u32,
+    /// This node's neighbour index for the node it came from (NONE at its source).
+    back_k: u32,
+    next: u32,
+    r: u8,
+    r_in: u8,
+    sigma: u8,
+    hops: u8,
+}
+
+/// A flight: a cell (`cell` = 1) and up to two tokens (d | r << 24).
+/// Its sender, the sender's link and the phase follow from the arrival timeslot.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Fl {
+    flow: u32,
+    dst: u32,
+    bytes: u32,
+    tok: [u32; 2],
+    r: u8,
+    hops: u8,
+    ntok: u8,
+    cell: u8,
+}
+
+impl Fl {
+    #[inline]
+    fn vacant(&self) -> bool {
+        self.cell == 0 && self.ntok == 0
+    }
+}
+
+/// A flow with data not yet cut into cells, at its source.
+#[derive(Clone, Copy)]
+struct LFlow {
+    flow: u32,
+    dst: u32,
+    unsent: u64,
+}
+
+/// Per-flow results, side by side (one cache line touched per delivery).
+#[derive(Clone, Copy)]
+struct FlowRec {
+    size: u64,
+    deliv: u64,
+    finish: u64,
+    hops: u32,
+}
+
+/// One node's arena.
+struct Node {
+    cells: Vec<QCell>,
+    free_cells: Vec<u32>,
+    entries: Vec<PEntry>,
+    free_entries: Vec<u32>,
+    toks: Vec<Tok>,
+    free_toks: Vec<u32>,
+    /// Credits used per own link bucket (k, d, r) and cells held per upstream link
+    /// bucket (k_back, d, r); PIEO entries per bucket (d, r).
+    credit: PackedMap,
+    hold: PackedMap,
+    bref: PackedMap,
+    local: [Vec<LFlow>; 2],
+    buf: u32,
+    buf_last: u64,
+    nbuckets: u32,
+    ndistinct: u32,
+    ntoks: u32,
+    draws: u64,
+}
+
+impl Node {
+    fn new() -> Node {
+        Node {
+            cells: Vec::new(),
+            free_cells: Vec::new(),
+            entries: Vec::new(),
+            free_entries: Vec::new(),
+            toks: Vec::new(),
+            free_toks: Vec::new(),
+            credit: PackedMap::new(),
+            hold: PackedMap::new(),
+            bref: PackedMap::new(),
+            local: [Vec::new(), Vec::new()],
+            buf: 0,
+            buf_last: 0,
+            nbuckets: 0,
+            ndistinct: 0,
+            ntoks: 0,
+            draws: 0,
+        }
+    }
+
+    /// Hint the cache that this node is served next: its pools and tables.
+    fn prefetch(&self) {
+        use crate::prefetch::all;
+        all(&self.cells);
+        all(&self.entries);
+        all(&self.toks);
+        all(&self.local[0]);
+        self.credit.prefetch_all();
+        self.hold.prefetch_all();
+        self.bref.prefetch_all();
+    }
+
+    fn idle(&self) -> bool {
+        self.buf == 0 && self.ntoks == 0 && self.local[0].is_empty() && self.local[1].is_empty()
+    }
+}
+
+/// Network-wide changes during one timeslot of the window.
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    d_live: i64,
+    d_buf: i64,
+    d_unsent: i64,
+    d_backlog: i64,
+    deliv: u64,
+    hops: u64,
+    new: u64,
+    /// Largest node queue set in the timeslot; largest node queue at its start (sample
+    /// timeslots only).
+    mx: u32,
+    lvl: u32,
+}
+
+/// A flight sent in this window, to node `y`, arriving `at` timeslots into the next.
+#[derive(Clone, Copy)]
+struct Out {
+    y: u32,
+    at: u32,
+    fl: Fl,
+}
+
+/// A flight of this window, grouped by receiver.
+#[derive(Clone, Copy, Default)]
+struct In {
+    at: u32,
+    fl: Fl,
+}
+
+/// Key of link bucket (neighbour index k, destination d, remaining sprays r): 44 bits.
+#[inline]
+fn ck(k: u32, d: u32, r: u8) -> u64 {
+    ((k as u64) << 23) | ((d as u64) << 3) | r as u64
+}
+
+/// Key of bucket (d, r) at a node.
+#[inline]
+fn bk(d: u32, r: u8) -> u64 {
+    ((d as u64) << 3) | r as u64
+}
+
+/// Everything but the node arenas (so that a node and the rest borrow apart).
+struct Ctx {
+    plan: Plan,
+    n: u32,
+    kk: u32,
+    tau: Ps,
+    d: u64,
+    slot_ps: Ps,
+    prop_ps: Ps,
+    payload: u64,
+    guard_ok: bool,
+    cc: Cc,
+    t_budget: u32,
+    tf_budget: u32,
+    cutoff: u64,
+    end_tick: u64,
+    t: u64,
+    spray_seed: u64,
+    svc: crate::services::SlotServices,
+    sample_ticks: u64,
+    rev_k: Vec<u32>,
+    // flows
+    f_start: Vec<u64>,
+    f_src: Vec<u32>,
+    f_dst: Vec<u32>,
+    f_sigma: Vec<u8>,
+    fr: Vec<FlowRec>,
+    next_flow: usize,
+    // the current window
+    w_slot: Vec<(u8, u32, u32, u32)>,
+    w_src: Vec<(u8, u32, u32, u32)>,
+    starts_off: Vec<u32>,
+    starts: Vec<u32>,
+    win: Vec<Acc>,
+    // links, node-major: (x, k) at x · kk + k
+    lk: Vec<Link>,
+    qcells: Vec<u32>,
+    /// Flights sent in the current window; those arriving in it, grouped by receiver
+    /// (node y's at inb[inb_off[y]..inb_off[y + 1]]); the window they arrive in.
+    out: Vec<Out>,
+    inb: Vec<In>,
+    inb_off: Vec<u32>,
+    cur_w: u64,
+    /// One node's arrivals laid out by timeslot of the window, and any second flight
+    /// for the same timeslot (a collision; never by construction).
+    slots: Vec<Fl>,
+    extra: Vec<(usize, Fl)>,
+    hist: Vec<u64>,
+    // counters
+    events: u64,
+    packet_hops: u64,
+    collisions: u64,
+    guard_viol: u64,
+    hbh_viol: u64,
+    offered: u64,
+    delivered: u64,
+    flows_started: u64,
+    flows_completed: u64,
+    hash: u64,
+    sends_cells: u64,
+    sends_token_only: u64,
+    tokens_sent: u64,
+    new_cells: u64,
+    max_pieo: u32,
+    max_buckets: u32,
+    max_distinct: u32,
+    max_buf: u32,
+    // levels, summed after each window
+    live: i64,
+    live_sum: u64,
+    cell_pool: i64,
+    total_buf: i64,
+    unsent_total: i64,
+    backlogged: i64,
+    imax: u32,
+    series: Vec<Sample>,
+    last_sample: Sample,
+}
+
+/// The window engine (see the module doc).
+pub struct WindowSim {
+    nodes: Vec<Node>,
+    cx: Ctx,
+}
+
+impl WindowSim {
+    pub fn new(s: ShaleSpec) -> Result<Self, SpecError> {
+        let plan = super::plan_of(&s)?;
+        if let Some((field, why)) = eligible(&s) {
+            return Err(SpecError::new(field, "window engine", &why));
+        }
+        let svc = crate::services::SlotServices::new(s.services, "shale")?;
+        let n = s.nodes;
+        let kk = plan.k_total();
+        let nf = s.flow_src.len();
+        let tau = s.slot_ps / s.lanes as u64;
+        let d = (s.slot_ps + s.prop_ps).div_ceil(tau);
+        let payload = (s.cell_bytes - s.header_bytes) as u64;
+        let nsub = plan.subs.len();
+        let f_sigma: Vec<u8> = s.flow_size.iter().map(|&z| (nsub == 2 && z <= s.cutoff_bytes) as u8).collect();
+        let rev_k = (0..kk)
+            .map(|k| {
+                let (sg, p, j) = plan.index_entry(k);
+                let m = plan.subs[sg].m;
+                plan.koff[sg] + p * (m - 1) + (m - j) - 1
+            })
+            .collect();
+        let nk = n as usize * kk as usize;
+        let cx = Ctx {
+            n,
+            kk,
+            tau,
+            d,
+            slot_ps: s.slot_ps,
+            prop_ps: s.prop_ps,
+            payload,
+            guard_ok: tx_time_ps(s.cell_bytes as u64, s.lane_rate_bps) + s.guard_ps <= s.slot_ps,
+            cc: s.cc,
+            t_budget: s.token_budget,
+            tf_budget: s.first_hop_budget,
+            cutoff: s.cutoff_bytes,
+            end_tick: s.duration_ps.div_ceil(tau),
+            t: 0,
+            spray_seed: Stream::new(s.seed, "shale.spray").next_u64(),
+            svc,
+            sample_ticks: if s.sample_ps == 0 { 0 } else { s.sample_ps.div_ceil(tau).max(1) },
+            rev_k,
+            f_start: s.flow_start_ps.iter().map(|&p| p.div_ceil(tau)).collect(),
+            f_src: s.flow_src,
+            f_dst: s.flow_dst,
+            f_sigma,
+            fr: s.flow_size.iter().map(|&size| FlowRec { size, deliv: 0, finish: u64::MAX, hops: 0 }).collect(),
+            next_flow: 0,
+            w_slot: Vec::new(),
+            w_src: Vec::new(),
+            starts_off: vec![0; n as usize + 1],
+            starts: Vec::new(),
+            win: Vec::new(),
+            lk: vec![Link::default(); nk],
+            qcells: vec![0; nk],
+            out: Vec::new(),
+            inb: Vec::new(),
+            inb_off: vec![0; n as usize + 1],
+            cur_w: u64::MAX,
+            slots: vec![Fl::default(); d as usize],
+            extra: Vec::new(),
+            hist: vec![0; 1],
+            events: 0,
+            packet_hops: 0,
+            collisions: 0,
+            guard_viol: 0,
+            hbh_viol: 0,
+            offered: 0,
+            delivered: 0,
+            flows_started: 0,
+            flows_completed: 0,
+            hash: 0x5a1e_5a1e_5a1e_5a1e,
+            sends_cells: 0,
+            sends_token_only: 0,
+            tokens_sent: 0,
+            new_cells: 0,
+            max_pieo: 0,
+            max_buckets: 0,
+            max_distinct: 0,
+            max_buf: 0,
+            live: 0,
+            live_sum: 0,
+            cell_pool: 0,
+            total_buf: 0,
+            unsent_total: 0,
+            backlogged: 0,
+            imax: 0,
+            series: Vec::new(),
+            last_sample: Sample::default(),
+            plan,
+        };
+        let _ = nf;
+        Ok(WindowSim { nodes: (0..n).map(|_| Node::new()).collect(), cx })
+    }
+
+    pub fn tau_ps(&self) -> Ps {
+        self.cx.tau
+    }
+    pub fn hop_delay(&self) -> u64 {
+        self.cx.d
+    }
+    pub fn now(&self) -> Ps {
+        self.cx.t * self.cx.tau
+    }
+    pub fn peer(&self, x: u32, t: u64) -> u32 {
+        let (s, p, j, _) = self.cx.plan.slot(t);
+        self.cx.plan.subs[s].tx_peer(x, p, j)
+    }
+
+    /// Run every timeslot that starts before `until_ps` (and before the end of the run),
+    /// in windows of at most D timeslots.
+    pub fn run_until(&mut self, until_ps: Ps) {
+        let stop = until_ps.div_ceil(self.cx.tau).min(self.cx.end_tick);
+        while self.cx.t < stop {
+            let a = self.cx.t;
+            let w = a / self.cx.d;
+            let b = ((w + 1) * self.cx.d).min(stop);
+            if w != self.cx.cur_w {
+                self.cx.deliver_window(w);
+            }
+            self.cx.prepare(a, b);
+            for x in 0..self.cx.n {
+                if let Some(next) = self.nodes.get(x as usize + 1) {
+                    // the next node's arena, link records and queue lengths arrive while
+                    // this one is served
+                    next.prefetch();
+                    let kk = self.cx.kk as usize;
+                    let r = (x as usize + 1) * kk..(x as usize + 2) * kk;
+                    crate::prefetch::all(&self.cx.lk[r.clone()]);
+                    crate::prefetch::all(&self.cx.qcells[r]);
+                }
+                let nd = &mut self.nodes[x as usize];
+                let xu = x as usize;
+                let (s0, s1) = (self.cx.starts_off[xu], self.cx.starts_off[xu + 1]);
+                if nd.idle() && self.cx.inb_off[xu] == self.cx.inb_off[xu + 1] && s0 == s1 {
+                    continue;
+                }
+                self.cx.serve(nd, x, a, b);
+            }
+            self.cx.sweep(a, b);
+            self.cx.t = b;
+        }
+    }
+}
+
+impl Ctx {
+    #[inline]
+    fn hbh(&self) -> bool {
+        self.cc.hbh()
+    }
+
+    #[inline]
+    fn budget(&self, sigma: u8, r: u8) -> u32 {
+        if r as u32 + 1 == self.plan.subs[sigma as usize].h {
+            self.tf_budget
+        } else {
+            self.t_budget
+        }
+    }
+
+    #[inline]
+    fn has_credit(&self, nd: &Node, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
+        nd.credit.get(ck(k, d, rz)) < self.budget(sigma, rz)
+    }
+
+    #[inline]
+    fn sample_tick(&self, t: u64) -> bool {
+        self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0
+    }
+
+    /// Window w starts: the flights sent in window w − 1, grouped by receiver.
+    fn deliver_window(&mut self, w: u64) {
+        let off = &mut self.inb_off;
+        off.iter_mut().for_each(|v| *v = 0);
+        for o in &self.out {
+            off[o.y as usize + 1] += 1;
+        }
+        for i in 1..off.len() {
+            off[i] += off[i - 1];
+        }
+        self.inb.clear();
+        self.inb.resize(self.out.len(), In::default());
+        let mut fill = off.clone();
+        for o in &self.out {
+            let f = &mut fill[o.y as usize];
+            self.inb[*f as usize] = In { at: o.at, fl: o.fl };
+            *f += 1;
+        }
+        self.out.clear();
+        self.cur_w = w;
+    }
+
+    /// Schedule entries of the window's timeslots and of the timeslots their arrivals
+    /// were sent in; the window's new flows grouped by source (in start order).
+    fn prepare(&mut self, a: u64, b: u64) {
+        let w = (b - a) as usize;
+        self.w_slot.clear();
+        self.w_src.clear();
+        for t in a..b {
+            let (s, p, j, k) = self.plan.slot(t);
+            self.w_slot.push((s as u8, p, j, k));
+            let (s, p, j, k) = if t >= self.d { self.plan.slot(t - self.d) } else { (0, 0, 1, 0) };
+            self.w_src.push((s as u8, p, j, k));
+        }
+        self.win.clear();
+        self.win.resize(w, Acc::default());
+        let fa = self.next_flow;
+        let mut fb = fa;
+        while fb < self.f_start.len() && self.f_start[fb] < b {
+            fb += 1;
+        }
+        self.next_flow = fb;
+        // counting sort by source, stable
+        let off = &mut self.starts_off;
+        off.iter_mut().for_each(|v| *v = 0);
+        for f in fa..fb {
+            off[self.f_src[f] as usize + 1] += 1;
+        }
+        for i in 1..off.len() {
+            off[i] += off[i - 1];
+        }
+        self.starts.clear();
+        self.starts.resize(fb - fa, 0);
+        let mut fill = off.clone();
+        for f in fa..fb {
+            let s = self.f_src[f] as usize;
+            self.starts[fill[s] as usize] = f as u32;
+            fill[s] += 1;
+        }
+    }
+
+    /// Node x through timeslots a..b: new flows, the arrival, then its turn to send.
+    fn serve(&mut self, nd: &mut Node, x: u32, a: u64, b: u64) {
+        let mut sp = self.starts_off[x as usize] as usize;
+        let se = self.starts_off[x as usize + 1] as usize;
+        let xbase = x as usize * self.kk as usize;
+        // this node's arrivals in a..b, by timeslot
+        let first = a - self.cur_w * self.d;
+        let (i0, i1) = (self.inb_off[x as usize] as usize, self.inb_off[x as usize + 1] as usize);
+        for e in i0..i1 {
+            let In { at, fl } = self.inb[e];
+            let at = at as u64;
+            if at >= first && at < first + (b - a) {
+                let i = (at - first) as usize;
+                if self.slots[i].vacant() {
+                    self.slots[i] = fl;
+                } else {
+                    self.collisions += 1;
+                    self.extra.push((i, fl));
+                }
+            }
+        }
+        for t in a..b {
+            let i = (t - a) as usize;
+            if self.sample_tick(t) {
+                self.win[i].lvl = self.win[i].lvl.max(nd.buf);
+            }
+            while sp < se && self.f_start[self.starts[sp] as usize] <= t {
+                self.activate(nd, self.starts[sp] as usize, i);
+                sp += 1;
+            }
+            let fl = self.slots[i];
+            if !fl.vacant() {
+                self.slots[i] = Fl::default();
+                self.receive(nd, x, fl, t, i);
+            }
+            if !self.extra.is_empty() {
+                self.receive_extra(nd, x, t, i);
+            }
+            let (sg, _, _, k) = self.w_slot[i];
+            let l = self.lk[xbase + k as usize];
+            if l.ph != NONE || l.th != NONE || !nd.local[sg as usize].is_empty() {
+                self.visit(nd, x, t, i);
+            }
+        }
+    }
+
+    fn receive_extra(&mut self, nd: &mut Node, x: u32, t: u64, i: usize) {
+        let mut j = 0;
+        while j < self.extra.len() {
+            if self.extra[j].0 == i {
+                let fl = self.extra.remove(j).1;
+                self.receive(nd, x, fl, t, i);
+            } else {
+                j += 1;
+            }
+        }
+    }
+
+    fn activate(&mut self, nd: &mut Node, f: usize, i: usize) {
+        let size = self.fr[f].size;
+        self.offered += size;
+        self.flows_started += 1;
+        let sg = self.f_sigma[f] as usize;
+        if nd.local[sg].is_empty() {
+            self.win[i].d_backlog += 1;
+        }
+        nd.local[sg].push(LFlow { flow: f as u32, dst: self.f_dst[f], unsent: size });
+        self.win[i].d_unsent += size as i64;
+    }
+
+    fn set_buf(&mut self, nd: &mut Node, v: u32, t: u64, i: usize) {
+        let old = nd.buf as usize;
+        let dt = t - nd.buf_last;
+        if dt > 0 {
+            if self.hist.len() <= old {
+                self.hist.resize(old + 1, 0);
+            }
+            self.hist[old] += dt;
+        }
+        nd.buf_last = t;
+        nd.buf = v;
+        let a = &mut self.win[i];
+        a.d_buf += v as i64 - old as i64;
+        a.mx = a.mx.max(v);
+        self.max_buf = self.max_buf.max(v);
+    }
+
+    /// Node x's turn in timeslot t: the first eligible queued cell for this timeslot's
+    /// neighbour, else a new cell, and up to two tokens.
+    fn visit(&mut self, nd: &mut Node, x: u32, t: u64, i: usize) {
+        self.events += 1;
+        let (sg, p, j, k) = self.w_slot[i];
+        let ebs = &self.plan.subs[sg as usize];
+        let y = ebs.tx_peer(x, p, j);
+        let xk = x as usize * self.kk as usize + k as usize;
+        let mut cell = self.extract(nd, xk, k, y, sg, t, i);
+        if cell.is_none() {
+            cell = self.new_cell(nd, sg, k, y, i);
+        }
+        let mut tok = [0u32; 2];
+        let mut ntok = 0u8;
+        while (ntok as usize) < 2 && self.lk[xk].th != NONE {
+            let ti = self.lk[xk].th;
+            let tk = nd.toks[ti as usize];
+            self.lk[xk].th = tk.next;
+            if tk.next == NONE {
+                self.lk[xk].tt = NONE;
+            }
+            nd.free_toks.push(ti);
+            nd.ntoks -= 1;
+            tok[ntok as usize] = tk.d | (tk.r as u32) << 24;
+            ntok += 1;
+        }
+        if cell.is_none() && ntok == 0 {
+            return;
+        }
+        self.tokens_sent += ntok as u64;
+        let ebs = &self.plan.subs[sg as usize];
+        if ebs.rx_peer(y, p, j) != x {
+            self.collisions += 1;
+        }
+        let mut fl = Fl { ntok, tok, ..Fl::default() };
+        if let Some(c) = cell {
+            self.sends_cells += 1;
+            self.packet_hops += 1;
+            self.win[i].hops += 1;
+            if !self.guard_ok {
+                self.guard_viol += 1;
+            }
+            if c.back_k != NONE && self.hbh() {
+                nd.hold.decr_sat(ck(c.back_k, c.dst, c.r_in));
+                self.push_token(nd, x, c.back_k, c.dst, c.r_in);
+            }
+            let rz = c.r.saturating_sub(1);
+            if self.hbh() && y != c.dst {
+                nd.credit.incr(ck(k, c.dst, rz));
+            }
+            fl = Fl { flow: c.flow, dst: c.dst, bytes: c.bytes, tok, r: rz, hops: c.hops, ntok, cell: 1 };
+        } else {
+            self.sends_token_only += 1;
+        }
+        // arrives at t + D: as far into the next window as t is into this one
+        self.out.push(Out { y, at: (t - self.cur_w * self.d) as u32, fl });
+    }
+
+    fn push_token(&mut self, nd: &mut Node, x: u32, k: u32, d: u32, r: u8) {
+        let xk = x as usize * self.kk as usize + k as usize;
+        let tk = Tok { d, r, next: NONE };
+        let ti = match nd.free_toks.pop() {
+            Some(i) => {
+                nd.toks[i as usize] = tk;
+                i
+            }
+            None => {
+                nd.toks.push(tk);
+                (nd.toks.len() - 1) as u32
+            }
+        };
+        let l = &mut self.lk[xk];
+        if l.tt == NONE {
+            l.th = ti;
+        } else {
+            nd.toks[l.tt as usize].next = ti;
+        }
+        l.tt = ti;
+        nd.ntoks += 1;
+    }
+
+    /// Remove and return the first queued cell for neighbour index k whose bucket has a
+    /// credit (round robin among buckets).
+    #[allow(clippy::too_many_arguments)]
+    fn extract(&mut self, nd: &mut Node, xk: usize, k: u32, y: u32, sg: u8, t: u64, i: usize) -> Option<QCell> {
+        let hbh = self.hbh();
+        let mut e = self.lk[xk].ph;
+        let mut pe = NONE;
+        while e != NONE {
+            let en = nd.entries[e as usize];
+            if !hbh || en.d() == y || self.has_credit(nd, k, en.d(), en.r().saturating_sub(1), sg) {
+                let c = en.head;
+                let cell = nd.cells[c as usize];
+                self.unlink(nd, xk, e, pe, c, cell.next);
+                nd.free_cells.push(c);
+                let v = nd.buf - 1;
+                self.set_buf(nd, v, t, i);
+                return Some(cell);
+            }
+            pe = e;
+            e = en.next;
+        }
+        None
+    }
+
+    /// Unlink head cell c of entry e (after pe in the PIEO of xk); a bucket that still
+    /// holds cells moves to the tail.
+    fn unlink(&mut self, nd: &mut Node, xk: usize, e: u32, pe: u32, c: u32, cnext: u32) {
+        let en = &mut nd.entries[e as usize];
+        en.head = cnext;
+        if en.tail == c {
+            en.tail = NONE;
+        }
+        self.qcells[xk] -= 1;
+        let en = *en;
+        let empty = en.head == NONE;
+        if empty || en.next != NONE {
+            let l = &mut self.lk[xk];
+            if pe == NONE {
+                l.ph = en.next;
+            } else {
+                nd.entries[pe as usize].next = en.next;
+            }
+            if l.pt == e {
+                l.pt = pe;
+            }
+            if empty {
+                nd.nbuckets -= 1;
+                if nd.bref.decr_sat(bk(en.d(), en.r())) == 0 {
+                    nd.ndistinct -= 1;
+                }
+                nd.free_entries.push(e);
+            } else {
+                nd.entries[e as usize].next = NONE;
+                let l = &mut self.lk[xk];
+                if l.pt == NONE {
+                    l.ph = e;
+                } else {
+                    nd.entries[l.pt as usize].next = e;
+                }
+                l.pt = e;
+            }
+        }
+    }
+
+    /// A new cell of the first local flow (of this sub-schedule) with a first-hop credit.
+    fn new_cell(&mut self, nd: &mut Node, sg: u8, k: u32, y: u32, i: usize) -> Option<QCell> {
+        let li = sg as usize;
+        if nd.local[li].is_empty() {
+            return None;
+        }
+        let h = self.plan.subs[li].h as u8;
+        let hbh = self.hbh();
+        let pick = nd.local[li].iter().position(|lf| !hbh || lf.dst == y || self.has_credit(nd, k, lf.dst, h - 1, sg))?;
+        let lf = &mut nd.local[li][pick];
+        let bytes = lf.unsent.min(self.payload);
+        lf.unsent -= bytes;
+        let (flow, dst, left) = (lf.flow, lf.dst, lf.unsent);
+        let a = &mut self.win[i];
+        a.d_unsent -= bytes as i64;
+        if left == 0 {
+            nd.local[li].remove(pick);
+            if nd.local[li].is_empty() {
+                a.d_backlog -= 1;
+            }
+        }
+        self.new_cells += 1;
+        a.new += 1;
+        a.d_live += 1;
+        Some(QCell { flow, dst, bytes: bytes as u32, back_k: NONE, next: NONE, r: h, r_in: h, sigma: sg, hops: 0 })
+    }
+
+    /// Flight fl reaches node y in timeslot t: tokens return credits; the cell is
+    /// delivered or routed to its next queue.
+    fn receive(&mut self, nd: &mut Node, y: u32, fl: Fl, t: u64, i: usize) {
+        self.events += 1;
+        let (sg, p, j, _) = self.w_src[i];
+        let m = self.plan.subs[sg as usize].m;
+        let k_back = self.plan.koff[sg as usize] + p * (m - 1) + (m - j - 1);
+        if self.hbh() {
+            for &tk in &fl.tok[..fl.ntok as usize] {
+                nd.credit.decr_sat(ck(k_back, tk & 0xff_ffff, (tk >> 24) as u8));
+            }
+        }
+        if fl.cell == 0 {
+            return;
+        }
+        let hops = fl.hops + 1;
+        if fl.dst == y {
+            self.delivered += fl.bytes as u64;
+            let a = &mut self.win[i];
+            a.deliv += fl.bytes as u64;
+            a.d_live -= 1;
+            let f = &mut self.fr[fl.flow as usize];
+            f.deliv += fl.bytes as u64;
+            f.hops = f.hops.max(hops as u32);
+            if f.deliv == f.size {
+                f.finish = (t - self.d) * self.tau + self.slot_ps + self.prop_ps;
+                self.flows_completed += 1;
+                self.hash = self.hash.wrapping_add(mix64(((fl.flow as u64) << 24) ^ t));
+            }
+            return;
+        }
+        if self.hbh() {
+            let held = nd.hold.incr(ck(k_back, fl.dst, fl.r));
+            if held > self.budget(sg, fl.r) {
+                self.hbh_viol += 1;
+            }
+        }
+        let c = QCell { flow: fl.flow, dst: fl.dst, bytes: fl.bytes, back_k: k_back, next: NONE, r: fl.r, r_in: fl.r, sigma: sg, hops };
+        // next hop: a spraying hop in the phase after p, or the direct semi-path
+        let ebs = &self.plan.subs[sg as usize];
+        let (h, koff) = (ebs.h, self.plan.koff[sg as usize]);
+        let kz = if c.r > 0 {
+            let q = (p + 1) % h;
+            let kbase = koff + q * (m - 1);
+            let z = mix64(self.spray_seed ^ ((y as u64) << 40 | nd.draws));
+            nd.draws += 1;
+            let start = ((z >> 32) * (m - 1) as u64 >> 32) as u32;
+            let mut jj = start;
+            if self.cc.spray_short() {
+                let row = y as usize * self.kk as usize + kbase as usize;
+                let mut best = u32::MAX;
+                for s in 0..m - 1 {
+                    let o = (start + s) % (m - 1);
+                    let qc = self.qcells[row + o as usize];
+                    if qc < best {
+                        best = qc;
+                        jj = o;
+                        if qc == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+            kbase + jj
+        } else {
+            let mut q = p;
+            loop {
+                q = (q + 1) % h;
+                let (cy, cd) = (ebs.coord(y, q), ebs.coord(c.dst, q));
+                if cy != cd {
+                    break koff + q * (m - 1) + (cd + m - cy) % m - 1;
+                }
+            }
+        };
+        self.enqueue(nd, y, kz, c, t, i);
+    }
+
+    fn enqueue(&mut self, nd: &mut Node, y: u32, k: u32, c: QCell, t: u64, i: usize) {
+        let yk = y as usize * self.kk as usize + k as usize;
+        let ci = match nd.free_cells.pop() {
+            Some(ci) => {
+                nd.cells[ci as usize] = c;
+                ci
+            }
+            None => {
+                nd.cells.push(c);
+                (nd.cells.len() - 1) as u32
+            }
+        };
+        let dr = PEntry::new(c.dst, c.r, NONE, NONE, NONE).dr;
+        let mut e = self.lk[yk].ph;
+        let mut len = 0;
+        while e != NONE {
+            let en = nd.entries[e as usize];
+            if en.dr == dr {
+                break;
+            }
+            e = en.next;
+            len += 1;
+        }
+        if e == NONE {
+            let ne = PEntry::new(c.dst, c.r, ci, ci, NONE);
+            e = match nd.free_entries.pop() {
+                Some(x) => {
+                    nd.entries[x as usize] = ne;
+                    x
+                }
+                None => {
+                    nd.entries.push(ne);
+                    (nd.entries.len() - 1) as u32
+                }
+            };
+            let l = &mut self.lk[yk];
+            if l.pt == NONE {
+                l.ph = e;
+            } else {
+                nd.entries[l.pt as usize].next = e;
+            }
+            l.pt = e;
+            self.max_pieo = self.max_pieo.max(len + 1);
+            nd.nbuckets += 1;
+            self.max_buckets = self.max_buckets.max(nd.nbuckets);
+            if nd.bref.incr(bk(c.dst, c.r)) == 1 {
+                nd.ndistinct += 1;
+                self.max_distinct = self.max_distinct.max(nd.ndistinct);
+            }
+        } else {
+            let tl = nd.entries[e as usize].tail;
+            nd.cells[tl as usize].next = ci;
+            nd.entries[e as usize].tail = ci;
+        }
+        self.qcells[yk] += 1;
+        let v = nd.buf + 1;
+        self.set_buf(nd, v, t, i);
+    }
+
+    /// Network-wide levels and samples, timeslot by timeslot through the window.
+    fn sweep(&mut self, a: u64, b: u64) {
+        for t in a..b {
+            let i = (t - a) as usize;
+            self.live_sum += self.live as u64;
+            if self.sample_tick(t) {
+                let s = self.level(t);
+                self.push_sample(s);
+                self.imax = self.win[i].lvl;
+            }
+            let w = self.win[i];
+            self.live += w.d_live;
+            self.cell_pool = self.cell_pool.max(self.live);
+            self.total_buf += w.d_buf;
+            self.unsent_total += w.d_unsent;
+            self.backlogged += w.d_backlog;
+            self.imax = self.imax.max(w.mx);
+            self.last_sample.delivered_bytes += w.deliv;
+            self.last_sample.cell_hops += w.hops;
+            self.last_sample.new_cells += w.new;
+        }
+    }
+
+    /// The levels at the start of timeslot t; interval counters still cumulative.
+    fn level(&self, t: u64) -> Sample {
+        Sample {
+            time_ps: t * self.tau,
+            buffered_cells: self.total_buf as u64,
+            max_node_cells: self.imax,
+            unsent_bytes: self.unsent_total as u64,
+            backlogged_sources: self.backlogged as u64,
+            ..self.last_sample
+        }
+    }
+
+    /// Append sample s; `last_sample` keeps the cumulative counters, `prev` those at the
+    /// previous sample.
+    fn push_sample(&mut self, s: Sample) {
+        let p = self.series_cum();
+        self.series.push(Sample {
+            delivered_bytes: s.delivered_bytes - p.0,
+            cell_hops: s.cell_hops - p.1,
+            dropped_bytes: 0,
+            new_cells: s.new_cells - p.2,
+            ..s
+        });
+    }
+
+    /// Cumulative (delivered, cell-hops, new cells) at the last sample.
+    fn series_cum(&self) -> (u64, u64, u64) {
+        self.series.iter().fold((0, 0, 0), |a, s| (a.0 + s.delivered_bytes, a.1 + s.cell_hops, a.2 + s.new_cells))
+    }
+}
+
+impl WindowSim {
+    /// Counters, per-flow columns, metrics and invariant checks (as [`ShaleSim::output`]).
+    pub fn output(&self) -> ShaleOutput {
+        let cx = &self.cx;
+        let t_now = cx.t;
+        let mut in_flight: u64 = 0;
+        let mut credit_keys = 0usize;
+        let mut hold_keys = 0usize;
+        let mut both = 0usize;
+        let mut hist = cx.hist.clone();
+        for (y, nd) in self.nodes.iter().enumerate() {
+            let mut live = vec![true; nd.cells.len()];
+            for &c in &nd.free_cells {
+                live[c as usize] = false;
+            }
+            in_flight += nd.cells.iter().zip(&live).filter(|(_, &l)| l).map(|(c, _)| c.bytes as u64).sum::<u64>();
+            in_flight += nd.local.iter().flatten().map(|lf| lf.unsent).sum::<u64>();
+            credit_keys += nd.credit.len();
+            hold_keys += nd.hold.len();
+            for hk in nd.hold.keys() {
+                let kb = (hk >> 23) as u32;
+                let (sg, p, j) = cx.plan.index_entry(kb);
+                let x = cx.plan.subs[sg].tx_peer(y as u32, p, j);
+                let xk = (hk & ((1 << 23) - 1)) | (cx.rev_k[kb as usize] as u64) << 23;
+                if self.nodes[x as usize].credit.contains_key(xk) {
+                    both += 1;
+                }
+            }
+            let v = nd.buf as usize;
+            if hist.len() <= v {
+                hist.resize(v + 1, 0);
+            }
+            hist[v] += t_now - nd.buf_last;
+        }
+        // flights not yet received: those sent in this window, and those arriving in it
+        // from its current timeslot on
+        let done = if cx.cur_w == u64::MAX { 0 } else { t_now - cx.cur_w * cx.d };
+        let unread = cx.inb.iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
+        in_flight += cx.out.iter().map(|o| &o.fl).chain(unread).filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
+        if std::env::var("OPENDCN_DEBUG_SIZES").is_ok() {
+            let (mut c, mut e, mut tk, mut cr, mut ho, mut br, mut lo) = (0, 0, 0, 0, 0, 0, 0);
+            for nd in &self.nodes {
+                c += nd.cells.len() * 24;
+                e += nd.entries.len() * 16;
+                tk += nd.toks.len() * 12;
+                cr += nd.credit.capacity() * 8;
+                ho += nd.hold.capacity() * 8;
+                br += nd.bref.capacity() * 8;
+                lo += nd.local[0].len() * 16;
+            }
+            let n = self.nodes.len();
+            eprintln!("per node bytes: cells {} entries {} toks {} credit {} hold {} bref {} local {}; credit keys {} hold keys {}", c / n, e / n, tk / n, cr / n, ho / n, br / n, lo / n, credit_keys / n, hold_keys / n);
+        }
+        let delivered = cx.delivered;
+        let mut errors = Vec::new();
+        if cx.offered != delivered + in_flight {
+            errors.push(format!(
+                "conservation: offered {} != delivered {} + dropped {} + in flight {}",
+                cx.offered, delivered, 0, in_flight
+            ));
+        }
+        let fsum: u64 = cx.fr.iter().map(|f| f.deliv).sum();
+        if fsum != delivered {
+            errors.push(format!("conservation: per-flow delivered {} != delivered {}", fsum, delivered));
+        }
+        if cx.collisions > 0 {
+            errors.push(format!("collisions: {}", cx.collisions));
+        }
+        if cx.guard_viol > 0 {
+            errors.push(format!("guardband violations: {}", cx.guard_viol));
+        }
+        if cx.hbh_viol > 0 {
+            errors.push(format!("hop-by-hop invariant violated {} times", cx.hbh_viol));
+        }
+        let sends = cx.sends_cells + cx.sends_token_only;
+        let live_slots = cx.n as u64 * t_now;
+        let mut metrics = vec![
+            ("timeslot_ps".to_string(), cx.tau as f64),
+            ("hop_delay_timeslots".to_string(), cx.d as f64),
+            ("cells_sent".to_string(), cx.sends_cells as f64),
+            ("new_cells".to_string(), cx.new_cells as f64),
+            ("skipped_sprays".to_string(), 0.0),
+            ("token_only_cells".to_string(), cx.sends_token_only as f64),
+            ("tokens_sent".to_string(), cx.tokens_sent as f64),
+            ("dummy_cells".to_string(), live_slots.saturating_sub(sends) as f64),
+            ("hbh_violations".to_string(), cx.hbh_viol as f64),
+            ("max_pieo_length".to_string(), cx.max_pieo as f64),
+            ("max_active_buckets".to_string(), cx.max_distinct as f64),
+            ("max_bucket_queues".to_string(), cx.max_buckets as f64),
+            ("max_buffer_cells".to_string(), cx.max_buf as f64),
+            ("outstanding_entries".to_string(), (credit_keys + hold_keys - both) as f64),
+            ("cell_pool".to_string(), cx.cell_pool as f64),
+            ("mean_cells_in_flight".to_string(), if t_now > 0 { cx.live_sum as f64 / t_now as f64 } else { 0.0 }),
+            ("cutoff_bytes".to_string(), cx.cutoff as f64),
+            ("invalidation_tokens".to_string(), 0.0),
+            ("invalidation_requeued".to_string(), 0.0),
+            ("revalidation_tokens".to_string(), 0.0),
+            ("invalidations_held".to_string(), 0.0),
+            ("pulls_sent".to_string(), 0.0),
+            ("trimmed_cells".to_string(), 0.0),
+            ("resent_bytes".to_string(), 0.0),
+            ("control_hops".to_string(), 0.0),
+        ];
+        metrics.extend(cx.svc.metrics());
+        let mut series = cx.series.clone();
+        if cx.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < t_now * cx.tau) && t_now > 0 {
+            let s = cx.level(t_now);
+            let p = cx.series_cum();
+            series.push(Sample {
+                delivered_bytes: s.delivered_bytes - p.0,
+                cell_hops: s.cell_hops - p.1,
+                dropped_bytes: 0,
+                new_cells: s.new_cells - p.2,
+                ..s
+            });
+        }
+        ShaleOutput {
+            series,
+            totals: crate::metrics::RunTotals {
+                now_ps: t_now * cx.tau,
+                events: cx.events,
+                packet_hops: cx.packet_hops,
+                flows_started: cx.flows_started,
+                flows_completed: cx.flows_completed,
+                bytes_offered: cx.offered,
+                bytes_delivered: delivered,
+                bytes_dropped: 0,
+                bytes_in_flight: in_flight,
+                drops: DROP_REASONS.iter().map(|k| (k.to_string(), 0)).collect(),
+                collisions: cx.collisions,
+                guardband_violations: cx.guard_viol,
+                trace_hash: cx.hash,
+                flow_finish_ps: cx.fr.iter().map(|f| f.finish).collect(),
+                flow_delivered: cx.fr.iter().map(|f| f.deliv).collect(),
+                flow_hops: cx.fr.iter().map(|f| f.hops).collect(),
+                invariant_errors: errors,
+            },
+            timeslots: t_now,
+            buffer_hist: hist,
+            metrics,
+        }
+    }
+}
