@@ -33,7 +33,8 @@ impl PackedMap {
 
     #[inline]
     fn home(&self, sk: u64) -> usize {
-        (crate::rng::mix64(sk) >> self.shift) as usize
+        // Fibonacci hashing: one multiply, the high bits
+        (sk.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
     }
 
     pub fn len(&self) -> usize {

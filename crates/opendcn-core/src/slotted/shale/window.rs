@@ -230,6 +230,10 @@ struct Ctx {
     svc: crate::services::SlotServices,
     sample_ticks: u64,
     rev_k: Vec<u32>,
+    /// Per sub-schedule: every node's coordinates (node · h + phase) and m^phase, so
+    /// that the hot path divides nothing.
+    coords: Vec<Vec<u32>>,
+    pow: Vec<[u32; 4]>,
     // flows
     f_start: Vec<u64>,
     f_src: Vec<u32>,
@@ -240,6 +244,7 @@ struct Ctx {
     // the current window
     w_slot: Vec<(u8, u32, u32, u32)>,
     w_src: Vec<(u8, u32, u32, u32)>,
+    w_sample: Vec<bool>,
     starts_off: Vec<u32>,
     starts: Vec<u32>,
     win: Vec<Acc>,
@@ -317,7 +322,17 @@ impl WindowSim {
             })
             .collect();
         let nk = n as usize * kk as usize;
+        let coords = plan.subs.iter().map(|e| (0..n).flat_map(|x| (0..e.h).map(move |p| e.coord(x, p))).collect()).collect();
+        let pow = plan.subs.iter().map(|e| {
+            let mut a = [0u32; 4];
+            for p in 0..e.h as usize {
+                a[p] = e.m.pow(p as u32);
+            }
+            a
+        }).collect();
         let cx = Ctx {
+            coords,
+            pow,
             n,
             kk,
             tau,
@@ -344,6 +359,7 @@ impl WindowSim {
             next_flow: 0,
             w_slot: Vec::new(),
             w_src: Vec::new(),
+            w_sample: Vec::new(),
             starts_off: vec![0; n as usize + 1],
             starts: Vec::new(),
             win: Vec::new(),
@@ -492,7 +508,9 @@ impl Ctx {
         let w = (b - a) as usize;
         self.w_slot.clear();
         self.w_src.clear();
+        self.w_sample.clear();
         for t in a..b {
+            self.w_sample.push(self.sample_tick(t));
             let (s, p, j, k) = self.plan.slot(t);
             self.w_slot.push((s as u8, p, j, k));
             let (s, p, j, k) = if t >= self.d { self.plan.slot(t - self.d) } else { (0, 0, 1, 0) };
@@ -530,6 +548,11 @@ impl Ctx {
         let mut sp = self.starts_off[x as usize] as usize;
         let se = self.starts_off[x as usize + 1] as usize;
         let xbase = x as usize * self.kk as usize;
+        let mut xc = [[0u32; 4]; 2];
+        for (sg, e) in self.plan.subs.iter().enumerate() {
+            let h = e.h as usize;
+            xc[sg][..h].copy_from_slice(&self.coords[sg][x as usize * h..(x as usize + 1) * h]);
+        }
         // this node's arrivals in a..b, by timeslot
         let first = a - self.cur_w * self.d;
         let (i0, i1) = (self.inb_off[x as usize] as usize, self.inb_off[x as usize + 1] as usize);
@@ -548,7 +571,7 @@ impl Ctx {
         }
         for t in a..b {
             let i = (t - a) as usize;
-            if self.sample_tick(t) {
+            if self.w_sample[i] {
                 self.win[i].lvl = self.win[i].lvl.max(nd.buf);
             }
             while sp < se && self.f_start[self.starts[sp] as usize] <= t {
@@ -558,25 +581,25 @@ impl Ctx {
             let fl = self.slots[i];
             if !fl.vacant() {
                 self.slots[i] = Fl::default();
-                self.receive(nd, x, fl, t, i);
+                self.receive(nd, x, &xc, fl, t, i);
             }
             if !self.extra.is_empty() {
-                self.receive_extra(nd, x, t, i);
+                self.receive_extra(nd, x, &xc, t, i);
             }
             let (sg, _, _, k) = self.w_slot[i];
             let l = self.lk[xbase + k as usize];
             if l.ph != NONE || l.th != NONE || !nd.local[sg as usize].is_empty() {
-                self.visit(nd, x, t, i);
+                self.visit(nd, x, &xc, t, i);
             }
         }
     }
 
-    fn receive_extra(&mut self, nd: &mut Node, x: u32, t: u64, i: usize) {
+    fn receive_extra(&mut self, nd: &mut Node, x: u32, xc: &[[u32; 4]; 2], t: u64, i: usize) {
         let mut j = 0;
         while j < self.extra.len() {
             if self.extra[j].0 == i {
                 let fl = self.extra.remove(j).1;
-                self.receive(nd, x, fl, t, i);
+                self.receive(nd, x, xc, fl, t, i);
             } else {
                 j += 1;
             }
@@ -614,11 +637,14 @@ impl Ctx {
 
     /// Node x's turn in timeslot t: the first eligible queued cell for this timeslot's
     /// neighbour, else a new cell, and up to two tokens.
-    fn visit(&mut self, nd: &mut Node, x: u32, t: u64, i: usize) {
+    fn visit(&mut self, nd: &mut Node, x: u32, xc: &[[u32; 4]; 2], t: u64, i: usize) {
         self.events += 1;
         let (sg, p, j, k) = self.w_slot[i];
         let ebs = &self.plan.subs[sg as usize];
-        let y = ebs.tx_peer(x, p, j);
+        // the peer differs from x in coordinate p only: c → c + j (mod m)
+        let (m, pw, c) = (ebs.m, self.pow[sg as usize][p as usize], xc[sg as usize][p as usize]);
+        let nc = if c + j >= m { c + j - m } else { c + j };
+        let y = x - c * pw + nc * pw;
         let xk = x as usize * self.kk as usize + k as usize;
         let mut cell = self.extract(nd, xk, k, y, sg, t, i);
         if cell.is_none() {
@@ -642,8 +668,9 @@ impl Ctx {
             return;
         }
         self.tokens_sent += ntok as u64;
-        let ebs = &self.plan.subs[sg as usize];
-        if ebs.rx_peer(y, p, j) != x {
+        // fabric check: the receiver's schedule expects x (y's coordinate back by j)
+        let back = if nc >= j { nc - j } else { nc + m - j };
+        if y - nc * pw + back * pw != x {
             self.collisions += 1;
         }
         let mut fl = Fl { ntok, tok, ..Fl::default() };
@@ -786,7 +813,7 @@ impl Ctx {
 
     /// Flight fl reaches node y in timeslot t: tokens return credits; the cell is
     /// delivered or routed to its next queue.
-    fn receive(&mut self, nd: &mut Node, y: u32, fl: Fl, t: u64, i: usize) {
+    fn receive(&mut self, nd: &mut Node, y: u32, yc: &[[u32; 4]; 2], fl: Fl, t: u64, i: usize) {
         self.events += 1;
         let (sg, p, j, _) = self.w_src[i];
         let m = self.plan.subs[sg as usize].m;
@@ -826,7 +853,7 @@ impl Ctx {
         let ebs = &self.plan.subs[sg as usize];
         let (h, koff) = (ebs.h, self.plan.koff[sg as usize]);
         let kz = if c.r > 0 {
-            let q = (p + 1) % h;
+            let q = if p + 1 == h { 0 } else { p + 1 };
             let kbase = koff + q * (m - 1);
             let z = mix64(self.spray_seed ^ ((y as u64) << 40 | nd.draws));
             nd.draws += 1;
@@ -836,7 +863,7 @@ impl Ctx {
                 let row = y as usize * self.kk as usize + kbase as usize;
                 let mut best = u32::MAX;
                 for s in 0..m - 1 {
-                    let o = (start + s) % (m - 1);
+                    let o = if start + s >= m - 1 { start + s - (m - 1) } else { start + s };
                     let qc = self.qcells[row + o as usize];
                     if qc < best {
                         best = qc;
@@ -851,10 +878,10 @@ impl Ctx {
         } else {
             let mut q = p;
             loop {
-                q = (q + 1) % h;
-                let (cy, cd) = (ebs.coord(y, q), ebs.coord(c.dst, q));
+                q = if q + 1 == h { 0 } else { q + 1 };
+                let (cy, cd) = (yc[sg as usize][q as usize], self.coords[sg as usize][(c.dst * h + q) as usize]);
                 if cy != cd {
-                    break koff + q * (m - 1) + (cd + m - cy) % m - 1;
+                    break koff + q * (m - 1) + if cd > cy { cd - cy } else { cd + m - cy } - 1;
                 }
             }
         };
