@@ -26,9 +26,9 @@
 //! deltas during a window and summed in timeslot order after it.
 
 use super::schedule::Plan;
-use super::{Cc, Link, PEntry, Sample, ShaleOutput, ShaleSpec, Tok, DROP_REASONS};
+use super::{Cc, PEntry, Sample, ShaleOutput, ShaleSpec, Tok, DROP_REASONS};
 use crate::error::SpecError;
-use crate::packedmap::{PackedMap, COUNT_LIMIT};
+use crate::packedmap::PackedMap;
 use crate::rng::{mix64, Stream};
 use crate::units::{tx_time_ps, Ps, NONE};
 
@@ -44,10 +44,97 @@ pub fn eligible(s: &ShaleSpec) -> Option<(&'static str, String)> {
     if v.congestion_detection || v.pushback || v.flow_pausing {
         return Some(("services", "the infrastructure services need the timeslot engine".into()));
     }
-    if s.token_budget.max(s.first_hop_budget) >= COUNT_LIMIT {
-        return Some(("token_budget", format!("budgets of {COUNT_LIMIT} cells or more need the timeslot engine")));
+    if s.token_budget.max(s.first_hop_budget) > INLINE_MAX {
+        return Some(("token_budget", format!("budgets above {INLINE_MAX} cells need the timeslot engine")));
     }
     None
+}
+
+/// Per (node, neighbour index): the PIEO of buckets and the token queue (heads and
+/// tails), and inline up to two credit counters (this link's buckets with cells sent and
+/// not yet acknowledged) and two hold counters (cells received from this neighbour and
+/// held here, by bucket); more spill into the node's tables. The visit and the receipt
+/// that use a link's counters touch its record anyway, so most counter updates cost no
+/// extra memory access. A counter slot: bucket d | r << 20 in the low 23 bits, count in
+/// the high 9 (0 = free).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct WLink {
+    ph: u32,
+    pt: u32,
+    th: u32,
+    tt: u32,
+    cr: [u32; 2],
+    ho: [u32; 2],
+}
+
+impl Default for WLink {
+    fn default() -> Self {
+        WLink { ph: NONE, pt: NONE, th: NONE, tt: NONE, cr: [0; 2], ho: [0; 2] }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<WLink>() == 32);
+
+const BMASK: u32 = (1 << 23) - 1;
+/// Largest count an inline slot holds (budgets above it run on the timeslot engine).
+const INLINE_MAX: u32 = 511;
+
+#[inline]
+fn bkey(d: u32, r: u8) -> u32 {
+    d | (r as u32) << 20
+}
+
+/// Count of bucket b: inline slots s, else the spill table under key sk.
+#[inline]
+fn cnt_get(s: &[u32; 2], spill: &PackedMap, sk: u64, b: u32) -> u32 {
+    for &v in s {
+        if v >> 23 != 0 && v & BMASK == b {
+            return v >> 23;
+        }
+    }
+    if spill.is_empty() {
+        0
+    } else {
+        spill.get(sk)
+    }
+}
+
+/// Add one to bucket b's count; the new count.
+#[inline]
+fn cnt_incr(s: &mut [u32; 2], spill: &mut PackedMap, sk: u64, b: u32) -> u32 {
+    for v in s.iter_mut() {
+        if *v >> 23 != 0 && *v & BMASK == b {
+            let c = ((*v >> 23) + 1).min(INLINE_MAX);
+            *v = b | c << 23;
+            return c;
+        }
+    }
+    if !spill.is_empty() && spill.contains_key(sk) {
+        return spill.incr(sk);
+    }
+    for v in s.iter_mut() {
+        if *v >> 23 == 0 {
+            *v = b | 1 << 23;
+            return 1;
+        }
+    }
+    spill.incr(sk)
+}
+
+/// Subtract one from bucket b's count if it is positive.
+#[inline]
+fn cnt_decr(s: &mut [u32; 2], spill: &mut PackedMap, sk: u64, b: u32) {
+    for v in s.iter_mut() {
+        if *v >> 23 != 0 && *v & BMASK == b {
+            let c = (*v >> 23) - 1;
+            *v = if c == 0 { 0 } else { b | c << 23 };
+            return;
+        }
+    }
+    if !spill.is_empty() {
+        spill.decr_sat(sk);
+    }
 }
 
 /// A cell queued at a node: 24 bytes.
@@ -113,8 +200,9 @@ struct Node {
     free_entries: Vec<u32>,
     toks: Vec<Tok>,
     free_toks: Vec<u32>,
-    /// Credits used per own link bucket (k, d, r) and cells held per upstream link
-    /// bucket (k_back, d, r); PIEO entries per bucket (d, r).
+    /// Counters that did not fit in their link record: credits used per own link
+    /// bucket (k, d, r) and cells held per upstream link bucket (k_back, d, r); PIEO
+    /// entries per bucket (d, r).
     credit: PackedMap,
     hold: PackedMap,
     bref: PackedMap,
@@ -249,7 +337,7 @@ struct Ctx {
     starts: Vec<u32>,
     win: Vec<Acc>,
     // links, node-major: (x, k) at x · kk + k
-    lk: Vec<Link>,
+    lk: Vec<WLink>,
     qcells: Vec<u32>,
     /// Flights sent in the current window; those arriving in it, grouped by receiver
     /// (node y's at inb[inb_off[y]..inb_off[y + 1]]); the window they arrive in.
@@ -363,7 +451,7 @@ impl WindowSim {
             starts_off: vec![0; n as usize + 1],
             starts: Vec::new(),
             win: Vec::new(),
-            lk: vec![Link::default(); nk],
+            lk: vec![WLink::default(); nk],
             qcells: vec![0; nk],
             out: Vec::new(),
             inb: Vec::new(),
@@ -471,8 +559,8 @@ impl Ctx {
     }
 
     #[inline]
-    fn has_credit(&self, nd: &Node, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
-        nd.credit.get(ck(k, d, rz)) < self.budget(sigma, rz)
+    fn has_credit(&self, nd: &Node, xk: usize, k: u32, d: u32, rz: u8, sigma: u8) -> bool {
+        cnt_get(&self.lk[xk].cr, &nd.credit, ck(k, d, rz), bkey(d, rz)) < self.budget(sigma, rz)
     }
 
     #[inline]
@@ -648,7 +736,7 @@ impl Ctx {
         let xk = x as usize * self.kk as usize + k as usize;
         let mut cell = self.extract(nd, xk, k, y, sg, t, i);
         if cell.is_none() {
-            cell = self.new_cell(nd, sg, k, y, i);
+            cell = self.new_cell(nd, xk, sg, k, y, i);
         }
         let mut tok = [0u32; 2];
         let mut ntok = 0u8;
@@ -682,12 +770,13 @@ impl Ctx {
                 self.guard_viol += 1;
             }
             if c.back_k != NONE && self.hbh() {
-                nd.hold.decr_sat(ck(c.back_k, c.dst, c.r_in));
+                let bx = x as usize * self.kk as usize + c.back_k as usize;
+                cnt_decr(&mut self.lk[bx].ho, &mut nd.hold, ck(c.back_k, c.dst, c.r_in), bkey(c.dst, c.r_in));
                 self.push_token(nd, x, c.back_k, c.dst, c.r_in);
             }
             let rz = c.r.saturating_sub(1);
             if self.hbh() && y != c.dst {
-                nd.credit.incr(ck(k, c.dst, rz));
+                cnt_incr(&mut self.lk[xk].cr, &mut nd.credit, ck(k, c.dst, rz), bkey(c.dst, rz));
             }
             fl = Fl { flow: c.flow, dst: c.dst, bytes: c.bytes, tok, r: rz, hops: c.hops, ntok, cell: 1 };
         } else {
@@ -729,7 +818,7 @@ impl Ctx {
         let mut pe = NONE;
         while e != NONE {
             let en = nd.entries[e as usize];
-            if !hbh || en.d() == y || self.has_credit(nd, k, en.d(), en.r().saturating_sub(1), sg) {
+            if !hbh || en.d() == y || self.has_credit(nd, xk, k, en.d(), en.r().saturating_sub(1), sg) {
                 let c = en.head;
                 let cell = nd.cells[c as usize];
                 self.unlink(nd, xk, e, pe, c, cell.next);
@@ -785,14 +874,14 @@ impl Ctx {
     }
 
     /// A new cell of the first local flow (of this sub-schedule) with a first-hop credit.
-    fn new_cell(&mut self, nd: &mut Node, sg: u8, k: u32, y: u32, i: usize) -> Option<QCell> {
+    fn new_cell(&mut self, nd: &mut Node, xk: usize, sg: u8, k: u32, y: u32, i: usize) -> Option<QCell> {
         let li = sg as usize;
         if nd.local[li].is_empty() {
             return None;
         }
         let h = self.plan.subs[li].h as u8;
         let hbh = self.hbh();
-        let pick = nd.local[li].iter().position(|lf| !hbh || lf.dst == y || self.has_credit(nd, k, lf.dst, h - 1, sg))?;
+        let pick = nd.local[li].iter().position(|lf| !hbh || lf.dst == y || self.has_credit(nd, xk, k, lf.dst, h - 1, sg))?;
         let lf = &mut nd.local[li][pick];
         let bytes = lf.unsent.min(self.payload);
         lf.unsent -= bytes;
@@ -818,9 +907,11 @@ impl Ctx {
         let (sg, p, j, _) = self.w_src[i];
         let m = self.plan.subs[sg as usize].m;
         let k_back = self.plan.koff[sg as usize] + p * (m - 1) + (m - j - 1);
+        let yb = y as usize * self.kk as usize + k_back as usize;
         if self.hbh() {
             for &tk in &fl.tok[..fl.ntok as usize] {
-                nd.credit.decr_sat(ck(k_back, tk & 0xff_ffff, (tk >> 24) as u8));
+                let (d, r) = (tk & 0xff_ffff, (tk >> 24) as u8);
+                cnt_decr(&mut self.lk[yb].cr, &mut nd.credit, ck(k_back, d, r), bkey(d, r));
             }
         }
         if fl.cell == 0 {
@@ -843,7 +934,7 @@ impl Ctx {
             return;
         }
         if self.hbh() {
-            let held = nd.hold.incr(ck(k_back, fl.dst, fl.r));
+            let held = cnt_incr(&mut self.lk[yb].ho, &mut nd.hold, ck(k_back, fl.dst, fl.r), bkey(fl.dst, fl.r));
             if held > self.budget(sg, fl.r) {
                 self.hbh_viol += 1;
             }
@@ -1018,14 +1109,23 @@ impl WindowSim {
             }
             in_flight += nd.cells.iter().zip(&live).filter(|(_, &l)| l).map(|(c, _)| c.bytes as u64).sum::<u64>();
             in_flight += nd.local.iter().flatten().map(|lf| lf.unsent).sum::<u64>();
+            // link buckets with credits at the sender or holds at the receiver (one
+            // counter of the timeslot engine each)
+            let kk = cx.kk as usize;
+            let mut holds: Vec<(u32, u32)> = nd.hold.keys().into_iter().map(|hk| ((hk >> 23) as u32, ((hk >> 3) as u32 & 0xf_ffff) | ((hk & 7) as u32) << 20)).collect();
+            for k in 0..kk {
+                let l = &cx.lk[y * kk + k];
+                credit_keys += l.cr.iter().filter(|&&v| v >> 23 != 0).count();
+                holds.extend(l.ho.iter().filter(|&&v| v >> 23 != 0).map(|&v| (k as u32, v & BMASK)));
+            }
             credit_keys += nd.credit.len();
-            hold_keys += nd.hold.len();
-            for hk in nd.hold.keys() {
-                let kb = (hk >> 23) as u32;
+            hold_keys += holds.len();
+            for (kb, b) in holds {
                 let (sg, p, j) = cx.plan.index_entry(kb);
-                let x = cx.plan.subs[sg].tx_peer(y as u32, p, j);
-                let xk = (hk & ((1 << 23) - 1)) | (cx.rev_k[kb as usize] as u64) << 23;
-                if self.nodes[x as usize].credit.contains_key(xk) {
+                let x = cx.plan.subs[sg].tx_peer(y as u32, p, j) as usize;
+                let kx = cx.rev_k[kb as usize];
+                let (d, r) = (b & 0xf_ffff, (b >> 20) as u8);
+                if cnt_get(&cx.lk[x * kk + kx as usize].cr, &self.nodes[x].credit, ck(kx, d, r), b) > 0 {
                     both += 1;
                 }
             }
@@ -1040,20 +1140,6 @@ impl WindowSim {
         let done = if cx.cur_w == u64::MAX { 0 } else { t_now - cx.cur_w * cx.d };
         let unread = cx.inb.iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
         in_flight += cx.out.iter().map(|o| &o.fl).chain(unread).filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
-        if std::env::var("OPENDCN_DEBUG_SIZES").is_ok() {
-            let (mut c, mut e, mut tk, mut cr, mut ho, mut br, mut lo) = (0, 0, 0, 0, 0, 0, 0);
-            for nd in &self.nodes {
-                c += nd.cells.len() * 24;
-                e += nd.entries.len() * 16;
-                tk += nd.toks.len() * 12;
-                cr += nd.credit.capacity() * 8;
-                ho += nd.hold.capacity() * 8;
-                br += nd.bref.capacity() * 8;
-                lo += nd.local[0].len() * 16;
-            }
-            let n = self.nodes.len();
-            eprintln!("per node bytes: cells {} entries {} toks {} credit {} hold {} bref {} local {}; credit keys {} hold keys {}", c / n, e / n, tk / n, cr / n, ho / n, br / n, lo / n, credit_keys / n, hold_keys / n);
-        }
         let delivered = cx.delivered;
         let mut errors = Vec::new();
         if cx.offered != delivered + in_flight {
