@@ -488,3 +488,39 @@ def test_golden_summary(name):
     want = json.loads(path.read_text())
     diff = [k for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
     assert not diff, f"{name}: fields {diff} differ from {path.name} (UPDATE_GOLDEN=1 after an intended change)"
+
+
+# ------------------------------------------------------------------ the two engines
+
+@pytest.mark.parametrize("opts", [
+    {"nodes": 64, "h": 2},
+    {"nodes": 81, "h": 2, "interleave": "4:0.4", "cc": "hbh"},
+    {"nodes": 64, "h": 3, "cc": "none", "lanes": 1},
+    {"nodes": 16, "h": 1, "cc": "spray", "propagation": "50ns"},
+])
+def test_window_and_timeslot_engines_agree(opts):
+    wl = od.workload.poisson("imc10", load=0.5)
+    runs = {}
+    for eng in ("window", "timeslot"):
+        r = make(engine=eng, **opts).run(wl, duration="40us", seed=4)
+        s = dict(r.summary)
+        check_books(s)
+        assert s["arch_metrics"].pop("engine_mode") == eng
+        s.pop("wall_s")
+        runs[eng] = (s, r.flows.to_pylist(), r.timeseries.to_pylist())
+    w, t = runs["window"], runs["timeslot"]
+    assert w[0]["packet_hops"] > 1000 and w[0]["flows"]["completed"] > 10
+    assert w == t
+
+
+def test_auto_engine_and_what_the_window_engine_refuses():
+    wl = od.workload.poisson("websearch", load=0.3)
+    assert make(nodes=16).run(wl, duration="5us").summary["arch_metrics"]["engine_mode"] == "window"
+    assert make(nodes=16, cc="priority").run(wl, duration="5us").summary["arch_metrics"]["engine_mode"] == "timeslot"
+    for bad in ({"cc": "ndp"}, {"fail_nodes": 0.1}, {"pushback": True, "congestion_detection": True}):
+        with pytest.raises(ConfigError) as e:
+            make(nodes=16, engine="window", **bad).run(wl, duration="5us")
+        assert e.value.field == "--engine"
+    with pytest.raises(ConfigError) as e:
+        make(nodes=16, engine="fast")
+    assert e.value.field == "--engine"

@@ -14,7 +14,15 @@
 //! transmissions). Per-node state is O(neighbours) plus flat counter tables
 //! ([`crate::flatmap::FlatMap`]) keyed by active (node, neighbour, bucket) only.
 //!
-//! Speed: the engine is bound by memory latency (each cell-hop touches a handful of
+//! Two engines run this model with identical output ([`ShaleRun`]): this one, timeslot
+//! by timeslot over the active set, covers every option below; [`window::WindowSim`]
+//! serves the network node by node through windows of one hop delay D (inside which
+//! nodes cannot interact) and covers the options whose interactions all travel as
+//! cells: no failures, services, `priority` or end-to-end transports. Both draw spraying
+//! choices from a hash of (seed, node, draw count) and sum network-wide quantities in
+//! an order-free way, so the order in which nodes are served changes nothing.
+//!
+//! Speed: the timeslot engine is bound by memory latency (each cell-hop touches a handful of
 //! randomly placed cache lines: the cell, the link records at both ends, a PIEO entry,
 //! the credit counter). The per-link queue heads share one 16-byte record, a link
 //! bucket's sender credits and receiver-side holds share one counter slot, and the
