@@ -285,6 +285,34 @@ struct In {
     fl: Fl,
 }
 
+/// The first set bit at or after i (below w), else w.
+#[inline]
+fn next_bit(bits: &[u64], i: usize, w: usize) -> usize {
+    let mut wi = i >> 6;
+    let mut word = bits[wi] & (!0u64 << (i & 63));
+    loop {
+        if word != 0 {
+            return (wi * 64 + word.trailing_zeros() as usize).min(w);
+        }
+        wi += 1;
+        if wi * 64 >= w {
+            return w;
+        }
+        word = bits[wi];
+    }
+}
+
+/// The distance from k0 to the first set bit at or after it, going round kk bits.
+#[inline]
+fn next_bit_circ(bits: &[u64], k0: usize, kk: usize) -> Option<usize> {
+    let j = next_bit(bits, k0, kk);
+    if j < kk {
+        return Some(j - k0);
+    }
+    let j = next_bit(bits, 0, k0.max(1));
+    (j < k0).then(|| kk - k0 + j)
+}
+
 /// Key of link bucket (neighbour index k, destination d, remaining sprays r): 44 bits.
 #[inline]
 fn ck(k: u32, d: u32, r: u8) -> u64 {
@@ -333,6 +361,13 @@ struct Ctx {
     w_slot: Vec<(u8, u32, u32, u32)>,
     w_src: Vec<(u8, u32, u32, u32)>,
     w_sample: Vec<bool>,
+    /// Window indices of the sample timeslots.
+    w_samples: Vec<usize>,
+    /// One bit per (node, neighbour index): cells or tokens queued (node-major, `lw`
+    /// words a node); one bit per timeslot of the window: the served node has an arrival.
+    lbits: Vec<u64>,
+    lw: usize,
+    amask: Vec<u64>,
     starts_off: Vec<u32>,
     starts: Vec<u32>,
     win: Vec<Acc>,
@@ -448,6 +483,10 @@ impl WindowSim {
             w_slot: Vec::new(),
             w_src: Vec::new(),
             w_sample: Vec::new(),
+            w_samples: Vec::new(),
+            lbits: vec![0; n as usize * (kk as usize).div_ceil(64)],
+            lw: (kk as usize).div_ceil(64),
+            amask: vec![0; (d as usize).div_ceil(64)],
             starts_off: vec![0; n as usize + 1],
             starts: Vec::new(),
             win: Vec::new(),
@@ -597,7 +636,11 @@ impl Ctx {
         self.w_slot.clear();
         self.w_src.clear();
         self.w_sample.clear();
+        self.w_samples.clear();
         for t in a..b {
+            if self.sample_tick(t) {
+                self.w_samples.push((t - a) as usize);
+            }
             self.w_sample.push(self.sample_tick(t));
             let (s, p, j, k) = self.plan.slot(t);
             self.w_slot.push((s as u8, p, j, k));
@@ -642,6 +685,7 @@ impl Ctx {
             xc[sg][..h].copy_from_slice(&self.coords[sg][x as usize * h..(x as usize + 1) * h]);
         }
         // this node's arrivals in a..b, by timeslot
+        self.amask.iter_mut().for_each(|w| *w = 0);
         let first = a - self.cur_w * self.d;
         let (i0, i1) = (self.inb_off[x as usize] as usize, self.inb_off[x as usize + 1] as usize);
         for e in i0..i1 {
@@ -651,11 +695,16 @@ impl Ctx {
                 let i = (at - first) as usize;
                 if self.slots[i].vacant() {
                     self.slots[i] = fl;
+                    self.amask[i >> 6] |= 1 << (i & 63);
                 } else {
                     self.collisions += 1;
                     self.extra.push((i, fl));
                 }
             }
+        }
+        if self.plan.subs.len() == 1 && self.extra.is_empty() {
+            self.serve_sparse(nd, x, &xc, a, b, sp, se);
+            return;
         }
         for t in a..b {
             let i = (t - a) as usize;
@@ -680,6 +729,65 @@ impl Ctx {
                 self.visit(nd, x, &xc, t, i);
             }
         }
+    }
+
+    /// [`Ctx::serve`] for one sub-schedule (neighbour index = timeslot mod epoch): jump
+    /// from event to event — an arrival, a new flow, a timeslot whose neighbour has cells
+    /// or tokens queued (the next set bit of the node's link bits), or every timeslot
+    /// while the node has unsent flow data — instead of stepping through the window.
+    #[allow(clippy::too_many_arguments)]
+    fn serve_sparse(&mut self, nd: &mut Node, x: u32, xc: &[[u32; 4]; 2], a: u64, b: u64, mut sp: usize, se: usize) {
+        let w = (b - a) as usize;
+        let kk = self.kk as usize;
+        let lb = x as usize * self.lw;
+        let mut i = 0;
+        let mut si = 0;
+        while i < w {
+            let ia = next_bit(&self.amask, i, w);
+            let iv = if !nd.local[0].is_empty() {
+                i
+            } else {
+                let k0 = self.w_slot[i].3 as usize;
+                next_bit_circ(&self.lbits[lb..lb + self.lw], k0, kk).map_or(w, |dk| i + dk)
+            };
+            let is = if sp < se { (self.f_start[self.starts[sp] as usize] - a) as usize } else { w };
+            let inext = ia.min(iv).min(is);
+            // sample timeslots up to the next event: the node's level is unchanged
+            while si < self.w_samples.len() && self.w_samples[si] <= inext.min(w - 1) {
+                let s = self.w_samples[si];
+                if s >= i {
+                    self.win[s].lvl = self.win[s].lvl.max(nd.buf);
+                }
+                si += 1;
+            }
+            if inext >= w {
+                break;
+            }
+            i = inext;
+            let t = a + i as u64;
+            while sp < se && self.f_start[self.starts[sp] as usize] <= t {
+                self.activate(nd, self.starts[sp] as usize, i);
+                sp += 1;
+            }
+            if self.amask[i >> 6] >> (i & 63) & 1 != 0 {
+                self.amask[i >> 6] &= !(1 << (i & 63));
+                let fl = self.slots[i];
+                self.slots[i] = Fl::default();
+                self.receive(nd, x, xc, fl, t, i);
+            }
+            let (sg, _, _, k) = self.w_slot[i];
+            let l = self.lk[x as usize * kk + k as usize];
+            if l.ph != NONE || l.th != NONE || !nd.local[sg as usize].is_empty() {
+                self.visit(nd, x, xc, t, i);
+            }
+            i += 1;
+        }
+    }
+
+    #[inline]
+    fn set_lbit(&mut self, x: u32, k: u32) {
+        let b = x as usize * self.lw * 64 + k as usize;
+        self.lbits[b >> 6] |= 1 << (b & 63);
     }
 
     fn receive_extra(&mut self, nd: &mut Node, x: u32, xc: &[[u32; 4]; 2], t: u64, i: usize) {
@@ -784,6 +892,11 @@ impl Ctx {
         }
         // arrives at t + D: as far into the next window as t is into this one
         self.out.push(Out { y, at: (t - self.cur_w * self.d) as u32, fl });
+        let l = self.lk[xk];
+        if l.ph == NONE && l.th == NONE {
+            let b = x as usize * self.lw * 64 + k as usize;
+            self.lbits[b >> 6] &= !(1 << (b & 63));
+        }
     }
 
     fn push_token(&mut self, nd: &mut Node, x: u32, k: u32, d: u32, r: u8) {
@@ -807,6 +920,7 @@ impl Ctx {
         }
         l.tt = ti;
         nd.ntoks += 1;
+        self.set_lbit(x, k);
     }
 
     /// Remove and return the first queued cell for neighbour index k whose bucket has a
@@ -1034,6 +1148,7 @@ impl Ctx {
             nd.entries[e as usize].tail = ci;
         }
         self.qcells[yk] += 1;
+        self.set_lbit(y, k);
         let v = nd.buf + 1;
         self.set_buf(nd, v, t, i);
     }
