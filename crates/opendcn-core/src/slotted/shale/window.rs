@@ -244,6 +244,10 @@ impl Node {
         all(&self.entries);
         all(&self.toks);
         all(&self.local[0]);
+        // the ends of the free lists (the next pops)
+        for f in [&self.free_cells, &self.free_entries, &self.free_toks] {
+            all(&f[f.len().saturating_sub(8)..]);
+        }
         self.credit.prefetch_all();
         self.hold.prefetch_all();
         self.bref.prefetch_all();
@@ -346,10 +350,13 @@ struct Ctx {
     svc: crate::services::SlotServices,
     sample_ticks: u64,
     rev_k: Vec<u32>,
-    /// Per sub-schedule: every node's coordinates (node · h + phase) and m^phase, so
-    /// that the hot path divides nothing.
+    /// Per sub-schedule: every node's coordinates (node · h + phase), m^phase, and
+    /// reciprocals of m^phase and m for exact division by multiplication, so that the
+    /// hot path divides nothing.
     coords: Vec<Vec<u32>>,
     pow: Vec<[u32; 4]>,
+    inv_pow: Vec<[u64; 4]>,
+    inv_m: Vec<u64>,
     // flows
     f_start: Vec<u64>,
     f_src: Vec<u32>,
@@ -446,16 +453,22 @@ impl WindowSim {
             .collect();
         let nk = n as usize * kk as usize;
         let coords = plan.subs.iter().map(|e| (0..n).flat_map(|x| (0..e.h).map(move |p| e.coord(x, p))).collect()).collect();
-        let pow = plan.subs.iter().map(|e| {
+        let pow: Vec<[u32; 4]> = plan.subs.iter().map(|e| {
             let mut a = [0u32; 4];
             for p in 0..e.h as usize {
                 a[p] = e.m.pow(p as u32);
             }
             a
         }).collect();
+        // ⌈2^40 / p⌉: x · inv >> 40 = ⌊x / p⌋ exactly for x, p < 2^20 (checked below)
+        let inv = |p: u32| (1u64 << 40).div_ceil(p as u64);
+        let inv_pow: Vec<[u64; 4]> = pow.iter().map(|a: &[u32; 4]| a.map(|p| if p == 0 { 0 } else { inv(p) })).collect();
+        let inv_m: Vec<u64> = plan.subs.iter().map(|e| inv(e.m)).collect();
         let cx = Ctx {
             coords,
             pow,
+            inv_pow,
+            inv_m,
             n,
             kk,
             tau,
@@ -529,6 +542,16 @@ impl WindowSim {
             plan,
         };
         let _ = nf;
+        // the reciprocals must reproduce every coordinate
+        for (sg, e) in cx.plan.subs.iter().enumerate() {
+            for x in 0..n {
+                for p in 0..e.h {
+                    if cx.coord(sg, x, p) != e.coord(x, p) {
+                        return Err(SpecError::new("nodes", n, "coordinate arithmetic check failed"));
+                    }
+                }
+            }
+        }
         Ok(WindowSim { nodes: (0..n).map(|_| Node::new()).collect(), cx })
     }
 
@@ -583,6 +606,14 @@ impl WindowSim {
 }
 
 impl Ctx {
+    /// Coordinate p of node x in sub-schedule sg: ⌊x / m^p⌋ mod m, by multiplications.
+    #[inline]
+    fn coord(&self, sg: usize, x: u32, p: u32) -> u32 {
+        let q = (x as u64 * self.inv_pow[sg][p as usize]) >> 40;
+        let m = self.plan.subs[sg].m as u64;
+        (q - ((q * self.inv_m[sg]) >> 40) * m) as u32
+    }
+
     #[inline]
     fn hbh(&self) -> bool {
         self.cc.hbh()
@@ -1084,7 +1115,7 @@ impl Ctx {
             let mut q = p;
             loop {
                 q = if q + 1 == h { 0 } else { q + 1 };
-                let (cy, cd) = (yc[sg as usize][q as usize], self.coords[sg as usize][(c.dst * h + q) as usize]);
+                let (cy, cd) = (yc[sg as usize][q as usize], self.coord(sg as usize, c.dst, q));
                 if cy != cd {
                     break koff + q * (m - 1) + if cd > cy { cd - cy } else { cd + m - cy } - 1;
                 }
