@@ -724,6 +724,10 @@ impl Ctx {
             let at = at as u64;
             if at >= first && at < first + (b - a) {
                 let i = (at - first) as usize;
+                if fl.cell != 0 && fl.dst == x {
+                    // delivered here during this serve: its flow's record
+                    crate::prefetch::at(&self.fr, fl.flow as usize);
+                }
                 if self.slots[i].vacant() {
                     self.slots[i] = fl;
                     self.amask[i >> 6] |= 1 << (i & 63);
