@@ -229,6 +229,15 @@ def test_bench_quick_json_clos():
         assert row["packet_hops_per_s"] == pytest.approx(row["packet_hops"] / row["wall_s"], rel=1e-6)
 
 
+def test_bench_repeat_keeps_the_fastest_run():
+    proc = cli("bench", "--quick", "--json", "--only", "clos", "--repeat", "2")
+    assert proc.returncode == 0, proc.stderr
+    for row in json.loads(proc.stdout):
+        runs = row["wall_s_runs"]
+        assert len(runs) == 2 and row["wall_s"] == min(runs)
+        assert row["packet_hops_per_s"] == pytest.approx(row["packet_hops"] / row["wall_s"], rel=1e-6)
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "report"

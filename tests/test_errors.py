@@ -592,6 +592,7 @@ BAD_CLI = [
     (["run", "rotornet", "--flow-size", "-5KB"], ["--flow-size", "-5KB"]),
     (["run", "rotornet", "--tables", "maybe"], ["maybe"]),
     (["bench", "--only", "nosuchscenario"], ["--only", "nosuchscenario"]),
+    (["bench", "--only", "clos", "--repeat", "0"], ["--repeat", "0"]),
     (["demo", "--duration", "10xs"], ["--duration", "10xs"]),
     (["demo", "--nodes", "1"], ["nodes", "1"]),
 ]

@@ -219,12 +219,13 @@ def workloads() -> None:
 @app.command()
 def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
           as_json: bool = typer.Option(False, "--json", help="print a JSON list"),
-          only: Optional[str] = typer.Option(None, help="run only scenarios whose name contains this")) -> None:
+          only: Optional[str] = typer.Option(None, help="run only scenarios whose name contains this"),
+          repeat: int = typer.Option(1, help="runs per scenario; the least wall time is kept")) -> None:
     """Standard performance scenarios: packet-hops/s, events/s, wall time, peak memory."""
     from .bench import run_all
 
     try:
-        rows = run_all(quick=quick, only=only, progress=not as_json)
+        rows = run_all(quick=quick, only=only, progress=not as_json, repeat=repeat)
     except ConfigError as e:
         _fail(e, 2)
     if as_json:
