@@ -1291,56 +1291,35 @@ impl WindowSim {
         let unread = cx.inb.iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
         in_flight += cx.out.iter().map(|o| &o.fl).chain(unread).filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
         let delivered = cx.delivered;
-        let mut errors = Vec::new();
-        if cx.offered != delivered + in_flight {
-            errors.push(format!(
-                "conservation: offered {} != delivered {} + dropped {} + in flight {}",
-                cx.offered, delivered, 0, in_flight
-            ));
-        }
-        let fsum: u64 = cx.fr.iter().map(|f| f.deliv).sum();
-        if fsum != delivered {
-            errors.push(format!("conservation: per-flow delivered {} != delivered {}", fsum, delivered));
-        }
-        if cx.collisions > 0 {
-            errors.push(format!("collisions: {}", cx.collisions));
-        }
-        if cx.guard_viol > 0 {
-            errors.push(format!("guardband violations: {}", cx.guard_viol));
-        }
-        if cx.hbh_viol > 0 {
-            errors.push(format!("hop-by-hop invariant violated {} times", cx.hbh_viol));
-        }
-        let sends = cx.sends_cells + cx.sends_token_only;
-        let live_slots = cx.n as u64 * t_now;
-        let mut metrics = vec![
-            ("timeslot_ps".to_string(), cx.tau as f64),
-            ("hop_delay_timeslots".to_string(), cx.d as f64),
-            ("cells_sent".to_string(), cx.sends_cells as f64),
-            ("new_cells".to_string(), cx.new_cells as f64),
-            ("skipped_sprays".to_string(), 0.0),
-            ("token_only_cells".to_string(), cx.sends_token_only as f64),
-            ("tokens_sent".to_string(), cx.tokens_sent as f64),
-            ("dummy_cells".to_string(), live_slots.saturating_sub(sends) as f64),
-            ("hbh_violations".to_string(), cx.hbh_viol as f64),
-            ("max_pieo_length".to_string(), cx.max_pieo as f64),
-            ("max_active_buckets".to_string(), cx.max_distinct as f64),
-            ("max_bucket_queues".to_string(), cx.max_buckets as f64),
-            ("max_buffer_cells".to_string(), cx.max_buf as f64),
-            ("outstanding_entries".to_string(), (credit_keys + hold_keys - both) as f64),
-            ("cell_pool".to_string(), cx.cell_pool as f64),
-            ("mean_cells_in_flight".to_string(), if t_now > 0 { cx.live_sum as f64 / t_now as f64 } else { 0.0 }),
-            ("cutoff_bytes".to_string(), cx.cutoff as f64),
-            ("invalidation_tokens".to_string(), 0.0),
-            ("invalidation_requeued".to_string(), 0.0),
-            ("revalidation_tokens".to_string(), 0.0),
-            ("invalidations_held".to_string(), 0.0),
-            ("pulls_sent".to_string(), 0.0),
-            ("trimmed_cells".to_string(), 0.0),
-            ("resent_bytes".to_string(), 0.0),
-            ("control_hops".to_string(), 0.0),
-        ];
-        metrics.extend(cx.svc.metrics());
+        let counts = super::output::Counts {
+            tau: cx.tau,
+            d: cx.d,
+            t: t_now,
+            live_slots: cx.n as u64 * t_now,
+            offered: cx.offered,
+            delivered,
+            in_flight,
+            per_flow_delivered: cx.fr.iter().map(|f| f.deliv).sum(),
+            collisions: cx.collisions,
+            guard_viol: cx.guard_viol,
+            hbh_viol: cx.hbh_viol,
+            sends_cells: cx.sends_cells,
+            new_cells: cx.new_cells,
+            sends_token_only: cx.sends_token_only,
+            tokens_sent: cx.tokens_sent,
+            max_pieo: cx.max_pieo,
+            max_distinct: cx.max_distinct,
+            max_buckets: cx.max_buckets,
+            max_buf: cx.max_buf,
+            outstanding: (credit_keys + hold_keys - both) as u64,
+            cell_pool: cx.cell_pool as u64,
+            live_sum: cx.live_sum,
+            cutoff: cx.cutoff,
+            // failures, invalidation and the end-to-end transports: timeslot engine only
+            ..Default::default()
+        };
+        let errors = counts.errors(Vec::new());
+        let metrics = counts.metrics(&cx.svc);
         let mut series = cx.series.clone();
         if cx.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < t_now * cx.tau) && t_now > 0 {
             let s = cx.level(t_now);
