@@ -363,6 +363,9 @@ struct Ctx {
     payload: u64,
     guard_ok: bool,
     cc: Cc,
+    /// `cc` has hop-by-hop tokens; spraying goes to the shortest queue.
+    hbh: bool,
+    spray_short: bool,
     t_budget: u32,
     tf_budget: u32,
     cutoff: u64,
@@ -499,6 +502,8 @@ impl WindowSim {
             payload,
             guard_ok: tx_time_ps(s.cell_bytes as u64, s.lane_rate_bps) + s.guard_ps <= s.slot_ps,
             cc: s.cc,
+            hbh: s.cc.hbh(),
+            spray_short: s.cc.spray_short(),
             t_budget: s.token_budget,
             tf_budget: s.first_hop_budget,
             cutoff: s.cutoff_bytes,
@@ -636,7 +641,7 @@ impl Ctx {
 
     #[inline]
     fn hbh(&self) -> bool {
-        self.cc.hbh()
+        self.hbh
     }
 
     #[inline]
@@ -798,15 +803,16 @@ impl Ctx {
         let mut i = 0;
         let mut si = 0;
         while i < w {
-            let ia = next_bit(&self.amask, i, w);
-            let iv = if !nd.local[0].is_empty() {
+            // with unsent data the node sends in every timeslot
+            let inext = if !nd.local[0].is_empty() {
                 i
             } else {
+                let ia = next_bit(&self.amask, i, w);
                 let k0 = self.w_slot[i].3 as usize;
-                next_bit_circ(&self.lbits[lb..lb + self.lw], k0, kk).map_or(w, |dk| i + dk)
+                let iv = next_bit_circ(&self.lbits[lb..lb + self.lw], k0, kk).map_or(w, |dk| i + dk);
+                let is = if sp < se { (self.f_start[self.starts[sp] as usize] - a) as usize } else { w };
+                ia.min(iv).min(is)
             };
-            let is = if sp < se { (self.f_start[self.starts[sp] as usize] - a) as usize } else { w };
-            let inext = ia.min(iv).min(is);
             // sample timeslots up to the next event: the node's level is unchanged
             while si < self.w_samples.len() && self.w_samples[si] <= inext.min(w - 1) {
                 let s = self.w_samples[si];
@@ -1110,7 +1116,7 @@ impl Ctx {
             nd.draws += 1;
             let start = ((z >> 32) * (m - 1) as u64 >> 32) as u32;
             let mut jj = start;
-            if self.cc.spray_short() {
+            if self.spray_short {
                 let row = y as usize * self.kk as usize + kbase as usize;
                 let mut best = u32::MAX;
                 for s in 0..m - 1 {
