@@ -238,6 +238,27 @@ def test_bench_repeat_keeps_the_fastest_run():
         assert row["packet_hops_per_s"] == pytest.approx(row["packet_hops"] / row["wall_s"], rel=1e-6)
 
 
+def test_shale_scaling_compares_growth_of_wall_time_and_cells_in_flight():
+    from opendcn.bench import shale_scaling
+
+    def row(n, h, us, cells, wall, hops):
+        return {"scenario": f"shale-scaling-{n}-h{h}", "nodes": n, "h": h, "wall_us_per_timeslot": us,
+                "mean_cells_in_flight": cells, "wall_s": wall, "packet_hops": hops}
+
+    rows = [row(10000, 2, 30.0, 2500.0, 3.0, 10**7), row(4096, 2, 10.0, 1000.0, 1.0, 4 * 10**6),
+            row(50625, 2, 200.0, 15000.0, 20.0, 5 * 10**7), row(4096, 4, 10.0, 1000.0, 1.0, 10**6)]
+    sc = shale_scaling(rows)
+    got = {(x["h"], x["nodes"]): x for x in sc}
+    assert len(sc) == 4
+    # growth is relative to the smallest size of the same h
+    assert got[(2, 4096)]["wall_growth"] == 1.0 and got[(2, 4096)]["holds"]
+    assert got[(2, 10000)]["wall_growth"] == 3.0 and got[(2, 10000)]["cells_growth"] == 2.5
+    assert not got[(2, 10000)]["holds"]
+    assert got[(2, 50625)]["wall_growth"] == 20.0 and got[(2, 50625)]["cells_growth"] == 15.0
+    assert got[(2, 10000)]["wall_ns_per_hop"] == pytest.approx(300.0)
+    assert got[(4, 4096)]["wall_ns_per_hop"] == pytest.approx(1000.0)
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "report"

@@ -125,8 +125,9 @@ def run_one(name: str, quick: bool) -> dict[str, Any]:
 
 def shale_scaling(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For the Shale scaling scenarios of each h: growth of wall time per timeslot and of
-    the mean cells in flight relative to the smallest size, and whether the first grows no
-    faster than the second."""
+    the mean cells in flight relative to the smallest size, whether the first grows no
+    faster than the second, and the wall time per cell-hop (flat when the work per hop
+    does not depend on the network's size)."""
     out = []
     for h in sorted({r["h"] for r in rows if r["scenario"].startswith("shale-scaling")}):
         group = sorted((r for r in rows if r["scenario"].startswith("shale-scaling") and r["h"] == h),
@@ -137,6 +138,7 @@ def shale_scaling(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             cg = r["mean_cells_in_flight"] / base["mean_cells_in_flight"]
             out.append({"h": h, "nodes": r["nodes"], "wall_us_per_timeslot": r["wall_us_per_timeslot"],
                         "mean_cells_in_flight": r["mean_cells_in_flight"],
+                        "wall_ns_per_hop": r["wall_s"] / r["packet_hops"] * 1e9 if r["packet_hops"] else 0.0,
                         "wall_growth": wg, "cells_growth": cg, "holds": wg <= cg * 1.0001})
     return out
 

@@ -249,7 +249,8 @@ def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
         for x in sc:
             typer.echo(f"  h={x['h']} N={x['nodes']:>6}: {x['wall_us_per_timeslot']:9.1f} us/timeslot "
                        f"(x{x['wall_growth']:.2f}), {x['mean_cells_in_flight']:12,.0f} cells in flight "
-                       f"(x{x['cells_growth']:.2f}) {'holds' if x['holds'] else 'grows faster'}")
+                       f"(x{x['cells_growth']:.2f}) {'holds' if x['holds'] else 'grows faster'}; "
+                       f"{x['wall_ns_per_hop']:.0f} ns per cell-hop")
 
 
 @app.command()
