@@ -13,7 +13,13 @@ pub struct SpecError {
 
 impl SpecError {
     pub fn new(field: impl Into<String>, value: impl fmt::Debug, reason: impl Into<String>) -> Self {
-        SpecError { field: field.into(), value: format!("{value:?}"), reason: reason.into() }
+        // a string value is shown as it was given, without Debug's quotes
+        let v = format!("{value:?}");
+        let value = match v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+            Some(inner) => inner.to_string(),
+            None => v,
+        };
+        SpecError { field: field.into(), value, reason: reason.into() }
     }
 }
 

@@ -160,6 +160,19 @@ impl Cc {
             _ => return None,
         })
     }
+    /// The name [`Cc::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::None => "none",
+            Cc::Priority => "priority",
+            Cc::Hbh => "hbh",
+            Cc::Spray => "spray",
+            Cc::HbhSpray => "hbh+spray",
+            Cc::Isd => "isd",
+            Cc::Rd => "rd",
+            Cc::Ndp => "ndp",
+        }
+    }
     fn hbh(self) -> bool {
         matches!(self, Cc::Hbh | Cc::HbhSpray)
     }

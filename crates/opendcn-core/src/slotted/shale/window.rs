@@ -45,7 +45,7 @@ pub fn eligible(s: &ShaleSpec) -> Option<(&'static str, String)> {
         return Some(("fail_nodes", "failures need the timeslot engine".into()));
     }
     if !matches!(s.cc, Cc::None | Cc::Hbh | Cc::Spray | Cc::HbhSpray) {
-        return Some(("cc", format!("{:?} needs the timeslot engine", s.cc)));
+        return Some(("cc", format!("--cc {} needs the timeslot engine", s.cc.name())));
     }
     let v = &s.services;
     if v.congestion_detection || v.pushback || v.flow_pausing {
