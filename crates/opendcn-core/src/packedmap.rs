@@ -156,6 +156,11 @@ impl PackedMap {
         self.slots.iter().filter(|&&w| w != 0).map(|&w| (w >> CBITS) - 1).collect()
     }
 
+    /// The table's slots, to queue for a [`crate::prefetch::Spread`].
+    pub fn slots(&self) -> &[u64] {
+        &self.slots
+    }
+
     /// Hint the cache that the whole table will be used soon.
     #[inline]
     pub fn prefetch_all(&self) {

@@ -23,10 +23,12 @@
 //!
 //! With one sub-schedule a node jumps from event to event (an arrival, a new flow, a
 //! timeslot whose neighbour has cells or tokens queued, every timeslot while it has
-//! unsent data), so an idle stretch costs nothing. With the next node's arena and link
-//! row prefetched into L2 while a node is served, the engine is bound by instructions,
-//! not memory: about a thousand per cell sent, spread over PIEO walks, credit checks,
-//! tokens, routing and the metrics.
+//! unsent data), so an idle stretch costs nothing. While a node is served, the next
+//! node's arena and link row are prefetched into L2, a few lines per event (all at once,
+//! a few hundred hints stall the core on its miss buffers: at 50 625 nodes, h = 2, that
+//! cost a fifth of the run). The engine is then bound by instructions, not memory: about
+//! a thousand per cell sent, spread over PIEO walks, credit checks, tokens, routing and
+//! the metrics.
 //!
 //! Network-wide levels of the time series (queued cells, unsent bytes, backlogged
 //! sources, the cells in flight behind `mean_cells_in_flight`) are kept as per-timeslot
@@ -36,6 +38,7 @@ use super::schedule::Plan;
 use super::{Cc, PEntry, Sample, ShaleOutput, ShaleSpec, Tok, DROP_REASONS};
 use crate::error::SpecError;
 use crate::packedmap::PackedMap;
+use crate::prefetch::Spread;
 use crate::rng::{mix64, Stream};
 use crate::units::{tx_time_ps, Ps, NONE};
 
@@ -84,6 +87,8 @@ impl Default for WLink {
 const _: () = assert!(std::mem::size_of::<WLink>() == 32);
 
 const BMASK: u32 = (1 << 23) - 1;
+/// Lines of the next node's memory prefetched per event of the served node.
+const PF_STEP: usize = 4;
 /// Largest count an inline slot holds (budgets above it run on the timeslot engine).
 const INLINE_MAX: u32 = 511;
 
@@ -244,20 +249,19 @@ impl Node {
         }
     }
 
-    /// Hint the cache that this node is served next: its pools and tables.
-    fn prefetch(&self) {
-        use crate::prefetch::all;
-        all(&self.cells);
-        all(&self.entries);
-        all(&self.toks);
-        all(&self.local[0]);
+    /// Queue this node's pools and tables for prefetching: it is served next.
+    fn queue_prefetch(&self, pf: &mut Spread) {
+        pf.add(&self.cells);
+        pf.add(&self.entries);
+        pf.add(&self.toks);
+        pf.add(&self.local[0]);
         // the ends of the free lists (the next pops)
         for f in [&self.free_cells, &self.free_entries, &self.free_toks] {
-            all(&f[f.len().saturating_sub(8)..]);
+            pf.add(&f[f.len().saturating_sub(8)..]);
         }
-        self.credit.prefetch_all();
-        self.hold.prefetch_all();
-        self.bref.prefetch_all();
+        pf.add(self.credit.slots());
+        pf.add(self.hold.slots());
+        pf.add(self.bref.slots());
     }
 
     fn idle(&self) -> bool {
@@ -362,8 +366,7 @@ struct Ctx {
     prop_ps: Ps,
     payload: u64,
     guard_ok: bool,
-    cc: Cc,
-    /// `cc` has hop-by-hop tokens; spraying goes to the shortest queue.
+    /// The congestion control has hop-by-hop tokens; spraying goes to the shortest queue.
     hbh: bool,
     spray_short: bool,
     t_budget: u32,
@@ -395,6 +398,8 @@ struct Ctx {
     w_sample: Vec<bool>,
     /// Window indices of the sample timeslots.
     w_samples: Vec<usize>,
+    /// The next node's memory, prefetched a few lines per event while a node is served.
+    pf: Spread,
     /// One bit per (node, neighbour index): cells or tokens queued (node-major, `lw`
     /// words a node); one bit per timeslot of the window: the served node has an arrival.
     lbits: Vec<u64>,
@@ -501,7 +506,6 @@ impl WindowSim {
             prop_ps: s.prop_ps,
             payload,
             guard_ok: tx_time_ps(s.cell_bytes as u64, s.lane_rate_bps) + s.guard_ps <= s.slot_ps,
-            cc: s.cc,
             hbh: s.cc.hbh(),
             spray_short: s.cc.spray_short(),
             t_budget: s.token_budget,
@@ -525,6 +529,7 @@ impl WindowSim {
             w_samples: Vec::new(),
             lbits: vec![0; n as usize * (kk as usize).div_ceil(64)],
             lw: (kk as usize).div_ceil(64),
+            pf: Spread::default(),
             amask: vec![0; (d as usize).div_ceil(64)],
             starts_off: vec![0; n as usize + 1],
             starts: Vec::new(),
@@ -607,22 +612,24 @@ impl WindowSim {
             }
             self.cx.prepare(a, b);
             for x in 0..self.cx.n {
+                let cx = &mut self.cx;
+                cx.pf.clear();
                 if let Some(next) = self.nodes.get(x as usize + 1) {
                     // the next node's arena, link records and queue lengths arrive while
                     // this one is served
-                    next.prefetch();
-                    let kk = self.cx.kk as usize;
+                    next.queue_prefetch(&mut cx.pf);
+                    let kk = cx.kk as usize;
                     let r = (x as usize + 1) * kk..(x as usize + 2) * kk;
-                    crate::prefetch::all(&self.cx.lk[r.clone()]);
-                    crate::prefetch::all(&self.cx.qcells[r]);
+                    cx.pf.add(&cx.lk[r.clone()]);
+                    cx.pf.add(&cx.qcells[r]);
                 }
                 let nd = &mut self.nodes[x as usize];
                 let xu = x as usize;
-                let (s0, s1) = (self.cx.starts_off[xu], self.cx.starts_off[xu + 1]);
-                if nd.idle() && self.cx.inb_off[xu] == self.cx.inb_off[xu + 1] && s0 == s1 {
-                    continue;
+                let (s0, s1) = (cx.starts_off[xu], cx.starts_off[xu + 1]);
+                if !(nd.idle() && cx.inb_off[xu] == cx.inb_off[xu + 1] && s0 == s1) {
+                    cx.serve(nd, x, a, b);
                 }
-                self.cx.serve(nd, x, a, b);
+                cx.pf.finish();
             }
             self.cx.sweep(a, b);
             self.cx.t = b;
@@ -767,6 +774,7 @@ impl Ctx {
             return;
         }
         for t in a..b {
+            self.pf.step(PF_STEP);
             let i = (t - a) as usize;
             if self.w_sample[i] {
                 self.win[i].lvl = self.win[i].lvl.max(nd.buf);
@@ -803,6 +811,7 @@ impl Ctx {
         let mut i = 0;
         let mut si = 0;
         while i < w {
+            self.pf.step(PF_STEP);
             // with unsent data the node sends in every timeslot
             let inext = if !nd.local[0].is_empty() {
                 i
