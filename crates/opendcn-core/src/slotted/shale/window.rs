@@ -213,16 +213,13 @@ struct Node {
     toks: Vec<Tok>,
     free_toks: Vec<u32>,
     /// Counters that did not fit in their link record: credits used per own link
-    /// bucket (k, d, r) and cells held per upstream link bucket (k_back, d, r); PIEO
-    /// entries per bucket (d, r).
+    /// bucket (k, d, r) and cells held per upstream link bucket (k_back, d, r).
     credit: PackedMap,
     hold: PackedMap,
-    bref: PackedMap,
     local: [Vec<LFlow>; 2],
     buf: u32,
     buf_last: u64,
     nbuckets: u32,
-    ndistinct: u32,
     ntoks: u32,
     draws: u64,
 }
@@ -238,12 +235,10 @@ impl Node {
             free_toks: Vec::new(),
             credit: PackedMap::new(),
             hold: PackedMap::new(),
-            bref: PackedMap::new(),
             local: [Vec::new(), Vec::new()],
             buf: 0,
             buf_last: 0,
             nbuckets: 0,
-            ndistinct: 0,
             ntoks: 0,
             draws: 0,
         }
@@ -261,7 +256,6 @@ impl Node {
         }
         pf.add(self.credit.slots());
         pf.add(self.hold.slots());
-        pf.add(self.bref.slots());
     }
 
     fn idle(&self) -> bool {
@@ -349,12 +343,6 @@ fn ck(k: u32, d: u32, r: u8) -> u64 {
     ((k as u64) << 23) | ((d as u64) << 3) | r as u64
 }
 
-/// Key of bucket (d, r) at a node.
-#[inline]
-fn bk(d: u32, r: u8) -> u64 {
-    ((d as u64) << 3) | r as u64
-}
-
 /// Everything but the node arenas (so that a node and the rest borrow apart).
 struct Ctx {
     plan: Plan,
@@ -440,6 +428,8 @@ struct Ctx {
     max_pieo: u32,
     max_buckets: u32,
     max_distinct: u32,
+    /// Scratch for [`Ctx::distinct_buckets`].
+    scratch: Vec<u32>,
     max_buf: u32,
     // levels, summed after each window
     live: i64,
@@ -560,6 +550,7 @@ impl WindowSim {
             max_pieo: 0,
             max_buckets: 0,
             max_distinct: 0,
+            scratch: Vec::new(),
             max_buf: 0,
             live: 0,
             live_sum: 0,
@@ -1031,9 +1022,6 @@ impl Ctx {
             }
             if empty {
                 nd.nbuckets -= 1;
-                if nd.bref.decr_sat(bk(en.d(), en.r())) == 0 {
-                    nd.ndistinct -= 1;
-                }
                 nd.free_entries.push(e);
             } else {
                 nd.entries[e as usize].next = NONE;
@@ -1154,6 +1142,26 @@ impl Ctx {
         self.enqueue(nd, y, kz, c, t, i);
     }
 
+    /// The distinct buckets (destination, remaining sprays) queued at node y.
+    fn distinct_buckets(&mut self, nd: &Node, y: u32) -> u32 {
+        let mut seen = std::mem::take(&mut self.scratch);
+        seen.clear();
+        let kk = self.kk as usize;
+        for l in &self.lk[y as usize * kk..(y as usize + 1) * kk] {
+            let mut e = l.ph;
+            while e != NONE {
+                let en = &nd.entries[e as usize];
+                seen.push(en.dr);
+                e = en.next;
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        let n = seen.len() as u32;
+        self.scratch = seen;
+        n
+    }
+
     fn enqueue(&mut self, nd: &mut Node, y: u32, k: u32, c: QCell, t: u64, i: usize) {
         let yk = y as usize * self.kk as usize + k as usize;
         let ci = alloc(&mut nd.cells, &mut nd.free_cells, c);
@@ -1181,9 +1189,11 @@ impl Ctx {
             self.max_pieo = self.max_pieo.max(len + 1);
             nd.nbuckets += 1;
             self.max_buckets = self.max_buckets.max(nd.nbuckets);
-            if nd.bref.incr(bk(c.dst, c.r)) == 1 {
-                nd.ndistinct += 1;
-                self.max_distinct = self.max_distinct.max(nd.ndistinct);
+            // distinct buckets ≤ bucket queues: only a node with more queues than the
+            // largest distinct count so far can raise it, so only then are its counted
+            if nd.nbuckets > self.max_distinct {
+                let n = self.distinct_buckets(nd, y);
+                self.max_distinct = self.max_distinct.max(n);
             }
         } else {
             let tl = nd.entries[e as usize].tail;
