@@ -146,6 +146,17 @@ pub enum Cc {
     Ndp,
 }
 
+/// The token budget of a bucket with r sprays left on sub-schedule sigma: T_F for the
+/// buckets of first hops (r = h − 1 at the receiver), T for the others.
+#[inline]
+fn token_budget(plan: &Plan, t: u32, tf: u32, sigma: u8, r: u8) -> u32 {
+    if r as u32 + 1 == plan.subs[sigma as usize].h {
+        tf
+    } else {
+        t
+    }
+}
+
 impl Cc {
     pub fn parse(s: &str) -> Option<Cc> {
         Some(match s {
@@ -879,11 +890,7 @@ impl ShaleSim {
 
     #[inline]
     fn budget(&self, sigma: u8, r: u8) -> u32 {
-        if r as u32 + 1 == self.plan.subs[sigma as usize].h {
-            self.tf_budget
-        } else {
-            self.t_budget
-        }
+        token_budget(&self.plan, self.t_budget, self.tf_budget, sigma, r)
     }
 
     #[inline]

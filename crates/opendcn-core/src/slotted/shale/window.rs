@@ -644,11 +644,7 @@ impl Ctx {
 
     #[inline]
     fn budget(&self, sigma: u8, r: u8) -> u32 {
-        if r as u32 + 1 == self.plan.subs[sigma as usize].h {
-            self.tf_budget
-        } else {
-            self.t_budget
-        }
+        super::token_budget(&self.plan, self.t_budget, self.tf_budget, sigma, r)
     }
 
     #[inline]
