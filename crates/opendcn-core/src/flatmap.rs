@@ -210,12 +210,6 @@ impl FlatMap {
         }
     }
 
-    /// Hint the cache that the whole table will be used soon.
-    #[inline]
-    pub fn prefetch_all(&self) {
-        crate::prefetch::all(&self.slots);
-    }
-
     /// Every key, in slot order (deterministic for a given history of operations).
     pub fn keys(&self) -> Vec<u64> {
         self.slots.iter().filter(|s| s.key != EMPTY).map(|s| s.key).collect()

@@ -160,12 +160,6 @@ impl PackedMap {
     pub fn slots(&self) -> &[u64] {
         &self.slots
     }
-
-    /// Hint the cache that the whole table will be used soon.
-    #[inline]
-    pub fn prefetch_all(&self) {
-        crate::prefetch::all(&self.slots);
-    }
 }
 
 #[cfg(test)]

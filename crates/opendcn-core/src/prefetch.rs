@@ -21,26 +21,6 @@ pub fn at<T>(v: &[T], i: usize) {
     }
 }
 
-/// Prefetch every cache line of `v` into the second-level cache (one hint per 64
-/// bytes; bulk prefetches into L2 do not hold up the few L1 miss buffers).
-#[inline]
-pub fn all<T>(v: &[T]) {
-    let bytes = std::mem::size_of_val(v);
-    let p = v.as_ptr() as *const i8;
-    let mut o = 0;
-    while o < bytes {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint; p + o stays inside v
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-            _mm_prefetch(p.add(o), _MM_HINT_T1);
-        }
-        o += 64;
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// Prefetches into the second-level cache issued a few lines at a time: a loop that
 /// has the next piece of work's memory in view queues its regions, then calls
 /// [`Spread::step`] as it goes. Issued all at once, a few hundred hints fill the core's
