@@ -257,6 +257,13 @@ def test_shale_scaling_compares_growth_of_wall_time_and_cells_in_flight():
     assert got[(2, 50625)]["wall_growth"] == 20.0 and got[(2, 50625)]["cells_growth"] == 15.0
     assert got[(2, 10000)]["wall_ns_per_hop"] == pytest.approx(300.0)
     assert got[(4, 4096)]["wall_ns_per_hop"] == pytest.approx(1000.0)
+    # a run with a warm-up is compared on the timeslots after it
+    steady = {"wall_us_per_timeslot": 20.0, "mean_cells_in_flight": 3000.0, "wall_s": 2.0, "cell_hops": 10**7}
+    rows[0] = {**rows[0], "steady": steady}
+    got = {(x["h"], x["nodes"]): x for x in shale_scaling(rows)}
+    assert got[(2, 10000)]["wall_growth"] == 2.0 and got[(2, 10000)]["cells_growth"] == 3.0
+    assert got[(2, 10000)]["holds"] and got[(2, 10000)]["wall_ns_per_hop"] == pytest.approx(200.0)
+    assert got[(2, 4096)]["wall_us_per_timeslot"] == 10.0
 
 
 @pytest.fixture(scope="module")

@@ -335,6 +335,38 @@ def test_time_series_adds_up():
         (last["buffered_cells"] + 16 * 97) * 244   # + cells on the wires (≤ N × D)
 
 
+@pytest.mark.parametrize("engine", ["window", "timeslot"])
+def test_warmup_measures_the_timeslots_after_it(engine):
+    # 16 nodes, h = 2: 20 us = 3 552 timeslots of 5.632 ns (the last one starting before
+    # 20 us), 8 us of warm-up = 1 421 timeslots
+    full = _perm_run(16, 2, 0.2, "20us", engine=engine).summary
+    r = _perm_run(16, 2, 0.2, "20us", engine=engine, warmup="8us").summary
+    st = r["arch_metrics"]["steady"]
+    total = -(-20_000_000 // 5632)
+    warm = -(-8_000_000 // 5632)
+    assert st["from_ps"] == warm * 5632 and st["timeslots"] == total - warm
+    # the warm-up changes nothing simulated
+    assert r["packet_hops"] == full["packet_hops"] and r["bytes"] == full["bytes"]
+    assert "steady" not in full["arch_metrics"]
+    eng = r["arch_metrics"]["engine"]
+    # whole-run cells in flight = the warm-up's and the steady part's, weighted by timeslots
+    whole = eng["mean_cells_in_flight"] * total
+    assert 0 < st["mean_cells_in_flight"] * st["timeslots"] < whole
+    # the cell-hops after the warm-up: all but those of the first sample interval, which
+    # ends where the warm-up does
+    ts = _perm_run(16, 2, 0.2, "20us", engine=engine, warmup="8us", sample="8us").timeseries.to_pylist()
+    assert ts[0]["time_ps"] == warm * 5632
+    assert st["cell_hops"] == r["packet_hops"] - ts[0]["tx_bytes"] // 256 > 0
+    assert st["wall_s"] > 0 and st["wall_us_per_timeslot"] == pytest.approx(st["wall_s"] / st["timeslots"] * 1e6)
+    assert st["wall_ns_per_hop"] == pytest.approx(st["wall_s"] / st["cell_hops"] * 1e9)
+
+
+@pytest.mark.parametrize("warmup", ["20us", "30us", "-1us"])
+def test_warmup_not_shorter_than_the_run_is_refused(warmup):
+    with pytest.raises(ConfigError, match="warmup"):
+        _perm_run(16, 2, 0.2, "20us", warmup=warmup)
+
+
 def test_active_buckets_count_distinct_buckets():
     r = _perm_run(64, 2, 0.2, "40us")
     am = r.summary["arch_metrics"]
@@ -441,6 +473,7 @@ def test_cli_runs_and_prints_summary():
     ["--sample", "-3us"],
     ["--slot", "30ns"],
     ["--lanes", "0"],
+    ["--warmup", "9us"],
 ])
 def test_cli_bad_options_exit_2(args):
     out = subprocess.run(CLI + ["run", "shale", "--duration", "5us", *args], capture_output=True,

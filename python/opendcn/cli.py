@@ -183,6 +183,11 @@ def _print_summary(s: dict[str, Any]) -> None:
               f"{s['fabric']['collisions']} / {s['fabric']['guardband_violations']}")
     drops = {k: v for k, v in s["drops"].items() if v}
     t.add_row("drops (bytes)", ", ".join(f"{k}={v:,}" for k, v in drops.items()) or "none")
+    st = s.get("arch_metrics", {}).get("steady")
+    if st:
+        t.add_row(f"after the warm-up ({st['from_ps'] / 1e6:g} us): wall per timeslot / per cell-hop",
+                  f"{st['wall_us_per_timeslot']:.2f} us / {st['wall_ns_per_hop']:.0f} ns "
+                  f"({st['mean_cells_in_flight']:,.0f} cells in flight)")
     out.print(t)
 
 

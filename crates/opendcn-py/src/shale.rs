@@ -101,6 +101,12 @@ impl ShaleSimulator {
         self.sim.engine()
     }
 
+    /// Running totals between steps: (timeslots run, cell-hops, sum over the timeslots
+    /// run of the cells alive at each).
+    fn progress(&self) -> (u64, u64, u64) {
+        self.sim.progress()
+    }
+
     #[getter]
     fn tau_ps(&self) -> u64 {
         self.sim.tau_ps()

@@ -221,6 +221,10 @@ class ShaleNetwork(FixedFabric):
         self.recover_at = None if rec in (None, "", "none", "never") else parse_time(rec, "--recover-at")
         if self.recover_at is not None and self.recover_at <= self.fail_at:
             raise ConfigError("--recover-at", rec, "must be after --fail-at")
+        wu = o.get("warmup")
+        self.warmup = None if wu in (None, "", "none") else parse_time(wu, "--warmup")
+        if self.warmup is not None and self.warmup <= 0:
+            raise ConfigError("--warmup", wu, "must be positive")
         inv = o.get("invalidation", True)
         if not isinstance(inv, (bool, np.bool_)):
             raise ConfigError("--invalidation", inv, "expected true or false")
@@ -379,15 +383,35 @@ class ShaleNetwork(FixedFabric):
                 raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
             raise ConfigError("shale", str(e), "engine rejected the spec") from None
         self.last_engine = sim.engine
+        if self.warmup is not None and self.warmup >= duration_ps:
+            raise ConfigError("--warmup", self.warmup, f"must be shorter than the run ({duration_ps} ps)")
+        steady_from = None
+        if self.warmup is not None:
+            sim.run_until(self.warmup)
+            steady_from = (time.perf_counter(), sim.progress())
         if progress:
             _run_with_progress(sim, duration_ps, "shale")
         else:
             sim.run_until(duration_ps)
-        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        wall = t1 - t0
         o = sim.output()
         result = self._result(o, start, src, dst, size, failed, cutoff, duration_ps, int(seed), wall, mice,
                               getattr(workload, "description", repr(workload)))
+        if steady_from is not None:
+            result.summary["arch_metrics"]["steady"] = self._steady(steady_from, (t1, sim.progress()), sim.tau_ps)
         return self._deliver(result, o, seed, out)
+
+    @staticmethod
+    def _steady(a: tuple, b: tuple, tau_ps: int) -> dict[str, Any]:
+        """Speed and load between the end of the warm-up (a) and the end of the run (b),
+        each (wall clock, (timeslots, cell-hops, sum of cells alive per timeslot))."""
+        (w0, (t0, h0, l0)), (w1, (t1, h1, l1)) = a, b
+        slots, hops, wall = t1 - t0, h1 - h0, w1 - w0
+        return {"from_ps": t0 * tau_ps, "timeslots": slots, "wall_s": wall, "cell_hops": hops,
+                "wall_us_per_timeslot": wall / slots * 1e6 if slots else 0.0,
+                "wall_ns_per_hop": wall / hops * 1e9 if hops else 0.0,
+                "mean_cells_in_flight": (l1 - l0) / slots if slots else 0.0}
 
     def _result(self, o, start, src, dst, size, failed, cutoff, duration_ps, seed, wall, mice, wl_desc):
         from ..network import Result
@@ -539,6 +563,8 @@ class ShaleNetwork(FixedFabric):
     Option("fail_at", "0us", "when the nodes / links fail", "time"),
     Option("recover_at", None, "when every failed node and link recovers (default: never)", "time"),
     Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
+    Option("warmup", None, "measure the engine's steady speed after this much simulated time "
+           "(arch_metrics.steady: wall time per timeslot and per cell-hop, mean cells in flight)", "time"),
     Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
     Option("engine", "auto", "window: node by node in windows of one hop delay (fast; no failures, services, "
            "priority or end-to-end transports); timeslot: every option; auto: window when it applies. "

@@ -583,6 +583,14 @@ impl ShaleRun {
             ShaleRun::Window(s) => s.now(),
         }
     }
+    /// Running totals, cheap to read between steps: (timeslots run, cell-hops, sum over
+    /// the timeslots run of the cells alive at each).
+    pub fn progress(&self) -> (u64, u64, u64) {
+        match self {
+            ShaleRun::Timeslot(s) => (s.t, s.packet_hops, s.live_sum),
+            ShaleRun::Window(s) => s.progress(),
+        }
+    }
     pub fn tau_ps(&self) -> Ps {
         match self {
             ShaleRun::Timeslot(s) => s.tau_ps(),

@@ -585,6 +585,10 @@ impl WindowSim {
     pub fn now(&self) -> Ps {
         self.cx.t * self.cx.tau
     }
+    /// (timeslots run, cell-hops, sum over the timeslots run of the cells alive at each).
+    pub fn progress(&self) -> (u64, u64, u64) {
+        (self.cx.t, self.cx.packet_hops, self.cx.live_sum)
+    }
     pub fn peer(&self, x: u32, t: u64) -> u32 {
         let (s, p, j, _) = self.cx.plan.slot(t);
         self.cx.plan.subs[s].tx_peer(x, p, j)
