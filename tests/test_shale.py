@@ -546,6 +546,32 @@ def test_window_and_timeslot_engines_agree(opts):
     assert w == t
 
 
+@pytest.mark.parametrize("opts", [
+    {"nodes": 64, "h": 2},
+    {"nodes": 81, "h": 2, "interleave": "4:0.4", "cc": "hbh"},
+    {"nodes": 16, "h": 1, "cc": "spray", "propagation": "50ns"},
+])
+def test_window_engine_threads_change_nothing_but_wall_time(opts):
+    wl = od.workload.poisson("imc10", load=0.5)
+    runs = []
+    for threads in (1, 2, 3, 7):
+        r = make(threads=threads, **opts).run(wl, duration="40us", seed=4)
+        s = dict(r.summary)
+        assert s["arch_metrics"]["engine_mode"] == "window"
+        check_books(s)
+        s.pop("wall_s")
+        runs.append((s, r.flows.to_pylist(), r.timeseries.to_pylist()))
+    assert runs[0][0]["packet_hops"] > 1000
+    assert all(x == runs[0] for x in runs[1:])
+
+
+def test_threads_must_be_a_positive_count():
+    for bad in (0, -2, "two"):
+        with pytest.raises(ConfigError) as e:
+            make(nodes=16, threads=bad)
+        assert e.value.field == "--threads"
+
+
 def test_auto_engine_and_what_the_window_engine_refuses():
     wl = od.workload.poisson("websearch", load=0.3)
     assert make(nodes=16).run(wl, duration="5us").summary["arch_metrics"]["engine_mode"] == "window"

@@ -32,6 +32,10 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
     # the same 10 000 nodes on the timeslot-major engine (every option; identical results)
     "shale-10000-h2-imc10-24%-10k-slots-timeslot-engine": ("shale", {"nodes": 10000, "h": 2, "engine": "timeslot"},
                                                            "imc10", 0.24, "56.32us", "11.264us"),
+    # the window engine on two threads (nodes served in parallel within a window; identical
+    # results)
+    "shale-10000-h2-imc10-24%-10k-slots-2-threads": ("shale", {"nodes": 10000, "h": 2, "threads": 2}, "imc10", 0.24,
+                                                     "56.32us", "11.264us"),
     # Shale scaling (issue: wall time per timeslot should grow no faster than the cells in
     # flight): the same workload at three sizes and two schedule dimensions, each h at the
     # paper's load factor for it (0.24 for h = 2, 0.12 for h = 4: 96 % of the 1/(2h)

@@ -82,6 +82,10 @@ impl ShaleSimulator {
             duration_ps: get(d, "duration_ps")?,
             sample_ps: get(d, "sample_ps")?,
             services: super::slotted::services(d)?,
+            threads: match d.get_item("threads")? {
+                Some(v) => v.extract().map_err(|_| err("threads", v.to_string(), "expected a count"))?,
+                None => 1,
+            },
         };
         let engine: String = match d.get_item("engine")? {
             Some(v) => v.extract().map_err(|_| err("engine", v.to_string(), "wrong type"))?,

@@ -193,6 +193,10 @@ class ShaleNetwork(FixedFabric):
         self.engine = str(o.get("engine", "auto"))
         if self.engine not in ENGINES:
             raise ConfigError("--engine", self.engine, f"expected one of {', '.join(ENGINES)}")
+        th = o.get("threads", 1)
+        if isinstance(th, bool) or not isinstance(th, (int, np.integer)) or th < 1:
+            raise ConfigError("--threads", th, "must be a whole number of threads, at least 1")
+        self.threads = int(th)
         smp = o.get("sample", "auto")
         if smp is None or str(smp).strip().lower() == "auto":
             self.sample_ps = None
@@ -371,7 +375,7 @@ class ShaleNetwork(FixedFabric):
             "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
-            "engine": self.engine,
+            "engine": self.engine, "threads": self.threads,
             **self._services,
         }
         t0 = time.perf_counter()
@@ -569,6 +573,8 @@ class ShaleNetwork(FixedFabric):
     Option("engine", "auto", "window: node by node in windows of one hop delay (fast; no failures, services, "
            "priority or end-to-end transports); timeslot: every option; auto: window when it applies. "
            "Both give identical results", "choice", ENGINES),
+    Option("threads", 1, "threads of the window engine (nodes are served in parallel within a window; "
+           "the results do not depend on the count)", "int"),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
     *service_options(),
 ], tiny={"nodes": 16})

@@ -239,6 +239,8 @@ pub struct ShaleSpec {
     pub sample_ps: Ps,
     /// OpenOptics infrastructure services (see the module doc).
     pub services: crate::spec::Services,
+    /// Threads of the window engine (0 or 1: one). Results do not depend on it.
+    pub threads: u32,
 }
 
 /// Deterministic hasher for u64 keys (never iterated).

@@ -36,6 +36,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
         duration_ps: 1_000_000_000,
         sample_ps: 0,
         services: Default::default(),
+        threads: 1,
     }
 }
 
