@@ -398,6 +398,8 @@ struct Ctx {
     /// Flights arriving in the current window, grouped by receiver (node y's at
     /// inb[inb_off[y]..inb_off[y + 1]]); the window they arrive in.
     inb: Vec<In>,
+    /// Entries of `inb` that belong to the current window (the rest are stale).
+    inb_len: usize,
     inb_off: Vec<u32>,
     cur_w: u64,
     // levels, summed after each window
@@ -592,6 +594,7 @@ impl WindowSim {
             starts_off: vec![0; n as usize + 1],
             starts: Vec::new(),
             inb: Vec::new(),
+            inb_len: 0,
             inb_off: vec![0; n as usize + 1],
             cur_w: u64::MAX,
             live: 0,
@@ -731,8 +734,12 @@ impl Ctx {
         for i in 1..off.len() {
             off[i] += off[i - 1];
         }
-        self.inb.clear();
-        self.inb.resize(works.iter().map(|k| k.out.len()).sum(), In::default());
+        // every entry below the total is written next, so the log is only ever grown
+        let total = works.iter().map(|k| k.out.len()).sum();
+        if self.inb.len() < total {
+            self.inb.resize(total, In::default());
+        }
+        self.inb_len = total;
         let mut fill = off.clone();
         // the workers' logs in node order: the order one worker would have logged them
         for o in works.iter().flat_map(|k| &k.out) {
@@ -1447,7 +1454,7 @@ impl WindowSim {
         // flights not yet received: those sent in this window, and those arriving in it
         // from its current timeslot on
         let done = if cx.cur_w == u64::MAX { 0 } else { t_now - cx.cur_w * cx.d };
-        let unread = cx.inb.iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
+        let unread = cx.inb[..cx.inb_len].iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
         in_flight += self.works.iter().flat_map(|k| &k.out).map(|o| &o.fl).chain(unread).filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
         let delivered = tot.delivered;
         let counts = super::output::Counts {
