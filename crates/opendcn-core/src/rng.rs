@@ -35,7 +35,7 @@ impl Stream {
     /// A uniform integer in `0..n` (`n > 0`), by Lemire's multiply-shift.
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.0.next_u64() >> 32) * n as u64 >> 32) as u32
+        (((self.0.next_u64() >> 32) * n as u64) >> 32) as u32
     }
 
     /// A raw 64-bit draw.

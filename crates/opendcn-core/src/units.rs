@@ -28,7 +28,7 @@ pub struct Rate {
 impl Rate {
     pub fn new(bps: u64) -> Self {
         let num = 8 * PS_PER_S;
-        let ps_per_byte = if bps > 0 && num % bps == 0 { num / bps } else { 0 };
+        let ps_per_byte = if bps > 0 && num.is_multiple_of(bps) { num / bps } else { 0 };
         Rate { bps, ps_per_byte }
     }
 

@@ -455,7 +455,7 @@ impl Opera {
         }
         let rate = Rate::new(s.link_rate_bps);
         let full_ser = rate.tx(s.packet_bytes as u64);
-        if s.uplinks < 2 || s.tors % s.uplinks != 0 {
+        if s.uplinks < 2 || !s.tors.is_multiple_of(s.uplinks) {
             return Err(SpecError::new("uplinks", s.uplinks, format!("must be >= 2 and divide the ToR count {}", s.tors)));
         }
         let rot = if s.matchings.is_empty() {

@@ -51,7 +51,7 @@ pub struct Rotors {
 /// `tor * u + rotor` = the ToR that rotor's k-th matching connects `tor` to).
 pub fn generate_matchings(n: u32, u: u32, seed: u64, attempt: u32) -> Vec<u32> {
     let mut all: Vec<Vec<u32>> = Vec::with_capacity(n as usize);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         let m = n - 1;
         for r in 0..m {
             let mut p = vec![0u32; n as usize];
@@ -137,7 +137,7 @@ impl Rotors {
         if !(2..=MAX_TORS).contains(&n) {
             return Err(SpecError::new("tors", n, format!("must be 2..{MAX_TORS}")));
         }
-        if u < 2 || u > 32 || n % u != 0 {
+        if !(2..=32).contains(&u) || !n.is_multiple_of(u) {
             return Err(SpecError::new("uplinks", u, format!("must be 2..32 and divide the ToR count {n}")));
         }
         let per = (n / u) as usize;

@@ -43,7 +43,7 @@ impl Fabric {
         if n < 2 {
             return Err(SpecError::new("tors", n, "need at least 2 ToRs"));
         }
-        if s < 1 || s > 64 {
+        if !(1..=64).contains(&s) {
             return Err(SpecError::new("ports", s, "need 1..64 ports per ToR"));
         }
         let w = match topo {
@@ -51,7 +51,7 @@ impl Fabric {
             Topology::ThinClos => {
                 if n < s {
                     1
-                } else if n % s != 0 {
+                } else if !n.is_multiple_of(s) {
                     return Err(SpecError::new("tors", n, "thin-clos needs the ToR count to be a multiple of the port count (W = N/S)"));
                 } else {
                     n / s

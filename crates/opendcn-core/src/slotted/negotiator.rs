@@ -193,7 +193,7 @@ pub fn layout(s: &NegSpec) -> Result<Layout, SpecError> {
     };
     let pre_slots = if s.pre_slots == 0 { rr } else { s.pre_slots };
     if pre_slots < rr {
-        return Err(SpecError::new("predefined_slots", s.pre_slots, &format!("one round robin needs at least {rr} predefined slots")));
+        return Err(SpecError::new("predefined_slots", s.pre_slots, format!("one round robin needs at least {rr} predefined slots")));
     }
     let ctrl_tx = rate.tx(s.ctrl_bytes);
     if s.pre_slot_ps < s.guardband_ps + ctrl_tx {

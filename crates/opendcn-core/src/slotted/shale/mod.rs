@@ -547,7 +547,7 @@ impl ShaleRun {
             "auto" => window::eligible(&s).is_none(),
             "window" => {
                 if let Some((field, why)) = window::eligible(&s) {
-                    return Err(SpecError::new("engine", "window", &format!("{why} ({field})")));
+                    return Err(SpecError::new("engine", "window", format!("{why} ({field})")));
                 }
                 true
             }
@@ -624,10 +624,10 @@ pub(crate) fn plan_of(s: &ShaleSpec) -> Result<Plan, SpecError> {
         if s.h_hi == s.h {
             return Err(SpecError::new("interleave", s.h_hi, "the interleaved sub-schedule needs a different h"));
         }
-        subs.push(Ebs::new(n, s.h_hi).map_err(|e| SpecError::new("interleave", s.h_hi, &format!("{}", e)))?);
+        subs.push(Ebs::new(n, s.h_hi).map_err(|e| SpecError::new("interleave", s.h_hi, format!("{}", e)))?);
     }
     let plan = Plan::new(subs, s.inter_num, s.inter_den.max(1))?;
-    if s.lanes == 0 || s.slot_ps == 0 || s.slot_ps % s.lanes as u64 != 0 {
+    if s.lanes == 0 || s.slot_ps == 0 || !s.slot_ps.is_multiple_of(s.lanes as u64) {
         return Err(SpecError::new("lanes", s.lanes, "the slot must be a whole number of picoseconds per lane"));
     }
     if s.guard_ps >= s.slot_ps {
@@ -682,7 +682,7 @@ impl ShaleSim {
             }
             failed[f as usize] = true;
         }
-        if s.fail_links.len() % 2 != 0 {
+        if !s.fail_links.len().is_multiple_of(2) {
             return Err(SpecError::new("fail_links", s.fail_links.len(), "expected node pairs"));
         }
         let mut link_list = Vec::new();
@@ -893,7 +893,7 @@ impl ShaleSim {
         }
         let kx = ((x as u64) << 32) | z as u64;
         match self.detect.get(&kx) {
-            Some(&dt) => t >= dt && (t < self.rec_tick || self.revive.get(&kx).map_or(true, |&rt| t < rt)),
+            Some(&dt) => t >= dt && (t < self.rec_tick || self.revive.get(&kx).is_none_or(|&rt| t < rt)),
             None => false,
         }
     }
@@ -948,7 +948,7 @@ impl ShaleSim {
     fn step(&mut self, t: u64) {
         // cells that exist (queued at nodes or on links) at the start of timeslot t
         self.live_sum += (self.cells.len() - self.free_cells.len()) as u64;
-        if self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0 {
+        if self.sample_ticks > 0 && t > 0 && t.is_multiple_of(self.sample_ticks) {
             self.sample(t);
         }
         if self.any_failed && t == self.fail_tick {
@@ -1842,7 +1842,7 @@ impl ShaleSim {
         let c = &mut self.spray_ctr[y as usize];
         let z = mix64(self.spray_seed ^ ((y as u64) << 40 | *c));
         *c += 1;
-        ((z >> 32) * n as u64 >> 32) as u32
+        (((z >> 32) * n as u64) >> 32) as u32
     }
 
     /// Does y know that all its neighbours of phase q failed?

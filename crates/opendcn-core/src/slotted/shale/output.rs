@@ -168,7 +168,7 @@ impl ShaleSim {
         let metrics = counts.metrics(&self.svc);
         let _ = self.max_outstanding_entries;
         let mut series = self.series.clone();
-        if self.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < self.t * self.tau) && self.t > 0 {
+        if self.sample_ticks > 0 && series.last().is_none_or(|s| s.time_ps < self.t * self.tau) && self.t > 0 {
             let p = self.last_sample;
             series.push(super::Sample {
                 time_ps: self.t * self.tau,

@@ -37,7 +37,7 @@ impl Ebs {
         if !(1..=4).contains(&h) {
             return Err(SpecError::new("h", h, "the schedule dimension must be 1..4 (2-bit remaining-sprays header field)"));
         }
-        let m = exact_root(n, h).ok_or_else(|| SpecError::new("nodes", n, &format!("must be a perfect {h}-th power for h = {h}")))?;
+        let m = exact_root(n, h).ok_or_else(|| SpecError::new("nodes", n, format!("must be a perfect {h}-th power for h = {h}")))?;
         if m < 2 {
             return Err(SpecError::new("nodes", n, "need at least 2 nodes per coordinate"));
         }

@@ -109,11 +109,7 @@ impl ShaleSim {
     pub(super) fn tp_sent(&mut self, f: usize, t: u64, done: bool) {
         self.tp.f_cells[f] += 1;
         match self.cc {
-            Cc::Isd => {
-                if done {
-                    self.tp_flow_gone(f, t);
-                }
-            }
+            Cc::Isd if done => self.tp_flow_gone(f, t),
             Cc::Rd | Cc::Ndp => self.tp.f_credit[f] -= 1,
             _ => {}
         }

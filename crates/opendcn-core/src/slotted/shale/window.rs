@@ -721,7 +721,7 @@ impl Ctx {
 
     #[inline]
     fn sample_tick(&self, t: u64) -> bool {
-        self.sample_ticks > 0 && t > 0 && t % self.sample_ticks == 0
+        self.sample_ticks > 0 && t > 0 && t.is_multiple_of(self.sample_ticks)
     }
 
     /// Window w starts: the flights sent in window w − 1, grouped by receiver.
@@ -1278,7 +1278,7 @@ impl Srv<'_> {
             let kbase = koff + q * (m - 1);
             let z = mix64(self.spray_seed ^ ((y as u64) << 40 | nd.draws));
             nd.draws += 1;
-            let start = ((z >> 32) * (m - 1) as u64 >> 32) as u32;
+            let start = (((z >> 32) * (m - 1) as u64) >> 32) as u32;
             let mut jj = start;
             if self.spray_short {
                 let row = y as usize * self.kk as usize + kbase as usize;
@@ -1487,7 +1487,7 @@ impl WindowSim {
         let errors = counts.errors(Vec::new());
         let metrics = counts.metrics(&cx.svc);
         let mut series = cx.series.clone();
-        if cx.sample_ticks > 0 && series.last().map_or(true, |s| s.time_ps < t_now * cx.tau) && t_now > 0 {
+        if cx.sample_ticks > 0 && series.last().is_none_or(|s| s.time_ps < t_now * cx.tau) && t_now > 0 {
             let s = cx.level(t_now);
             let p = cx.series_cum();
             series.push(Sample {
