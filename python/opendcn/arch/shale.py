@@ -574,7 +574,7 @@ class ShaleNetwork(FixedFabric):
            "priority or end-to-end transports); timeslot: every option; auto: window when it applies. "
            "Both give identical results", "choice", ENGINES),
     Option("threads", 1, "threads of the window engine (nodes are served in parallel within a window; "
-           "the results do not depend on the count)", "int"),
+           "the results do not depend on the count; worth it from a few thousand nodes)", "int"),
     Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
     *service_options(),
 ], tiny={"nodes": 16})
