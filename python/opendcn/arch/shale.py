@@ -357,6 +357,8 @@ class ShaleNetwork(FixedFabric):
         size = np.asarray(flows.size)[keep].astype(np.int64)
         if np.any(src == dst):
             raise ConfigError("workload", "src == dst", "a flow must go to another node")
+        if self.warmup is not None and self.warmup >= duration_ps:
+            raise ConfigError("--warmup", self.warmup, f"must be shorter than the run ({duration_ps} ps)")
         cutoff = self._cutoff(size)
         self.last_failed_links = 0
         failed = self.failed_nodes(seed)
@@ -387,8 +389,6 @@ class ShaleNetwork(FixedFabric):
                 raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
             raise ConfigError("shale", str(e), "engine rejected the spec") from None
         self.last_engine = sim.engine
-        if self.warmup is not None and self.warmup >= duration_ps:
-            raise ConfigError("--warmup", self.warmup, f"must be shorter than the run ({duration_ps} ps)")
         steady_from = None
         if self.warmup is not None:
             sim.run_until(self.warmup)
