@@ -180,6 +180,11 @@ fn window_engine_matches_the_timeslot_engine() {
             assert!(a.invariant_errors.is_empty(), "{:?}", a.invariant_errors);
             assert!(a.packet_hops > 1000 && a.flows_completed > 10, "{n} {h} {cc:?}: a real load");
             assert_eq!(format!("{:?}", a), format!("{:?}", b), "{n} nodes h={h} h_hi={h_hi} {cc:?}");
+            // several workers, node ranges of unequal length: the same run
+            let mut st = s.clone();
+            st.threads = 2 + (ci as u32 + n) % 4;
+            let c = run_chunked(ShaleRun::new(st.clone(), "window").unwrap(), 2_500_000, st.duration_ps);
+            assert_eq!(format!("{:?}", a), format!("{:?}", c), "{n} nodes h={h} {cc:?} {} threads", st.threads);
             cases += 1;
         }
     }
