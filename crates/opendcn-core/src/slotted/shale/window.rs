@@ -687,14 +687,17 @@ impl WindowSim {
             (nodes, lk, qc, lb) = (n1, l1, q1, b1);
             jobs.push((Srv { cx, w, lk: l0, qcells: q0, lbits: b0, ko: x0 * kk, bo: x0 * lw, fr }, n0, x0 as u32));
         }
-        if jobs.len() == 1 {
-            let (mut srv, nodes, x0) = jobs.pop().unwrap();
+        // the first range on this thread, the others on threads of their own
+        let rest = jobs.split_off(1);
+        let (mut srv, nodes, x0) = jobs.pop().expect("one worker at least");
+        if rest.is_empty() {
             srv.serve_range(nodes, x0, a, b);
         } else {
             std::thread::scope(|sc| {
-                for (mut srv, nodes, x0) in jobs {
+                for (mut srv, nodes, x0) in rest {
                     sc.spawn(move || srv.serve_range(nodes, x0, a, b));
                 }
+                srv.serve_range(nodes, x0, a, b);
             });
         }
     }
