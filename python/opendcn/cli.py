@@ -251,11 +251,13 @@ def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
     if sc:
         typer.echo("")
         typer.echo("Shale scaling: growth from the smallest size of wall time per timeslot vs mean cells in flight")
+        typer.echo("(and of the engine's work, cell-hops per timeslot: exact, untouched by the machine's load)")
         for x in sc:
             typer.echo(f"  h={x['h']} N={x['nodes']:>6}: {x['wall_us_per_timeslot']:9.1f} us/timeslot "
                        f"(x{x['wall_growth']:.2f}), {x['mean_cells_in_flight']:12,.0f} cells in flight "
                        f"(x{x['cells_growth']:.2f}) {'holds' if x['holds'] else 'grows faster'}; "
-                       f"{x['wall_ns_per_hop']:.0f} ns per cell-hop")
+                       f"{x['wall_ns_per_hop']:.0f} ns per cell-hop; work x{x['hops_growth']:.2f} "
+                       f"{'holds' if x['work_holds'] else 'grows faster'}")
 
 
 @app.command()
