@@ -10,6 +10,19 @@ use crate::rng::mix64;
 use crate::units::{Ps, Rate, NONE};
 use std::collections::VecDeque;
 
+/// v mod m, by one subtraction when v < 2m (the usual case here: a sum of two values
+/// below m).
+#[inline(always)]
+fn wrap(v: u32, m: u32) -> u32 {
+    if v < m {
+        v
+    } else if v - m < m {
+        v - m
+    } else {
+        v % m
+    }
+}
+
 /// How the S ports of the N ToRs are wired through one layer of AWGRs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topology {
@@ -32,6 +45,10 @@ pub struct Fabric {
     pub w: u32,
     /// Groups (thin-clos: S, or N when N < S with ports ≥ N left dark; parallel: 1).
     pub g: u32,
+    /// Per ToR: its group (ToR / W) and its index in the group (ToR mod W), so that the
+    /// per-slot geometry divides nothing.
+    grp: Vec<u32>,
+    idx: Vec<u32>,
     /// Stamp per (dst, ingress port): id of the last slot that received on it.
     rx_stamp: Vec<u64>,
     pub collisions: u64,
@@ -59,7 +76,18 @@ impl Fabric {
             }
         };
         let g = if topo == Topology::ThinClos { n / w } else { 1 };
-        Ok(Fabric { n, s, topo, w, g, rx_stamp: vec![u64::MAX; (n * s) as usize], collisions: 0, unreachable: 0 })
+        Ok(Fabric {
+            n,
+            s,
+            topo,
+            w,
+            g,
+            grp: (0..n).map(|i| i / w).collect(),
+            idx: (0..n).map(|i| i % w).collect(),
+            rx_stamp: vec![u64::MAX; (n * s) as usize],
+            collisions: 0,
+            unreachable: 0,
+        })
     }
 
     /// Number of AWGRs and their port count.
@@ -75,14 +103,14 @@ impl Fabric {
     pub fn reaches(&self, src: u32, p: u32, dst: u32) -> bool {
         match self.topo {
             Topology::Parallel => p < self.s,
-            Topology::ThinClos => p < self.g && (src / self.w + p) % self.g == dst / self.w,
+            Topology::ThinClos => p < self.g && wrap(self.grp[src as usize] + p, self.g) == self.grp[dst as usize],
         }
     }
 
     /// Thin-clos: the one port index a pair uses (on both ends).
     #[inline]
     pub fn pair_port(&self, src: u32, dst: u32) -> u32 {
-        (dst / self.w + self.g - src / self.w) % self.g
+        wrap(self.grp[dst as usize] + self.g - self.grp[src as usize], self.g)
     }
 
     /// Record one transmission on (src, port p) → dst in slot `slot_id`; counts a
@@ -109,15 +137,15 @@ impl Fabric {
         if p >= self.g {
             return NONE;
         }
-        let (a, x) = (src / self.w, src % self.w);
-        let d = ((a + p) % self.g) * self.w + (x + c) % self.w;
+        let (a, x) = (self.grp[src as usize], self.idx[src as usize]);
+        let d = wrap(a + p, self.g) * self.w + wrap(x + c, self.w);
         if d == src { NONE } else { d }
     }
 
     /// Inverse of `thin_rr`: the step at which `src` meets `dst` (port = pair_port).
     #[inline]
     pub fn thin_rr_step(&self, src: u32, dst: u32) -> u32 {
-        (dst % self.w + self.w - src % self.w) % self.w
+        wrap(self.idx[dst as usize] + self.w - self.idx[src as usize], self.w)
     }
 }
 
@@ -536,6 +564,32 @@ mod tests {
         assert_eq!(v.pop(1115), Some((2, 300)));
         assert_eq!(v.pop(1115), Some((1, 1115)));
         assert_eq!(v.bytes, 50_000 - 1000 - 1115);
+    }
+
+    #[test]
+    fn thin_clos_geometry_matches_its_definition_by_division() {
+        // the tables and single subtractions give the same answers as the ALGORITHMS
+        // §1.2 formulas, including N < S (W = 1) and round-robin steps beyond W
+        for (n, s) in [(32, 4), (128, 8), (6, 8), (64, 64), (12, 3)] {
+            let f = Fabric::new(n, s, Topology::ThinClos).unwrap();
+            let (w, g) = (f.w, f.g);
+            for i in 0..n {
+                for d in 0..n {
+                    assert_eq!(f.thin_rr_step(i, d), (d % w + w - i % w) % w);
+                    assert_eq!(f.pair_port(i, d), (d / w + g - i / w) % g);
+                    for p in 0..s {
+                        assert_eq!(f.reaches(i, p, d), p < g && (i / w + p) % g == d / w);
+                    }
+                }
+                for c in [0, 1, w - 1, w, 3 * w + 1] {
+                    for p in 0..s {
+                        let want = if p >= g { NONE } else { ((i / w + p) % g) * w + (i % w + c) % w };
+                        let want = if want == i { NONE } else { want };
+                        assert_eq!(f.thin_rr(c, i, p), want, "n {n} s {s} c {c} i {i} p {p}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
