@@ -239,13 +239,22 @@ pub struct Flows {
     pub order: Vec<u32>,
     /// Next index into `order` to admit.
     pub next: usize,
+    /// Per flow, what its deliveries update, side by side (one cache line per delivery).
+    pub st: Vec<FlowSt>,
+}
+
+/// A flow's running state.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowSt {
     /// Bytes of the flow that arrive at the destination by the end of the run.
-    pub delivered: Vec<u64>,
+    pub delivered: u64,
     /// Bytes of the flow not yet transmitted on their final hop.
-    pub unsent: Vec<u64>,
+    pub unsent: u64,
     /// Latest arrival time of any of the flow's bytes at the destination.
-    pub last_arr: Vec<Ps>,
-    pub hops: Vec<u32>,
+    pub last_arr: Ps,
+    pub hops: u32,
+    /// The destination (a copy of the column, for the receive series).
+    pub dst: u32,
 }
 
 impl Flows {
@@ -271,10 +280,7 @@ impl Flows {
         let mut order: Vec<u32> = (0..m as u32).collect();
         order.sort_by_key(|&i| (start[i as usize], i));
         Ok(Flows {
-            delivered: vec![0; m],
-            unsent: size.clone(),
-            last_arr: vec![0; m],
-            hops: vec![0; m],
+            st: (0..m).map(|i| FlowSt { delivered: 0, unsent: size[i], last_arr: 0, hops: 0, dst: dst[i] }).collect(),
             start,
             src,
             dst,
@@ -375,20 +381,20 @@ impl Books {
         if !last_hop {
             return;
         }
-        let f = flow as usize;
+        let st = &mut fl.st[flow as usize];
         self.queued -= bytes;
-        fl.unsent[f] -= bytes;
-        if hop > fl.hops[f] {
-            fl.hops[f] = hop;
+        st.unsent -= bytes;
+        if hop > st.hops {
+            st.hops = hop;
         }
-        if arr > fl.last_arr[f] {
-            fl.last_arr[f] = arr;
+        if arr > st.last_arr {
+            st.last_arr = arr;
         }
         if arr <= self.end_ps {
             self.delivered += bytes;
-            fl.delivered[f] += bytes;
+            st.delivered += bytes;
             if let Some(b) = self.bin(arr.saturating_sub(1)) {
-                self.ts_rx[b * self.n as usize + fl.dst[f] as usize] += bytes;
+                self.ts_rx[b * self.n as usize + st.dst as usize] += bytes;
             }
         } else {
             self.wire += bytes;
@@ -398,7 +404,7 @@ impl Books {
     /// Bytes of `flow` lost (e.g. on a failed link), for `reason`.
     pub fn drop(&mut self, fl: &mut Flows, flow: u32, bytes: u64, reason: &'static str) {
         self.queued -= bytes;
-        fl.unsent[flow as usize] -= bytes;
+        fl.st[flow as usize].unsent -= bytes;
         self.dropped += bytes;
         match self.drops.iter_mut().find(|(r, _)| *r == reason) {
             Some(e) => e.1 += bytes,
@@ -453,10 +459,11 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
         let f = f as usize;
         started += 1;
         offered += fl.size[f];
-        flow_deliv_sum += fl.delivered[f];
-        if fl.delivered[f] == fl.size[f] {
+        let st = &fl.st[f];
+        flow_deliv_sum += st.delivered;
+        if st.delivered == fl.size[f] {
             completed += 1;
-            finish[f] = fl.last_arr[f];
+            finish[f] = st.last_arr;
         }
     }
     let in_flight = b.queued + b.wire;
@@ -514,8 +521,8 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
             guardband_violations: b.guard_violations,
             trace_hash: b.hash,
             flow_finish_ps: finish,
-            flow_delivered: fl.delivered.clone(),
-            flow_hops: fl.hops.clone(),
+            flow_delivered: fl.st.iter().map(|s| s.delivered).collect(),
+            flow_hops: fl.st.iter().map(|s| s.hops).collect(),
             invariant_errors: errors,
         },
         ts_time_ps: ts_time,
