@@ -225,7 +225,7 @@ def workloads() -> None:
 def bench(quick: bool = typer.Option(False, "--quick", help="short scenarios"),
           as_json: bool = typer.Option(False, "--json", help="print a JSON list"),
           only: Optional[str] = typer.Option(None, help="run only scenarios whose name contains this"),
-          repeat: int = typer.Option(1, help="runs per scenario; the least wall time is kept")) -> None:
+          repeat: int = typer.Option(1, help="rounds over the scenarios; each keeps its least wall time (after any warm-up)")) -> None:
     """Standard performance scenarios: packet-hops/s, events/s, wall time, peak memory."""
     from .bench import run_all
 
