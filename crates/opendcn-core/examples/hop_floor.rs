@@ -37,11 +37,19 @@ struct Node {
 }
 
 fn main() {
-    let a: Vec<u64> = std::env::args().skip(1).map(|s| s.parse().expect("a whole number")).collect();
+    const USAGE: &str = "usage: hop_floor NODES H TIMESLOTS [WARMUP] (whole numbers; NODES a perfect H-th power)";
+    let a: Vec<u64> = std::env::args().skip(1).map(|s| s.parse().unwrap_or(0)).collect();
+    if a.len() < 3 || a.len() > 4 || a[..3].contains(&0) || a[1] > 8 {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    }
     let (n, h, slots) = (a[0] as u32, a[1] as u32, a[2]);
     let warm = a.get(3).copied().unwrap_or(slots / 2);
     let m = (n as f64).powf(1.0 / h as f64).round() as u32;
-    assert_eq!(m.pow(h), n, "NODES must be a perfect H-th power");
+    if m < 2 || m.checked_pow(h) != Some(n) || warm >= slots {
+        eprintln!("{USAGE}; WARMUP below TIMESLOTS");
+        std::process::exit(2);
+    }
     let kk = (h * (m - 1)) as usize;
     let d = 97u64; // ⌈(45.056 ns + 500 ns) / 5.632 ns⌉ timeslots, as the window engine
     let pw: Vec<u32> = (0..h).map(|p| m.pow(p)).collect();
@@ -53,13 +61,13 @@ fn main() {
     let mut out: Vec<Flight> = Vec::new();
     let mut inb: Vec<Flight> = Vec::new();
     let mut off = vec![0u32; n as usize + 1];
-    let (mut hops, mut hops_warm) = (0u64, 0u64);
-    let mut t0 = Instant::now();
+    let mut hops = 0u64;
+    // when the timed part starts, and the cell-hops before it
+    let mut mark: Option<(Instant, u64)> = None;
     let mut t = 0u64;
     while t < slots {
-        if t >= warm && hops_warm == 0 {
-            t0 = Instant::now();
-            hops_warm = hops.max(1);
+        if t >= warm && mark.is_none() {
+            mark = Some((Instant::now(), hops));
         }
         let b = (t + d).min(slots);
         // last window's flights, grouped by receiver
@@ -152,6 +160,10 @@ fn main() {
         }
         t = b;
     }
+    let Some((t0, hops_warm)) = mark else {
+        eprintln!("WARMUP {warm} leaves no window of {d} timeslots to time before {slots}");
+        std::process::exit(2);
+    };
     let wall = t0.elapsed().as_secs_f64();
     let hw = hops - hops_warm;
     let cells: usize = nodes.iter().map(|nd| nd.cells.len() - nd.free.len()).sum();
