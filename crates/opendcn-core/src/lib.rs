@@ -22,6 +22,7 @@ pub mod sim;
 pub mod slotted;
 pub mod spec;
 pub mod timeflow;
+pub mod transport;
 pub mod units;
 
 pub use error::SpecError;

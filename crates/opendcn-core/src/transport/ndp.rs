@@ -1,0 +1,1 @@
+//! NDP (sans-IO). To be written.

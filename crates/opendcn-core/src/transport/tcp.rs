@@ -1,0 +1,1 @@
+//! TCP NewReno and DCTCP (sans-IO). To be written.
