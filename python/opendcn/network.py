@@ -30,6 +30,9 @@ from .analysis import fct_stats
 from .config import Config
 from .errors import ConfigError, InvariantError
 from .timeflow import Circuit, Entry, Path
+from .transport import CODES as _TRANSPORT_CODES
+from .transport import TransportSettings
+from .transport import update as _update_transport
 from .units import parse_size, parse_time, tx_time_ps
 
 _KIND = {"unused": 0, "optical": 1, "electrical": 2, "hostdown": 3}
@@ -97,6 +100,8 @@ class Network:
         self._services: dict[str, Any] = {"congestion_detection": False, "pushback": False,
                                           "flow_pausing": False, "elephant_bytes": 100_000,
                                           "eqo_interval_ps": 0, "offload_queues": 0}
+        self._transport = TransportSettings()
+        self._disc: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ topology
     @property
@@ -366,6 +371,103 @@ class Network:
             self._services["congestion_detection"] = True
         return dict(self._services)
 
+    def transport(self, rule: Any = None, **params: Any) -> dict[str, Any]:
+        """Choose the end-to-end transport of each flow by a rule on its size, and set the
+        transports' parameters (see :mod:`opendcn.transport`)::
+
+            net.transport("dctcp", ecn_k="30KB")
+            net.transport("ndp<1MB,tcp", dupack=3, min_rto="1ms")
+
+        Parameters: ``dupack``, ``init_cwnd``, ``min_rto``, ``rto`` (initial), ``max_rto``,
+        ``dctcp_g``, ``ecn_k`` (DCTCP marking threshold of every port), ``ndp_init_window``,
+        ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
+        ``ctrl_bytes``. Returns the settings in force."""
+        known = {"dupack", "init_cwnd", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
+                 "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes"}
+        for k in params:
+            if k not in known:
+                raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")
+        _update_transport(self._transport, rule=rule, **params)
+        return self._transport.describe()
+
+    def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
+                        classes: Sequence[Any] | None = None, ecn_k: Any = None,
+                        trim: bool | None = None) -> None:
+        """Set how ports queue and serve packets (default: the transports' needs).
+
+        ``classes``: byte caps of strict-priority classes, highest first (class 0 holds
+        control packets and trimmed headers, class 1 NDP data, class 2 other data; a port
+        with fewer classes puts the lower ones in its last), e.g. Duo's
+        ``["75KB", "75KB", "75KB"]``; ``ecn_k``: ECN marking threshold (bytes, 0 = off);
+        ``trim``: cut NDP data that finds its class full to a header. ``ports``: (node,
+        port) pairs, default every port. Priority classes and trimming apply to
+        electrical, host and static optical ports."""
+        if ports is None:
+            gps = range(self.n_ports)
+        else:
+            gps = []
+            for node, port in ports:
+                if not 0 <= node < self.total_nodes or not 0 <= port < self.port_offset[node + 1] - self.port_offset[node]:
+                    raise ConfigError("ports", (node, port), "no such port")
+                gps.append(self.gport(node, port))
+        d: dict[str, Any] = {}
+        if classes is not None:
+            caps = [parse_size(c, f"classes[{i}]") for i, c in enumerate(classes)]
+            if not 1 <= len(caps) <= 8:
+                raise ConfigError("classes", list(classes), "expected 1 to 8 class caps")
+            for i, c in enumerate(caps):
+                if c <= 0:
+                    raise ConfigError(f"classes[{i}]", classes[i], "every priority class needs a positive byte cap")
+            d["classes"] = caps
+        if ecn_k is not None:
+            if isinstance(ecn_k, (int, float)) and not isinstance(ecn_k, bool) and ecn_k < 0:
+                raise ConfigError("ecn_k", ecn_k, "must be >= 0 bytes")
+            d["ecn_k"] = parse_size(ecn_k, "ecn_k")
+        if trim is not None:
+            if not isinstance(trim, bool):
+                raise ConfigError("trim", trim, "expected True or False")
+            d["trim"] = trim
+        for gp in gps:
+            self._disc.setdefault(int(gp), {}).update(d)
+
+    def _disc_columns(self, kind: np.ndarray, cyclic: bool) -> dict[str, np.ndarray]:
+        """Per-port discipline arrays: the transports' defaults, then explicit settings."""
+        t = self._transport
+        names = t.rule.names
+        P = self.n_ports
+        c = self.config
+        ecn = np.zeros(P, dtype=np.int64)
+        trim = np.zeros(P, dtype=np.int64)
+        ncls = np.zeros(P, dtype=np.int64)
+        caps: list[list[int]] = [[] for _ in range(P)]
+        servable = ~((kind == _KIND["optical"]) & cyclic) & (kind != _KIND["unused"])
+        if "dctcp" in names:
+            ecn[kind != _KIND["unused"]] = t.ecn_k
+        if "ndp" in names:
+            q = t.ndp_queue_packets * (int(c.mtu) + int(c.header))
+            default = [q, q] + ([int(c.buffer)] if names - {"ndp"} else [])
+            for gp in np.nonzero(servable)[0]:
+                caps[gp] = list(default)
+                trim[gp] = 1
+        for gp, d in self._disc.items():
+            if "ecn_k" in d:
+                ecn[gp] = d["ecn_k"]
+            if "trim" in d:
+                trim[gp] = int(d["trim"])
+            if "classes" in d:
+                caps[gp] = list(d["classes"]) if len(d["classes"]) > 1 else []
+            if (trim[gp] or len(caps[gp]) > 1) and not servable[gp]:
+                node = int(np.searchsorted(self.port_offset, gp, side="right") - 1)
+                raise ConfigError("port_discipline", (node, int(gp - self.port_offset[node])),
+                                  "priority classes and trimming need an electrical, host or static optical port")
+        if not (ecn.any() or trim.any() or any(caps)):
+            return {}
+        for gp in range(P):
+            ncls[gp] = len(caps[gp])
+        flat = [x for cs in caps for x in cs]
+        return {"port_ecn_k": ecn, "port_trim": trim, "port_classes": ncls,
+                "class_cap": np.array(flat, dtype=np.int64)}
+
     def watch(self, ports: Sequence[tuple[int, int]] | None) -> None:
         """Sample these (node, port) pairs in the time series (default: all ports when
         the network has at most 4096 ports)."""
@@ -453,6 +555,11 @@ class Network:
             "collect_tm": bool(collect_tm),
             **self._services,
         }
+        names = self._transport.rule.names
+        if names != {"ideal"}:
+            spec["flow_transport"] = self._transport.rule.assign(flows.size)
+            spec.update(self._transport.spec())
+        spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
         if self._router == "table":
             spec.update(self._table_columns())
         elif self._router == "source":
@@ -724,6 +831,8 @@ def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
         "slowdown": pa.array(slowdown, mask=mask),
         "completed": pa.array(done),
         "hops": pa.array(np.asarray(o["flow_hops"], dtype=np.int64)),
+        **({"retransmits": pa.array(np.asarray(o["flow_retx"], dtype=np.int64)),
+            "timeouts": pa.array(np.asarray(o["flow_timeouts"], dtype=np.int64))} if "flow_retx" in o else {}),
     })
 
 
@@ -754,6 +863,32 @@ def core_summary(*, arch: str, seed: int, nodes: int, endpoints: int, duration_p
         "host_rate_bps": int(rate_bps),
         "workload": workload,
         "trace_hash": f"{int(o['trace_hash']):016x}",
+    }
+
+
+def packet_metrics(o: dict[str, Any]) -> dict[str, Any]:
+    """The packet ledger and packet-level metrics of an engine output (empty if it has none)."""
+    if "packets" not in o:
+        return {}
+    pk = o["packets"]
+    lat = o["latency"]
+    cap = o["class_capacity_bytes"]
+    tx = o["class_tx_bytes"]
+    hops = list(o["delivered_by_hops"])
+    while len(hops) > 1 and hops[-1] == 0:
+        hops.pop()
+    cls_names = {1: "electrical", 2: "static_optical", 3: "electrical+static_optical", 4: "reconfigurable_optical",
+                 5: "electrical+reconfigurable_optical", 6: "static_optical+reconfigurable_optical", 7: "all"}
+    by_class = {cls_names[i]: int(v) for i, v in enumerate(o["delivered_by_class"]) if i and v}
+    return {
+        "packets": {k: ({kk: int(vv) for kk, vv in v.items()} if isinstance(v, dict) else int(v)) for k, v in pk.items()},
+        "latency_us": {"count": int(lat["count"]), "mean": float(lat["mean_ps"]) / 1e6,
+                       "p50": int(lat["p50_ps"]) / 1e6, "p99": int(lat["p99_ps"]) / 1e6},
+        "reorder": {k: int(v) for k, v in o["reorder"].items()},
+        "delivered_bytes_by_hops": {str(i): int(v) for i, v in enumerate(hops) if v},
+        "delivered_bytes_by_link_class": by_class,
+        "link_classes": {k: {"tx_bytes": int(tx[k]), "utilisation": (tx[k] / cap[k]) if cap[k] else 0.0}
+                         for k in tx if cap[k]},
     }
 
 
@@ -800,7 +935,13 @@ class Result:
                              "offload_refused": int(o["offload_refused"])}
                             if net._services["offload_queues"] else {})},
             "arch_metrics": dict(net.arch_metrics),
+            **packet_metrics(o),
+            "transport": net._transport.describe(),
         })
+        if "transport" not in flows.column_names:
+            names = {v: k for k, v in _TRANSPORT_CODES.items()}
+            codes = net._transport.rule.assign(live.flows.size)
+            flows = flows.append_column("transport", pa.array([names[int(x)] for x in codes], type=pa.string()))
         info = {"config": c.model_dump(), "arch": net.arch, "fabric": net.fabric, "router": net._router,
                 "multipath": net._multipath, "slices": net.slices, "switches": net.switches,
                 "duration_ps": live.duration, "seed": live.seed,

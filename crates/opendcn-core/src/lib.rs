@@ -11,6 +11,7 @@ pub mod earliest;
 pub mod error;
 pub mod event;
 pub mod flatmap;
+pub mod ledger;
 pub mod packedmap;
 pub mod metrics;
 pub mod opera;

@@ -41,18 +41,33 @@ use crate::error::SpecError;
 use crate::event::EventList;
 use crate::rng::{mix64, Stream};
 use crate::schedule::Schedule;
-use crate::spec::{Multipath, PortKind, RouterKind, SimSpec};
+use crate::ledger::Ledger;
+use crate::spec::{Discipline, Multipath, PortKind, RouterKind, SimSpec, TransportKind, TransportParams};
+use crate::transport::ndp::{NdpConfig, NdpReceiver, NdpSender, PullPacer};
+use crate::transport::tcp::{TcpAck, TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::Send;
 use crate::timeflow::{build_tables, Action, ConnIndex, Entry, Router, Routes, WILD};
 use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 5] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize"];
+pub const DROP_REASONS: [&str; 7] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+                                      "class_overflow", "header_overflow"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
 const DROP_RECONF: usize = 3;
 const DROP_OVERSIZE: usize = 4;
+/// A priority class of a served port is full (drop-tail per class).
+const DROP_CLASS: usize = 5;
+/// A trimmed header (or control packet) finds the header class full.
+const DROP_HEADER: usize = 6;
+
+/// Packet kinds.
+const K_DATA: u8 = 0;
+const K_ACK: u8 = 1;
+const K_NACK: u8 = 2;
+const K_PULL: u8 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -69,11 +84,17 @@ enum Ev {
     OffloadSend(u32),
     /// An offloaded packet reaches its ToR again.
     OffloadReturn(u32, u16),
+    /// A served port has finished a transmission.
+    PortFree(u32),
+    /// A flow's transport timer (lazy: stale unless it matches the flow's armed time).
+    Timer(u32),
+    /// An NDP receiver's pull pacer may release a pull.
+    Pacer(u32),
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 9] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return"];
+pub const EVENT_KINDS: [&str; 12] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -87,13 +108,17 @@ impl Ev {
             Ev::PushBack(_) => 6,
             Ev::OffloadSend(_) => 7,
             Ev::OffloadReturn(..) => 8,
+            Ev::PortFree(_) => 9,
+            Ev::Timer(_) => 10,
+            Ev::Pacer(_) => 11,
         }
     }
 
     fn code(self) -> u64 {
         let id = match self {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
-            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x) => x as u64,
+            Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
+            | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) => x as u64,
             Ev::NextFlows | Ev::Sample => 0,
         };
         id ^ (self.kind() as u64) << 32
@@ -129,6 +154,19 @@ struct Packet {
     rgen: u16,
     to_host: bool,
     doomed: bool,
+    /// `K_DATA`, `K_ACK`, `K_NACK` or `K_PULL`.
+    kind: u8,
+    /// Cut to its header by a trimming port (its payload no longer travels).
+    trimmed: bool,
+    /// Data: carries an ECN congestion mark. ACK: echoes one (ECE).
+    ce: bool,
+    /// Data: segment number. ACK: next expected segment (TCP) or the segment acknowledged
+    /// (NDP). NACK: the trimmed segment. PULL: the cumulative pull number.
+    seq: u32,
+    /// Data: the time it entered the network. ACK: the echoed send time of the data.
+    ts: Ps,
+    /// Link classes crossed (bit 0 electrical, 1 static optical, 2 reconfigurable optical).
+    classes: u8,
 }
 
 /// A planned transmission: departure time, wire bytes, packet.
@@ -161,6 +199,16 @@ struct Port {
     tx_bytes_sampled: u64,
     rx_abs: u32,
     rx_sender: u32,
+    /// ECN marking threshold in bytes (0: off).
+    ecn_k: u64,
+    /// Served model (priority classes / trimming): per class its FIFO of packets and
+    /// bytes, the byte caps, trimming, and whether a `PortFree` event is pending.
+    served: bool,
+    trim: bool,
+    classes: Vec<VecDeque<u32>>,
+    class_bytes: Vec<u64>,
+    class_cap: Vec<u64>,
+    free_pending: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +226,19 @@ struct Endpoint {
     /// pushed back, paused): (time, destination). Each destination with data is in
     /// exactly one of `rr` and `sleeping`.
     sleeping: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    /// When the pending injection event fires (valid while `scheduled`).
+    sched_at: Ps,
+    /// Control packets (ACK, NACK, PULL) waiting for the link, served first.
+    ctrl: VecDeque<u32>,
+    /// Transport flows that may send now, in round-robin order, and those waiting for
+    /// room at the egress until a time. A flow blocked by its window is in neither.
+    tready: VecDeque<u32>,
+    tsleep: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    /// Alternates data service between ideal and transport flows.
+    turn: bool,
+    /// NDP receivers: the pull pacer of this endpoint and whether its event is pending.
+    pacer: Option<PullPacer>,
+    pacer_at: Ps,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -190,6 +251,87 @@ struct Flow {
     delivered: u64,
     finish: Ps,
     max_hops: u16,
+    tp: TransportKind,
+    /// Index of its connection state in `Sim::conns` (NONE: none, or finished).
+    conn: u32,
+    /// A built packet that the egress could not take yet (NONE: none).
+    parked: u32,
+    /// In its endpoint's `tready` or `tsleep`.
+    inq: bool,
+    /// Time of its pending timer event (`Ps::MAX`: none).
+    timer_at: Ps,
+    retx: u32,
+    timeouts: u32,
+}
+
+/// Sender and receiver state of one flow with an end-to-end transport.
+enum Conn {
+    Tcp(TcpSender, TcpReceiver),
+    Ndp(NdpSender, NdpReceiver),
+}
+
+impl Conn {
+    fn can_send(&self) -> bool {
+        match self {
+            Conn::Tcp(s, _) => s.can_send(),
+            Conn::Ndp(s, _) => s.can_send(),
+        }
+    }
+    fn poll_send(&mut self, now: Ps) -> Option<Send> {
+        match self {
+            Conn::Tcp(s, _) => s.poll_send(now),
+            Conn::Ndp(s, _) => s.poll_send(now),
+        }
+    }
+    fn timer(&self) -> Option<Ps> {
+        match self {
+            Conn::Tcp(s, _) => s.timer(),
+            Conn::Ndp(s, _) => s.timer(),
+        }
+    }
+    fn on_timer(&mut self, now: Ps) {
+        match self {
+            Conn::Tcp(s, _) => s.on_timer(now),
+            Conn::Ndp(s, _) => s.on_timer(now),
+        }
+    }
+    fn sender_done(&self) -> bool {
+        match self {
+            Conn::Tcp(s, _) => s.done(),
+            Conn::Ndp(s, _) => s.done(),
+        }
+    }
+    fn stats(&self) -> crate::transport::SenderStats {
+        match self {
+            Conn::Tcp(s, _) => s.stats(),
+            Conn::Ndp(s, _) => s.stats(),
+        }
+    }
+    /// Payload bytes the receiver has not received yet, counted from its bits.
+    fn missing_bytes(&self, size: u64, mss: u32) -> u64 {
+        let set = match self {
+            Conn::Tcp(_, r) => r.received(),
+            Conn::Ndp(_, r) => r.received(),
+        };
+        let n = crate::transport::segments(size, mss);
+        (0..n).filter(|&q| !set.contains(q)).map(|q| crate::transport::seg_len(size, mss, q) as u64).sum()
+    }
+}
+
+/// The packet-level ledger totals (see [`crate::ledger`]).
+#[derive(Debug, Clone, Default)]
+pub struct PacketTotals {
+    pub sent: u64,
+    pub sent_retx: u64,
+    pub sent_ctrl: u64,
+    pub delivered: u64,
+    pub dropped: Vec<(String, u64)>,
+    pub dropped_bytes: Vec<(String, u64)>,
+    pub trimmed: u64,
+    pub trims: u64,
+    pub bounces: u64,
+    pub in_flight: u64,
+    pub duplicate_bytes: u64,
 }
 
 /// Everything a run reports.
@@ -222,6 +364,88 @@ pub struct SimOutput {
     pub offload_peak_host_bytes: u64,
     /// Packets beyond the window that stayed in the ToR because their host link was full.
     pub offload_refused: u64,
+    /// The packet ledger (always counted).
+    pub packets: PacketTotals,
+    /// Per flow: retransmitted segments and retransmission timeouts (0 for ideal flows).
+    pub flow_retx: Vec<u32>,
+    pub flow_timeouts: Vec<u32>,
+    /// Data packets marked with ECN by ports.
+    pub ecn_marks: u64,
+    /// One-way latency of delivered data packets (entering the network to reaching the
+    /// receiver): count, mean and quantiles from a log histogram (< 1/32 relative error).
+    pub latency_count: u64,
+    pub latency_mean_ps: f64,
+    pub latency_p50_ps: u64,
+    pub latency_p99_ps: u64,
+    /// Reorder histogram of data arriving at transport receivers: received − expected
+    /// segment number, in buckets `< 0`, `0`, `1-10`, `11-100`, `101-1000`, `> 1000`.
+    pub reorder: [u64; 6],
+    /// Delivered payload bytes by the most hops a packet took (index = hops, last = more).
+    pub delivered_by_hops: Vec<u64>,
+    /// Delivered payload bytes by the set of link classes crossed (bit 0 electrical,
+    /// bit 1 static optical, bit 2 reconfigurable optical; index = the bit set).
+    pub delivered_by_class: [u64; 8],
+    /// Wire bytes sent and capacity × time (bytes) per link class: electrical, static
+    /// optical, reconfigurable optical, host downlink.
+    pub class_tx_bytes: [u64; 4],
+    pub class_capacity_bytes: [u64; 4],
+}
+
+/// Names of the reorder histogram buckets.
+pub const REORDER_BUCKETS: [&str; 6] = ["<0", "0", "1-10", "11-100", "101-1000", ">1000"];
+/// Names of the link classes of `class_tx_bytes`.
+pub const LINK_CLASSES: [&str; 4] = ["electrical", "static_optical", "reconfigurable_optical", "host"];
+
+/// A histogram of positive integers with 32 sub-buckets per power of two.
+#[derive(Debug, Clone)]
+struct LogHist {
+    counts: Vec<u64>,
+    n: u64,
+    sum: u128,
+}
+
+impl LogHist {
+    fn new() -> Self {
+        LogHist { counts: vec![0; 64 * 32], n: 0, sum: 0 }
+    }
+    #[inline]
+    fn bucket(v: u64) -> usize {
+        if v < 32 {
+            return v as usize;
+        }
+        let e = 63 - v.leading_zeros() as usize; // >= 5
+        let sub = ((v >> (e - 5)) & 31) as usize;
+        (e - 4) * 32 + sub
+    }
+    /// The smallest value of a bucket's range.
+    fn low(b: usize) -> u64 {
+        if b < 32 {
+            return b as u64;
+        }
+        let e = b / 32 + 4;
+        let sub = (b % 32) as u64;
+        (1u64 << e) | (sub << (e - 5))
+    }
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.counts[Self::bucket(v)] += 1;
+        self.n += 1;
+        self.sum += v as u128;
+    }
+    fn quantile(&self, q: f64) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut acc = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            acc += c;
+            if acc >= rank {
+                return Self::low(b);
+            }
+        }
+        0
+    }
 }
 
 crate::with_totals!(SimOutput);
@@ -286,6 +510,19 @@ pub struct Sim {
     scratch_ids: Vec<u32>,
     /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
     cur: SliceRef,
+    // transports and the ledger
+    ledger: Ledger,
+    tparams: TransportParams,
+    conns: Vec<Option<Conn>>,
+    conn_free: Vec<u32>,
+    ecn_marks: u64,
+    latency: LogHist,
+    reorder: [u64; 6],
+    delivered_by_hops: Vec<u64>,
+    delivered_by_class: [u64; 8],
+    class_tx: [u64; 4],
+    /// Per port: its link class (index into `LINK_CLASSES`).
+    port_class: Vec<u8>,
 }
 
 impl Sim {
@@ -373,7 +610,11 @@ impl Sim {
                 }
             }
         };
-        let ports = (0..n_ports).map(|gp| Port {
+        let no_disc = Discipline::default();
+        let ports = (0..n_ports).map(|gp| {
+            let d = spec.port_disc.get(gp).unwrap_or(&no_disc);
+            let classes = d.class_cap.len().max(1);
+            Port {
             kind: spec.port_kind[gp],
             rate: Rate::new(spec.port_rate_bps[gp]),
             prop: spec.port_prop_ps[gp],
@@ -392,6 +633,19 @@ impl Sim {
             tx_bytes_sampled: 0,
             rx_abs: u32::MAX,
             rx_sender: NONE,
+            ecn_k: d.ecn_k,
+            served: d.served(),
+            trim: d.trim,
+            classes: if d.served() { vec![VecDeque::new(); classes] } else { Vec::new() },
+            class_bytes: vec![0; if d.served() { classes } else { 0 }],
+            class_cap: if d.class_cap.is_empty() { vec![spec.port_buffer_bytes[gp]] } else { d.class_cap.clone() },
+            free_pending: false,
+        }}).collect();
+        let port_class: Vec<u8> = (0..n_ports).map(|gp| match spec.port_kind[gp] {
+            PortKind::Electrical | PortKind::Unused => 0,
+            PortKind::Optical if spec.slice_ps.is_empty() => 1,
+            PortKind::Optical => 2,
+            PortKind::HostDown => 3,
         }).collect();
         let eps = (0..spec.ep_node.len()).map(|i| Endpoint {
             node: spec.ep_node[i],
@@ -403,6 +657,13 @@ impl Sim {
             voq: BTreeMap::new(),
             rr: VecDeque::new(),
             sleeping: std::collections::BinaryHeap::new(),
+            sched_at: 0,
+            ctrl: VecDeque::new(),
+            tready: VecDeque::new(),
+            tsleep: std::collections::BinaryHeap::new(),
+            turn: false,
+            pacer: None,
+            pacer_at: Ps::MAX,
         }).collect();
         let flows = (0..spec.flow_src.len()).map(|i| Flow {
             start: spec.flow_start_ps[i],
@@ -413,6 +674,13 @@ impl Sim {
             delivered: 0,
             finish: Ps::MAX,
             max_hops: 0,
+            tp: spec.flow_transport.get(i).copied().unwrap_or_default(),
+            conn: NONE,
+            parked: NONE,
+            inq: false,
+            timer_at: Ps::MAX,
+            retx: 0,
+            timeouts: 0,
         }).collect();
         let mut sim = Sim {
             now: 0,
@@ -475,6 +743,17 @@ impl Sim {
             scratch: Vec::new(),
             scratch_ids: Vec::new(),
             cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
+            ledger: Ledger::new(DROP_REASONS.len()),
+            tparams: spec.transport,
+            conns: Vec::new(),
+            conn_free: Vec::new(),
+            ecn_marks: 0,
+            latency: LogHist::new(),
+            reorder: [0; 6],
+            delivered_by_hops: vec![0; 17],
+            delivered_by_class: [0; 8],
+            class_tx: [0; 4],
+            port_class,
         };
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
@@ -520,8 +799,13 @@ impl Sim {
                 Ev::Arrive(p, epoch) => self.on_arrive(p, epoch),
                 Ev::HostArrive(p) => self.on_host_arrive(p),
                 Ev::Inject(e) => {
-                    self.eps[e as usize].scheduled = false;
-                    self.inject(e);
+                    // a transport may have asked for an earlier injection (`kick`): the
+                    // later event is then stale
+                    let ep = &mut self.eps[e as usize];
+                    if ep.scheduled && ep.sched_at == time {
+                        ep.scheduled = false;
+                        self.inject(e);
+                    }
                 }
                 Ev::NextFlows => self.on_next_flows(),
                 Ev::Sample => self.on_sample(),
@@ -533,6 +817,9 @@ impl Sim {
                         self.on_offload_return(p);
                     }
                 }
+                Ev::PortFree(port) => self.on_port_free(port),
+                Ev::Timer(f) => self.on_timer(f),
+                Ev::Pacer(e) => self.on_pacer(e),
             }
         }
         if t_end > self.now {
@@ -564,7 +851,14 @@ impl Sim {
     }
 
     fn drop_pkt(&mut self, id: u32, reason: usize) {
-        self.drops[reason] += self.pool[id as usize].payload as u64;
+        let p = self.pool[id as usize];
+        let payload = if p.kind == K_DATA && !p.trimmed { p.payload as u64 } else { 0 };
+        // the payload of an unreliable flow is gone for good; a transport sends it again
+        let lost = payload > 0 && !self.flows[p.flow as usize].tp.reliable();
+        self.ledger.drop(reason, payload, lost);
+        if lost {
+            self.drops[reason] += payload;
+        }
         self.release(id);
     }
 
@@ -576,7 +870,12 @@ impl Sim {
             self.next_flow += 1;
             let fl = self.flows[f as usize];
             self.offered += fl.size;
+            self.ledger.offer(fl.size);
             self.flows_started += 1;
+            if fl.tp.reliable() {
+                self.open_conn(f);
+                continue;
+            }
             let ep = &mut self.eps[fl.src as usize];
             let q = ep.voq.entry(fl.dst).or_default();
             if q.is_empty() {
@@ -593,11 +892,72 @@ impl Sim {
         }
     }
 
-    /// Endpoint `e` injects its next packet if its link is free. It serves its
-    /// destinations round robin; a packet that the egress cannot take now (buffer full,
-    /// or — for a source node on a slotted fabric — no room left in the first occurrence
-    /// of its departure slice) is not injected, and the next destination is tried. When
-    /// none can go, the endpoint waits until room may have appeared.
+    /// Create the transport state of flow `f` and let its source send.
+    fn open_conn(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let t = &self.tparams;
+        let mss = self.mtu;
+        let conn = match fl.tp {
+            TransportKind::Tcp | TransportKind::Dctcp => {
+                let cfg = TcpConfig {
+                    mss,
+                    init_cwnd: t.tcp_init_cwnd,
+                    dupack: t.tcp_dupack,
+                    min_rto: t.tcp_min_rto_ps,
+                    init_rto: t.tcp_init_rto_ps,
+                    max_rto: t.tcp_max_rto_ps,
+                    dctcp: fl.tp == TransportKind::Dctcp,
+                    dctcp_g: t.dctcp_g,
+                };
+                Conn::Tcp(TcpSender::new(cfg, fl.size), TcpReceiver::new(fl.size, mss))
+            }
+            TransportKind::Ndp => {
+                let cfg = NdpConfig { mss, init_window: t.ndp_init_window, rto: t.ndp_rto_ps };
+                Conn::Ndp(NdpSender::new(cfg, fl.size), NdpReceiver::new(fl.size, mss))
+            }
+            TransportKind::Ideal => unreachable!("ideal flows have no connection state"),
+        };
+        let id = match self.conn_free.pop() {
+            Some(id) => {
+                self.conns[id as usize] = Some(conn);
+                id
+            }
+            None => {
+                self.conns.push(Some(conn));
+                (self.conns.len() - 1) as u32
+            }
+        };
+        let fm = &mut self.flows[f as usize];
+        fm.conn = id;
+        fm.inq = true;
+        self.eps[fl.src as usize].tready.push_back(f);
+        self.kick(fl.src);
+    }
+
+    /// Let endpoint `e` send as soon as its link is free (used when a transport has
+    /// something new to send; ideal flows keep their own wake-ups).
+    fn kick(&mut self, e: u32) {
+        let ep = &self.eps[e as usize];
+        let t = ep.busy_until.max(self.now);
+        if !ep.scheduled {
+            if t == self.now {
+                self.inject(e);
+            } else {
+                self.schedule_inject(e, t);
+            }
+        } else if ep.sched_at > t {
+            // an earlier injection than the pending one; the later event finds nothing more
+            self.eps[e as usize].sched_at = t;
+            self.push(t, Ev::Inject(e));
+        }
+    }
+
+    /// Endpoint `e` injects its next packet if its link is free: control packets first,
+    /// then data, alternating between ideal flows (round robin over destinations) and
+    /// transport flows (round robin over flows). A packet that the egress cannot take
+    /// now (buffer full, or — for a source node on a slotted fabric — no room left in the
+    /// first occurrence of its departure slice) is not injected, and the next candidate
+    /// is tried. When none can go, the endpoint waits until room may have appeared.
     fn inject(&mut self, e: u32) {
         let ep = &self.eps[e as usize];
         if ep.busy_until > self.now {
@@ -614,16 +974,44 @@ impl Sim {
             ep.sleeping.pop();
             ep.rr.push_back(d);
         }
-        while !self.eps[e as usize].rr.is_empty() {
-            if self.try_inject_one(e).is_ok() {
+        while let Some(&std::cmp::Reverse((t, f))) = ep.tsleep.peek() {
+            if t > now {
                 break;
             }
+            ep.tsleep.pop();
+            ep.tready.push_back(f);
+        }
+        let mut ctrl_wait = None;
+        let mut sent = false;
+        if let Some(&pid) = self.eps[e as usize].ctrl.front() {
+            self.pool[pid as usize].route = NONE;
+            match self.admit(e, pid) {
+                Ok(()) => {
+                    self.eps[e as usize].ctrl.pop_front();
+                    sent = true;
+                }
+                Err(t) => ctrl_wait = Some(t.max(now + 1)),
+            }
+        }
+        while !sent {
+            let ep = &mut self.eps[e as usize];
+            let ideal = match (ep.rr.is_empty(), ep.tready.is_empty()) {
+                (true, true) => break,
+                (false, true) => true,
+                (true, false) => false,
+                (false, false) => {
+                    ep.turn = !ep.turn;
+                    ep.turn
+                }
+            };
+            sent = if ideal { self.try_inject_one(e).is_ok() } else { self.try_inject_flow(e).is_ok() };
         }
         let ep = &self.eps[e as usize];
-        let next = if !ep.rr.is_empty() {
+        let next = if !ep.rr.is_empty() || !ep.tready.is_empty() || (!ep.ctrl.is_empty() && ctrl_wait.is_none()) {
             Some(ep.busy_until)
         } else {
-            ep.sleeping.peek().map(|r| r.0 .0.max(ep.busy_until))
+            [ep.sleeping.peek().map(|r| r.0 .0), ep.tsleep.peek().map(|r| r.0 .0), ctrl_wait]
+                .into_iter().flatten().min().map(|t| t.max(ep.busy_until))
         };
         if let Some(t) = next {
             self.schedule_inject(e, t.max(self.now));
@@ -638,21 +1026,42 @@ impl Sim {
         let f = *ep.voq.get(&dst).and_then(|q| q.front()).expect("rr names a non-empty queue");
         let fl = self.flows[f as usize];
         let payload = (fl.size - fl.injected).min(self.mtu as u64) as u32;
-        let (node, rate, prop) = (ep.node, ep.rate, ep.prop);
-        let dst_node = self.eps[dst as usize].node;
-        let wire = payload as u64 + self.header as u64;
-        let ser = rate.tx(wire);
-        let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
-        let cur = self.slice_now();
-        let tag = if t_arr == self.now { cur.idx } else { self.sched.slice_at(t_arr).idx };
-        let pid = self.alloc(Packet {
+        let pid = self.new_packet(e, f, dst, K_DATA, payload, 0);
+        if let Err(wake) = self.admit(e, pid) {
+            self.release(pid);
+            self.ep_sleep(e, wake);
+            return Err(wake);
+        }
+        // committed: the bytes leave the flow's queue
+        self.ledger.send(false, false);
+        self.flows[f as usize].injected += payload as u64;
+        let ep = &mut self.eps[e as usize];
+        ep.rr.pop_front();
+        let q = ep.voq.get_mut(&dst).expect("checked above");
+        if self.flows[f as usize].injected == fl.size {
+            q.pop_front();
+        }
+        if q.is_empty() {
+            ep.voq.remove(&dst);
+        } else {
+            ep.rr.push_back(dst);
+        }
+        Ok(())
+    }
+
+    /// A packet of flow `f` leaving endpoint `e` for endpoint `to`.
+    fn new_packet(&mut self, e: u32, f: u32, to: u32, kind: u8, payload: u32, seq: u32) -> u32 {
+        let node = self.eps[e as usize].node;
+        let dst_node = self.eps[to as usize].node;
+        let wire = if kind == K_DATA { payload + self.header } else { self.tparams.ctrl_bytes };
+        self.alloc(Packet {
             flow: f,
             src_node: node,
             dst_node,
-            dst_ep: dst,
+            dst_ep: to,
             payload,
-            wire: wire as u32,
-            tag,
+            wire,
+            tag: 0,
             at: node,
             rx: NONE,
             from: NONE,
@@ -666,15 +1075,36 @@ impl Sim {
             rgen: 0,
             to_host: false,
             doomed: false,
-        });
+            kind,
+            trimmed: false,
+            ce: false,
+            seq,
+            ts: 0,
+            classes: 0,
+        })
+    }
+
+    /// Route packet `pid` from endpoint `e` and put it into the network now if its egress
+    /// can take it (the endpoint is then busy for its serialization). `Err(t)`: it cannot
+    /// go before `t`; the caller keeps (or releases) the packet.
+    fn admit(&mut self, e: u32, pid: u32) -> Result<(), Ps> {
+        let ep = &self.eps[e as usize];
+        let (node, rate, prop) = (ep.node, ep.rate, ep.prop);
+        let p = self.pool[pid as usize];
+        let dst_node = p.dst_node;
+        let wire = p.wire as u64;
+        let ser = rate.tx(wire);
+        let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
+        let cur = self.slice_now();
+        let tag = if t_arr == self.now { cur.idx } else { self.sched.slice_at(t_arr).idx };
+        self.pool[pid as usize].tag = tag;
+        let is_data = p.kind == K_DATA;
         let ep_busy = self.now + ser;
         let same_node = self.hosts_mode && dst_node == node;
-        if self.services.pushback {
+        if self.services.pushback && is_data {
             if let Some(&until) = self.paused[node as usize].get(&dst_node) {
                 if until > self.now {
                     self.paused_attempts += 1;
-                    self.release(pid);
-                    self.ep_sleep(e, until);
                     return Err(until);
                 }
             }
@@ -685,21 +1115,22 @@ impl Sim {
                 // admission: buffer room, and no spill past the first occurrence of the slice
                 self.release_departed(a.port);
                 let pt = &self.ports[a.port as usize];
-                if pt.bytes + wire > pt.cap {
-                    let wake = pt_wake(pt, self.now + ser);
-                    self.release(pid);
-                    self.ep_sleep(e, wake);
-                    return Err(wake);
+                if pt.served && !self.hosts_mode {
+                    let c = self.class_of(pid, pt.classes.len());
+                    if pt.bytes + wire > pt.cap || pt.class_bytes[c] + wire > pt.class_cap[c] {
+                        return Err(pt.busy_until.max(self.now + 1));
+                    }
+                } else if !pt.served && pt.bytes + wire > pt.cap {
+                    return Err(pt_wake(pt, self.now + ser));
                 }
                 let cyclic_optical = pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD;
-                if self.services.flow_pausing && cyclic_optical && fl.injected >= self.services.elephant_bytes
+                let sent = self.flows[p.flow as usize].injected;
+                if self.services.flow_pausing && is_data && cyclic_optical && sent >= self.services.elephant_bytes
                     && a.dep != cur.idx {
                     // an elephant (aged past the PIAS threshold) waits for its circuit
                     let n = self.sched.slices();
                     let wake = self.sched.slice(cur.abs + ((a.dep + n - cur.idx) % n) as u64).start;
                     self.paused_attempts += 1;
-                    self.release(pid);
-                    self.ep_sleep(e, wake);
                     return Err(wake);
                 }
                 if !self.hosts_mode && cyclic_optical {
@@ -709,30 +1140,17 @@ impl Sim {
                     if matches!(planned, Some((_, abs, _, _)) if abs > first) {
                         // that occurrence of the departure slice is full: no chance before it
                         // has ended
-                        let wake = self.sched.slice(first + 1).start;
-                        self.release(pid);
-                        self.ep_sleep(e, wake);
-                        return Err(wake);
+                        return Err(self.sched.slice(first + 1).start);
                     }
                 }
             }
         }
-        // commit: the bytes leave the flow's queue
-        self.flows[f as usize].injected += payload as u64;
-        let ep = &mut self.eps[e as usize];
-        ep.rr.pop_front();
-        let q = ep.voq.get_mut(&dst).expect("checked above");
-        if self.flows[f as usize].injected == fl.size {
-            q.pop_front();
-        }
-        if q.is_empty() {
-            ep.voq.remove(&dst);
-        } else {
-            ep.rr.push_back(dst);
-        }
-        ep.busy_until = ep_busy;
-        if self.collect_tm {
-            *self.tm.entry((node, dst_node)).or_default() += payload as u64;
+        self.eps[e as usize].busy_until = ep_busy;
+        if is_data {
+            self.pool[pid as usize].ts = self.now;
+            if self.collect_tm {
+                *self.tm.entry((node, dst_node)).or_default() += p.payload as u64;
+            }
         }
         if same_node {
             // intra-node traffic (hosts mode): straight to the destination's host downlink
@@ -743,19 +1161,73 @@ impl Sim {
         match act {
             None => self.drop_pkt(pid, DROP_NO_ROUTE),
             Some(a) => {
-                self.ports[a.port as usize].bytes += wire;
+                let served = self.ports[a.port as usize].served;
                 if self.hosts_mode {
+                    if !served {
+                        self.ports[a.port as usize].bytes += wire;
+                    }
                     self.packet_hops += 1;
                     let p = &mut self.pool[pid as usize];
                     p.q_port = a.port;
                     p.q_dep = a.dep;
                     self.push(t_arr, Ev::HostArrive(pid));
+                } else if served {
+                    self.served_push(a.port, pid);
                 } else {
+                    self.ports[a.port as usize].bytes += wire;
                     self.enqueue_reserved(a.port, pid, a.dep);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Serve the transport flow at the head of endpoint `e`'s round robin: its parked
+    /// packet, else the next segment its transport allows. `Err`: nothing went.
+    fn try_inject_flow(&mut self, e: u32) -> Result<(), Ps> {
+        let f = self.eps[e as usize].tready.pop_front().expect("called with ready flows");
+        let fl = self.flows[f as usize];
+        let pid = if fl.parked != NONE {
+            fl.parked
+        } else {
+            let now = self.now;
+            let sd = match self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) {
+                Some(c) => c.poll_send(now),
+                None => None,
+            };
+            let Some(sd) = sd else {
+                self.flows[f as usize].inq = false;
+                return Err(now);
+            };
+            self.ledger.send(sd.retx, false);
+            if !sd.retx {
+                self.flows[f as usize].injected += sd.len as u64;
+            }
+            self.new_packet(e, f, fl.dst, K_DATA, sd.len, sd.seq)
+        };
+        // a fresh routing decision on every attempt
+        let p = &mut self.pool[pid as usize];
+        p.route = NONE;
+        p.pos = 0;
+        let res = self.admit(e, pid);
+        let ep = &mut self.eps[e as usize];
+        match res {
+            Ok(()) => {
+                self.flows[f as usize].parked = NONE;
+                let more = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).is_some_and(|c| c.can_send());
+                if more {
+                    ep.tready.push_back(f);
+                } else {
+                    self.flows[f as usize].inq = false;
+                }
+            }
+            Err(t) => {
+                self.flows[f as usize].parked = pid;
+                ep.tsleep.push(std::cmp::Reverse((t.max(self.now + 1), f)));
+            }
+        }
+        self.sync_timer(f);
+        res
     }
 
     /// The destination at the head of endpoint `e`'s round robin cannot go before `t`.
@@ -773,6 +1245,9 @@ impl Sim {
             // intra-node traffic: hand to the host downlink of the destination
             let dp = self.eps[p.dst_ep as usize].down_port;
             self.enqueue(dp, pid, WILD);
+        } else if self.ports[p.q_port as usize].served {
+            // a served port queues (and may trim or drop) what arrives from its hosts
+            self.enqueue(p.q_port, pid, p.q_dep);
         } else {
             self.enqueue_reserved(p.q_port, pid, p.q_dep);
         }
@@ -896,6 +1371,10 @@ impl Sim {
 
     /// Enqueue a packet arriving from a link; drops it if the port's buffer is full.
     fn enqueue(&mut self, port: u32, pid: u32, dep: u32) {
+        if self.ports[port as usize].served {
+            self.served_enqueue(port, pid);
+            return;
+        }
         self.release_departed(port);
         let wire = self.pool[pid as usize].wire as u64;
         let pt = &mut self.ports[port as usize];
@@ -1027,6 +1506,7 @@ impl Sim {
     fn schedule_inject(&mut self, e: u32, t: Ps) {
         if !self.eps[e as usize].scheduled {
             self.eps[e as usize].scheduled = true;
+            self.eps[e as usize].sched_at = t;
             self.push(t, Ev::Inject(e));
         }
     }
@@ -1051,6 +1531,7 @@ impl Sim {
                 pt.bytes -= wire as u64;
                 pt.qbytes[idx as usize] -= wire as u64;
                 pt.tx_bytes += wire as u64;
+                self.class_tx[self.port_class[port as usize] as usize] += wire as u64;
                 pt.last_pkt = pid;
                 pt.last_end = t + pt.rate.tx(wire as u64);
             }
@@ -1125,6 +1606,8 @@ impl Sim {
             self.eqo.read(&self.sched, port, idx, bpt, now);
             self.eqo.add(port, idx, wire);
         }
+        let queued = self.ports[port as usize].bytes - wire;
+        self.ecn_mark(port, pid, queued);
         let pt = &mut self.ports[port as usize];
         if pt.planned.is_empty() {
             let n = if kind == PortKind::Optical && cyclic { self.sched.slices() as usize } else { 1 };
@@ -1151,6 +1634,10 @@ impl Sim {
         p.sent_abs = abs as u32;
         p.to_host = to_host;
         p.hops += 1;
+        let cls = self.port_class[port as usize];
+        if cls < 3 {
+            p.classes |= 1 << cls;
+        }
         let epoch = p.epoch;
         self.packet_hops += 1;
         self.push(d + ser + prop, Ev::Arrive(pid, epoch));
@@ -1264,15 +1751,423 @@ impl Sim {
 
     fn deliver(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
+        if self.flows[p.flow as usize].tp.reliable() {
+            self.transport_arrive(pid);
+            return;
+        }
+        self.latency.add(self.now - p.ts);
+        self.count_delivery(pid);
         let fl = &mut self.flows[p.flow as usize];
-        fl.delivered += p.payload as u64;
-        fl.max_hops = fl.max_hops.max(p.hops);
-        self.delivered += p.payload as u64;
         if fl.delivered == fl.size {
             fl.finish = self.now;
             self.flows_completed += 1;
         }
         self.release(pid);
+    }
+
+    // ---------------------------------------------------------------- served ports
+
+    /// Priority class of a packet at a port with `k` classes: control packets and
+    /// trimmed headers 0, NDP data 1, other data 2 (Duo's HIGH / MEDIUM / LOW), capped
+    /// at the port's lowest class.
+    #[inline]
+    fn class_of(&self, pid: u32, k: usize) -> usize {
+        if k <= 1 {
+            return 0;
+        }
+        let p = &self.pool[pid as usize];
+        let c = if p.kind != K_DATA || p.trimmed {
+            0
+        } else if self.flows[p.flow as usize].tp == TransportKind::Ndp {
+            1
+        } else {
+            2
+        };
+        c.min(k - 1)
+    }
+
+    /// ECN: mark a data packet that finds more than K bytes queued at `port`.
+    #[inline]
+    fn ecn_mark(&mut self, port: u32, pid: u32, queued: u64) {
+        let k = self.ports[port as usize].ecn_k;
+        if k > 0 && queued > k {
+            let p = &mut self.pool[pid as usize];
+            if p.kind == K_DATA && !p.ce {
+                p.ce = true;
+                self.ecn_marks += 1;
+            }
+        }
+    }
+
+    /// A packet arrives at a served port: queue it in its class, trim an NDP data packet
+    /// whose class is full to its header (class 0), return a header that finds class 0
+    /// full to its sender (NDP's return-to-sender) or drop it, drop anything else that
+    /// does not fit.
+    fn served_enqueue(&mut self, port: u32, pid: u32) {
+        let k = self.ports[port as usize].classes.len();
+        let queued = self.ports[port as usize].bytes;
+        self.ecn_mark(port, pid, queued);
+        let fits = |pt: &Port, c: usize, wire: u64| pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c];
+        let c = self.class_of(pid, k);
+        let wire = self.pool[pid as usize].wire as u64;
+        if fits(&self.ports[port as usize], c, wire) {
+            self.served_push(port, pid);
+            return;
+        }
+        let p = self.pool[pid as usize];
+        let ndp = self.flows[p.flow as usize].tp == TransportKind::Ndp;
+        if self.ports[port as usize].trim && ndp && p.kind == K_DATA && !p.trimmed {
+            let hdr = self.tparams.ctrl_bytes;
+            let pk = &mut self.pool[pid as usize];
+            pk.trimmed = true;
+            pk.wire = hdr;
+            self.ledger.trims += 1;
+            if fits(&self.ports[port as usize], 0, hdr as u64) {
+                self.served_push(port, pid);
+            } else if self.tparams.ndp_return_to_sender {
+                self.bounce(port, pid);
+            } else {
+                self.drop_pkt(pid, DROP_HEADER);
+            }
+            return;
+        }
+        let reason = if c == 0 && (p.kind != K_DATA || p.trimmed) && k > 1 {
+            DROP_HEADER
+        } else if k > 1 && self.ports[port as usize].bytes + wire <= self.ports[port as usize].cap {
+            DROP_CLASS
+        } else {
+            DROP_BUFFER
+        };
+        self.drop_pkt(pid, reason);
+    }
+
+    /// Return-to-sender: a trimmed header that found no room goes back to its sender as
+    /// a NACK from the node of `port`.
+    fn bounce(&mut self, port: u32, pid: u32) {
+        let node = self.port_node[port as usize];
+        let f = self.pool[pid as usize].flow;
+        let src = self.flows[f as usize].src;
+        let back = self.eps[src as usize].node;
+        let cur = self.slice_now().idx;
+        let p = &mut self.pool[pid as usize];
+        p.kind = K_NACK;
+        p.src_node = node;
+        p.dst_node = back;
+        p.dst_ep = src;
+        p.route = NONE;
+        p.pos = 0;
+        p.tag = cur;
+        self.ledger.bounces += 1;
+        if back == node {
+            if self.hosts_mode {
+                let dp = self.eps[src as usize].down_port;
+                self.enqueue(dp, pid, WILD);
+            } else {
+                self.deliver(pid);
+            }
+            return;
+        }
+        match self.route(node, pid) {
+            Some(a) => self.enqueue(a.port, pid, a.dep),
+            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+        }
+    }
+
+    /// Queue a packet that fits in its class, and start the port if it is idle.
+    fn served_push(&mut self, port: u32, pid: u32) {
+        let k = self.ports[port as usize].classes.len();
+        let c = self.class_of(pid, k);
+        let wire = self.pool[pid as usize].wire as u64;
+        let now = self.now;
+        let pt = &mut self.ports[port as usize];
+        pt.classes[c].push_back(pid);
+        pt.class_bytes[c] += wire;
+        pt.bytes += wire;
+        if pt.free_pending {
+            return;
+        }
+        if pt.busy_until <= now {
+            self.start_tx(port);
+        } else {
+            pt.free_pending = true;
+            let t = pt.busy_until;
+            self.push(t, Ev::PortFree(port));
+        }
+    }
+
+    /// An idle served port sends the head of its highest non-empty class.
+    fn start_tx(&mut self, port: u32) {
+        let now = self.now;
+        let cur = self.slice_now();
+        let cyclic = !self.sched.is_static();
+        loop {
+            let pt = &mut self.ports[port as usize];
+            let Some(c) = pt.classes.iter().position(|q| !q.is_empty()) else { return };
+            let pid = pt.classes[c].pop_front().expect("non-empty class");
+            let wire = self.pool[pid as usize].wire as u64;
+            pt.class_bytes[c] -= wire;
+            pt.bytes -= wire;
+            let kind = pt.kind;
+            let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };
+            if rx == NONE {
+                self.drop_pkt(pid, DROP_NO_CIRCUIT);
+                continue;
+            }
+            let pt = &mut self.ports[port as usize];
+            let ser = pt.rate.tx(wire);
+            let d = now.max(pt.down_until);
+            pt.busy_until = d + ser;
+            pt.tx_bytes += wire;
+            pt.last_pkt = pid;
+            pt.last_end = d + ser;
+            let prop = pt.prop;
+            let more = pt.classes.iter().any(|q| !q.is_empty());
+            if more {
+                pt.free_pending = true;
+            }
+            let to_host = kind == PortKind::HostDown;
+            let at = if to_host { rx } else { self.port_node[rx as usize] };
+            let tag = if cyclic { self.sched.slice_at(d).idx } else { cur.idx };
+            let cls = self.port_class[port as usize];
+            self.class_tx[cls as usize] += wire;
+            let p = &mut self.pool[pid as usize];
+            p.tag = tag;
+            p.at = at;
+            p.rx = if kind == PortKind::Optical { rx } else { NONE };
+            p.from = port;
+            p.sent_abs = self.reconfigs_applied as u32;
+            p.to_host = to_host;
+            p.hops += 1;
+            if cls < 3 {
+                p.classes |= 1 << cls;
+            }
+            let epoch = p.epoch;
+            self.packet_hops += 1;
+            self.push(d + ser + prop, Ev::Arrive(pid, epoch));
+            if more {
+                self.push(d + ser, Ev::PortFree(port));
+            }
+            return;
+        }
+    }
+
+    fn on_port_free(&mut self, port: u32) {
+        self.ports[port as usize].free_pending = false;
+        self.start_tx(port);
+    }
+
+    // ---------------------------------------------------------------- transports
+
+    /// A packet of a transport flow reached its endpoint.
+    fn transport_arrive(&mut self, pid: u32) {
+        let p = self.pool[pid as usize];
+        let f = p.flow;
+        let fl = self.flows[f as usize];
+        let now = self.now;
+        if p.kind == K_DATA {
+            // at the receiver
+            let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else {
+                // the sender has finished: a late copy
+                if p.trimmed {
+                    self.ledger.trimmed_end();
+                } else {
+                    self.ledger.deliver(0, p.payload as u64);
+                }
+                self.release(pid);
+                return;
+            };
+            if p.trimmed {
+                if let Conn::Ndp(_, r) = conn {
+                    r.on_header(p.seq);
+                }
+                self.ledger.trimmed_end();
+                self.release(pid);
+                self.reply(f, K_NACK, p.seq, false, 0);
+                self.request_pull(f);
+                return;
+            }
+            let expected = match conn {
+                Conn::Tcp(_, r) => r.received().cum,
+                Conn::Ndp(_, r) => r.received().cum,
+            };
+            let (new, ack) = match conn {
+                Conn::Tcp(_, r) => {
+                    let (a, new) = r.on_data(p.seq, p.ce, p.ts);
+                    (new, (a.cum, a.ece, a.ts_echo))
+                }
+                Conn::Ndp(_, r) => (r.on_data(p.seq), (p.seq, false, p.ts)),
+            };
+            let complete = match conn {
+                Conn::Tcp(_, r) => r.complete(),
+                Conn::Ndp(_, r) => r.complete(),
+            };
+            let d = p.seq as i64 - expected as i64;
+            self.reorder[match d {
+                i64::MIN..=-1 => 0,
+                0 => 1,
+                1..=10 => 2,
+                11..=100 => 3,
+                101..=1000 => 4,
+                _ => 5,
+            }] += 1;
+            self.latency.add(now - p.ts);
+            if new {
+                self.count_delivery(pid);
+                if complete {
+                    self.flows[f as usize].finish = now;
+                    self.flows_completed += 1;
+                }
+            } else {
+                self.ledger.deliver(0, p.payload as u64);
+            }
+            self.release(pid);
+            self.reply(f, K_ACK, ack.0, ack.1, ack.2);
+            if fl.tp == TransportKind::Ndp && !complete {
+                self.request_pull(f);
+            }
+            return;
+        }
+        // control at the sender (a NACK that is a trimmed header came back: a bounce)
+        if p.trimmed {
+            self.ledger.trimmed_end();
+        } else {
+            self.ledger.deliver(0, 0);
+        }
+        self.release(pid);
+        let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else { return };
+        match conn {
+            Conn::Tcp(s, _) => {
+                if p.kind == K_ACK {
+                    s.on_ack(now, TcpAck { cum: p.seq, ece: p.ce, ts_echo: p.ts });
+                }
+            }
+            Conn::Ndp(s, _) => match p.kind {
+                K_ACK => s.on_ack(now, p.seq),
+                K_NACK if p.trimmed => s.on_bounce(now, p.seq),
+                K_NACK => s.on_nack(now, p.seq),
+                K_PULL => s.on_pull(now, p.seq),
+                _ => {}
+            },
+        }
+        self.after_sender_event(f);
+    }
+
+    /// Payload of a data packet delivered for the first time (ledger, flow, metrics).
+    fn count_delivery(&mut self, pid: u32) {
+        let p = self.pool[pid as usize];
+        let fl = &mut self.flows[p.flow as usize];
+        fl.delivered += p.payload as u64;
+        fl.max_hops = fl.max_hops.max(p.hops);
+        self.delivered += p.payload as u64;
+        self.ledger.deliver(p.payload as u64, 0);
+        let h = (p.hops as usize).min(self.delivered_by_hops.len() - 1);
+        self.delivered_by_hops[h] += p.payload as u64;
+        self.delivered_by_class[p.classes as usize & 7] += p.payload as u64;
+    }
+
+    /// The receiver of flow `f` sends a control packet back to its sender.
+    fn reply(&mut self, f: u32, kind: u8, seq: u32, ce: bool, ts: Ps) {
+        let fl = self.flows[f as usize];
+        let c = self.new_packet(fl.dst, f, fl.src, kind, 0, seq);
+        let p = &mut self.pool[c as usize];
+        p.ce = ce;
+        p.ts = ts;
+        self.ledger.send(false, true);
+        self.eps[fl.dst as usize].ctrl.push_back(c);
+        self.kick(fl.dst);
+    }
+
+    /// NDP: the receiver of flow `f` owes its sender one pull, released by its pacer.
+    fn request_pull(&mut self, f: u32) {
+        let e = self.flows[f as usize].dst;
+        let interval = self.eps[e as usize].rate.tx(self.mtu as u64 + self.header as u64);
+        let ep = &mut self.eps[e as usize];
+        ep.pacer.get_or_insert_with(|| PullPacer::new(interval)).request(f);
+        self.schedule_pacer(e);
+    }
+
+    fn schedule_pacer(&mut self, e: u32) {
+        let now = self.now;
+        let ep = &mut self.eps[e as usize];
+        let Some(t) = ep.pacer.as_ref().and_then(|p| p.next_time()) else { return };
+        let t = t.max(now);
+        if ep.pacer_at == Ps::MAX || t < ep.pacer_at {
+            ep.pacer_at = t;
+            self.push(t, Ev::Pacer(e));
+        }
+    }
+
+    fn on_pacer(&mut self, e: u32) {
+        let now = self.now;
+        if self.eps[e as usize].pacer_at != now {
+            return; // superseded
+        }
+        self.eps[e as usize].pacer_at = Ps::MAX;
+        let pick = self.eps[e as usize].pacer.as_mut().and_then(|p| p.poll(now));
+        if let Some(f) = pick {
+            let conn = self.flows[f as usize].conn;
+            if let Some(Some(Conn::Ndp(_, r))) = self.conns.get_mut(conn as usize) {
+                if !r.complete() {
+                    let n = r.next_pull();
+                    self.reply(f, K_PULL, n, false, 0);
+                }
+            }
+        }
+        self.schedule_pacer(e);
+    }
+
+    /// Keep one timer event for flow `f` no later than its transport's deadline.
+    fn sync_timer(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let Some(d) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).and_then(|c| c.timer()) else { return };
+        if fl.timer_at == Ps::MAX || d < fl.timer_at {
+            let t = d.max(self.now);
+            self.flows[f as usize].timer_at = t;
+            self.push(t, Ev::Timer(f));
+        }
+    }
+
+    fn on_timer(&mut self, f: u32) {
+        let now = self.now;
+        if self.flows[f as usize].timer_at != now {
+            return; // superseded
+        }
+        self.flows[f as usize].timer_at = Ps::MAX;
+        let conn = self.flows[f as usize].conn;
+        if let Some(Some(c)) = self.conns.get_mut(conn as usize) {
+            c.on_timer(now);
+            self.after_sender_event(f);
+        }
+    }
+
+    /// After the sender of flow `f` reacted to something: free it when done, else keep
+    /// its timer and let it send if its window opened.
+    fn after_sender_event(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let Some(c) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()) else { return };
+        if c.sender_done() {
+            let st = c.stats();
+            let fm = &mut self.flows[f as usize];
+            fm.retx = st.retransmits;
+            fm.timeouts = st.timeouts;
+            fm.conn = NONE;
+            fm.timer_at = Ps::MAX;
+            self.conns[fl.conn as usize] = None;
+            self.conn_free.push(fl.conn);
+            if fl.tp == TransportKind::Ndp {
+                if let Some(p) = self.eps[fl.dst as usize].pacer.as_mut() {
+                    p.forget(f);
+                }
+            }
+            return;
+        }
+        let can = c.can_send();
+        self.sync_timer(f);
+        if can && !fl.inq {
+            self.flows[f as usize].inq = true;
+            self.eps[fl.src as usize].tready.push_back(f);
+            self.kick(fl.src);
+        }
     }
 
     // ---------------------------------------------------------------- monitoring, control
@@ -1406,20 +2301,31 @@ impl Sim {
 
     /// Counters, per-flow columns, time series and invariant checks at the current time.
     pub fn output(&self) -> SimOutput {
-        let mut in_flight: u64 = self.flows[..self.next_flow].iter().map(|f| f.size - f.injected).sum();
+        // payload in flight, from the engine's state: ideal flows' bytes not yet injected
+        // and the payload of their live packets; transport flows' bytes their receivers
+        // still miss (from the receivers' bits)
+        let mut in_flight: u64 = 0;
+        for f in &self.flows[..self.next_flow] {
+            if !f.tp.reliable() {
+                in_flight += f.size - f.injected;
+            } else if let Some(Some(c)) = self.conns.get(f.conn as usize) {
+                in_flight += c.missing_bytes(f.size, self.mtu);
+            }
+        }
         let mut live = 0u64;
         let free: std::collections::BTreeSet<u32> = self.free.iter().copied().collect();
         for (i, p) in self.pool.iter().enumerate() {
             if !free.contains(&(i as u32)) {
-                in_flight += p.payload as u64;
+                if p.kind == K_DATA && !p.trimmed && !self.flows[p.flow as usize].tp.reliable() {
+                    in_flight += p.payload as u64;
+                }
                 live += 1;
             }
         }
         let dropped: u64 = self.drops.iter().sum();
-        let mut errors = Vec::new();
-        if self.offered != self.delivered + dropped + in_flight {
-            errors.push(format!("byte conservation: offered {} != delivered {} + dropped {} + in flight {}",
-                                self.offered, self.delivered, dropped, in_flight));
+        let mut errors = self.ledger.check(in_flight, live);
+        if dropped != self.ledger.lost_total() {
+            errors.push(format!("lost payload: {} by reason != {} in the ledger", dropped, self.ledger.lost_total()));
         }
         if live != self.live {
             errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
@@ -1475,6 +2381,45 @@ impl Sim {
             offloaded_bytes: self.offload.bytes,
             offload_peak_host_bytes: self.offload.peak_held_bytes,
             offload_refused: self.offload.refused,
+            packets: PacketTotals {
+                sent: self.ledger.sent,
+                sent_retx: self.ledger.sent_retx,
+                sent_ctrl: self.ledger.sent_ctrl,
+                delivered: self.ledger.pkts_delivered,
+                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                trimmed: self.ledger.pkts_trimmed,
+                trims: self.ledger.trims,
+                bounces: self.ledger.bounces,
+                in_flight: live,
+                duplicate_bytes: self.ledger.duplicate_bytes,
+            },
+            flow_retx: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
+                Some(Some(c)) => c.stats().retransmits,
+                _ => f.retx,
+            }).collect(),
+            flow_timeouts: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
+                Some(Some(c)) => c.stats().timeouts,
+                _ => f.timeouts,
+            }).collect(),
+            ecn_marks: self.ecn_marks,
+            latency_count: self.latency.n,
+            latency_mean_ps: if self.latency.n > 0 { self.latency.sum as f64 / self.latency.n as f64 } else { 0.0 },
+            latency_p50_ps: self.latency.quantile(0.5),
+            latency_p99_ps: self.latency.quantile(0.99),
+            reorder: self.reorder,
+            delivered_by_hops: self.delivered_by_hops.clone(),
+            delivered_by_class: self.delivered_by_class,
+            class_tx_bytes: self.class_tx,
+            class_capacity_bytes: {
+                let mut cap = [0u64; 4];
+                for (gp, pt) in self.ports.iter().enumerate() {
+                    if pt.kind != PortKind::Unused && (pt.kind != PortKind::Electrical || pt.peer != NONE) {
+                        cap[self.port_class[gp] as usize] += (pt.rate.bps as u128 * self.now as u128 / 8_000_000_000_000) as u64;
+                    }
+                }
+                cap
+            },
         }
     }
 

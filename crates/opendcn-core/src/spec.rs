@@ -72,6 +72,95 @@ pub struct Services {
     pub offload_queues: u32,
 }
 
+/// End-to-end transport of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransportKind {
+    /// Back-pressured injection at the host-side rate; a dropped packet is lost.
+    #[default]
+    Ideal,
+    /// TCP NewReno.
+    Tcp,
+    /// TCP with DCTCP's reaction to ECN marks.
+    Dctcp,
+    /// NDP: trimming, pulls paced by the receiver, NACK-driven retransmission.
+    Ndp,
+}
+
+impl TransportKind {
+    pub fn from_code(c: i64) -> Option<TransportKind> {
+        Some(match c {
+            0 => TransportKind::Ideal,
+            1 => TransportKind::Tcp,
+            2 => TransportKind::Dctcp,
+            3 => TransportKind::Ndp,
+            _ => return None,
+        })
+    }
+
+    /// True when the transport recovers what the network drops.
+    pub fn reliable(self) -> bool {
+        self != TransportKind::Ideal
+    }
+}
+
+/// Parameters of the transports (shared by every flow that uses them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransportParams {
+    /// Wire bytes of a control packet (ACK, NACK, PULL) and of a trimmed header.
+    pub ctrl_bytes: u32,
+    pub tcp_init_cwnd: u32,
+    pub tcp_dupack: u32,
+    pub tcp_min_rto_ps: Ps,
+    pub tcp_init_rto_ps: Ps,
+    pub tcp_max_rto_ps: Ps,
+    pub dctcp_g: f64,
+    pub ndp_init_window: u32,
+    pub ndp_rto_ps: Ps,
+    /// NDP: a header that finds the header queue full returns to its sender.
+    pub ndp_return_to_sender: bool,
+}
+
+impl Default for TransportParams {
+    fn default() -> Self {
+        TransportParams {
+            ctrl_bytes: 64,
+            tcp_init_cwnd: 10,
+            tcp_dupack: 3,
+            tcp_min_rto_ps: 1_000_000_000,
+            tcp_init_rto_ps: 1_000_000_000,
+            tcp_max_rto_ps: 1_000_000_000_000,
+            dctcp_g: 1.0 / 16.0,
+            ndp_init_window: 20,
+            ndp_rto_ps: 1_000_000_000,
+            ndp_return_to_sender: true,
+        }
+    }
+}
+
+/// How a port queues and serves packets.
+///
+/// With one class and no trimming the port is a FIFO whose departures are planned at
+/// enqueue (calendar queues on cyclic optical ports). With several classes (strict
+/// priority, class 0 first) or trimming, the port is served: it picks its next packet
+/// when the previous one has been serialized.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Discipline {
+    /// Byte cap of each priority class (empty: one class capped by the port buffer).
+    pub class_cap: Vec<u64>,
+    /// ECN: mark data packets that find more than this many bytes queued (0: off).
+    pub ecn_k: u64,
+    /// NDP trimming: a data packet that finds its class full is cut to its header, which
+    /// goes to class 0.
+    pub trim: bool,
+}
+
+impl Discipline {
+    /// Whether the port needs the served model (priority classes or trimming).
+    pub fn served(&self) -> bool {
+        self.class_cap.len() > 1 || self.trim
+    }
+}
+
 /// One simulation, as plain data.
 #[derive(Debug, Clone)]
 pub struct SimSpec {
@@ -120,6 +209,11 @@ pub struct SimSpec {
     pub watch_ports: Vec<u32>,
     /// Count injected bytes per (src node, dst node) for traffic-matrix collection.
     pub collect_tm: bool,
+    /// Per flow: its transport (empty: every flow is ideal).
+    pub flow_transport: Vec<TransportKind>,
+    pub transport: TransportParams,
+    /// Per port: its discipline (empty: every port is a FIFO without ECN).
+    pub port_disc: Vec<Discipline>,
 }
 
 impl SimSpec {
@@ -211,6 +305,52 @@ impl SimSpec {
             if i > 0 && self.flow_start_ps[i] < self.flow_start_ps[i - 1] {
                 return Err(SpecError::new(format!("flows[{i}].start"), self.flow_start_ps[i], "flows must be sorted by start time"));
             }
+        }
+        if !self.flow_transport.is_empty() && self.flow_transport.len() != f {
+            return Err(SpecError::new("flows.transport", self.flow_transport.len(), format!("expected one value per flow ({f})")));
+        }
+        if !self.port_disc.is_empty() && self.port_disc.len() != p {
+            return Err(SpecError::new("port_disc", self.port_disc.len(), format!("expected one value per port ({p})")));
+        }
+        for (gp, d) in self.port_disc.iter().enumerate() {
+            if d.class_cap.len() > 8 {
+                return Err(SpecError::new(format!("ports[{gp}].classes"), d.class_cap.len(), "at most 8 priority classes"));
+            }
+            if d.class_cap.len() > 1 && d.class_cap.contains(&0) {
+                return Err(SpecError::new(format!("ports[{gp}].class_cap"), &d.class_cap, "every priority class needs a positive byte cap"));
+            }
+            if d.served() && self.port_kind[gp] == PortKind::Optical && !self.slice_ps.is_empty() {
+                return Err(SpecError::new(format!("ports[{gp}].discipline"), "priority/trim",
+                    "priority classes and trimming are supported on electrical, host and static optical ports, not on cyclic optical ports"));
+            }
+        }
+        let t = &self.transport;
+        let uses = |k: TransportKind| self.flow_transport.contains(&k);
+        if uses(TransportKind::Tcp) || uses(TransportKind::Dctcp) {
+            if t.tcp_init_cwnd == 0 {
+                return Err(SpecError::new("tcp_init_cwnd", 0, "must be at least one segment"));
+            }
+            if t.tcp_dupack == 0 {
+                return Err(SpecError::new("tcp_dupack", 0, "must be at least 1"));
+            }
+            if t.tcp_min_rto_ps == 0 || t.tcp_init_rto_ps == 0 || t.tcp_max_rto_ps < t.tcp_min_rto_ps {
+                return Err(SpecError::new("tcp_rto", (t.tcp_min_rto_ps, t.tcp_init_rto_ps, t.tcp_max_rto_ps),
+                    "min and initial RTO must be positive and max RTO >= min RTO"));
+            }
+            if !(t.dctcp_g > 0.0 && t.dctcp_g <= 1.0) {
+                return Err(SpecError::new("dctcp_g", t.dctcp_g, "expected 0 < g <= 1"));
+            }
+        }
+        if uses(TransportKind::Ndp) {
+            if t.ndp_init_window == 0 {
+                return Err(SpecError::new("ndp_init_window", 0, "must be at least one packet"));
+            }
+            if t.ndp_rto_ps == 0 {
+                return Err(SpecError::new("ndp_rto", 0, "must be positive"));
+            }
+        }
+        if self.flow_transport.iter().any(|k| k.reliable()) && (t.ctrl_bytes == 0 || t.ctrl_bytes > self.header_bytes + self.mtu_bytes) {
+            return Err(SpecError::new("ctrl_bytes", t.ctrl_bytes, "control packets need 1..=MTU wire bytes"));
         }
         if self.mtu_bytes == 0 {
             return Err(SpecError::new("mtu", 0, "must be positive"));

@@ -38,7 +38,7 @@ mod slotted;
 mod shale;
 
 use numpy::{PyArray1, PyReadonlyArray1};
-use opendcn_core::spec::{Multipath, PortKind, RouterKind};
+use opendcn_core::spec::{Discipline, Multipath, PortKind, RouterKind, TransportKind, TransportParams};
 use opendcn_core::timeflow::{Entry, WILD};
 use opendcn_core::units::NONE;
 use opendcn_core::{Sim, SimSpec, SpecError};
@@ -103,6 +103,7 @@ fn u64s(v: Vec<i64>, field: &str) -> PyResult<Vec<u64>> {
 }
 
 fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
+    let port_offset = u32s(arr(d, "port_offset")?, "port_offset")?;
     let kinds = arr(d, "port_kind")?
         .into_iter()
         .map(|k| PortKind::from_code(k as u8).filter(|_| (0..4).contains(&k)).ok_or_else(|| bad("port_kind", k, "expected 0..3")))
@@ -148,9 +149,62 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         routes.push((rt[0][i], rt[1][i], rt[2][i], hops));
         h += len;
     }
+    let n_ports = *port_offset.last().unwrap_or(&0) as usize;
+    let flow_transport = opt_arr(d, "flow_transport")?
+        .into_iter()
+        .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp) or 3 (ndp)")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let dt = TransportParams::default();
+    let transport = TransportParams {
+        ctrl_bytes: opt_scalar(d, "ctrl_bytes", dt.ctrl_bytes)?,
+        tcp_init_cwnd: opt_scalar(d, "tcp_init_cwnd", dt.tcp_init_cwnd)?,
+        tcp_dupack: opt_scalar(d, "tcp_dupack", dt.tcp_dupack)?,
+        tcp_min_rto_ps: opt_scalar(d, "tcp_min_rto_ps", dt.tcp_min_rto_ps)?,
+        tcp_init_rto_ps: opt_scalar(d, "tcp_init_rto_ps", dt.tcp_init_rto_ps)?,
+        tcp_max_rto_ps: opt_scalar(d, "tcp_max_rto_ps", dt.tcp_max_rto_ps)?,
+        dctcp_g: opt_scalar(d, "dctcp_g", dt.dctcp_g)?,
+        ndp_init_window: opt_scalar(d, "ndp_init_window", dt.ndp_init_window)?,
+        ndp_rto_ps: opt_scalar(d, "ndp_rto_ps", dt.ndp_rto_ps)?,
+        ndp_return_to_sender: opt_scalar(d, "ndp_return_to_sender", dt.ndp_return_to_sender)?,
+    };
+    // port disciplines: ECN threshold, trimming and the number of priority classes per
+    // port, and the class caps of ports with more than one class, flattened in port order
+    let ecn_k = u64s(opt_arr(d, "port_ecn_k")?, "port_ecn_k")?;
+    let trim = opt_arr(d, "port_trim")?;
+    let classes = opt_arr(d, "port_classes")?;
+    let caps = u64s(opt_arr(d, "class_cap")?, "class_cap")?;
+    let mut port_disc = Vec::new();
+    if !ecn_k.is_empty() || !trim.is_empty() || !classes.is_empty() {
+        for (name, len) in [("port_ecn_k", ecn_k.len()), ("port_trim", trim.len()), ("port_classes", classes.len())] {
+            if len != n_ports {
+                return Err(bad(name, len, &format!("expected one value per port ({n_ports})")));
+            }
+        }
+        let mut at = 0usize;
+        for gp in 0..n_ports {
+            let k = classes[gp];
+            if !(0..=8).contains(&k) {
+                return Err(bad(&format!("ports[{gp}].classes"), k, "expected 0..=8 priority classes"));
+            }
+            let class_cap = if k > 1 {
+                let k = k as usize;
+                if at + k > caps.len() {
+                    return Err(bad("class_cap", caps.len(), "fewer caps than priority classes"));
+                }
+                at += k;
+                caps[at - k..at].to_vec()
+            } else {
+                Vec::new()
+            };
+            port_disc.push(Discipline { class_cap, ecn_k: ecn_k[gp], trim: trim[gp] != 0 });
+        }
+        if at != caps.len() {
+            return Err(bad("class_cap", caps.len(), &format!("expected {at} caps (one per class of each port with classes)")));
+        }
+    }
     Ok(SimSpec {
         nodes: scalar(d, "nodes")?,
-        port_offset: u32s(arr(d, "port_offset")?, "port_offset")?,
+        port_offset,
         port_kind: kinds,
         port_rate_bps: u64s(arr(d, "port_rate_bps")?, "port_rate_bps")?,
         port_prop_ps: u64s(arr(d, "port_prop_ps")?, "port_prop_ps")?,
@@ -188,6 +242,9 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         sample_interval_ps: scalar(d, "sample_interval_ps")?,
         watch_ports: u32s(opt_arr(d, "watch_ports")?, "watch_ports")?,
         collect_tm: scalar(d, "collect_tm")?,
+        flow_transport,
+        transport,
+        port_disc,
     })
 }
 
@@ -253,6 +310,52 @@ impl Simulator {
         d.set_item("offloaded_bytes", o.offloaded_bytes)?;
         d.set_item("offload_peak_host_bytes", o.offload_peak_host_bytes)?;
         d.set_item("offload_refused", o.offload_refused)?;
+        let pk = PyDict::new(py);
+        let p = &o.packets;
+        pk.set_item("sent", p.sent)?;
+        pk.set_item("retransmitted", p.sent_retx)?;
+        pk.set_item("control", p.sent_ctrl)?;
+        pk.set_item("delivered", p.delivered)?;
+        let dr = PyDict::new(py);
+        for (k, v) in &p.dropped {
+            dr.set_item(k, v)?;
+        }
+        pk.set_item("dropped", dr)?;
+        let db = PyDict::new(py);
+        for (k, v) in &p.dropped_bytes {
+            db.set_item(k, v)?;
+        }
+        pk.set_item("dropped_payload_bytes", db)?;
+        pk.set_item("trimmed", p.trimmed)?;
+        pk.set_item("trims", p.trims)?;
+        pk.set_item("bounces", p.bounces)?;
+        pk.set_item("in_flight", p.in_flight)?;
+        pk.set_item("duplicate_bytes", p.duplicate_bytes)?;
+        pk.set_item("ecn_marks", o.ecn_marks)?;
+        d.set_item("packets", pk)?;
+        d.set_item("flow_retx", PyArray1::from_vec(py, o.flow_retx.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+        d.set_item("flow_timeouts", PyArray1::from_vec(py, o.flow_timeouts.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+        let lat = PyDict::new(py);
+        lat.set_item("count", o.latency_count)?;
+        lat.set_item("mean_ps", o.latency_mean_ps)?;
+        lat.set_item("p50_ps", o.latency_p50_ps)?;
+        lat.set_item("p99_ps", o.latency_p99_ps)?;
+        d.set_item("latency", lat)?;
+        let ro = PyDict::new(py);
+        for (k, v) in opendcn_core::sim::REORDER_BUCKETS.iter().zip(o.reorder.iter()) {
+            ro.set_item(*k, *v)?;
+        }
+        d.set_item("reorder", ro)?;
+        d.set_item("delivered_by_hops", o.delivered_by_hops.clone())?;
+        d.set_item("delivered_by_class", o.delivered_by_class.to_vec())?;
+        let ct = PyDict::new(py);
+        let cc = PyDict::new(py);
+        for (i, k) in opendcn_core::sim::LINK_CLASSES.iter().enumerate() {
+            ct.set_item(*k, o.class_tx_bytes[i])?;
+            cc.set_item(*k, o.class_capacity_bytes[i])?;
+        }
+        d.set_item("class_tx_bytes", ct)?;
+        d.set_item("class_capacity_bytes", cc)?;
         Ok(d)
     }
 

@@ -1,0 +1,236 @@
+"""End-to-end transports of the packet engine, chosen per flow by a rule on its size.
+
+A rule is a comma-separated list of terms read left to right; the first that matches a
+flow decides its transport, and the last term (a bare name) catches the rest::
+
+    "dctcp"              every flow uses DCTCP
+    "ndp<1MB,tcp"        flows strictly smaller than 1 MB use NDP, the others TCP (Duo)
+    "ndp<=15MB,ideal"    flows of at most 15 MB use NDP
+
+``<`` is strict and ``<=`` is not; sizes take units (KB = 1000 B). Transports:
+
+- ``ideal`` — back-pressured injection at the host-side rate; a dropped packet is lost
+  (the engine's behaviour for the theory checks);
+- ``tcp`` — NewReno (slow start, congestion avoidance, fast retransmit after
+  ``dupack`` duplicate ACKs, fast recovery, RTO with a minimum and back-off);
+- ``dctcp`` — TCP whose window follows the fraction of ECN-marked ACKs (g = 1/16),
+  with ports marking above ``ecn_k`` queued bytes;
+- ``ndp`` — ports trim data to headers when the data class is full, headers and
+  control are served first, the receiver paces pulls at its line rate.
+
+Control packets (ACKs, NACKs, PULLs) are real packets of ``ctrl_bytes`` on the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+from .units import parse_size, parse_time
+
+#: transport name -> engine code
+CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3}
+#: names a later version will add; a rule naming one gets a clear error
+PLANNED = ("credit", "rotorlb")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A parsed transport rule: ``terms`` are (transport, op, bytes) tried in order,
+    ``default`` is the transport of every flow no term matches."""
+
+    text: str
+    terms: tuple[tuple[str, str, int], ...]
+    default: str
+
+    def assign(self, sizes: Any) -> np.ndarray:
+        """The engine transport code of each flow of the given sizes (bytes)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        codes = np.full(len(sizes), CODES[self.default], dtype=np.int64)
+        decided = np.zeros(len(sizes), dtype=bool)
+        for name, op, limit in self.terms:
+            hit = (sizes < limit) if op == "<" else (sizes <= limit)
+            hit &= ~decided
+            codes[hit] = CODES[name]
+            decided |= hit
+        return codes
+
+    @property
+    def names(self) -> set[str]:
+        return {t[0] for t in self.terms} | {self.default}
+
+
+def _name(name: str, rule: str) -> str:
+    n = name.strip().lower()
+    if n in CODES:
+        return n
+    if n in PLANNED:
+        raise ConfigError("transport", rule, f"transport {n!r} is not available in this version "
+                          f"(available: {', '.join(CODES)})")
+    raise ConfigError("transport", rule, f"unknown transport {n!r} (expected {', '.join(CODES)})")
+
+
+def parse_rule(rule: Any) -> Rule:
+    """Parse a transport rule (see the module doc); ConfigError names the rule."""
+    if isinstance(rule, Rule):
+        return rule
+    if not isinstance(rule, str) or not rule.strip():
+        raise ConfigError("transport", rule, "expected a rule such as 'dctcp' or 'ndp<1MB,tcp'")
+    parts = [p.strip() for p in rule.split(",")]
+    terms: list[tuple[str, str, int]] = []
+    for i, p in enumerate(parts):
+        last = i == len(parts) - 1
+        if "<" in p:
+            op = "<=" if "<=" in p else "<"
+            name, _, size = p.partition(op)
+            if not size.strip():
+                raise ConfigError("transport", rule, f"term {p!r}: a size must follow {op!r}")
+            try:
+                limit = parse_size(size.strip(), "transport")
+            except ConfigError:
+                raise ConfigError("transport", rule, f"term {p!r}: {size.strip()!r} is not a size") from None
+            if limit <= 0:
+                raise ConfigError("transport", rule, f"term {p!r}: the size must be positive")
+            terms.append((_name(name, rule), op, limit))
+            if last:
+                raise ConfigError("transport", rule, "the last term must be a bare transport name "
+                                  "(the transport of every other flow)")
+        else:
+            if not last:
+                raise ConfigError("transport", rule, f"term {p!r} has no size limit, so it must be the last")
+            return Rule(rule, tuple(terms), _name(p, rule))
+    raise ConfigError("transport", rule, "empty rule")
+
+
+@dataclass
+class TransportSettings:
+    """The transport rule and the parameters shared by the flows that use each transport.
+    Times are ps, sizes bytes (the Python API and CLI take units)."""
+
+    rule: Rule = field(default_factory=lambda: parse_rule("ideal"))
+    ctrl_bytes: int = 64
+    tcp_init_cwnd: int = 10
+    tcp_dupack: int = 3
+    tcp_min_rto_ps: int = 1_000_000_000
+    tcp_init_rto_ps: int = 1_000_000_000
+    tcp_max_rto_ps: int = 1_000_000_000_000
+    dctcp_g: float = 1 / 16
+    #: ECN marking threshold of every port when some flow uses DCTCP (0: off)
+    ecn_k: int = 30_000
+    ndp_init_window: int = 20
+    ndp_rto_ps: int = 1_000_000_000
+    ndp_return_to_sender: bool = True
+    #: NDP ports: data and header classes of this many full packets each
+    ndp_queue_packets: int = 8
+
+    def spec(self) -> dict[str, Any]:
+        """The engine's transport scalars."""
+        return {"ctrl_bytes": self.ctrl_bytes, "tcp_init_cwnd": self.tcp_init_cwnd,
+                "tcp_dupack": self.tcp_dupack, "tcp_min_rto_ps": self.tcp_min_rto_ps,
+                "tcp_init_rto_ps": self.tcp_init_rto_ps, "tcp_max_rto_ps": self.tcp_max_rto_ps,
+                "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
+                "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender}
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as the summary reports them (only what the rule uses)."""
+        names = self.rule.names
+        d: dict[str, Any] = {"rule": self.rule.text}
+        if names & {"tcp", "dctcp"}:
+            d.update(tcp_init_cwnd=self.tcp_init_cwnd, tcp_dupack=self.tcp_dupack,
+                     tcp_min_rto_us=self.tcp_min_rto_ps / 1e6, tcp_init_rto_us=self.tcp_init_rto_ps / 1e6,
+                     tcp_max_rto_us=self.tcp_max_rto_ps / 1e6)
+        if "dctcp" in names:
+            d.update(dctcp_g=self.dctcp_g, ecn_k_bytes=self.ecn_k)
+        if "ndp" in names:
+            d.update(ndp_init_window=self.ndp_init_window, ndp_rto_us=self.ndp_rto_ps / 1e6,
+                     ndp_return_to_sender=self.ndp_return_to_sender, ndp_queue_packets=self.ndp_queue_packets)
+        if names - {"ideal"}:
+            d["ctrl_bytes"] = self.ctrl_bytes
+        return d
+
+
+def _pos_int(v: Any, field: str, minimum: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+        raise ConfigError(field, v, f"expected an integer >= {minimum}")
+    return int(v)
+
+
+def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_cwnd: Any = None,
+           min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
+           ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
+           return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None) -> TransportSettings:
+    """Check and apply the given settings to ``s`` (None keeps a value); returns ``s``."""
+    if rule is not None:
+        s.rule = parse_rule(rule)
+    if dupack is not None:
+        s.tcp_dupack = _pos_int(dupack, "tcp_dupack")
+    if init_cwnd is not None:
+        s.tcp_init_cwnd = _pos_int(init_cwnd, "tcp_init_cwnd")
+    if min_rto is not None:
+        s.tcp_min_rto_ps = parse_time(min_rto, "tcp_min_rto")
+        if s.tcp_min_rto_ps <= 0:
+            raise ConfigError("tcp_min_rto", min_rto, "must be positive")
+    if rto is not None:
+        s.tcp_init_rto_ps = parse_time(rto, "tcp_rto")
+        if s.tcp_init_rto_ps <= 0:
+            raise ConfigError("tcp_rto", rto, "must be positive")
+    elif min_rto is not None:
+        s.tcp_init_rto_ps = max(s.tcp_init_rto_ps, s.tcp_min_rto_ps)
+    if max_rto is not None:
+        s.tcp_max_rto_ps = parse_time(max_rto, "tcp_max_rto")
+    if s.tcp_max_rto_ps < s.tcp_min_rto_ps:
+        raise ConfigError("tcp_max_rto", s.tcp_max_rto_ps, "must be at least the minimum RTO")
+    if dctcp_g is not None:
+        g = float(dctcp_g)
+        if not 0 < g <= 1:
+            raise ConfigError("dctcp_g", dctcp_g, "expected 0 < g <= 1")
+        s.dctcp_g = g
+    if ecn_k is not None:
+        if isinstance(ecn_k, (int, float)) and not isinstance(ecn_k, bool) and ecn_k < 0:
+            raise ConfigError("ecn_k", ecn_k, "must be >= 0 bytes")
+        s.ecn_k = parse_size(ecn_k, "ecn_k")
+    if ndp_init_window is not None:
+        s.ndp_init_window = _pos_int(ndp_init_window, "ndp_init_window")
+    if ndp_rto is not None:
+        s.ndp_rto_ps = parse_time(ndp_rto, "ndp_rto")
+        if s.ndp_rto_ps <= 0:
+            raise ConfigError("ndp_rto", ndp_rto, "must be positive")
+    if return_to_sender is not None:
+        if not isinstance(return_to_sender, bool):
+            raise ConfigError("return_to_sender", return_to_sender, "expected True or False")
+        s.ndp_return_to_sender = return_to_sender
+    if ndp_queue is not None:
+        s.ndp_queue_packets = _pos_int(ndp_queue, "ndp_queue")
+    if ctrl_bytes is not None:
+        s.ctrl_bytes = parse_size(ctrl_bytes, "ctrl_bytes")
+        if s.ctrl_bytes <= 0:
+            raise ConfigError("ctrl_bytes", ctrl_bytes, "must be positive")
+    return s
+
+
+def transport_options(default: str) -> list[Any]:
+    """CLI / Python options of the transports, for architectures on the packet engine."""
+    from .arch import Option
+
+    return [
+        Option("transport", default, "transport rule by flow size, e.g. dctcp, tcp, ndp, ideal, "
+               "'ndp<1MB,tcp' ('<' strict, '<=' inclusive; the last term catches the rest)"),
+        Option("tcp_dupack", 3, "TCP duplicate-ACK threshold for fast retransmit", "int"),
+        Option("tcp_init_cwnd", 10, "TCP initial window (packets)", "int"),
+        Option("tcp_min_rto", "1ms", "TCP minimum retransmission timeout", "time"),
+        Option("tcp_rto", None, "TCP initial retransmission timeout (default: the minimum)", "time"),
+        Option("ecn_k", "30KB", "DCTCP: ports mark ECN above this many queued bytes", "size"),
+        Option("ndp_init_window", 20, "NDP initial window (packets)", "int"),
+        Option("ndp_rto", "1ms", "NDP retransmission timeout", "time"),
+        Option("ndp_queue", 8, "NDP: data and header classes of this many full packets per port", "int"),
+    ]
+
+
+def apply_transport(net: Any, o: dict[str, Any]) -> None:
+    """Apply the transport options chosen in ``o`` to ``net``."""
+    net.transport(o["transport"], dupack=o["tcp_dupack"], init_cwnd=o["tcp_init_cwnd"],
+                  min_rto=o["tcp_min_rto"], rto=o["tcp_rto"], ecn_k=o["ecn_k"],
+                  ndp_init_window=o["ndp_init_window"], ndp_rto=o["ndp_rto"], ndp_queue=o["ndp_queue"])
