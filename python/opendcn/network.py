@@ -102,6 +102,7 @@ class Network:
                                           "eqo_interval_ps": 0, "offload_queues": 0}
         self._transport = TransportSettings()
         self._disc: dict[int, dict[str, Any]] = {}
+        self._loss: list[tuple[int, int]] = []
 
     # ------------------------------------------------------------------ topology
     @property
@@ -468,6 +469,22 @@ class Network:
         return {"port_ecn_k": ecn, "port_trim": trim, "port_classes": ncls,
                 "class_cap": np.array(flat, dtype=np.int64)}
 
+    def inject_loss(self, losses: Sequence[tuple[int, int]]) -> None:
+        """Drop the first copy of these data segments: (flow id, segment number) pairs,
+        segments counting MTU-sized packets of the flow from 0. Each is dropped where it
+        first arrives after leaving its source (drop reason ``injected``); a transport
+        then recovers it. For tests and loss studies."""
+        out = []
+        for i, item in enumerate(losses):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise ConfigError(f"losses[{i}]", item, "expected (flow id, segment)")
+            f, q = item
+            for name, v in (("flow", f), ("segment", q)):
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                    raise ConfigError(f"losses[{i}].{name}", v, "expected a non-negative integer")
+            out.append((int(f), int(q)))
+        self._loss = out
+
     def watch(self, ports: Sequence[tuple[int, int]] | None) -> None:
         """Sample these (node, port) pairs in the time series (default: all ports when
         the network has at most 4096 ports)."""
@@ -560,6 +577,9 @@ class Network:
             spec["flow_transport"] = self._transport.rule.assign(flows.size)
             spec.update(self._transport.spec())
         spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
+        if self._loss:
+            spec["loss_flow"] = np.array([x[0] for x in self._loss], dtype=np.int64)
+            spec["loss_seq"] = np.array([x[1] for x in self._loss], dtype=np.int64)
         if self._router == "table":
             spec.update(self._table_columns())
         elif self._router == "source":

@@ -51,8 +51,8 @@ use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 7] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
-                                      "class_overflow", "header_overflow"];
+pub const DROP_REASONS: [&str; 8] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+                                      "class_overflow", "header_overflow", "injected"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
@@ -62,6 +62,8 @@ const DROP_OVERSIZE: usize = 4;
 const DROP_CLASS: usize = 5;
 /// A trimmed header (or control packet) finds the header class full.
 const DROP_HEADER: usize = 6;
+/// A loss the spec asked for (`SimSpec::loss`): the first copy of a data segment.
+const DROP_INJECTED: usize = 7;
 
 /// Packet kinds.
 const K_DATA: u8 = 0;
@@ -523,6 +525,8 @@ pub struct Sim {
     class_tx: [u64; 4],
     /// Per port: its link class (index into `LINK_CLASSES`).
     port_class: Vec<u8>,
+    /// (flow, segment) pairs whose first data copy is dropped at its first arrival.
+    loss: std::collections::BTreeSet<(u32, u32)>,
 }
 
 impl Sim {
@@ -754,6 +758,7 @@ impl Sim {
             delivered_by_class: [0; 8],
             class_tx: [0; 4],
             port_class,
+            loss: spec.loss.iter().copied().collect(),
         };
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
@@ -1026,7 +1031,8 @@ impl Sim {
         let f = *ep.voq.get(&dst).and_then(|q| q.front()).expect("rr names a non-empty queue");
         let fl = self.flows[f as usize];
         let payload = (fl.size - fl.injected).min(self.mtu as u64) as u32;
-        let pid = self.new_packet(e, f, dst, K_DATA, payload, 0);
+        let seq = (fl.injected / self.mtu as u64) as u32;
+        let pid = self.new_packet(e, f, dst, K_DATA, payload, seq);
         if let Err(wake) = self.admit(e, pid) {
             self.release(pid);
             self.ep_sleep(e, wake);
@@ -1715,6 +1721,10 @@ impl Sim {
         }
         if p.doomed {
             self.drop_pkt(pid, DROP_RECONF);
+            return;
+        }
+        if !self.loss.is_empty() && p.kind == K_DATA && self.loss.remove(&(p.flow, p.seq)) {
+            self.drop_pkt(pid, DROP_INJECTED);
             return;
         }
         if p.rx != NONE {

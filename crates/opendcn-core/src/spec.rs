@@ -214,6 +214,9 @@ pub struct SimSpec {
     pub transport: TransportParams,
     /// Per port: its discipline (empty: every port is a FIFO without ECN).
     pub port_disc: Vec<Discipline>,
+    /// Loss injection: (flow, segment) pairs whose first data copy is dropped where it
+    /// first arrives after leaving its source (drop reason `injected`).
+    pub loss: Vec<(u32, u32)>,
 }
 
 impl SimSpec {
@@ -308,6 +311,11 @@ impl SimSpec {
         }
         if !self.flow_transport.is_empty() && self.flow_transport.len() != f {
             return Err(SpecError::new("flows.transport", self.flow_transport.len(), format!("expected one value per flow ({f})")));
+        }
+        for (i, &(fl, _)) in self.loss.iter().enumerate() {
+            if fl as usize >= f {
+                return Err(SpecError::new(format!("loss[{i}].flow"), fl, format!("unknown flow (0..{f})")));
+            }
         }
         if !self.port_disc.is_empty() && self.port_disc.len() != p {
             return Err(SpecError::new("port_disc", self.port_disc.len(), format!("expected one value per port ({p})")));

@@ -245,6 +245,14 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_transport,
         transport,
         port_disc,
+        loss: {
+            let lf = u32s(opt_arr(d, "loss_flow")?, "loss_flow")?;
+            let ls = u32s(opt_arr(d, "loss_seq")?, "loss_seq")?;
+            if lf.len() != ls.len() {
+                return Err(bad("loss_seq", ls.len(), "expected one segment per loss_flow entry"));
+            }
+            lf.into_iter().zip(ls).collect()
+        },
     })
 }
 

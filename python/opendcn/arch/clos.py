@@ -5,6 +5,9 @@ switches (a spine has one port per ToR). With oversubscription 1 the uplink capa
 ToR equals its host-side bandwidth R = uplinks × link rate; ``--oversubscription k`` runs
 the ToR–spine links at link rate / k. Routing is ECMP over the spines, per flow (hash) or
 per packet, compiled to time-flow tables with wildcard slices (plain flow tables).
+
+Transport: DCTCP by default (the datacenter baseline: every port marks ECN above
+``--ecn-k`` queued bytes); ``--transport tcp|ndp|ideal`` or a size rule selects others.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ..errors import ConfigError
 from ..network import Network
 from ..timeflow import Circuit
 from ..units import parse_rate
+from ..transport import apply_transport, transport_options
 from . import Option, common_options, config_kwargs, register
 
 
@@ -24,6 +28,7 @@ from . import Option, common_options, config_kwargs, register
     *common_options(nodes=16, uplinks=4),
     Option("oversubscription", 1.0, "host-side bandwidth / uplink bandwidth of a ToR", "float"),
     Option("multipath", "flow", "ECMP per flow (hash) or per packet", "choice", ("packet", "flow")),
+    *transport_options("dctcp"),
 ])
 def build(**o: Any) -> Network:
     if not o["oversubscription"] >= 1.0:
@@ -36,6 +41,7 @@ def build(**o: Any) -> Network:
     circuits = [Circuit(t, s, n + s, t, None) for t in range(n) for s in range(u)]
     net.deploy_topo(circuits)
     net.deploy_routing(routing.ecmp(circuits, endpoints=range(n)), lookup="hop", multipath=o["multipath"])
+    apply_transport(net, o)
     net.arch_metrics["spines"] = u
     net.arch_metrics["oversubscription"] = o["oversubscription"]
     return net

@@ -11,6 +11,12 @@ Both run as built-in routers, or compiled to per-node time-flow tables with ``--
 ``--max-hop`` hops); ``ucmp`` source-routes each packet on an earliest path chosen by the
 age of its flow (young flows: lowest latency; aged flows: fewest hops). Sources defer a
 packet whose departure slice is already full to a later slice.
+
+Transport (DECIDE): ``ideal`` by default. RotorNet's own transport, RotorLB, holds bulk
+data at the hosts and sends only what the schedule admits; the engine's back-pressured
+injection (a source never pushes a packet its slice cannot carry) is the closest
+mechanism until RotorLB runs on the packet engine. ``--transport tcp|dctcp|ndp`` makes
+every flow reliable (relayed packets lost at full calendar queues are sent again).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from .. import routing, topology
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network
+from ..transport import apply_transport, transport_options
 from . import Option, apply_services, common_options, config_kwargs, register, service_options
 
 
@@ -35,6 +42,7 @@ from . import Option, apply_services, common_options, config_kwargs, register, s
     Option("lookup", "hop", "table lookup: per hop or source routed (with --tables)", "choice", ("hop", "source")),
     Option("multipath", "packet", "multipath choice per packet or per flow", "choice", ("packet", "flow")),
     *service_options(),
+    *transport_options("ideal"),
 ])
 def build(**o: Any) -> Network:
     cfg = Config.from_dict(config_kwargs(o, "slice", "guardband"))
@@ -48,6 +56,7 @@ def build(**o: Any) -> Network:
     else:
         net.deploy_routing(o["routing"], multipath=o["multipath"], max_hop=o["max_hop"], alpha=o["ucmp_alpha"])
     apply_services(net, o)
+    apply_transport(net, o)
     net.arch_metrics["routing"] = o["routing"]
     net.arch_metrics["cycle_slices"] = net.slices
     duty = 1 - cfg.guardband / cfg.slice

@@ -1,0 +1,268 @@
+"""End-to-end transports in the packet engine: TCP NewReno, DCTCP and NDP at the settings
+the transports issue states, the ledger's two balances, loss injection, and bad input.
+
+Every run below also checks, inside the engine, that the payload balance
+(offered = delivered + lost + in flight) and the packet balance (sent = delivered +
+dropped + trimmed + in flight) hold exactly; a violation raises InvariantError.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import opendcn as od
+from opendcn.transport import parse_rule
+
+RATE = 100e9
+
+
+def _col(result, name):
+    return np.asarray(result.flows[name])
+
+
+def _rate_gbps(net, node, port, t0_ps, t1_ps):
+    """Wire Gb/s sent by (node, port) over (t0, t1], from the 10 µs time series."""
+    t = net.bw_usage(node, port)
+    tm = np.asarray(t["time_ps"])
+    b = np.asarray(t["tx_bytes"])
+    sel = (tm > t0_ps) & (tm <= t1_ps)
+    return b[sel].sum() * 8 / ((t1_ps - t0_ps) / 1e12) / 1e9
+
+
+def _two_to_one(transport, **params):
+    """Two senders (nodes 0, 1) to one receiver (node 2) through one switch (node 3)."""
+    net = od.arch.clos(nodes=3, uplinks=1, link_rate="100Gbps")
+    net.transport(transport, **params)
+    size = 100_000_000
+    r = net.run(od.workload.flows([(0, 0, 2, size), (0, 1, 2, size)]), duration="12ms", seed=1)
+    return net, r
+
+
+# ---------------------------------------------------------------------------- TCP
+
+def test_tcp_two_senders_share_one_bottleneck():
+    net, r = _two_to_one("tcp")
+    # steady state, both backlogged: 2 ms .. 12 ms
+    bottleneck = _rate_gbps(net, 3, 2, 2e9, 12e9)
+    s0 = _rate_gbps(net, 0, 0, 2e9, 12e9)
+    s1 = _rate_gbps(net, 1, 0, 2e9, 12e9)
+    assert bottleneck >= 0.95 * 100, bottleneck
+    for s in (s0, s1):
+        assert abs(s - 50) <= 5, (s0, s1)
+    assert r.summary["bytes"]["dropped"] == 0  # nothing lost for good
+    assert r.summary["packets"]["dropped"]["buffer_overflow"] > 0  # ... though slow start overflowed
+
+
+def _one_flow(losses, **params):
+    net = od.arch.clos(nodes=3, uplinks=1, link_rate="100Gbps")
+    net.transport("tcp", **params)
+    net.inject_loss(losses)
+    r = net.run(od.workload.flows([(0, 0, 2, 300_000)]), duration="20ms", seed=1)
+    return r
+
+
+def test_tcp_one_loss_is_one_fast_retransmit():
+    r = _one_flow([(0, 50)])
+    assert _col(r, "completed").all()
+    assert _col(r, "retransmits")[0] == 1
+    assert _col(r, "timeouts")[0] == 0
+    assert r.summary["packets"]["dropped"]["injected"] == 1
+    assert r.summary["packets"]["retransmitted"] == 1
+    # recovered within a few round trips, far below the 1 ms minimum RTO
+    assert _col(r, "fct_ps")[0] < 100e6
+
+
+def test_tcp_lost_window_times_out_no_earlier_than_min_rto():
+    for min_rto in ("1ms", "3ms"):
+        r = _one_flow([(0, q) for q in range(10)], min_rto=min_rto)
+        assert _col(r, "completed").all()
+        assert _col(r, "timeouts")[0] == 1
+        assert _col(r, "fct_ps")[0] >= od.units.parse_time(min_rto)
+        assert _col(r, "fct_ps")[0] < od.units.parse_time(min_rto) + 200e6
+
+
+def test_tcp_dupack_threshold_is_configurable():
+    # segment 195 of 200 is followed by 4 segments, so 4 duplicate ACKs: enough at 3, not at 5
+    r3 = _one_flow([(0, 195)], dupack=3)
+    r5 = _one_flow([(0, 195)], dupack=5)
+    assert _col(r3, "timeouts")[0] == 0 and _col(r3, "retransmits")[0] == 1
+    assert _col(r5, "timeouts")[0] == 1
+
+
+# ---------------------------------------------------------------------------- DCTCP
+
+def test_dctcp_keeps_the_queue_near_k_at_full_throughput():
+    k = 30_000
+    net, r = _two_to_one("dctcp", ecn_k=k)
+    assert _rate_gbps(net, 3, 2, 2e9, 12e9) >= 95
+    q = np.asarray(net.buffer_usage(3, 2)["queued_bytes"])
+    tm = np.asarray(net.buffer_usage(3, 2)["time_ps"])
+    steady = q[(tm > 2e9) & (tm <= 12e9)]
+    assert steady.max() <= 3 * k, steady.max()
+    assert r.summary["packets"]["ecn_marks"] > 0
+    assert r.summary["packets"]["dropped"]["buffer_overflow"] == 0
+    # TCP on the same setting fills the 1 MB buffer instead
+    net_t, _ = _two_to_one("tcp")
+    assert np.asarray(net_t.buffer_usage(3, 2)["queued_bytes"]).max() > 10 * k
+
+
+# ---------------------------------------------------------------------------- NDP
+
+def test_ndp_incast_64_to_1():
+    n = 64
+    net = od.arch.clos(nodes=n + 1, uplinks=1, link_rate="100Gbps")
+    net.transport("ndp")
+    r = net.run(od.workload.flows([(0, i, n, 100_000) for i in range(n)]), duration="5ms", seed=1)
+    s = r.summary
+    assert _col(r, "completed").all()
+    assert s["bytes"]["dropped"] == 0 and s["bytes"]["delivered"] == n * 100_000
+    assert s["packets"]["trims"] > 0 and s["packets"]["trimmed"] > 0
+    assert s["packets"]["retransmitted"] > 0
+    # the receiver's link is busy while the incast is backlogged
+    last = _col(r, "finish_ps").max()
+    busy = n * 100_000 * 8 / RATE * 1e12 / last
+    assert busy >= 0.90, busy
+    assert _rate_gbps(net, n + 1, n, 0, 400e6) >= 90
+
+
+# ---------------------------------------------------------------------------- Clos at the issue's setting
+
+@pytest.mark.parametrize("transport", ["dctcp", "tcp"])
+def test_clos_hadoop_60_percent_loses_nothing(transport):
+    net = od.arch.clos(nodes=32, link_rate="100Gbps", transport=transport)
+    r = net.run(od.workload.poisson("hadoop", load=0.6, pattern="uniform"), duration="4ms", seed=1)
+    s = r.summary
+    assert s["bytes"]["dropped"] == 0
+    assert s["bytes"]["offered"] == s["bytes"]["delivered"] + s["bytes"]["in_flight"]
+    size, start, done = _col(r, "size_bytes"), _col(r, "start_ps"), _col(r, "completed")
+    small = (size < 100_000) & (start < 3e9)
+    if transport == "dctcp":
+        assert done[small].all(), (small.sum(), (small & ~done).sum())
+    else:
+        # TCP: a flow whose last segments are lost waits for the 1 ms minimum RTO, so
+        # a few small flows that started after 2 ms are still open at 4 ms
+        late = small & ~done
+        assert late.sum() <= 0.005 * small.sum()
+        assert r.summary["packets"]["dropped"]["buffer_overflow"] > 0
+
+
+def test_clos_defaults_to_dctcp():
+    net = od.arch.clos(nodes=8)
+    assert net._transport.rule.text == "dctcp"
+    archs = {o.name: o.default for o in od.arch.REGISTRY["clos"].options}
+    assert archs["transport"] == "dctcp"
+    assert {o.name: o.default for o in od.arch.REGISTRY["rotornet"].options}["transport"] == "ideal"
+
+
+# ---------------------------------------------------------------------------- determinism, ledger
+
+@pytest.mark.parametrize("transport", ["dctcp", "ndp", "ndp<10KB,tcp"])
+def test_transport_runs_are_deterministic(transport):
+    def once():
+        net = od.arch.clos(nodes=8, transport=transport)
+        return net.run(od.workload.poisson("hadoop", load=0.5), duration="300us", seed=3).summary
+    a, b = once(), once()
+    for s in (a, b):
+        s.pop("wall_s")
+    assert a == b
+    code = ("import opendcn as od, json;"
+            f"n=od.arch.clos(nodes=8, transport={transport!r});"
+            "s=n.run(od.workload.poisson('hadoop', load=0.5), duration='300us', seed=3).summary;"
+            "print(s['trace_hash'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == a["trace_hash"]
+
+
+def test_packet_ledger_counts_every_packet():
+    net = od.arch.clos(nodes=8, transport="ndp")
+    r = net.run(od.workload.poisson("hadoop", load=0.7), duration="300us", seed=1)
+    p = r.summary["packets"]
+    assert p["sent"] == p["delivered"] + sum(p["dropped"].values()) + p["trimmed"] + p["in_flight"]
+    # every data packet got an ACK or a NACK, every trim a NACK (or a bounce)
+    assert p["control"] > 0 and p["trims"] >= p["bounces"]
+    # the per-flow retransmissions add up to the ledger's
+    assert _col(r, "retransmits").sum() <= p["retransmitted"]
+
+
+def test_mixed_rule_assigns_by_size():
+    rule = parse_rule("ndp<1MB,tcp")
+    assert list(rule.assign([999_999, 1_000_000, 5])) == [3, 1, 3]
+    assert list(parse_rule("ndp<=1MB,tcp").assign([1_000_000, 1_000_001])) == [3, 1]
+    net = od.arch.clos(nodes=8, transport="ndp<10KB,dctcp")
+    r = net.run(od.workload.poisson("hadoop", load=0.4), duration="200us", seed=1)
+    t = r.flows["transport"].to_pylist()
+    size = _col(r, "size_bytes")
+    assert all((x == "ndp") == (s < 10_000) for x, s in zip(t, size))
+
+
+def test_latency_and_reorder_metrics():
+    net = od.arch.clos(nodes=8, transport="dctcp", multipath="packet")
+    r = net.run(od.workload.poisson("hadoop", load=0.5), duration="300us", seed=1)
+    lat = r.summary["latency_us"]
+    assert lat["count"] > 0 and 0 < lat["p50"] <= lat["p99"]
+    # per-packet spraying over spines reorders some segments
+    assert sum(r.summary["reorder"].values()) > 0
+    assert r.summary["delivered_bytes_by_hops"]["2"] == r.summary["bytes"]["delivered"]
+    assert 0 < r.summary["link_classes"]["electrical"]["utilisation"] < 1
+
+
+# ---------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("rule, fragment", [
+    ("quic", "unknown transport"),
+    ("ndp<,tcp", "a size must follow"),
+    ("ndp<1MB", "last term"),
+    ("tcp,ndp", "must be the last"),
+    ("ndp<xyz,tcp", "not a size"),
+    ("credit", "not available"),
+    ("", "expected a rule"),
+])
+def test_bad_rules_are_named_errors(rule, fragment):
+    with pytest.raises(od.ConfigError) as e:
+        parse_rule(rule)
+    assert e.value.field == "transport" and fragment in str(e.value)
+
+
+@pytest.mark.parametrize("params, field", [
+    ({"init_cwnd": -1}, "tcp_init_cwnd"),
+    ({"init_cwnd": 0}, "tcp_init_cwnd"),
+    ({"dupack": 0}, "tcp_dupack"),
+    ({"ecn_k": -5}, "ecn_k"),
+    ({"ndp_init_window": 0}, "ndp_init_window"),
+    ({"min_rto": "0us"}, "tcp_min_rto"),
+    ({"windoww": 3}, "windoww"),
+])
+def test_bad_transport_parameters(params, field):
+    net = od.arch.clos(nodes=4)
+    with pytest.raises(od.ConfigError) as e:
+        net.transport("tcp", **params)
+    assert e.value.field == field
+
+
+def test_bad_port_disciplines():
+    net = od.arch.clos(nodes=4)
+    with pytest.raises(od.ConfigError) as e:
+        net.port_discipline(classes=["10KB", 0])
+    assert e.value.field == "classes[1]"
+    with pytest.raises(od.ConfigError):
+        net.port_discipline(ecn_k=-1)
+    with pytest.raises(od.ConfigError):
+        net.port_discipline(classes=[])
+    rot = od.arch.rotornet(nodes=8)
+    rot.port_discipline([(0, 0)], classes=["10KB", "10KB"])
+    with pytest.raises(od.ConfigError) as e:
+        rot.run(od.workload.poisson("hadoop", load=0.1), duration="10us")
+    assert e.value.field == "port_discipline"
+
+
+def test_cli_bad_transport_exits_2(tmp_path):
+    exe = [sys.executable, "-m", "opendcn", "run", "clos", "--nodes", "4", "--duration", "10us",
+           "--transport", "ndp<<1MB,tcp", "--out", str(tmp_path / "out")]
+    p = subprocess.run(exe, capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "transport" in p.stderr + p.stdout
+    assert not (tmp_path / "out").exists()
