@@ -11,13 +11,27 @@ of one path per ToR pair (uplink queues numbered from `downlinks`).
 Usage: python make_htsim_topology.py OUT.txt
 """
 import sys
-import numpy as np
 import opendcn as od
+
+
+def fabric_sim(net):
+    """The Opera engine of `net` built by `net.run` itself (zero flows, 1 ps), so the engine
+    spec is always the architecture's own and this script never lists engine fields."""
+    built, make = [], net._sim
+    net._sim = lambda extra: built.append(make(extra)) or built[-1]
+    try:
+        net.run(od.workload.flows([]), duration=1)
+    finally:
+        del net._sim
+    if len(built) != 1:
+        raise RuntimeError("OperaNetwork.run no longer builds its engine through _sim")
+    return built[0]
+
+
 net = od.arch.opera()
-sim = net._sim(dict(seed=1, flow_start_ps=np.zeros(0, np.int64), flow_src=np.zeros(0, np.int64),
-                    flow_dst=np.zeros(0, np.int64), flow_size=np.zeros(0, np.int64)))
+sim = fabric_sim(net)
 m = net.fabric_metrics
-N, u, h = 108, 6, 6
+N, u, h = net.tors, net.u, net.hpr  # 108, 6, 6: the defaults of `opera`
 D, eps, dl, r = m["superslice_ps"], m["eps_ps"], m["delta_ps"], m["reconf_ps"]
 out = open(sys.argv[1], "w")
 out.write(f"{N*h} {h} {u} {N}\n{3*N} {eps} {dl} {r}")
@@ -33,12 +47,23 @@ for s in range(N):
             rr.append(-1 if (s - k) % u == u - 1 else up[-1])
     for line in (up, up, rr):
         out.write("\n" + " ".join(map(str, line)))
+
+
+def path_lines(t, pairs, names):
+    """The lines "a b queue..." of every ToR pair for the superslice of time t."""
+    parts = []
+    for a, b, pre in pairs:
+        p = tuple(sim.slice_path(a, b, t))
+        if p not in names:  # a few hundred distinct rotor paths for 1.2M path lines
+            names[p] = " ".join(str(h + x) for x in p)
+        parts += (pre, names[p])
+    return "".join(parts)
+
+
+pairs = [(a, b, f"\n{a} {b} ") for a in range(N) for b in range(N) if a != b]
+names = {}
 for s in range(N):
-    t = s * D + 1
+    block = path_lines(s * D + 1, pairs, names)  # the three slices of a superslice share it
     for os_ in range(3):
-        out.write(f"\n{3*s+os_}")
-        for a in range(N):
-            for b in range(N):
-                if a != b:
-                    out.write(f"\n{a} {b} " + " ".join(str(h + x) for x in sim.slice_path(a, b, t)))
+        out.write(f"\n{3*s+os_}{block}")
 out.close()

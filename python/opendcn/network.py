@@ -61,7 +61,7 @@ class Network:
 
     def __init__(self, config: Config | dict[str, Any], *, fabric: str = "optical",
                  switches: int = 0, switch_ports: int = 0, switch_link_rate: Any = None,
-                 arch: str = "custom"):
+                 arch: str = "custom", electrical_ports: int = 0):
         if isinstance(config, dict):
             config = Config.from_dict(config)
         if not isinstance(config, Config):
@@ -70,6 +70,14 @@ class Network:
             raise ConfigError("fabric", fabric, "expected optical or electrical")
         if switches < 0 or (switches and switch_ports < 1):
             raise ConfigError("switches", switches, "switch nodes need switch_ports >= 1")
+        if isinstance(electrical_ports, bool) or not isinstance(electrical_ports, int) \
+                or not 0 <= electrical_ports <= config.uplinks:
+            raise ConfigError("electrical_ports", electrical_ports, f"expected 0..{config.uplinks} (uplinks per node)")
+        if electrical_ports and fabric != "optical":
+            raise ConfigError("electrical_ports", electrical_ports, "a hybrid network has an optical fabric")
+        #: hybrid networks: the last ``electrical_ports`` uplinks of every node are
+        #: electrical (static links, e.g. to packet switches, whose ports are electrical too)
+        self.electrical_ports = electrical_ports
         self.config = config
         self.fabric = fabric
         self.arch = arch
@@ -105,6 +113,22 @@ class Network:
         self._loss: list[tuple[int, int]] = []
 
     # ------------------------------------------------------------------ topology
+    def _port_kinds(self) -> np.ndarray:
+        """Engine kind code of every global port's fabric side (host ports excluded)."""
+        P = int(self.port_offset[-1])
+        kind = np.zeros(P, dtype=np.int64)
+        fab = _KIND[self.fabric]
+        n, u, e = self.config.nodes, self.config.uplinks, self.electrical_ports
+        for node in range(self.total_nodes):
+            a = int(self.port_offset[node])
+            nu = int(self.user_ports[node])
+            kind[a:a + nu] = fab
+            if e and node < n:
+                kind[a + u - e:a + u] = _KIND["electrical"]
+            elif e:
+                kind[a:a + nu] = _KIND["electrical"]  # switch nodes of a hybrid network
+        return kind
+
     @property
     def n_ports(self) -> int:
         return int(self.port_offset[-1])
@@ -114,14 +138,19 @@ class Network:
         return int(self.port_offset[node] + port)
 
     def deploy_topo(self, circuits: Sequence[Circuit], *, slices: int | None = None,
-                    slice_durations: Sequence[Any] | None = None) -> None:
+                    slice_durations: Sequence[Any] | None = None, queued: str = "reroute") -> None:
         """Check circuits against the fabric and install them (raises ``ConfigError``).
 
         Circuits with ``ts`` set form a cyclic schedule of ``slices`` slices (default:
         max ts + 1) of ``config.slice`` each (or ``slice_durations``); ``ts=None``
         circuits are static. During a run (control loops) the new circuits replace the
-        old ones after ``config.reconfiguration_delay``.
+        old ones after ``config.reconfiguration_delay``; packets queued on a port whose
+        circuit changes are routed again at their node (``queued="reroute"``: routes are
+        installed before circuits change) or dropped (``queued="drop"``, reason
+        ``reconfiguration``; end-to-end transports send them again).
         """
+        if queued not in ("reroute", "drop"):
+            raise ConfigError("queued", queued, "expected reroute or drop")
         from .topology import schedule_table
 
         circuits = _as_circuits(circuits)
@@ -134,6 +163,17 @@ class Network:
                 if not (isinstance(port, (int, np.integer)) and 0 <= port < self.user_ports[node]):
                     raise ConfigError(f"circuits[{i}]", c, f"slice {c.ts}: port {port} of node {node} "
                                       f"out of range 0..{self.user_ports[node] - 1}")
+        if self.electrical_ports:
+            kinds = self._port_kinds()
+            for i, c in enumerate(circuits):
+                k1 = kinds[self.gport(c.n1, c.p1)] == _KIND["electrical"]
+                k2 = kinds[self.gport(c.n2, c.p2)] == _KIND["electrical"]
+                if k1 != k2:
+                    raise ConfigError(f"circuits[{i}]", c, "a circuit joins two electrical or two optical ports "
+                                      f"(port {c.p1} of node {c.n1} is {'electrical' if k1 else 'optical'}, "
+                                      f"port {c.p2} of node {c.n2} is {'electrical' if k2 else 'optical'})")
+                if k1 and (c.ts is not None or c.directed):
+                    raise ConfigError(f"circuits[{i}]", c, "electrical links are static (ts=None) and two-way")
         table = schedule_table(circuits, self.total_nodes, maxp, slices)
         s = table.shape[0]
         static = all(c.ts is None for c in circuits)
@@ -168,19 +208,43 @@ class Network:
                 raise ConfigError("slice_durations", slice_durations, "slice durations cannot change during a run")
             try:
                 self._live.sim.reconfigure(self._live.sim.now, peer.reshape(-1).astype(np.int64),
-                                           self.config.reconfiguration_delay)
+                                           self.config.reconfiguration_delay, queued == "drop")
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
             self.circuits = list(circuits)
             self._peer = peer
+            self._rx_only = self._receive_only(peer)
             self._paths = None
             return
         self.circuits = list(circuits)
         self._peer = peer
+        self._rx_only = self._receive_only(peer)
         self.slices = s
         self._static = static
         self._durations = durations
         self._paths = None
+
+    @staticmethod
+    def _receive_only(peer: np.ndarray) -> np.ndarray:
+        """(slices, ports) mask: the port receives on a directed circuit and sends nothing."""
+        rx = np.zeros(peer.shape, dtype=bool)
+        for s in range(peer.shape[0]):
+            q = peer[s]
+            senders = np.flatnonzero(q >= 0)
+            rx[s, q[senders]] = True
+        return rx & (peer < 0)
+
+    def _check_sends(self, node: int, port: int, dep: int | None, field: str, value: Any) -> None:
+        """A route must not send into the receiving end of a directed circuit."""
+        rx = getattr(self, "_rx_only", None)
+        if rx is None:
+            return
+        gp = self.gport(node, port)
+        bad = rx[:, gp].all() if dep is None else (dep < rx.shape[0] and rx[dep, gp])
+        if bad:
+            where = "in every slice" if dep is None else f"in slice {dep}"
+            raise ConfigError(field, value, f"port {port} of node {node} only receives {where} "
+                              "(the far end of a directed circuit): nothing can be sent through it")
 
     # ------------------------------------------------------------------ routing
     def deploy_routing(self, paths: Sequence[Path] | str, lookup: str = "hop",
@@ -237,6 +301,8 @@ class Network:
         for i, p in enumerate(paths):
             if not isinstance(p, Path):
                 raise ConfigError(f"paths[{i}]", p, "expected an opendcn.Path")
+            for h in p.hops:
+                self._check_sends(h.node, h.port, h.dep_ts, f"paths[{i}]", p)
         self._paths = paths
         if lookup == "hop":
             self._compiled = compile_paths(paths, lookup="hop")
@@ -283,6 +349,7 @@ class Network:
             v = getattr(e, name)
             if v is not None and (not is_int(v) or not 0 <= v < self.slices):
                 raise ConfigError(f"entry.{name}", v, f"slice out of range 0..{self.slices - 1} (or None)")
+        self._check_sends(node, e.port, e.dep_ts, "entry", e)
 
     def tables(self, node: int) -> list[Entry]:
         """The time-flow table of ``node`` (local port numbers). For a built-in router the
@@ -508,11 +575,10 @@ class Network:
         prop = np.zeros(P, dtype=np.int64)
         buf = np.full(P, c.buffer, dtype=np.int64)
         peer = np.full(P, -1, dtype=np.int64)
-        fab = _KIND[self.fabric]
+        kind[:] = self._port_kinds()
         for node in range(self.total_nodes):
             a = int(self.port_offset[node])
             nu = int(self.user_ports[node])
-            kind[a:a + nu] = fab
             rate[a:a + nu] = c.link_rate if node < n else self.switch_link_rate
             prop[a:a + nu] = c.propagation
         if self.switches:
@@ -534,6 +600,11 @@ class Network:
                 ep_down[node * h:node * h + h] = np.arange(a, a + h)
         if self._peer is None:
             raise ConfigError("circuits", None, "deploy_topo must be called before run")
+        if self.electrical_ports:
+            # electrical links take their (static) peers from the circuits
+            row = self._peer[0]
+            sel = (row >= 0) & (kind == _KIND["electrical"])
+            peer[sel] = row[sel]
         if self.fabric == "electrical":
             row = self._peer[0]
             sel = row >= 0
@@ -658,6 +729,13 @@ class Network:
         live.sim.set_collect_tm(True)
         live.sim.run_until(min(live.sim.now + step, live.duration))
         return self._tm(live.sim.take_tm())
+
+    def demand(self) -> np.ndarray:
+        """Remaining bytes (not yet delivered) per (source node, destination node) of the
+        flows that have started and not completed, at the current simulated time of a
+        started run: the input of a demand-aware controller (an N x N int64 matrix)."""
+        live = self._require_live()
+        return self._tm(live.sim.demand())
 
     def _tm(self, triples: list[tuple[int, int, int]]) -> np.ndarray:
         n = self.config.nodes

@@ -2,7 +2,8 @@
 
 A *circuit* ``Circuit(n1, p1, n2, p2, ts)`` connects port ``p1`` of node ``n1`` with port
 ``p2`` of node ``n2`` (both directions) during time slice ``ts`` of the cycle; ``ts=None``
-means always (static or traffic-aware fabrics).
+means always (static or traffic-aware fabrics). With ``directed=True`` it carries only
+``n1 → n2``: port ``p2`` receives on it and may send on another directed circuit.
 
 A *time-flow entry* ``Entry(arr_ts, src, dst, dep_ts, port)`` installed at a node says:
 a packet from ``src`` to ``dst`` that arrived in slice ``arr_ts`` leaves through ``port``
@@ -33,13 +34,15 @@ from typing import NamedTuple
 
 
 class Circuit(NamedTuple):
-    """Port ``p1`` of node ``n1`` ↔ port ``p2`` of node ``n2`` in slice ``ts`` (None: always)."""
+    """Port ``p1`` of node ``n1`` ↔ port ``p2`` of node ``n2`` in slice ``ts`` (None: always);
+    ``directed``: one way, ``n1 → n2`` only."""
 
     n1: int
     p1: int
     n2: int
     p2: int
     ts: int | None = None
+    directed: bool = False
 
 
 class Entry(NamedTuple):

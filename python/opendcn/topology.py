@@ -251,6 +251,10 @@ def _normalize_slow(circuits: Sequence[Any]) -> list[tuple[int, int, int, int, i
             raise ConfigError(f"circuits[{i}]", c, "expected Circuit(n1, p1, n2, p2, ts)") from None
         if len(fields) == 4:
             fields = (*fields, None)
+        if len(fields) == 6:
+            if not isinstance(fields[5], (bool, np.bool_)):
+                raise ConfigError(f"circuits[{i}]", c, f"directed must be True or False, got {fields[5]!r}")
+            fields = fields[:5]
         if len(fields) != 5:
             raise ConfigError(f"circuits[{i}]", c, "expected Circuit(n1, p1, n2, p2, ts)")
         for name, v in zip(("n1", "p1", "n2", "p2"), fields[:4]):
@@ -272,7 +276,7 @@ def _as_array(circuits: Iterable[Any]) -> tuple[list[Any], np.ndarray]:
     if not circuits:
         return circuits, np.zeros((0, 5), dtype=np.int64)
     try:
-        rows = [c if c[4] is not None else (c[0], c[1], c[2], c[3], _STATIC) for c in circuits]
+        rows = [(c[0], c[1], c[2], c[3], _STATIC if c[4] is None else c[4]) for c in circuits]
         arr = np.array(rows)
         ok = arr.ndim == 2 and arr.shape[1] == 5 and arr.dtype.kind in "iu"
         if ok and not all(type(c) is Circuit for c in circuits):
@@ -286,6 +290,37 @@ def _as_array(circuits: Iterable[Any]) -> tuple[list[Any], np.ndarray]:
 
 def _slice_label(ts: int) -> str:
     return "every slice (ts=None)" if ts == _STATIC else f"slice {ts}"
+
+
+def _directed_table(circuits: list[Any], arr: np.ndarray, g1: np.ndarray, g2: np.ndarray,
+                    directed: np.ndarray, s_count: int, g_count: int, ports: int) -> np.ndarray:
+    """The peer table of a schedule with directed circuits: a port may send on one
+    circuit and receive on one circuit per slice (a two-way circuit does both on both
+    ends); a second sender or receiver on a port in a slice is a conflict, reported at the
+    later circuit."""
+    table = np.full((s_count, g_count), -1, dtype=np.int64)
+    send: dict[tuple[int, int], int] = {}
+    recv: dict[tuple[int, int], int] = {}
+    for i in range(arr.shape[0]):
+        t = int(arr[i, 4])
+        slices = range(s_count) if t == _STATIC else (t,)
+        a, b = int(g1[i]), int(g2[i])
+        uses = [(send, a, b), (recv, b, a)]
+        if not directed[i]:
+            uses += [(send, b, a), (recv, a, b)]
+        for s_ in slices:
+            for book, g, other in uses:
+                j = book.get((s_, g))
+                if j is not None:
+                    node, port = divmod(g, ports)
+                    role = "sends" if book is send else "receives"
+                    raise ConfigError(f"circuits[{i}]", circuits[i],
+                                      f"{_slice_label(t)}: port {port} of node {node} already {role} on "
+                                      f"circuits[{j}]")
+                book[(s_, g)] = i
+                if book is send:
+                    table[s_, g] = other
+    return table
 
 
 def cycle_length(circuits: Iterable[Any]) -> int:
@@ -384,6 +419,10 @@ def schedule_table(circuits: Iterable[Any], nodes: int, ports: int,
         raise ConfigError("slices", slices, f"{slices} slices x {g_count} ports is too large")
     g1 = n1 * ports + p1
     g2 = n2 * ports + p2
+    directed = np.array([bool(getattr(c, "directed", False)) for c in circuits], dtype=bool) \
+        if any(type(c) is Circuit and c.directed for c in circuits) else None
+    if directed is not None:
+        return _directed_table(circuits, arr, g1, g2, directed, s_count, g_count, ports)
 
     # -- conflicts: a port used twice in one slice -------------------------------------
     idx = np.arange(arr.shape[0], dtype=np.int64)

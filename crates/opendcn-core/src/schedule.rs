@@ -85,17 +85,21 @@ impl Schedule {
         Ok(s)
     }
 
+    /// Each port sends to at most one other port per slice and each port receives from at
+    /// most one (two-way circuits pair both directions; directed circuits one).
     fn check_symmetric(&self) -> Result<(), SpecError> {
+        let mut receiver = vec![u32::MAX; self.n_ports];
         for s in 0..self.durations.len() {
             let row = &self.peer[s * self.n_ports..(s + 1) * self.n_ports];
             for (p, &q) in row.iter().enumerate() {
                 if q == NONE {
                     continue;
                 }
-                if q as usize >= self.n_ports || row[q as usize] != p as u32 {
+                if q as usize >= self.n_ports || q as usize == p || receiver[q as usize] == s as u32 {
                     return Err(SpecError::new(format!("schedule.peer[{s}][{p}]"), q,
-                        "circuits must pair two ports (port used twice or out of range)"));
+                        "circuits must join two ports, each receiving from at most one port per slice (port used twice or out of range)"));
                 }
+                receiver[q as usize] = s as u32;
             }
         }
         Ok(())
@@ -263,6 +267,10 @@ mod tests {
         assert!(Schedule::cyclic(vec![100], 10, 4, p).is_err());
         assert!(Schedule::cyclic(vec![10], 10, 4, ring(4, 1)).is_err());
         assert!(Schedule::cyclic(vec![], 0, 4, vec![]).is_err());
+        // directed circuits: a one-way ring is a valid schedule, two senders into one port are not
+        assert!(Schedule::fixed(4, vec![1, 2, 3, 0]).is_ok());
+        assert!(Schedule::fixed(4, vec![1, 2, 1, NONE]).is_err());
+        assert!(Schedule::fixed(4, vec![0, NONE, NONE, NONE]).is_err());
     }
 
     proptest! {

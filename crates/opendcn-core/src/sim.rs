@@ -476,7 +476,8 @@ pub struct Sim {
     rng_route: Stream,
     seed: u64,
     // reconfiguration
-    reconfigs: Vec<(Vec<u32>, Ps)>,
+    /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
+    reconfigs: Vec<(Vec<u32>, Ps, bool)>,
     reconfigs_applied: u64,
     max_hop: u32,
     /// Bumped whenever a reconfiguration rebuilds a path-based router.
@@ -2209,7 +2210,12 @@ impl Sim {
 
     /// Reconfigure a static schedule at time `at` (≥ now): the new peer table, with the
     /// changed circuits down for `delay` ps.
-    pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps) -> Result<(), SpecError> {
+    ///
+    /// Packets queued (not yet on the wire) on a changed port are routed again at their
+    /// node (`drop_queued` false: routes are installed before circuits change), or dropped
+    /// with reason `reconfiguration` (`drop_queued` true, as Duo's fabric does; transports
+    /// recover them).
+    pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool) -> Result<(), SpecError> {
         let rows = self.sched.slices() as usize;
         if peer.len() != self.ports.len() * rows {
             return Err(SpecError::new("reconfigure.peer", peer.len(),
@@ -2233,14 +2239,14 @@ impl Sim {
                 at = s.end;
             }
         }
-        self.reconfigs.push((peer, delay));
+        self.reconfigs.push((peer, delay, drop_queued));
         let i = (self.reconfigs.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
         Ok(())
     }
 
     fn on_reconfig(&mut self, i: u32) {
-        let (peer, delay) = std::mem::take(&mut self.reconfigs[i as usize]);
+        let (peer, delay, drop_queued) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
         match &self.router {
@@ -2281,11 +2287,23 @@ impl Sim {
                 p.hops -= 1;
                 self.packet_hops -= 1;
             }
+            // a served port's queued packets join them, in class order
+            let pt = &mut self.ports[gp as usize];
+            for c in 0..pt.classes.len() {
+                for pid in std::mem::take(&mut pt.classes[c]) {
+                    again.push((0, self.pool[pid as usize].wire, pid));
+                }
+                pt.class_bytes[c] = 0;
+            }
             // routes are installed before circuits change (OpenOptics' TA workflow): the
-            // packets that had not left are routed again at their node
+            // packets that had not left are routed again at their node, or dropped
             let node = self.port_node[gp as usize];
             for (_, wire, pid) in again {
                 self.ports[gp as usize].bytes -= wire as u64;
+                if drop_queued {
+                    self.drop_pkt(pid, DROP_RECONF);
+                    continue;
+                }
                 if matches!(self.router, Router::Source(_)) {
                     self.ports[gp as usize].bytes += wire as u64;
                     self.enqueue_reserved(gp, pid, WILD);
@@ -2298,6 +2316,20 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// Remaining bytes (not yet delivered) per (source node, destination node) of the flows
+    /// that have started and not completed, at the current time: what a demand-aware
+    /// controller reads. Sorted by (source, destination).
+    pub fn demand(&self) -> Vec<(u32, u32, u64)> {
+        let mut m: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+        for f in &self.flows[..self.next_flow] {
+            if f.finish == Ps::MAX && f.delivered < f.size {
+                let k = (self.eps[f.src as usize].node, self.eps[f.dst as usize].node);
+                *m.entry(k).or_default() += f.size - f.delivered;
+            }
+        }
+        m.into_iter().map(|((a, b), v)| (a, b, v)).collect()
     }
 
     /// Replace the table router's entries (a traffic-aware control loop installing routes).

@@ -373,10 +373,17 @@ impl Simulator {
         self.sim.candidates(node, src, dst, arr).into_iter().map(|a| (a.port as i64, wild(a.dep))).collect()
     }
 
-    /// Reconfigure a static schedule at `at_ps` with a new peer table (-1 = no circuit).
-    fn reconfigure(&mut self, at_ps: u64, peer: PyReadonlyArray1<i64>, delay_ps: u64) -> PyResult<()> {
+    /// Reconfigure a static schedule at `at_ps` with a new peer table (-1 = no circuit);
+    /// packets queued on changed ports are routed again, or dropped with `drop_queued`.
+    #[pyo3(signature = (at_ps, peer, delay_ps, drop_queued = false))]
+    fn reconfigure(&mut self, at_ps: u64, peer: PyReadonlyArray1<i64>, delay_ps: u64, drop_queued: bool) -> PyResult<()> {
         let peer = u32s(peer.as_slice()?.to_vec(), "peer")?;
-        self.sim.reconfigure(at_ps, peer, delay_ps).map_err(spec_err)
+        self.sim.reconfigure(at_ps, peer, delay_ps, drop_queued).map_err(spec_err)
+    }
+
+    /// Remaining bytes per (source node, destination node) of unfinished started flows.
+    fn demand(&self) -> Vec<(u32, u32, u64)> {
+        self.sim.demand()
     }
 
     /// Replace the time-flow tables (columns node, arr, src, dst, dep, global port; -1 = wildcard).
