@@ -266,3 +266,94 @@ def test_cli_bad_transport_exits_2(tmp_path):
     assert p.returncode == 2
     assert "transport" in p.stderr + p.stdout
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------- fabric features
+
+def test_hybrid_reordering_and_the_dupack_threshold():
+    """Rotor + electrical paths reorder segments; with 3 duplicate ACKs TCP retransmits
+    segments that were never lost, with 5 it does not (25 Gb/s electrical, 20 KB buffers).
+    At OpenOptics' 10 Gb/s electrical setting the threshold of 5 only reduces them (the
+    example prints the sensitivity table)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples"))
+    import hybrid_tcp_reordering as h
+
+    r3, r5 = h.run(3), h.run(5)
+    for r in (r3, r5):
+        assert sum(r.summary["packets"]["dropped"].values()) == 0  # nothing was lost ...
+        assert r.summary["flows"]["completed"] == 2
+        assert r.summary["delivered_bytes_by_link_class"]["electrical"] > 0
+        assert r.summary["delivered_bytes_by_link_class"]["reconfigurable_optical"] > 0
+    assert _col(r3, "retransmits").sum() > 0  # ... yet TCP retransmitted: reordering
+    assert _col(r5, "retransmits").sum() == 0
+    assert _col(r5, "fct_ps").max() < _col(r3, "fct_ps").max()
+    r10_3, r10_5 = h.run(3, "10Gbps"), h.run(5, "10Gbps")
+    assert 0 < _col(r10_5, "retransmits").sum() < _col(r10_3, "retransmits").sum()
+
+
+def _ring(directed_routes=True):
+    cfg = od.Config(nodes=3, uplinks=1, link_rate="100Gbps")
+    net = od.Network(cfg)
+    net.deploy_topo([od.Circuit(0, 0, 1, 0, None, True), od.Circuit(1, 0, 2, 0, None, True),
+                     od.Circuit(2, 0, 0, 0, None, True)])
+    tables = {n: [od.Entry(None, None, d, None, 0) for d in range(3) if d != n] for n in range(3)}
+    net.deploy_routing(tables)
+    return net
+
+
+def test_directed_circuits_form_a_one_way_ring():
+    net = _ring()
+    r = net.run(od.workload.flows([(0, 0, 2, 30_000), (0, 2, 0, 30_000)]), duration="50us")
+    assert _col(r, "completed").all()
+    assert list(_col(r, "hops")) == [2, 1]  # 0 -> 1 -> 2, and 2 -> 0 directly
+    # a route that sends into the receiving end of a directed circuit is refused
+    line = od.Network(od.Config(nodes=2, uplinks=1))
+    line.deploy_topo([od.Circuit(0, 0, 1, 0, None, True)])
+    with pytest.raises(od.ConfigError) as e:
+        line.deploy_routing({1: [od.Entry(None, None, 0, None, 0)]})
+    assert "only receives" in str(e.value)
+    # two directed circuits into one port in one slice conflict
+    with pytest.raises(od.ConfigError) as e:
+        line2 = od.Network(od.Config(nodes=3, uplinks=1))
+        line2.deploy_topo([od.Circuit(0, 0, 2, 0, None, True), od.Circuit(1, 0, 2, 0, None, True)])
+    assert "already receives" in str(e.value)
+
+
+def _two_port_pair():
+    cfg = od.Config(nodes=2, uplinks=2, link_rate="100Gbps", reconfiguration_delay="1us")
+    net = od.Network(cfg)
+    net.deploy_topo([od.Circuit(0, 0, 1, 0), od.Circuit(0, 1, 1, 1)])
+    net.deploy_routing({n: [od.Entry(None, None, 1 - n, None, p) for p in (0, 1)] for n in (0, 1)})
+    return net
+
+
+@pytest.mark.parametrize("queued", ["drop", "reroute"])
+def test_reconfiguration_drops_or_reroutes_queued_packets(queued):
+    net = _two_port_pair()
+    net.transport("tcp")
+    net.start(od.workload.flows([(0, 0, 1, 3_000_000), (0, 1, 0, 3_000_000)]), duration="2ms", seed=1)
+    net.collect("20us")
+    assert net.demand()[0, 1] > 0 and net.demand()[1, 0] > 0
+    net.deploy_topo([od.Circuit(0, 0, 1, 1), od.Circuit(0, 1, 1, 0)], queued=queued)
+    r = net.finish()
+    s = r.summary
+    assert s["flows"]["completed"] == 2 and s["bytes"]["dropped"] == 0
+    if queued == "drop":
+        assert s["packets"]["dropped"]["reconfiguration"] > 0
+        assert s["packets"]["retransmitted"] > 0
+    else:
+        assert s["packets"]["dropped"]["reconfiguration"] <= 4  # at most one on the wire per changed port
+
+
+def test_demand_is_the_remaining_bytes():
+    net = _two_port_pair()
+    net.transport("ideal")
+    net.start(od.workload.flows([(0, 0, 1, 1_000_000), ("5us", 1, 0, 500_000)]), duration="1ms", seed=1)
+    assert net.demand().sum() == 0
+    net.collect("10us")
+    d = net.demand()
+    assert 0 < d[0, 1] < 1_000_000 and 0 < d[1, 0] <= 500_000
+    r = net.finish()
+    assert r.summary["flows"]["completed"] == 2
+    with pytest.raises(od.ConfigError):
+        net.demand()

@@ -582,10 +582,12 @@ class Network:
             rate[a:a + nu] = c.link_rate if node < n else self.switch_link_rate
             prop[a:a + nu] = c.propagation
         if self.switches:
-            # links between nodes and switches run at the switch link rate on both ends
+            # links between nodes and switches run at the switch link rate on both ends (in a
+            # hybrid network: the electrical uplinks only)
+            e = self.electrical_ports or u
             for node in range(n):
                 a = int(self.port_offset[node])
-                rate[a:a + u] = self.switch_link_rate
+                rate[a + u - e:a + u] = self.switch_link_rate
         endpoints = c.endpoints
         ep_node = np.arange(n, dtype=np.int64) if not h else np.repeat(np.arange(n, dtype=np.int64), h)
         ep_down = np.full(endpoints, -1, dtype=np.int64)
