@@ -293,7 +293,7 @@ def demo_run(tmp_path_factory):
     return proc, out
 
 
-DEMO_RUNS = ("RotorNet (VLB)", "RotorNet (direct)", "Clos (ECMP)")
+DEMO_RUNS = ("RotorNet (VLB)", "RotorNet (direct)", "Clos (ECMP, DCTCP)")
 
 
 def test_demo_writes_report_with_embedded_images(demo_run):
@@ -318,7 +318,11 @@ def test_demo_writes_report_with_embedded_images(demo_run):
         assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
         b = s["bytes"]
         assert b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
+        assert b["dropped"] == 0, "every design of the demo runs without losing payload"
+        p = s["packets"]
+        assert p["sent"] == p["delivered"] + sum(p["dropped"].values()) + p["trimmed"] + p["in_flight"]
     assert {s["arch"] for s in summaries} >= {"rotornet", "clos"}
+    assert {s["transport"]["rule"] for s in summaries} == {"ideal", "dctcp"}
 
 
 def test_demo_prints_a_comparison_table(demo_run):

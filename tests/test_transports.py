@@ -357,3 +357,18 @@ def test_demand_is_the_remaining_bytes():
     assert r.summary["flows"]["completed"] == 2
     with pytest.raises(od.ConfigError):
         net.demand()
+
+
+def test_openoptics_table4_setting_loses_nothing_with_tcp():
+    """OpenOptics Table 4: HOHO on a rotor fabric, 300 µs slices, Hadoop at 70 % load,
+    congestion detection + push-back, hosts running TCP. Ideal injection loses about 1 GB
+    to full calendar queues at 32 x 2 in 6 ms; TCP sends every dropped packet again."""
+    opts = dict(nodes=32, uplinks=2, routing="hoho", slice="300us", congestion_detection=True, pushback=True)
+    wl = od.workload.poisson("hadoop", load=0.7)
+    ideal = od.arch.rotornet(**opts, transport="ideal").run(wl, duration="6ms", seed=1).summary
+    tcp = od.arch.rotornet(**opts, transport="tcp").run(wl, duration="6ms", seed=1).summary
+    assert ideal["bytes"]["dropped"] > 500_000_000
+    assert tcp["bytes"]["dropped"] == 0
+    assert tcp["packets"]["dropped"]["buffer_overflow"] > 0 and tcp["packets"]["retransmitted"] > 0
+    assert tcp["bytes"]["delivered"] > 2 * ideal["bytes"]["delivered"]
+    assert tcp["services"]["pushback_messages"] > 0
