@@ -23,3 +23,9 @@ class InvariantError(RuntimeError):
 
     This is a bug in an architecture or in the engine, never a user error.
     """
+
+
+class DeadlockError(InvariantError):
+    """A lossless (credit-based) network deadlocked: ports wait for each other's credit
+    in a cycle, which the message lists. A property of the design (routing without enough
+    virtual channels), reported instead of letting the run hang."""

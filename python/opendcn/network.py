@@ -28,7 +28,7 @@ import pyarrow as pa
 from . import _core
 from .analysis import fct_stats
 from .config import Config
-from .errors import ConfigError, InvariantError
+from .errors import ConfigError, DeadlockError, InvariantError
 from .timeflow import Circuit, Entry, Path
 from .transport import CODES as _TRANSPORT_CODES
 from .transport import TransportSettings
@@ -258,8 +258,8 @@ class Network:
 
         if lookup not in ("hop", "source"):
             raise ConfigError("lookup", lookup, "expected hop or source")
-        if multipath not in ("packet", "flow"):
-            raise ConfigError("multipath", multipath, "expected packet or flow")
+        if multipath not in ("packet", "flow", "adaptive"):
+            raise ConfigError("multipath", multipath, "expected packet, flow or adaptive")
         self._multipath = multipath
         if isinstance(paths, dict):
             # compiled tables {node: [Entry]} (e.g. routing.first_hop_tables)
@@ -449,9 +449,11 @@ class Network:
         Parameters: ``dupack``, ``init_cwnd``, ``min_rto``, ``rto`` (initial), ``max_rto``,
         ``dctcp_g``, ``ecn_k`` (DCTCP marking threshold of every port), ``ndp_init_window``,
         ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
-        ``ctrl_bytes``. Returns the settings in force."""
+        ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
+        ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
         known = {"dupack", "init_cwnd", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
-                 "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes"}
+                 "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
+                 "deadlock_timeout"}
         for k in params:
             if k not in known:
                 raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")
@@ -528,13 +530,19 @@ class Network:
                 node = int(np.searchsorted(self.port_offset, gp, side="right") - 1)
                 raise ConfigError("port_discipline", (node, int(gp - self.port_offset[node])),
                                   "priority classes and trimming need an electrical, host or static optical port")
-        if not (ecn.any() or trim.any() or any(caps)):
+        credit = np.zeros(P, dtype=np.int64)
+        if "credit" in names:
+            if (kind == _KIND["optical"]).any() and cyclic:
+                raise ConfigError("transport", t.rule.text, "credit-based flow control needs links that stay up "
+                                  "(electrical or static optical), not a cyclic optical schedule")
+            credit[servable] = 1
+        if not (ecn.any() or trim.any() or any(caps) or credit.any()):
             return {}
         for gp in range(P):
             ncls[gp] = len(caps[gp])
         flat = [x for cs in caps for x in cs]
         return {"port_ecn_k": ecn, "port_trim": trim, "port_classes": ncls,
-                "class_cap": np.array(flat, dtype=np.int64)}
+                "class_cap": np.array(flat, dtype=np.int64), "port_credit": credit}
 
     def inject_loss(self, losses: Sequence[tuple[int, int]]) -> None:
         """Drop the first copy of these data segments: (flow id, segment number) pairs,
@@ -649,6 +657,9 @@ class Network:
         if names != {"ideal"}:
             spec["flow_transport"] = self._transport.rule.assign(flows.size)
             spec.update(self._transport.spec())
+            if "credit" in names:
+                cb = self._transport.credit_bytes
+                spec["credit_bytes"] = int(cb if cb is not None else c.buffer // self._transport.credit_vcs)
         spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
         if self._loss:
             spec["loss_flow"] = np.array([x[0] for x in self._loss], dtype=np.int64)
@@ -775,7 +786,10 @@ class Network:
         if out is not None:
             result.write(out)
         if o["invariant_errors"]:
-            raise InvariantError(f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"]))
+            msg = f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"])
+            if any(e.startswith("deadlock") for e in o["invariant_errors"]):
+                raise DeadlockError(msg)
+            raise InvariantError(msg)
         return result
 
     # ------------------------------------------------------------------ monitoring

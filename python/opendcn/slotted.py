@@ -12,6 +12,10 @@ Time series (``Result.timeseries``): one row per ToR per sample interval with
 ``queued_bytes`` (at the interval end), ``tx_bytes`` (payload sent on any hop) and
 ``rx_bytes`` (payload received as final destination — the receiver bandwidth);
 ``port`` is -1 (per-ToR rows).
+
+``summary["packets"]`` is the engine's cell ledger with the packet engine's keys: cells
+sent (cut at a source), delivered, dropped by reason and in flight (relayed cells at an
+intermediate, cells arriving after the end), checked every run against the queues.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from .errors import ConfigError
 from .network import FixedFabric, Network, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
 from .units import parse_size
 
-__all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary"]
+__all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary",
+           "packets_summary"]
 
 
 def slotted_services(net: Network, engine: str, *, queue_estimation: str | None = None,
@@ -59,6 +64,13 @@ def services_summary(settings: dict[str, Any], metrics: dict[str, Any]) -> dict[
             "congestion_events": int(metrics.pop("svc_congestion_events", 0)),
             "pushback_messages": int(metrics.pop("svc_pushback_msgs", 0)),
             "paused_attempts": int(metrics.pop("svc_paused_attempts", 0))}
+
+
+def packets_summary(o: dict[str, Any]) -> dict[str, Any]:
+    """``summary["packets"]`` of a cell engine: its cell ledger with the packet engine's
+    keys (``sent == delivered + sum(dropped) + trimmed + in_flight``), as ints."""
+    return {k: ({kk: int(vv) for kk, vv in v.items()} if isinstance(v, dict) else int(v))
+            for k, v in o["packets"].items()}
 
 
 class SlottedNetwork(FixedFabric):
@@ -202,6 +214,7 @@ def _build(net: SlottedNetwork, live: _Live, o: dict[str, Any], wall: float, mic
     summary = core_summary(arch=net.arch, seed=live.seed, nodes=c.nodes, endpoints=c.nodes,
                            duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
                            rate_bps=c.per_node_rate, workload=live.workload)
+    summary["packets"] = packets_summary(o)
     if net.engine == "sirius":
         summary["services"] = services_summary(net._services, metrics)
     summary["arch_metrics"] = metrics

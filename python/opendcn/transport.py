@@ -16,7 +16,14 @@ flow decides its transport, and the last term (a bare name) catches the rest::
 - ``dctcp`` — TCP whose window follows the fraction of ECN-marked ACKs (g = 1/16),
   with ports marking above ``ecn_k`` queued bytes;
 - ``ndp`` — ports trim data to headers when the data class is full, headers and
-  control are served first, the receiver paces pulls at its line rate.
+  control are served first, the receiver paces pulls at its line rate;
+- ``credit`` — a lossless network (HPC): injection as ``ideal``, and every fabric link
+  sends only against credits for the next node's buffer, per virtual channel
+  (``credit_bytes`` per link and channel, returned one propagation delay after the packet
+  leaves that buffer). A packet's n-th link uses channel n (the last channel beyond), so
+  with as many channels as the longest path has links the channel dependency graph is
+  acyclic; a watchdog reports a deadlock (``od.DeadlockError`` naming the cycle of ports)
+  instead of letting the run hang. ``credit`` applies to every flow or none.
 
 Control packets (ACKs, NACKs, PULLs) are real packets of ``ctrl_bytes`` on the wire.
 """
@@ -32,9 +39,9 @@ from .errors import ConfigError
 from .units import parse_size, parse_time
 
 #: transport name -> engine code
-CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3}
+CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3, "credit": 4}
 #: names a later version will add; a rule naming one gets a clear error
-PLANNED = ("credit", "rotorlb")
+PLANNED = ("rotorlb",)
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,11 @@ def parse_rule(rule: Any) -> Rule:
         else:
             if not last:
                 raise ConfigError("transport", rule, f"term {p!r} has no size limit, so it must be the last")
-            return Rule(rule, tuple(terms), _name(p, rule))
+            r = Rule(rule, tuple(terms), _name(p, rule))
+            if "credit" in r.names and r.names != {"credit"}:
+                raise ConfigError("transport", rule, "credit-based flow control makes the whole network "
+                                  "lossless: it cannot be mixed with other transports")
+            return r
     raise ConfigError("transport", rule, "empty rule")
 
 
@@ -125,6 +136,11 @@ class TransportSettings:
     ndp_return_to_sender: bool = True
     #: NDP ports: data and header classes of this many full packets each
     ndp_queue_packets: int = 8
+    #: credit: bytes per (link, virtual channel) (None: the port buffer split over the
+    #: channels), virtual channels, and the watchdog's patience
+    credit_bytes: int | None = None
+    credit_vcs: int = 1
+    deadlock_timeout_ps: int = 100_000_000
 
     def spec(self) -> dict[str, Any]:
         """The engine's transport scalars."""
@@ -132,7 +148,8 @@ class TransportSettings:
                 "tcp_dupack": self.tcp_dupack, "tcp_min_rto_ps": self.tcp_min_rto_ps,
                 "tcp_init_rto_ps": self.tcp_init_rto_ps, "tcp_max_rto_ps": self.tcp_max_rto_ps,
                 "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
-                "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender}
+                "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
+                "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps}
 
     def describe(self) -> dict[str, Any]:
         """The settings as the summary reports them (only what the rule uses)."""
@@ -147,7 +164,10 @@ class TransportSettings:
         if "ndp" in names:
             d.update(ndp_init_window=self.ndp_init_window, ndp_rto_us=self.ndp_rto_ps / 1e6,
                      ndp_return_to_sender=self.ndp_return_to_sender, ndp_queue_packets=self.ndp_queue_packets)
-        if names - {"ideal"}:
+        if "credit" in names:
+            d.update(credit_bytes=self.credit_bytes, credit_vcs=self.credit_vcs,
+                     deadlock_timeout_us=self.deadlock_timeout_ps / 1e6)
+        if names & {"tcp", "dctcp", "ndp"}:
             d["ctrl_bytes"] = self.ctrl_bytes
         return d
 
@@ -161,7 +181,8 @@ def _pos_int(v: Any, field: str, minimum: int = 1) -> int:
 def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_cwnd: Any = None,
            min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
            ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
-           return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None) -> TransportSettings:
+           return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None,
+           credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None) -> TransportSettings:
     """Check and apply the given settings to ``s`` (None keeps a value); returns ``s``."""
     if rule is not None:
         s.rule = parse_rule(rule)
@@ -204,6 +225,20 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         s.ndp_return_to_sender = return_to_sender
     if ndp_queue is not None:
         s.ndp_queue_packets = _pos_int(ndp_queue, "ndp_queue")
+    if credit_bytes is not None:
+        if isinstance(credit_bytes, (int, float)) and not isinstance(credit_bytes, bool) and credit_bytes <= 0:
+            raise ConfigError("credit_bytes", credit_bytes, "must be positive (at least one full packet)")
+        s.credit_bytes = parse_size(credit_bytes, "credit_bytes")
+        if s.credit_bytes <= 0:
+            raise ConfigError("credit_bytes", credit_bytes, "must be positive (at least one full packet)")
+    if vcs is not None:
+        s.credit_vcs = _pos_int(vcs, "vcs")
+        if s.credit_vcs > 8:
+            raise ConfigError("vcs", vcs, "at most 8 virtual channels")
+    if deadlock_timeout is not None:
+        s.deadlock_timeout_ps = parse_time(deadlock_timeout, "deadlock_timeout")
+        if s.deadlock_timeout_ps <= 0:
+            raise ConfigError("deadlock_timeout", deadlock_timeout, "must be positive")
     if ctrl_bytes is not None:
         s.ctrl_bytes = parse_size(ctrl_bytes, "ctrl_bytes")
         if s.ctrl_bytes <= 0:

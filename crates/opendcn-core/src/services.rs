@@ -72,7 +72,7 @@ impl Eqo {
         if est > 0 && b > last {
             let lo_t = (last + 1) * iv;
             let s = sched.slice_at(lo_t);
-            let mut abs = s.abs + ((q + n - s.idx) % n) as u64;
+            let mut abs = sched.next_occurrence(s, q);
             loop {
                 let o = sched.slice(abs);
                 if o.start > b * iv {

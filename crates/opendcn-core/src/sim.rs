@@ -92,11 +92,15 @@ enum Ev {
     Timer(u32),
     /// An NDP receiver's pull pacer may release a pull.
     Pacer(u32),
+    /// Credit returns to a port (the oldest of its pending returns).
+    Credit(u32),
+    /// The deadlock watchdog of a credit-based network.
+    Watchdog,
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 12] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return", "port_free", "timer", "pacer"];
+pub const EVENT_KINDS: [&str; 14] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -113,6 +117,8 @@ impl Ev {
             Ev::PortFree(_) => 9,
             Ev::Timer(_) => 10,
             Ev::Pacer(_) => 11,
+            Ev::Credit(_) => 12,
+            Ev::Watchdog => 13,
         }
     }
 
@@ -120,8 +126,8 @@ impl Ev {
         let id = match self {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
             Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
-            | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) => x as u64,
-            Ev::NextFlows | Ev::Sample => 0,
+            | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) => x as u64,
+            Ev::NextFlows | Ev::Sample | Ev::Watchdog => 0,
         };
         id ^ (self.kind() as u64) << 32
     }
@@ -169,6 +175,10 @@ struct Packet {
     ts: Ps,
     /// Link classes crossed (bit 0 electrical, 1 static optical, 2 reconfigurable optical).
     classes: u8,
+    /// Credit networks: the port whose link credit this packet holds (NONE: none), and
+    /// the virtual channel it used there.
+    cred_port: u32,
+    cred_vc: u8,
 }
 
 /// A planned transmission: departure time, wire bytes, packet.
@@ -211,6 +221,13 @@ struct Port {
     class_bytes: Vec<u64>,
     class_cap: Vec<u64>,
     free_pending: bool,
+    /// Credit-based flow control: bytes of credit per virtual channel (empty: none), the
+    /// returns on their way back (virtual channel, bytes), the next channel to serve, and
+    /// since when the port has waited for credit with packets queued (`Ps::MAX`: not).
+    credit: Vec<u64>,
+    cred_ret: VecDeque<(u8, u32)>,
+    rr_vc: usize,
+    blocked_since: Ps,
 }
 
 #[derive(Debug, Clone)]
@@ -528,6 +545,12 @@ pub struct Sim {
     port_class: Vec<u8>,
     /// (flow, segment) pairs whose first data copy is dropped at its first arrival.
     loss: std::collections::BTreeSet<(u32, u32)>,
+    /// Credit networks: ports waiting for credit, the pending watchdog time, and the
+    /// cycle of ports of a detected deadlock (the run stops there).
+    blocked: std::collections::BTreeSet<u32>,
+    watchdog_at: Ps,
+    deadlock: Option<Vec<u32>>,
+    credit_net: bool,
 }
 
 impl Sim {
@@ -618,7 +641,8 @@ impl Sim {
         let no_disc = Discipline::default();
         let ports = (0..n_ports).map(|gp| {
             let d = spec.port_disc.get(gp).unwrap_or(&no_disc);
-            let classes = d.class_cap.len().max(1);
+            let vcs = spec.transport.credit_vcs.max(1) as usize;
+            let classes = if d.credit { vcs } else { d.class_cap.len().max(1) };
             Port {
             kind: spec.port_kind[gp],
             rate: Rate::new(spec.port_rate_bps[gp]),
@@ -643,8 +667,12 @@ impl Sim {
             trim: d.trim,
             classes: if d.served() { vec![VecDeque::new(); classes] } else { Vec::new() },
             class_bytes: vec![0; if d.served() { classes } else { 0 }],
-            class_cap: if d.class_cap.is_empty() { vec![spec.port_buffer_bytes[gp]] } else { d.class_cap.clone() },
+            class_cap: if d.credit { vec![u64::MAX; vcs] } else if d.class_cap.is_empty() { vec![spec.port_buffer_bytes[gp]] } else { d.class_cap.clone() },
             free_pending: false,
+            credit: if d.credit && spec.port_kind[gp] != PortKind::HostDown { vec![spec.transport.credit_bytes; vcs] } else { Vec::new() },
+            cred_ret: VecDeque::new(),
+            rr_vc: 0,
+            blocked_since: Ps::MAX,
         }}).collect();
         let port_class: Vec<u8> = (0..n_ports).map(|gp| match spec.port_kind[gp] {
             PortKind::Electrical | PortKind::Unused => 0,
@@ -760,6 +788,10 @@ impl Sim {
             class_tx: [0; 4],
             port_class,
             loss: spec.loss.iter().copied().collect(),
+            blocked: std::collections::BTreeSet::new(),
+            watchdog_at: Ps::MAX,
+            deadlock: None,
+            credit_net: spec.flow_transport.contains(&TransportKind::Credit),
         };
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
@@ -793,7 +825,7 @@ impl Sim {
     /// Run every event with time ≤ `t_end`; afterwards `now() == t_end`.
     pub fn run_until(&mut self, t_end: Ps) {
         while let Some(t) = self.heap.peek_time() {
-            if t > t_end {
+            if t > t_end || self.deadlock.is_some() {
                 break;
             }
             let (time, ev) = self.heap.pop().expect("peeked");
@@ -826,9 +858,11 @@ impl Sim {
                 Ev::PortFree(port) => self.on_port_free(port),
                 Ev::Timer(f) => self.on_timer(f),
                 Ev::Pacer(e) => self.on_pacer(e),
+                Ev::Credit(port) => self.on_credit(port),
+                Ev::Watchdog => self.on_watchdog(),
             }
         }
-        if t_end > self.now {
+        if t_end > self.now && self.deadlock.is_none() {
             self.now = t_end;
         }
     }
@@ -857,6 +891,7 @@ impl Sim {
     }
 
     fn drop_pkt(&mut self, id: u32, reason: usize) {
+        self.return_credit(id);
         let p = self.pool[id as usize];
         let payload = if p.kind == K_DATA && !p.trimmed { p.payload as u64 } else { 0 };
         // the payload of an unreliable flow is gone for good; a transport sends it again
@@ -921,7 +956,7 @@ impl Sim {
                 let cfg = NdpConfig { mss, init_window: t.ndp_init_window, rto: t.ndp_rto_ps };
                 Conn::Ndp(NdpSender::new(cfg, fl.size), NdpReceiver::new(fl.size, mss))
             }
-            TransportKind::Ideal => unreachable!("ideal flows have no connection state"),
+            TransportKind::Ideal | TransportKind::Credit => unreachable!("ideal and credit flows have no connection state"),
         };
         let id = match self.conn_free.pop() {
             Some(id) => {
@@ -1088,6 +1123,8 @@ impl Sim {
             seq,
             ts: 0,
             classes: 0,
+            cred_port: NONE,
+            cred_vc: 0,
         })
     }
 
@@ -1122,10 +1159,13 @@ impl Sim {
                 // admission: buffer room, and no spill past the first occurrence of the slice
                 self.release_departed(a.port);
                 let pt = &self.ports[a.port as usize];
-                if pt.served && !self.hosts_mode {
+                if pt.served && (!self.hosts_mode || self.credit_net) {
                     let c = self.class_of(pid, pt.classes.len());
                     if pt.bytes + wire > pt.cap || pt.class_bytes[c] + wire > pt.class_cap[c] {
-                        return Err(pt.busy_until.max(self.now + 1));
+                        // room appears when the port starts its next transmission; a port
+                        // waiting for credit is polled once per packet time
+                        let now = self.now;
+                        return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
                     }
                 } else if !pt.served && pt.bytes + wire > pt.cap {
                     return Err(pt_wake(pt, self.now + ser));
@@ -1135,14 +1175,12 @@ impl Sim {
                 if self.services.flow_pausing && is_data && cyclic_optical && sent >= self.services.elephant_bytes
                     && a.dep != cur.idx {
                     // an elephant (aged past the PIAS threshold) waits for its circuit
-                    let n = self.sched.slices();
-                    let wake = self.sched.slice(cur.abs + ((a.dep + n - cur.idx) % n) as u64).start;
+                    let wake = self.sched.slice(self.sched.next_occurrence(cur, a.dep)).start;
                     self.paused_attempts += 1;
                     return Err(wake);
                 }
                 if !self.hosts_mode && cyclic_optical {
-                    let n = self.sched.slices();
-                    let first = cur.abs + ((a.dep + n - cur.idx) % n) as u64;
+                    let first = self.sched.next_occurrence(cur, a.dep);
                     let planned = self.plan_slotted(a.port, a.dep, self.ports[a.port as usize].rate.tx(wire), cur, false);
                     if matches!(planned, Some((_, abs, _, _)) if abs > first) {
                         // that occurrence of the departure slice is full: no chance before it
@@ -1330,6 +1368,9 @@ impl Sim {
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
+            _ if self.multipath == Multipath::Adaptive => {
+                cands.iter().min_by_key(|a| self.ports[a.port as usize].bytes).copied()
+            }
             n => Some(cands[self.choose(n as u32, flow, node) as usize]),
         }
     }
@@ -1340,7 +1381,7 @@ impl Sim {
             return 0;
         }
         match self.multipath {
-            Multipath::Packet => self.rng_route.below(n),
+            Multipath::Packet | Multipath::Adaptive => self.rng_route.below(n),
             Multipath::Flow => (mix64(self.seed ^ ((flow as u64) << 32 | node as u64)) % n as u64) as u32,
         }
     }
@@ -1394,8 +1435,7 @@ impl Sim {
             // congestion: the calendar queue of `dep` has no room left in its first
             // occurrence (bandwidth x remaining time of the slice)
             let cur = self.slice_now();
-            let n = self.sched.slices();
-            let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
+            let first = self.sched.next_occurrence(cur, dep);
             let ser = self.ports[port as usize].rate.tx(wire);
             let full = if self.eqo.enabled() {
                 self.eqo_full(port, dep, wire, cur)
@@ -1434,8 +1474,7 @@ impl Sim {
         self.release_departed(port);
         let exact = self.ports[port as usize].qbytes.get(dep as usize).copied().unwrap_or(0);
         self.eqo.record(est, exact);
-        let n = self.sched.slices();
-        let s = self.sched.slice(cur.abs + ((dep + n - cur.idx) % n) as u64);
+        let s = self.sched.slice(self.sched.next_occurrence(cur, dep));
         let up_from = (s.start + self.sched.guard_of(port, s.idx)).max(self.now);
         let window = s.end.saturating_sub(up_from);
         let admissible = (self.ports[port as usize].rate.bps as u128 * window as u128 / 8_000_000_000_000) as u64;
@@ -1691,7 +1730,7 @@ impl Sim {
             if self.sched.peer(port, dep) == NONE {
                 return None;
             }
-            let first = cur.abs + ((dep + n - cur.idx) % n) as u64;
+            let first = self.sched.next_occurrence(cur, dep);
             let mut abs = first.max(tails[dep as usize].0);
             while down > now && self.sched.slice(abs).end <= down {
                 abs += n as u64; // the circuit is still being reconfigured
@@ -1761,6 +1800,7 @@ impl Sim {
     }
 
     fn deliver(&mut self, pid: u32) {
+        self.return_credit(pid);
         let p = self.pool[pid as usize];
         if self.flows[p.flow as usize].tp.reliable() {
             self.transport_arrive(pid);
@@ -1787,6 +1827,12 @@ impl Sim {
             return 0;
         }
         let p = &self.pool[pid as usize];
+        if self.credit_net {
+            // virtual channel by hop count: a packet's n-th link uses channel n (the last
+            // channel for longer paths), so channel dependencies only go up when the
+            // channels cover the longest path
+            return (p.hops as usize).min(k - 1);
+        }
         let c = if p.kind != K_DATA || p.trimmed {
             0
         } else if self.flows[p.flow as usize].tp == TransportKind::Ndp {
@@ -1815,6 +1861,11 @@ impl Sim {
     /// full to its sender (NDP's return-to-sender) or drop it, drop anything else that
     /// does not fit.
     fn served_enqueue(&mut self, port: u32, pid: u32) {
+        if self.credit_net {
+            // lossless: the upstream link's credit guaranteed this packet a place
+            self.served_push(port, pid);
+            return;
+        }
         let k = self.ports[port as usize].classes.len();
         let queued = self.ports[port as usize].bytes;
         self.ecn_mark(port, pid, queued);
@@ -1913,9 +1964,45 @@ impl Sim {
         let cyclic = !self.sched.is_static();
         loop {
             let pt = &mut self.ports[port as usize];
-            let Some(c) = pt.classes.iter().position(|q| !q.is_empty()) else { return };
+            let c = if pt.credit.is_empty() {
+                let Some(c) = pt.classes.iter().position(|q| !q.is_empty()) else { return };
+                c
+            } else {
+                // virtual channels served round robin, each only against its credit
+                let k = pt.classes.len();
+                let mut pick = None;
+                let mut any = false;
+                for i in 0..k {
+                    let v = (pt.rr_vc + i) % k;
+                    if let Some(&h) = pt.classes[v].front() {
+                        any = true;
+                        if self.pool[h as usize].wire as u64 <= pt.credit[v] {
+                            pick = Some(v);
+                            break;
+                        }
+                    }
+                }
+                match pick {
+                    Some(v) => v,
+                    None => {
+                        if any {
+                            self.block(port);
+                        }
+                        return;
+                    }
+                }
+            };
             let pid = pt.classes[c].pop_front().expect("non-empty class");
             let wire = self.pool[pid as usize].wire as u64;
+            if !pt.credit.is_empty() {
+                pt.credit[c] -= wire;
+                pt.rr_vc = c + 1;
+                if pt.blocked_since != Ps::MAX {
+                    pt.blocked_since = Ps::MAX;
+                    self.blocked.remove(&port);
+                }
+            }
+            let pt = &mut self.ports[port as usize];
             pt.class_bytes[c] -= wire;
             pt.bytes -= wire;
             let kind = pt.kind;
@@ -1941,6 +2028,14 @@ impl Sim {
             let tag = if cyclic { self.sched.slice_at(d).idx } else { cur.idx };
             let cls = self.port_class[port as usize];
             self.class_tx[cls as usize] += wire;
+            // the packet leaves this node's buffer: the link it came in on gets its credit
+            // back, and it holds the credit of the link it now takes
+            self.return_credit(pid);
+            if !self.ports[port as usize].credit.is_empty() {
+                let p = &mut self.pool[pid as usize];
+                p.cred_port = port;
+                p.cred_vc = c as u8;
+            }
             let p = &mut self.pool[pid as usize];
             p.tag = tag;
             p.at = at;
@@ -1959,6 +2054,120 @@ impl Sim {
                 self.push(d + ser, Ev::PortFree(port));
             }
             return;
+        }
+    }
+
+    /// Give the credit a packet holds back to its upstream port (after the propagation).
+    fn return_credit(&mut self, pid: u32) {
+        let p = &mut self.pool[pid as usize];
+        if p.cred_port == NONE {
+            return;
+        }
+        let (up, vc, wire) = (p.cred_port, p.cred_vc, p.wire);
+        p.cred_port = NONE;
+        let pt = &mut self.ports[up as usize];
+        pt.cred_ret.push_back((vc, wire));
+        let t = self.now + pt.prop;
+        self.push(t, Ev::Credit(up));
+    }
+
+    fn on_credit(&mut self, port: u32) {
+        let now = self.now;
+        let pt = &mut self.ports[port as usize];
+        let (vc, bytes) = pt.cred_ret.pop_front().expect("a credit event has its return queued");
+        pt.credit[vc as usize] += bytes as u64;
+        if !pt.free_pending && pt.busy_until <= now && pt.bytes > 0 {
+            self.start_tx(port);
+        }
+    }
+
+    /// A credit port with packets queued cannot send: remember since when, and make sure
+    /// the watchdog will look.
+    fn block(&mut self, port: u32) {
+        let now = self.now;
+        let pt = &mut self.ports[port as usize];
+        if pt.blocked_since == Ps::MAX {
+            pt.blocked_since = now;
+            self.blocked.insert(port);
+        }
+        if self.watchdog_at == Ps::MAX {
+            self.watchdog_at = now + self.tparams.deadlock_timeout_ps;
+            let t = self.watchdog_at;
+            self.push(t, Ev::Watchdog);
+        }
+    }
+
+    /// Look for a cycle of ports each waiting for credit that only packets queued at the
+    /// next port of the cycle can give back: a deadlock, after which nothing moves.
+    fn on_watchdog(&mut self) {
+        self.watchdog_at = Ps::MAX;
+        let now = self.now;
+        let timeout = self.tparams.deadlock_timeout_ps;
+        let stuck: Vec<u32> = self.blocked.iter().copied()
+            .filter(|&p| self.ports[p as usize].blocked_since.saturating_add(timeout) <= now).collect();
+        let stuck_set: std::collections::BTreeSet<u32> = stuck.iter().copied().collect();
+        // edges: port P waits for credit held by packets queued at ports R of P's next node
+        let mut edges: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &p in &stuck {
+            let pt = &self.ports[p as usize];
+            let rx = if pt.kind == PortKind::Optical { self.sched.peer(p, 0) } else { pt.peer };
+            if rx == NONE || pt.kind == PortKind::HostDown {
+                continue;
+            }
+            let node = self.port_node[rx as usize] as usize;
+            for r in self.port_offset[node]..self.port_offset[node + 1] {
+                if !stuck_set.contains(&r) {
+                    continue;
+                }
+                let holds = self.ports[r as usize].classes.iter().flatten().any(|&q| self.pool[q as usize].cred_port == p);
+                if holds {
+                    edges.entry(p).or_default().push(r);
+                }
+            }
+        }
+        // depth-first search for a cycle, in port order
+        let mut state: BTreeMap<u32, u8> = BTreeMap::new();
+        let mut found = None;
+        for &start in &stuck {
+            if found.is_some() || state.contains_key(&start) {
+                continue;
+            }
+            let mut stack: Vec<(u32, usize)> = vec![(start, 0)];
+            let mut path: Vec<u32> = vec![start];
+            state.insert(start, 1);
+            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+                let next = edges.get(&u).and_then(|v| v.get(*i)).copied();
+                *i += 1;
+                match next {
+                    Some(w) => match state.get(&w) {
+                        Some(1) => {
+                            let at = path.iter().position(|&x| x == w).expect("on the path");
+                            found = Some(path[at..].to_vec());
+                            break;
+                        }
+                        Some(_) => {}
+                        None => {
+                            state.insert(w, 1);
+                            stack.push((w, 0));
+                            path.push(w);
+                        }
+                    },
+                    None => {
+                        state.insert(u, 2);
+                        stack.pop();
+                        path.pop();
+                    }
+                }
+            }
+        }
+        if found.is_some() {
+            self.deadlock = found;
+            return;
+        }
+        if let Some(t) = self.blocked.iter().map(|&p| self.ports[p as usize].blocked_since).min() {
+            self.watchdog_at = (t + timeout).max(now + 1);
+            let t = self.watchdog_at;
+            self.push(t, Ev::Watchdog);
         }
     }
 
@@ -2378,6 +2587,17 @@ impl Sim {
         }
         if self.collisions > 0 {
             errors.push(format!("{} optical collisions", self.collisions));
+        }
+        if self.credit_net && self.ledger.dropped_total() > 0 {
+            errors.push(format!("lossless credit network dropped {} packets", self.ledger.dropped_total()));
+        }
+        if let Some(cycle) = &self.deadlock {
+            let names: Vec<String> = cycle.iter().map(|&p| {
+                let n = self.port_node[p as usize];
+                format!("node {} port {}", n, p - self.port_offset[n as usize])
+            }).collect();
+            errors.push(format!("deadlock at {} ps: ports waiting for each other's credit in a cycle: {}",
+                                self.now, names.join(" -> ")));
         }
         if self.gb_violations > 0 {
             errors.push(format!("{} guardband violations", self.gb_violations));

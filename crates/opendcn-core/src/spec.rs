@@ -49,6 +49,8 @@ pub enum RouterKind {
 pub enum Multipath {
     Packet,
     Flow,
+    /// Per packet, the candidate port with the fewest bytes queued (first on ties).
+    Adaptive,
 }
 
 /// OpenOptics infrastructure services (§5.2), switched per run.
@@ -84,6 +86,10 @@ pub enum TransportKind {
     Dctcp,
     /// NDP: trimming, pulls paced by the receiver, NACK-driven retransmission.
     Ndp,
+    /// Lossless link-level credit-based flow control (HPC): injection as `Ideal`, every
+    /// fabric link sends only against credits of the next node's buffer per virtual
+    /// channel, so nothing is ever dropped.
+    Credit,
 }
 
 impl TransportKind {
@@ -93,13 +99,14 @@ impl TransportKind {
             1 => TransportKind::Tcp,
             2 => TransportKind::Dctcp,
             3 => TransportKind::Ndp,
+            4 => TransportKind::Credit,
             _ => return None,
         })
     }
 
     /// True when the transport recovers what the network drops.
     pub fn reliable(self) -> bool {
-        self != TransportKind::Ideal
+        matches!(self, TransportKind::Tcp | TransportKind::Dctcp | TransportKind::Ndp)
     }
 }
 
@@ -118,6 +125,11 @@ pub struct TransportParams {
     pub ndp_rto_ps: Ps,
     /// NDP: a header that finds the header queue full returns to its sender.
     pub ndp_return_to_sender: bool,
+    /// Credit: bytes of credit per (link, virtual channel), virtual channels per link,
+    /// and how long a port may wait for credit before the watchdog looks for a deadlock.
+    pub credit_bytes: u64,
+    pub credit_vcs: u32,
+    pub deadlock_timeout_ps: Ps,
 }
 
 impl Default for TransportParams {
@@ -133,6 +145,9 @@ impl Default for TransportParams {
             ndp_init_window: 20,
             ndp_rto_ps: 1_000_000_000,
             ndp_return_to_sender: true,
+            credit_bytes: 64_000,
+            credit_vcs: 1,
+            deadlock_timeout_ps: 100_000_000,
         }
     }
 }
@@ -152,12 +167,14 @@ pub struct Discipline {
     /// NDP trimming: a data packet that finds its class full is cut to its header, which
     /// goes to class 0.
     pub trim: bool,
+    /// Credit-based flow control on this port's link (one queue per virtual channel).
+    pub credit: bool,
 }
 
 impl Discipline {
     /// Whether the port needs the served model (priority classes or trimming).
     pub fn served(&self) -> bool {
-        self.class_cap.len() > 1 || self.trim
+        self.class_cap.len() > 1 || self.trim || self.credit
     }
 }
 
@@ -355,6 +372,22 @@ impl SimSpec {
             }
             if t.ndp_rto_ps == 0 {
                 return Err(SpecError::new("ndp_rto", 0, "must be positive"));
+            }
+        }
+        if uses(TransportKind::Credit) {
+            if let Some(k) = self.flow_transport.iter().find(|&&k| k != TransportKind::Credit) {
+                return Err(SpecError::new("transport", format!("{k:?}").to_lowercase(),
+                    "credit-based flow control makes the whole network lossless: every flow uses credit"));
+            }
+            if t.credit_bytes < (self.mtu_bytes + self.header_bytes) as u64 {
+                return Err(SpecError::new("credit_bytes", t.credit_bytes,
+                    format!("credits per (link, virtual channel) must hold one full packet ({} B)", self.mtu_bytes + self.header_bytes)));
+            }
+            if !(1..=8).contains(&t.credit_vcs) {
+                return Err(SpecError::new("credit_vcs", t.credit_vcs, "expected 1..=8 virtual channels"));
+            }
+            if t.deadlock_timeout_ps == 0 {
+                return Err(SpecError::new("deadlock_timeout", 0, "must be positive"));
             }
         }
         if self.flow_transport.iter().any(|k| k.reliable()) && (t.ctrl_bytes == 0 || t.ctrl_bytes > self.header_bytes + self.mtu_bytes) {

@@ -120,7 +120,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let multipath = match scalar::<String>(d, "multipath")?.as_str() {
         "packet" => Multipath::Packet,
         "flow" => Multipath::Flow,
-        other => return Err(bad("multipath", other, "expected packet or flow")),
+        "adaptive" => Multipath::Adaptive,
+        other => return Err(bad("multipath", other, "expected packet, flow or adaptive")),
     };
     let tf = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]
         .iter()
@@ -152,7 +153,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let n_ports = *port_offset.last().unwrap_or(&0) as usize;
     let flow_transport = opt_arr(d, "flow_transport")?
         .into_iter()
-        .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp) or 3 (ndp)")))
+        .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp), 3 (ndp) or 4 (credit)")))
         .collect::<PyResult<Vec<_>>>()?;
     let dt = TransportParams::default();
     let transport = TransportParams {
@@ -166,6 +167,9 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         ndp_init_window: opt_scalar(d, "ndp_init_window", dt.ndp_init_window)?,
         ndp_rto_ps: opt_scalar(d, "ndp_rto_ps", dt.ndp_rto_ps)?,
         ndp_return_to_sender: opt_scalar(d, "ndp_return_to_sender", dt.ndp_return_to_sender)?,
+        credit_bytes: opt_scalar(d, "credit_bytes", dt.credit_bytes)?,
+        credit_vcs: opt_scalar(d, "credit_vcs", dt.credit_vcs)?,
+        deadlock_timeout_ps: opt_scalar(d, "deadlock_timeout_ps", dt.deadlock_timeout_ps)?,
     };
     // port disciplines: ECN threshold, trimming and the number of priority classes per
     // port, and the class caps of ports with more than one class, flattened in port order
@@ -173,6 +177,10 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let trim = opt_arr(d, "port_trim")?;
     let classes = opt_arr(d, "port_classes")?;
     let caps = u64s(opt_arr(d, "class_cap")?, "class_cap")?;
+    let credit = opt_arr(d, "port_credit")?;
+    if !credit.is_empty() && credit.len() != n_ports {
+        return Err(bad("port_credit", credit.len(), &format!("expected one value per port ({n_ports})")));
+    }
     let mut port_disc = Vec::new();
     if !ecn_k.is_empty() || !trim.is_empty() || !classes.is_empty() {
         for (name, len) in [("port_ecn_k", ecn_k.len()), ("port_trim", trim.len()), ("port_classes", classes.len())] {
@@ -196,7 +204,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             } else {
                 Vec::new()
             };
-            port_disc.push(Discipline { class_cap, ecn_k: ecn_k[gp], trim: trim[gp] != 0 });
+            port_disc.push(Discipline { class_cap, ecn_k: ecn_k[gp], trim: trim[gp] != 0,
+                                        credit: credit.get(gp).is_some_and(|&c| c != 0) });
         }
         if at != caps.len() {
             return Err(bad("class_cap", caps.len(), &format!("expected {at} caps (one per class of each port with classes)")));

@@ -27,7 +27,7 @@ from . import Option, common_options, config_kwargs, register
 @register("clos", "Clos: non-blocking electrical leaf-spine baseline with ECMP", [
     *common_options(nodes=16, uplinks=4),
     Option("oversubscription", 1.0, "host-side bandwidth / uplink bandwidth of a ToR", "float"),
-    Option("multipath", "flow", "ECMP per flow (hash) or per packet", "choice", ("packet", "flow")),
+    Option("multipath", "flow", "ECMP per flow (hash), per packet (random) or adaptive (per packet, the least-queued port)", "choice", ("packet", "flow", "adaptive")),
     *transport_options("dctcp"),
 ])
 def build(**o: Any) -> Network:

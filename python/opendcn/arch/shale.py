@@ -19,6 +19,10 @@ brings every failed element back, with re-validation tokens).
 ``--cc isd|rd|ndp`` are the paper's end-to-end baselines (idealized sender-driven fair
 share; receiver-driven PULLs; PULLs + trimming). ``Result.timeseries`` holds network-wide
 samples (queued cells, largest node queue, unsent bytes, delivered bytes, goodput).
+``summary["packets"]`` is the cell ledger with the packet engine's keys (``sent`` = new
+cells + token-only cells, the latter also as ``control``; ``retransmitted``: NDP resends;
+``trimmed``: trimmed cells whose NACK came back), checked every run against the cells
+found in the engine's queues and on its links.
 
 OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
 ``--flow-pausing``; ``summary["services"]`` as on rotornet): a forwarded cell joining a
@@ -443,13 +447,14 @@ class ShaleNetwork(FixedFabric):
         })
         ts = self._series(o["series"])
         sim_s = duration_ps / 1e12
-        from ..slotted import services_summary
+        from ..slotted import packets_summary, services_summary
 
         services = services_summary(self._services, o["metrics"])
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
         summary = core_summary(arch="shale", seed=seed, nodes=self.n, endpoints=self.n,
                                duration_ps=duration_ps, wall=wall, o=o, flows=flows, mice=mice,
                                rate_bps=self.rate, workload=wl_desc)
+        summary["packets"] = packets_summary(o)
         summary["services"] = services
         summary["arch_metrics"] = am
         info = {"arch": "shale", "options": {k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v))

@@ -1,12 +1,27 @@
 //! Shared pieces of the slotted engines (NegotiaToR, Sirius): AWGR fabric geometry
 //! (parallel network and thin-clos), per-destination queues with PIAS levels, the flow
-//! table, byte accounting, per-slot collision and guardband checks, sampled time series
-//! and the output every slotted engine returns.
+//! table, byte and cell accounting ([`Books`], kept with the shared [`Ledger`]), per-slot
+//! collision and guardband checks, sampled time series and the output every slotted
+//! engine returns.
+//!
+//! Cells are the slotted engines' packets. In the ledger: a cell is *sent* when a source
+//! cuts it from its queue and puts it on a circuit (first hop; the second hop of a relayed
+//! cell is the same cell), *delivered* when its last hop arrives at its destination by
+//! the end of the run, *dropped* where the engine loses it (NegotiaToR's failed links).
+//! A relay that forwards only part of a queued cell (a piggyback slot smaller than the
+//! cell) sends that part as a new cell. In flight at the end: relayed cells held at (or
+//! on their way to) an intermediate and cells on their last hop that arrive after the
+//! end, counted by walking the relay queues and [`Books::late`]. Scheduling messages
+//! (NegotiaToR's REQUEST / GRANT / ACCEPT, Sirius' occupancy reports) are fields of the
+//! predefined-slot or cell headers delivered to mailboxes, not cells of their own with a
+//! queue or a wire to cross, so they are not in the ledger (`control` stays 0).
 //!
 //! Units: time in integer picoseconds, sizes in bytes, rates in bit/s.
 
 use crate::error::SpecError;
+use crate::ledger::Ledger;
 use crate::rng::mix64;
+use crate::sim::PacketTotals;
 use crate::units::{Ps, Rate, NONE};
 use std::collections::VecDeque;
 
@@ -303,15 +318,20 @@ impl Flows {
     }
 }
 
-/// Byte counters, checks and samples shared by the slotted engines.
+/// Byte and cell counters, checks and samples shared by the slotted engines.
 pub struct Books {
     pub end_ps: Ps,
-    pub offered: u64,
-    pub delivered: u64,
-    pub dropped: u64,
+    /// Offered, delivered and lost payload; cells sent, delivered and dropped, bumped
+    /// where each happens (see the module doc).
+    pub ledger: Ledger,
+    /// Names of the ledger's drop reasons, in the order they first occurred.
+    pub reasons: Vec<&'static str>,
+    /// Payload not yet on its last hop (source queues and relay queues), a running count
+    /// checked against a walk of the queues at the end.
     pub queued: u64,
-    pub wire: u64,
-    pub drops: Vec<(&'static str, u64)>,
+    /// Cells on their last hop that arrive after the end of the run: (flow, payload).
+    /// Only the last propagation delay of a run adds to it.
+    pub late: Vec<(u32, u64)>,
     pub guard_violations: u64,
     pub packet_hops: u64,
     pub events: u64,
@@ -332,12 +352,10 @@ impl Books {
         let n_bins = if sample_ps > 0 { end_ps.div_ceil(sample_ps) as usize } else { 0 };
         Books {
             end_ps,
-            offered: 0,
-            delivered: 0,
-            dropped: 0,
+            ledger: Ledger::new(0),
+            reasons: Vec::new(),
             queued: 0,
-            wire: 0,
-            drops: Vec::new(),
+            late: Vec::new(),
             guard_violations: 0,
             packet_hops: 0,
             events: 0,
@@ -351,6 +369,21 @@ impl Books {
             next_sample: if sample_ps > 0 { sample_ps } else { Ps::MAX },
             n_bins,
         }
+    }
+
+    /// A flow of `size` bytes starts: its bytes are offered and queued at its source.
+    #[inline]
+    pub fn offer(&mut self, size: u64) {
+        self.ledger.offer(size);
+        self.queued += size;
+        self.flows_started += 1;
+    }
+
+    /// A source cuts a cell from its queue and puts it on a circuit (or a relay sends
+    /// the cut-off part of a relayed cell as a new cell).
+    #[inline]
+    pub fn cell_sent(&mut self) {
+        self.ledger.send(false, false);
     }
 
     /// Check a transmission interval against its window (circuit up).
@@ -391,25 +424,33 @@ impl Books {
             st.last_arr = arr;
         }
         if arr <= self.end_ps {
-            self.delivered += bytes;
+            self.ledger.deliver(bytes, 0);
             st.delivered += bytes;
             if let Some(b) = self.bin(arr.saturating_sub(1)) {
                 self.ts_rx[b * self.n as usize + st.dst as usize] += bytes;
             }
         } else {
-            self.wire += bytes;
+            self.late.push((flow, bytes));
         }
     }
 
-    /// Bytes of `flow` lost (e.g. on a failed link), for `reason`.
+    /// A cell of `flow` carrying `bytes` is lost (e.g. on a failed link), for `reason`;
+    /// no transport sends its payload again.
     pub fn drop(&mut self, fl: &mut Flows, flow: u32, bytes: u64, reason: &'static str) {
         self.queued -= bytes;
         fl.st[flow as usize].unsent -= bytes;
-        self.dropped += bytes;
-        match self.drops.iter_mut().find(|(r, _)| *r == reason) {
-            Some(e) => e.1 += bytes,
-            None => self.drops.push((reason, bytes)),
-        }
+        let r = match self.reasons.iter().position(|&x| x == reason) {
+            Some(r) => r,
+            None => {
+                self.reasons.push(reason);
+                let l = &mut self.ledger;
+                l.lost.push(0);
+                l.pkts_dropped.push(0);
+                l.dropped_bytes.push(0);
+                self.reasons.len() - 1
+            }
+        };
+        self.ledger.drop(r, bytes, true);
     }
 
     /// Take queued-bytes samples at every sample boundary up to `t` (call with the queued
@@ -434,6 +475,8 @@ impl Books {
 pub struct SlottedOutput {
     /// The counters every engine reports.
     pub totals: crate::metrics::RunTotals,
+    /// The cell ledger, as the packet engine reports its packets.
+    pub packets: PacketTotals,
     pub ts_time_ps: Vec<u64>,
     pub ts_node: Vec<u32>,
     pub ts_queued_bytes: Vec<u64>,
@@ -447,8 +490,45 @@ pub struct SlottedOutput {
 
 crate::with_totals!(SlottedOutput);
 
-/// Build the common part of the output and check the invariants.
-pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued: u64, mut errors: Vec<String>) -> SlottedOutput {
+/// The ledger's totals in the packet engine's form: `reasons` names the ledger's drop
+/// reason indices; `in_flight` is the cells the engine counted in its state.
+pub fn packet_totals(l: &Ledger, reasons: &[&str], in_flight: u64) -> PacketTotals {
+    let by = |v: &[u64]| reasons.iter().zip(v).map(|(r, &x)| (r.to_string(), x)).collect();
+    PacketTotals {
+        sent: l.sent,
+        sent_retx: l.sent_retx,
+        sent_ctrl: l.sent_ctrl,
+        delivered: l.pkts_delivered,
+        dropped: by(&l.pkts_dropped),
+        dropped_bytes: by(&l.dropped_bytes),
+        trimmed: l.pkts_trimmed,
+        trims: l.trims,
+        bounces: l.bounces,
+        in_flight,
+        duplicate_bytes: l.duplicate_bytes,
+    }
+}
+
+/// What an engine's queues hold at output time, counted by walking them (never from the
+/// running counters): payload bytes queued at sources (not yet cut into cells) and in
+/// relay queues, and the relayed cells held at, or on their way to, an intermediate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Held {
+    pub bytes: u64,
+    pub cells: u64,
+}
+
+impl Held {
+    /// Walk source queues: their segments' bytes.
+    pub fn voqs<'a>(voqs: impl IntoIterator<Item = &'a Voq>) -> u64 {
+        voqs.into_iter().flat_map(|v| v.q.iter().flatten()).map(|s| s.bytes).sum()
+    }
+}
+
+/// Build the common part of the output and check the invariants: the ledger's payload
+/// and cell balances against what `held` found in the queues plus the cells arriving
+/// after the end ([`Books::late`]).
+pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, held: Held, mut errors: Vec<String>) -> SlottedOutput {
     let m = fl.start.len();
     let mut finish = vec![u64::MAX; m];
     let mut completed = 0u64;
@@ -466,21 +546,19 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
             finish[f] = st.last_arr;
         }
     }
-    let in_flight = b.queued + b.wire;
-    if offered != b.offered {
-        errors.push(format!("offered bytes: per-flow sum {offered} != counter {}", b.offered));
+    let l = &b.ledger;
+    let late_bytes: u64 = b.late.iter().map(|&(_, x)| x).sum();
+    let in_flight = held.bytes + late_bytes;
+    let cells_in_flight = held.cells + b.late.len() as u64;
+    if offered != l.offered {
+        errors.push(format!("offered bytes: per-flow sum {offered} != counter {}", l.offered));
     }
-    if b.offered != b.delivered + b.dropped + in_flight {
-        errors.push(format!(
-            "byte conservation: offered {} != delivered {} + dropped {} + in flight {} (queued {} + on the wire {})",
-            b.offered, b.delivered, b.dropped, in_flight, b.queued, b.wire
-        ));
+    errors.extend(l.check(in_flight, cells_in_flight));
+    if flow_deliv_sum != l.delivered {
+        errors.push(format!("delivered bytes: per-flow sum {flow_deliv_sum} != counter {}", l.delivered));
     }
-    if flow_deliv_sum != b.delivered {
-        errors.push(format!("delivered bytes: per-flow sum {flow_deliv_sum} != counter {}", b.delivered));
-    }
-    if extra_queued != b.queued {
-        errors.push(format!("queued bytes: queues hold {extra_queued} but the counter says {}", b.queued));
+    if held.bytes != b.queued {
+        errors.push(format!("queued bytes: queues hold {} but the counter says {}", held.bytes, b.queued));
     }
     if fab.collisions > 0 {
         errors.push(format!("{} collisions on AWGR outputs", fab.collisions));
@@ -512,11 +590,11 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
             packet_hops: b.packet_hops,
             flows_started: started,
             flows_completed: completed,
-            bytes_offered: b.offered,
-            bytes_delivered: b.delivered,
-            bytes_dropped: b.dropped,
+            bytes_offered: l.offered,
+            bytes_delivered: l.delivered,
+            bytes_dropped: l.lost_total(),
             bytes_in_flight: in_flight,
-            drops: b.drops.iter().map(|(r, v)| (r.to_string(), *v)).collect(),
+            drops: b.reasons.iter().zip(&l.lost).map(|(r, v)| (r.to_string(), *v)).collect(),
             collisions: fab.collisions,
             guardband_violations: b.guard_violations,
             trace_hash: b.hash,
@@ -525,6 +603,7 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, extra_queued:
             flow_hops: fl.st.iter().map(|s| s.hops).collect(),
             invariant_errors: errors,
         },
+        packets: packet_totals(l, &b.reasons, cells_in_flight),
         ts_time_ps: ts_time,
         ts_node,
         ts_queued_bytes: b.ts_queued[..rows].to_vec(),

@@ -292,16 +292,16 @@ impl Sirius {
                 }
             }
             self.src_bytes[i as usize] += size;
-            self.b.offered += size;
-            self.b.queued += size;
-            self.b.flows_started += 1;
+            self.b.offer(size);
             self.b.events += 1;
             self.activate(i);
         }
     }
 
-    /// Pop one packet of level l from VOQ(i, d) and keep the level lists in sync.
+    /// Pop one packet of level l from VOQ(i, d) and keep the level lists in sync: a
+    /// cell is cut and sent (direct or first hop of a relay).
     fn take(&mut self, i: u32, d: u32, l: usize) -> (u32, u64) {
+        self.b.cell_sent();
         let v = &mut self.voq[(i * self.n + d) as usize];
         let (f, b) = v.pop_level(l, self.payload);
         let empty = v.q[l].is_empty();
@@ -571,10 +571,11 @@ impl Sirius {
     }
 
     pub fn output(&self) -> SlottedOutput {
-        let vq: u64 = self.voq.iter().map(|v| v.bytes).sum();
+        // in flight, from the queues: bytes not yet cut at the sources, relayed cells
+        let vq = Held::voqs(&self.voq);
         let rq: u64 = self.relay.iter().flat_map(|q| q.iter()).map(|c| c.bytes).sum();
-        let mut o = finish_output(&self.b, &self.fl, &self.fab, self.now(), vq + rq, Vec::new());
         let rc: u64 = self.relay.iter().map(|q| q.len() as u64).sum();
+        let mut o = finish_output(&self.b, &self.fl, &self.fab, self.now(), Held { bytes: vq + rq, cells: rc }, Vec::new());
         let rcs: u64 = self.rcount.iter().map(|&x| x as u64).sum();
         if rc != rcs {
             o.invariant_errors.push(format!("relay credits {rcs} != relay cells {rc}"));
@@ -784,5 +785,50 @@ mod tests {
         }
         assert!(peak[0].0 <= 4.0 && peak[0].1 == 0.0, "{peak:?}");
         assert!(peak[1].0 > 4.0 && peak[1].1 > 0.0, "{peak:?}");
+    }
+
+    /// The ledger's two balances hold on a run cut off mid-traffic (cells queued at
+    /// sources, relayed, on the wire past the end), and each catches a bookkeeping slip:
+    /// a counter bumped twice, and a cell gone from the engine's state uncounted.
+    #[test]
+    fn ledger_balances_catch_bookkeeping_slips() {
+        let mut s = spec(16, 4);
+        // an incast to ToR 0 and a flow 0 → 9: relay queues fill
+        s.flow_start_ps = vec![0; 16];
+        s.flow_src = (1..16).chain([0]).collect();
+        s.flow_dst = vec![0; 15].into_iter().chain([9]).collect();
+        s.flow_size = vec![100_000; 16];
+        s.duration_ps = 20_000_000;
+        let mut sim = Sirius::new(s).unwrap();
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        let p = &o.packets;
+        assert!(p.delivered > 0 && p.in_flight > 0, "{p:?}");
+        assert_eq!(p.sent, p.delivered + p.in_flight);
+        assert_eq!((p.sent_ctrl, p.trimmed), (0, 0));
+        let ri = sim.relay.iter().position(|q| !q.is_empty()).expect("relayed cells at the end");
+        assert!(!sim.b.late.is_empty(), "cells arriving after the end");
+        let errors = |sim: &Sirius| sim.output().totals.invariant_errors;
+        let has = |e: &[String], what: &str| e.iter().any(|x| x.starts_with(what));
+        // counters: a cell counted as sent twice; payload counted as delivered twice
+        sim.b.ledger.sent += 1;
+        let e = errors(&sim);
+        assert!(has(&e, "packet balance") && !has(&e, "payload balance"), "{e:?}");
+        sim.b.ledger.sent -= 1;
+        sim.b.ledger.delivered += 7;
+        let e = errors(&sim);
+        assert!(has(&e, "payload balance") && !has(&e, "packet balance"), "{e:?}");
+        sim.b.ledger.delivered -= 7;
+        // state: a relayed cell vanishes from its queue; a cell on its last hop is lost
+        let c = sim.relay[ri].pop_back().unwrap();
+        let e = errors(&sim);
+        assert!(has(&e, "payload balance") && has(&e, "packet balance"), "{e:?}");
+        sim.relay[ri].push_back(c);
+        let late = sim.b.late.pop().unwrap();
+        let e = errors(&sim);
+        assert!(has(&e, "payload balance") && has(&e, "packet balance"), "{e:?}");
+        sim.b.late.push(late);
+        assert!(errors(&sim).is_empty());
     }
 }

@@ -139,8 +139,7 @@ impl ShaleSim {
                     self.unlink_cell(f, k, e, NONE, c, NONE, false);
                     self.dequeued(f, c);
                     let b = self.cells[c as usize].bytes as u64;
-                    self.dropped += b;
-                    self.drops[0] += b;
+                    self.ledger.drop(0, b, true);
                     self.free_cell(c);
                 }
                 self.drop_tokens(fk);
@@ -157,8 +156,7 @@ impl ShaleSim {
                     let b = self.f_unsent[fl as usize];
                     self.f_unsent[fl as usize] = 0;
                     self.unsent_total -= b;
-                    self.dropped += b;
-                    self.drops[0] += b;
+                    self.lose_unsent(0, b);
                 }
             }
         }

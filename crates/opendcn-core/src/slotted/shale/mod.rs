@@ -90,6 +90,23 @@
 //!   the direct semi-path (≤ h hops, remaining sprays 0, hop-by-hop bucket ⟨d, 0⟩).
 //! * Buffer offload: nodes are the endpoints, no hosts below them; rejected.
 //!
+//! Ledger ([`crate::ledger::Ledger`], cells are the packets; both engines count alike):
+//! * sent: a new cell cut from flow data (a retransmission when it resends the payload
+//!   of a NACKed cell, one per NACK), and a token-only cell (`control`: a flight that
+//!   occupies its timeslot to carry tokens, hop-by-hop or invalidation, and no cell).
+//!   Tokens riding a data cell's header, dummy cells (counted, not simulated) and the
+//!   end-to-end transports' PULLs, trimmed headers and NACKs (reserved header space, no
+//!   queueing, see [`transport`]) are not cells of their own.
+//! * delivered: a data cell reaching its destination, a token-only cell reaching its
+//!   neighbour; dropped: a cell (or token-only cell) lost on a failed link or at a failed
+//!   node, or routed nowhere (`DROP_REASONS`), and a NACKed cell whose source failed;
+//!   trimmed: an NDP-trimmed cell, when its NACK returns its payload to the source
+//!   (until then its payload stays in the cell, in flight). Unsent flow data of a failed
+//!   source is lost payload, no cell.
+//! * in flight at the end, counted from the engine's state: live cells (queued, on a
+//!   link or trimmed awaiting their NACK) and token-only flights not yet received;
+//!   payload: live cells' bytes and flows' unsent bytes.
+//!
 //! Metrics: `max_active_buckets` = the most distinct buckets ⟨destination, remaining
 //! sprays⟩ queued at one node (exact, reference-counted over its per-neighbour PIEOs);
 //! `max_bucket_queues` = the most ⟨neighbour, bucket⟩ queues (PIEO entries) at one node.
@@ -115,6 +132,7 @@ mod transport;
 pub mod window;
 
 use crate::error::SpecError;
+use crate::ledger::Ledger;
 use crate::rng::{mix64, Stream};
 use crate::units::{tx_time_ps, Ps, NONE};
 use schedule::{Ebs, Plan};
@@ -367,6 +385,8 @@ pub const DROP_REASONS: [&str; 3] = ["failed_node", "no_route", "failed_link"];
 pub struct ShaleOutput {
     /// The counters every engine reports.
     pub totals: crate::metrics::RunTotals,
+    /// The cell ledger, as the packet engine reports its packets (see the module doc).
+    pub packets: crate::sim::PacketTotals,
     pub timeslots: u64,
     /// Time-weighted histogram of per-node buffered cells: hist[v] = node-timeslots at v.
     pub buffer_hist: Vec<u64>,
@@ -503,10 +523,9 @@ pub struct ShaleSim {
     collisions: u64,
     guard_viol: u64,
     hbh_viol: u64,
-    offered: u64,
-    delivered: u64,
-    dropped: u64,
-    drops: [u64; 3],
+    /// Offered, delivered and lost payload; cells sent, delivered, dropped and trimmed
+    /// (reasons: `DROP_REASONS`).
+    ledger: Ledger,
     flows_started: u64,
     flows_completed: u64,
     hash: u64,
@@ -785,10 +804,7 @@ impl ShaleSim {
             collisions: 0,
             guard_viol: 0,
             hbh_viol: 0,
-            offered: 0,
-            delivered: 0,
-            dropped: 0,
-            drops: [0; 3],
+            ledger: Ledger::new(DROP_REASONS.len()),
             flows_started: 0,
             flows_completed: 0,
             hash: 0x5a1e_5a1e_5a1e_5a1e,
@@ -844,6 +860,7 @@ impl ShaleSim {
             tp.f_granted = vec![0; nf];
             tp.f_credit = vec![0; nf];
             tp.f_rcv = vec![0; nf];
+            tp.f_resend = vec![0; nf];
             tp.window = s.init_window;
             tp.pull_every = s.pull_every;
             tp.ndp_queue = s.ndp_queue;
@@ -926,9 +943,9 @@ impl ShaleSim {
             buffered_cells: self.total_buf,
             max_node_cells: self.interval_max_buf,
             unsent_bytes: self.unsent_total,
-            delivered_bytes: self.delivered,
+            delivered_bytes: self.ledger.delivered,
             cell_hops: self.packet_hops,
-            dropped_bytes: self.dropped,
+            dropped_bytes: self.ledger.lost_total(),
             new_cells: self.new_cells,
             backlogged_sources: self.backlogged,
         };
@@ -969,12 +986,11 @@ impl ShaleSim {
             let f = self.next_flow;
             self.next_flow += 1;
             let size = self.f_size[f];
-            self.offered += size;
+            self.ledger.offer(size);
             self.flows_started += 1;
             let src = self.f_src[f];
             if self.is_dead(src, t) {
-                self.dropped += size;
-                self.drops[0] += size;
+                self.lose_unsent(0, size);
                 continue;
             }
             self.f_unsent[f] = size;
@@ -1272,6 +1288,7 @@ impl ShaleSim {
             cm.r_in = rz;
         } else {
             self.sends_token_only += 1;
+            self.ledger.send(false, true);
         }
         let ri = ((t + self.d) % self.ring.len() as u64) as usize;
         self.ring[ri].push(Flight { cell, to: y, from: x, k_back, phase: p as u8, sigma: sg as u8, ntok, tok });
@@ -1389,9 +1406,8 @@ impl ShaleSim {
                 self.backlogged -= 1;
             }
         }
-        if e2e {
-            self.tp_sent(f, t, self.f_unsent[f] == 0);
-        }
+        let retx = e2e && self.tp_sent(f, t, self.f_unsent[f] == 0);
+        self.ledger.send(retx, false);
         self.new_cells += 1;
         let c = Cell {
             flow: f as u32,
@@ -1605,9 +1621,24 @@ impl ShaleSim {
     fn drop_cell(&mut self, at: u32, c: u32, reason: usize) {
         self.release(at, c);
         let b = self.cells[c as usize].bytes as u64;
-        self.dropped += b;
-        self.drops[reason] += b;
+        self.ledger.drop(reason, b, true);
         self.free_cell(c);
+    }
+
+    /// Flow data not yet cut into cells is lost (its source failed): payload, no cell.
+    fn lose_unsent(&mut self, reason: usize, bytes: u64) {
+        self.ledger.lose(reason, bytes);
+    }
+
+    /// Flight fl is lost (failed link or receiver): its cell, or the token-only cell.
+    fn lose_flight(&mut self, fl: &Flight, reason: usize) {
+        if fl.cell != NONE {
+            let b = self.cells[fl.cell as usize].bytes as u64;
+            self.ledger.drop(reason, b, true);
+            self.free_cell(fl.cell);
+        } else {
+            self.ledger.drop(reason, 0, true);
+        }
     }
 
     fn receive(&mut self, fl: Flight, t: u64) {
@@ -1615,21 +1646,11 @@ impl ShaleSim {
         let y = fl.to;
         if self.any_failed && self.link_lost(fl.from, y, t - self.d) {
             // sent into a failed link before the sender noticed: cell and tokens are lost
-            if fl.cell != NONE {
-                let b = self.cells[fl.cell as usize].bytes as u64;
-                self.dropped += b;
-                self.drops[2] += b;
-                self.free_cell(fl.cell);
-            }
+            self.lose_flight(&fl, 2);
             return;
         }
         if self.is_dead(y, t) {
-            if fl.cell != NONE {
-                let b = self.cells[fl.cell as usize].bytes as u64;
-                self.dropped += b;
-                self.drops[0] += b;
-                self.free_cell(fl.cell);
-            }
+            self.lose_flight(&fl, 0);
             return;
         }
         for i in 0..fl.ntok as usize {
@@ -1650,6 +1671,8 @@ impl ShaleSim {
         }
         let c = fl.cell;
         if c == NONE {
+            // a token-only cell reached its neighbour
+            self.ledger.deliver(0, 0);
             return;
         }
         let (dst, flow, bytes) = {
@@ -1662,7 +1685,7 @@ impl ShaleSim {
         if dst == y {
             let hops = self.cells[c as usize].hops as u32;
             self.f_hops[flow] = self.f_hops[flow].max(hops);
-            self.delivered += bytes;
+            self.ledger.deliver(bytes, 0);
             self.f_deliv[flow] += bytes;
             if self.e2e() {
                 self.tp_delivered(flow, t);

@@ -1,6 +1,8 @@
 //! The run's output: counters, per-flow columns, metrics and invariant checks.
 
 use super::{ShaleOutput, ShaleSim, DROP_REASONS};
+use crate::ledger::Ledger;
+use crate::units::NONE;
 
 /// What both Shale engines count, for the parts of their output they share: the
 /// invariant checks and the engine metrics, built here once for both.
@@ -10,10 +12,12 @@ pub(super) struct Counts {
     pub d: u64,
     pub t: u64,
     pub live_slots: u64,
-    pub offered: u64,
-    pub delivered: u64,
-    pub dropped: u64,
+    /// The engine's ledger and what it holds in flight, counted from its state: payload
+    /// (live cells' bytes and unsent flow data) and cells (live cells and token-only
+    /// flights not yet received).
+    pub ledger: Ledger,
     pub in_flight: u64,
+    pub cells_in_flight: u64,
     pub per_flow_delivered: u64,
     pub collisions: u64,
     pub guard_viol: u64,
@@ -45,15 +49,9 @@ impl Counts {
     /// Invariant errors: conservation, the fabric, `transport` (the end-to-end
     /// transports' own checks), the hop-by-hop budget.
     pub(super) fn errors(&self, transport: Vec<String>) -> Vec<String> {
-        let mut errors = Vec::new();
-        if self.offered != self.delivered + self.dropped + self.in_flight {
-            errors.push(format!(
-                "conservation: offered {} != delivered {} + dropped {} + in flight {}",
-                self.offered, self.delivered, self.dropped, self.in_flight
-            ));
-        }
-        if self.per_flow_delivered != self.delivered {
-            errors.push(format!("conservation: per-flow delivered {} != delivered {}", self.per_flow_delivered, self.delivered));
+        let mut errors = self.ledger.check(self.in_flight, self.cells_in_flight);
+        if self.per_flow_delivered != self.ledger.delivered {
+            errors.push(format!("conservation: per-flow delivered {} != delivered {}", self.per_flow_delivered, self.ledger.delivered));
         }
         if self.collisions > 0 {
             errors.push(format!("collisions: {}", self.collisions));
@@ -66,6 +64,11 @@ impl Counts {
             errors.push(format!("hop-by-hop invariant violated {} times", self.hbh_viol));
         }
         errors
+    }
+
+    /// The ledger in the packet engine's form (reasons: `DROP_REASONS`).
+    pub(super) fn packets(&self) -> crate::sim::PacketTotals {
+        crate::slotted::common::packet_totals(&self.ledger, &DROP_REASONS, self.cells_in_flight)
     }
 
     /// The engine metrics, services' last.
@@ -110,7 +113,8 @@ impl Counts {
 impl ShaleSim {
     /// Counters, per-flow columns, metrics and invariant errors.
     pub fn output(&self) -> ShaleOutput {
-        // in flight, counted independently: live cells + unsent flow data
+        // in flight, counted independently: live cells + unsent flow data; cells: live
+        // cells + token-only flights on their way
         let mut live = vec![true; self.cells.len()];
         for &c in &self.free_cells {
             live[c as usize] = false;
@@ -118,6 +122,8 @@ impl ShaleSim {
         let cell_bytes: u64 = self.cells.iter().zip(&live).filter(|(_, &l)| l).map(|(c, _)| c.bytes as u64).sum();
         let unsent: u64 = self.f_unsent.iter().sum();
         let in_flight = cell_bytes + unsent;
+        let token_only = self.ring.iter().flatten().filter(|f| f.cell == NONE).count();
+        let cells_in_flight = (live.iter().filter(|&&l| l).count() + token_only) as u64;
         let mut hist = self.hist.clone();
         for y in 0..self.n as usize {
             let v = self.buf[y] as usize;
@@ -132,10 +138,9 @@ impl ShaleSim {
             d: self.d,
             t: self.t,
             live_slots: (self.n as u64 * self.t).saturating_sub(self.fail_list.len() as u64 * down),
-            offered: self.offered,
-            delivered: self.delivered,
-            dropped: self.dropped,
+            ledger: self.ledger.clone(),
             in_flight,
+            cells_in_flight,
             per_flow_delivered: self.f_deliv.iter().sum(),
             collisions: self.collisions,
             guard_viol: self.guard_viol,
@@ -175,26 +180,27 @@ impl ShaleSim {
                 buffered_cells: self.total_buf,
                 max_node_cells: self.interval_max_buf,
                 unsent_bytes: self.unsent_total,
-                delivered_bytes: self.delivered - p.delivered_bytes,
+                delivered_bytes: self.ledger.delivered - p.delivered_bytes,
                 cell_hops: self.packet_hops - p.cell_hops,
-                dropped_bytes: self.dropped - p.dropped_bytes,
+                dropped_bytes: self.ledger.lost_total() - p.dropped_bytes,
                 new_cells: self.new_cells - p.new_cells,
                 backlogged_sources: self.backlogged,
             });
         }
         ShaleOutput {
             series,
+            packets: counts.packets(),
             totals: crate::metrics::RunTotals {
                 now_ps: self.t * self.tau,
                 events: self.events,
                 packet_hops: self.packet_hops,
                 flows_started: self.flows_started,
                 flows_completed: self.flows_completed,
-                bytes_offered: self.offered,
-                bytes_delivered: self.delivered,
-                bytes_dropped: self.dropped,
+                bytes_offered: self.ledger.offered,
+                bytes_delivered: self.ledger.delivered,
+                bytes_dropped: self.ledger.lost_total(),
                 bytes_in_flight: in_flight,
-                drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(k, v)| (k.to_string(), *v)).collect(),
+                drops: DROP_REASONS.iter().zip(self.ledger.lost.iter()).map(|(k, v)| (k.to_string(), *v)).collect(),
                 collisions: self.collisions,
                 guardband_violations: self.guard_viol,
                 trace_hash: self.hash,

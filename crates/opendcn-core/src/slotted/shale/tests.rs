@@ -1,6 +1,6 @@
 use super::*;
 
-fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
+pub(super) fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
     ShaleSpec {
         nodes: n,
         h,
@@ -40,7 +40,7 @@ fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec {
     }
 }
 
-fn uniform(s: &mut ShaleSpec, flows: usize, size: u64, span_ps: Ps, seed: u64) {
+pub(super) fn uniform(s: &mut ShaleSpec, flows: usize, size: u64, span_ps: Ps, seed: u64) {
     let mut r = Stream::new(seed, "test.flows");
     let n = s.nodes;
     let mut v: Vec<(Ps, u32, u32, u64)> = (0..flows)
@@ -202,3 +202,81 @@ fn window_engine_refuses_what_it_does_not_model() {
     assert_eq!(ShaleRun::new(s.clone(), "auto").unwrap().engine(), "timeslot");
     assert_eq!(ShaleRun::new(s, "bogus").err().unwrap().field, "engine");
 }
+
+/// Invariant errors of `o` that start with `what`.
+pub(super) fn has(o: &ShaleOutput, what: &str) -> bool {
+    o.invariant_errors.iter().any(|e| e.starts_with(what))
+}
+
+/// The ledger's two balances hold mid-run (cells queued, on links, token-only cells on
+/// their way), and each catches a bookkeeping slip: a counter bumped twice, a cell or a
+/// token-only cell gone from the engine's state uncounted.
+#[test]
+fn ledger_balances_catch_bookkeeping_slips() {
+    let mut s = spec(64, 2, 8, 500_000, Cc::HbhSpray);
+    s.duration_ps = 20_000_000;
+    s.token_budget = 2;
+    s.first_hop_budget = 2;
+    uniform(&mut s, 1500, 5000, 20_000_000, 3);
+    let mut sim = ShaleSim::new(s).unwrap();
+    sim.run_until(10_000_000);
+    let o = sim.output();
+    assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+    let p = &o.packets;
+    assert!(p.sent_ctrl > 0 && p.delivered > 0 && p.in_flight > 0, "{p:?}");
+    assert_eq!(p.sent, p.delivered + p.in_flight);
+    // counters
+    sim.ledger.pkts_delivered += 1;
+    let o = sim.output();
+    assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
+    sim.ledger.pkts_delivered -= 1;
+    sim.ledger.offered += 3;
+    let o = sim.output();
+    assert!(has(&o, "payload balance") && !has(&o, "packet balance"), "{:?}", o.invariant_errors);
+    sim.ledger.offered -= 3;
+    // a token-only cell lost on its way: only the cell balance sees it
+    let (ri, fi) = sim.ring.iter().enumerate().find_map(|(r, b)| b.iter().position(|f| f.cell == NONE).map(|i| (r, i))).expect("a token-only flight");
+    let fl = sim.ring[ri].remove(fi);
+    let o = sim.output();
+    assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
+    sim.ring[ri].insert(fi, fl);
+    // a cell on a link freed without a trace: both
+    let c = sim.ring.iter().flatten().find(|f| f.cell != NONE).expect("a cell on a link").cell;
+    sim.free_cells.push(c);
+    let o = sim.output();
+    assert!(has(&o, "payload balance") && has(&o, "packet balance"), "{:?}", o.invariant_errors);
+    sim.free_cells.pop();
+    assert!(sim.output().invariant_errors.is_empty());
+    sim.run_until(u64::MAX);
+    assert!(sim.output().invariant_errors.is_empty());
+}
+
+/// NDP: a trimmed cell keeps its payload in flight until its NACK returns it to the
+/// source, where it ends (trimmed) and its payload is sent again (retransmitted); cells
+/// of failed nodes and links are dropped by reason, with their payload lost.
+#[test]
+fn ledger_counts_trims_and_drops() {
+    let mut s = spec(64, 2, 8, 500_000, Cc::Ndp);
+    s.ndp_queue = 2;
+    s.duration_ps = 30_000_000;
+    s.fail_nodes = vec![5, 40];
+    s.fail_links = vec![1, 2, 9, 10];
+    s.fail_at_ps = 8_000_000;
+    uniform(&mut s, 2000, 5000, 25_000_000, 9);
+    let mut sim = ShaleSim::new(s).unwrap();
+    sim.run_until(u64::MAX);
+    let o = sim.output();
+    assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+    let p = &o.packets;
+    let dropped: u64 = p.dropped.iter().map(|x| x.1).sum();
+    assert!(p.trims > 0 && p.trimmed > 0 && p.sent_retx > 0 && dropped > 0, "{p:?}");
+    assert!(p.trimmed <= p.trims && p.sent_retx <= p.trimmed);
+    assert_eq!(p.sent, p.delivered + dropped + p.trimmed + p.in_flight);
+    // payload lost = cells' payload dropped + unsent data of failed sources
+    let cell_bytes: u64 = p.dropped_bytes.iter().map(|x| x.1).sum();
+    assert!(o.bytes_dropped >= cell_bytes && cell_bytes > 0);
+    sim.ledger.pkts_trimmed += 1;
+    let o = sim.output();
+    assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
+}
+

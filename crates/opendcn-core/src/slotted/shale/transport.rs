@@ -48,6 +48,9 @@ pub(super) struct Transport {
     pub f_granted: Vec<u64>,
     pub f_credit: Vec<u64>,
     pub f_rcv: Vec<u32>,
+    /// NDP, per flow: NACKed cells whose payload is still to be sent again (the next
+    /// cells cut from the flow count as retransmissions, one per NACK).
+    pub f_resend: Vec<u32>,
     pub window: u32,
     pub pull_every: u32,
     pub ndp_queue: u32,
@@ -105,13 +108,21 @@ impl ShaleSim {
         }
     }
 
-    /// Flow f cut a new cell at t (`done`: it has no unsent data left).
-    pub(super) fn tp_sent(&mut self, f: usize, t: u64, done: bool) {
+    /// Flow f cut a new cell at t (`done`: it has no unsent data left). Whether the cell
+    /// resends the payload of a NACKed cell.
+    pub(super) fn tp_sent(&mut self, f: usize, t: u64, done: bool) -> bool {
         self.tp.f_cells[f] += 1;
         match self.cc {
             Cc::Isd if done => self.tp_flow_gone(f, t),
             Cc::Rd | Cc::Ndp => self.tp.f_credit[f] -= 1,
             _ => {}
+        }
+        match self.tp.f_resend.get_mut(f) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -158,6 +169,7 @@ impl ShaleSim {
     /// the destination, the NACK back to the source.
     pub(super) fn tp_do_trim(&mut self, y: u32, c: u32, sg: usize, p_prev: u32, t: u64) {
         self.tp.trims += 1;
+        self.ledger.trims += 1;
         let cl = self.cells[c as usize];
         let at_dst = self.ctrl_route(y, cl.dst, sg, cl.r, Some(p_prev), t);
         let f = cl.flow as usize;
@@ -187,10 +199,13 @@ impl ShaleSim {
                     let b = self.cells[c as usize].bytes as u64;
                     self.free_cell(c);
                     if self.is_dead(self.f_src[f], t) {
-                        self.dropped += b;
-                        self.drops[0] += b;
+                        // the trimmed cell's end is a failed source: its payload is lost
+                        self.ledger.drop(0, b, true);
                         continue;
                     }
+                    // the trimmed cell ends at its source, which sends its payload again
+                    self.ledger.trimmed_end();
+                    self.tp.f_resend[f] += 1;
                     self.tp.resent_bytes += b;
                     self.tp.f_credit[f] += 1;
                     self.tp.f_granted[f] += 1;

@@ -43,6 +43,7 @@
 use super::schedule::Plan;
 use super::{Cc, PEntry, Sample, ShaleOutput, ShaleSpec, Tok, DROP_REASONS};
 use crate::error::SpecError;
+use crate::ledger::Ledger;
 use crate::packedmap::PackedMap;
 use crate::prefetch::Spread;
 use crate::rng::{mix64, Stream};
@@ -437,8 +438,9 @@ struct Work {
     collisions: u64,
     guard_viol: u64,
     hbh_viol: u64,
-    offered: u64,
-    delivered: u64,
+    /// Offered and delivered payload; cells sent and delivered (as [`ShaleSim`]'s; the
+    /// window engine drops nothing).
+    lg: Ledger,
     flows_started: u64,
     flows_completed: u64,
     hash: u64,
@@ -456,7 +458,13 @@ struct Work {
 
 impl Work {
     fn new(d: usize) -> Work {
-        Work { amask: vec![0; d.div_ceil(64)], slots: vec![Fl::default(); d], hist: vec![0; 1], ..Work::default() }
+        Work {
+            amask: vec![0; d.div_ceil(64)],
+            slots: vec![Fl::default(); d],
+            hist: vec![0; 1],
+            lg: Ledger::new(DROP_REASONS.len()),
+            ..Work::default()
+        }
     }
 }
 
@@ -1033,7 +1041,7 @@ impl Srv<'_> {
 
     fn activate(&mut self, nd: &mut Node, f: usize, i: usize) {
         let size = self.f_size[f];
-        self.w.offered += size;
+        self.w.lg.offer(size);
         self.w.flows_started += 1;
         let sg = self.f_sigma[f] as usize;
         if nd.local[sg].is_empty() {
@@ -1118,6 +1126,7 @@ impl Srv<'_> {
             fl = Fl { flow: c.flow, dst: c.dst, bytes: c.bytes, tok, r: rz, hops: c.hops, ntok, cell: 1 };
         } else {
             self.w.sends_token_only += 1;
+            self.w.lg.send(false, true);
         }
         // arrives at t + D: as far into the next window as t is into this one
         self.w.out.push(Out { y, at: (t - self.cur_w * self.d) as u32, fl });
@@ -1226,6 +1235,7 @@ impl Srv<'_> {
             }
         }
         self.w.new_cells += 1;
+        self.w.lg.send(false, false);
         a.new += 1;
         a.d_live += 1;
         Some(QCell { flow, dst, bytes: bytes as u32, back_k: NONE, next: NONE, r: h, r_in: h, sigma: sg, hops: 0 })
@@ -1246,11 +1256,13 @@ impl Srv<'_> {
             }
         }
         if fl.cell == 0 {
+            // a token-only cell reached its neighbour
+            self.w.lg.deliver(0, 0);
             return;
         }
         let hops = fl.hops + 1;
         if fl.dst == y {
-            self.w.delivered += fl.bytes as u64;
+            self.w.lg.deliver(fl.bytes as u64, 0);
             let a = &mut self.w.win[i];
             a.deliv += fl.bytes as u64;
             a.d_live -= 1;
@@ -1382,15 +1394,14 @@ impl WindowSim {
     /// The workers' counters added up (largest values: the largest), and their
     /// buffer histograms.
     fn totals(&self) -> Work {
-        let mut t = Work { hash: 0x5a1e_5a1e_5a1e_5a1e, ..Work::default() };
+        let mut t = Work { hash: 0x5a1e_5a1e_5a1e_5a1e, lg: Ledger::new(DROP_REASONS.len()), ..Work::default() };
         for k in &self.works {
+            t.lg.merge(&k.lg);
             t.events += k.events;
             t.packet_hops += k.packet_hops;
             t.collisions += k.collisions;
             t.guard_viol += k.guard_viol;
             t.hbh_viol += k.hbh_viol;
-            t.offered += k.offered;
-            t.delivered += k.delivered;
             t.flows_started += k.flows_started;
             t.flows_completed += k.flows_completed;
             t.hash = t.hash.wrapping_add(k.hash);
@@ -1417,6 +1428,7 @@ impl WindowSim {
         let tot = self.totals();
         let t_now = cx.t;
         let mut in_flight: u64 = 0;
+        let mut cells_in_flight: u64 = 0;
         let mut credit_keys = 0usize;
         let mut hold_keys = 0usize;
         let mut both = 0usize;
@@ -1427,6 +1439,7 @@ impl WindowSim {
                 live[c as usize] = false;
             }
             in_flight += nd.cells.iter().zip(&live).filter(|(_, &l)| l).map(|(c, _)| c.bytes as u64).sum::<u64>();
+            cells_in_flight += live.iter().filter(|&&l| l).count() as u64;
             in_flight += nd.local.iter().flatten().map(|lf| lf.unsent).sum::<u64>();
             // link buckets with credits at the sender or holds at the receiver (one
             // counter of the timeslot engine each)
@@ -1458,16 +1471,19 @@ impl WindowSim {
         // from its current timeslot on
         let done = if cx.cur_w == u64::MAX { 0 } else { t_now - cx.cur_w * cx.d };
         let unread = cx.inb[..cx.inb_len].iter().filter(|e| e.at as u64 >= done).map(|e| &e.fl);
-        in_flight += self.works.iter().flat_map(|k| &k.out).map(|o| &o.fl).chain(unread).filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
-        let delivered = tot.delivered;
+        let flights = self.works.iter().flat_map(|k| &k.out).map(|o| &o.fl).chain(unread);
+        in_flight += flights.clone().filter(|f| f.cell != 0).map(|f| f.bytes as u64).sum::<u64>();
+        // cells: live in the arenas, and flights (a cell or tokens alone) on their way
+        cells_in_flight += flights.filter(|f| !f.vacant()).count() as u64;
+        let delivered = tot.lg.delivered;
         let counts = super::output::Counts {
             tau: cx.tau,
             d: cx.d,
             t: t_now,
             live_slots: cx.n as u64 * t_now,
-            offered: tot.offered,
-            delivered,
+            ledger: tot.lg.clone(),
             in_flight,
+            cells_in_flight,
             per_flow_delivered: self.fr.iter().map(|f| f.deliv).sum(),
             collisions: tot.collisions,
             guard_viol: tot.guard_viol,
@@ -1503,13 +1519,14 @@ impl WindowSim {
         }
         ShaleOutput {
             series,
+            packets: counts.packets(),
             totals: crate::metrics::RunTotals {
                 now_ps: t_now * cx.tau,
                 events: tot.events,
                 packet_hops: tot.packet_hops,
                 flows_started: tot.flows_started,
                 flows_completed: tot.flows_completed,
-                bytes_offered: tot.offered,
+                bytes_offered: tot.lg.offered,
                 bytes_delivered: delivered,
                 bytes_dropped: 0,
                 bytes_in_flight: in_flight,
@@ -1528,3 +1545,60 @@ impl WindowSim {
         }
     }
 }
+
+/// Add worker b's ledger to a.
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{has, spec, uniform};
+    use super::*;
+
+    /// The window engine's balances, mid-window (flights in the log of the window being
+    /// served and in the one being received): each catches a bookkeeping slip.
+    #[test]
+    fn ledger_balances_catch_bookkeeping_slips() {
+        let mut s = spec(64, 2, 8, 500_000, Cc::HbhSpray);
+        s.duration_ps = 20_000_000;
+        s.token_budget = 2;
+        s.first_hop_budget = 2;
+        s.threads = 2;
+        uniform(&mut s, 1500, 5000, 20_000_000, 3);
+        let mut sim = WindowSim::new(s.clone()).unwrap();
+        let stop = 10_000_000 + 3 * sim.cx.tau;
+        sim.run_until(stop);
+        assert_ne!(sim.cx.t % sim.cx.d, 0, "mid-window");
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        let p = &o.packets;
+        assert!(p.sent_ctrl > 0 && p.delivered > 0 && p.in_flight > 0, "{p:?}");
+        assert_eq!(p.sent, p.delivered + p.in_flight);
+        // the same books as the timeslot engine's at the same instant
+        let mut ts = super::super::ShaleSim::new(s).unwrap();
+        ts.run_until(stop);
+        assert_eq!(format!("{:?}", ts.output().packets), format!("{p:?}"));
+        // counters
+        sim.works[1].lg.sent += 1;
+        let o = sim.output();
+        assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
+        sim.works[1].lg.sent -= 1;
+        sim.works[0].lg.delivered += 5;
+        let o = sim.output();
+        assert!(has(&o, "payload balance") && !has(&o, "packet balance"), "{:?}", o.invariant_errors);
+        sim.works[0].lg.delivered -= 5;
+        // a flight of this window lost without a trace: a token-only one (cells only),
+        // one with a cell (both)
+        let (wi, i) = (0..2).find_map(|w| sim.works[w].out.iter().position(|o| o.fl.cell == 0).map(|i| (w, i))).expect("a token-only flight");
+        let fl = sim.works[wi].out.remove(i);
+        let o = sim.output();
+        assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
+        sim.works[wi].out.insert(i, fl);
+        let (wi, i) = (0..2).find_map(|w| sim.works[w].out.iter().position(|o| o.fl.cell != 0).map(|i| (w, i))).expect("a flight with a cell");
+        let fl = sim.works[wi].out.remove(i);
+        let o = sim.output();
+        assert!(has(&o, "payload balance") && has(&o, "packet balance"), "{:?}", o.invariant_errors);
+        sim.works[wi].out.insert(i, fl);
+        assert!(sim.output().invariant_errors.is_empty());
+        sim.run_until(u64::MAX);
+        assert!(sim.output().invariant_errors.is_empty());
+    }
+}
+
