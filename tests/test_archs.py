@@ -216,7 +216,7 @@ def test_workloads_lists_distributions_and_patterns():
 # bench and demo
 # ---------------------------------------------------------------------------------------
 def test_bench_quick_json_clos():
-    proc = cli("bench", "--quick", "--json", "--only", "clos")
+    proc = cli("bench", "--quick", "--json", "--only", "clos-128-hadoop-50%")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)                    # stdout is exactly one JSON list
     assert isinstance(rows, list) and rows
@@ -230,7 +230,7 @@ def test_bench_quick_json_clos():
 
 
 def test_bench_repeat_keeps_the_fastest_run():
-    proc = cli("bench", "--quick", "--json", "--only", "clos", "--repeat", "2")
+    proc = cli("bench", "--quick", "--json", "--only", "clos-128-hadoop-50%", "--repeat", "2")
     assert proc.returncode == 0, proc.stderr
     for row in json.loads(proc.stdout):
         runs = row["wall_s_runs"]

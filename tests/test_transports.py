@@ -441,3 +441,41 @@ def test_credit_errors():
     assert "cyclic" in str(e.value)
     with pytest.raises(od.ConfigError):
         net.transport("credit", vcs=9)
+
+
+# ---------------------------------------------------------------------------- PIAS, weighted service
+
+def _mouse_behind_elephant(pias=None, weights=None):
+    """An elephant 0 -> 2 and, once the bottleneck is busy, a 100 KB mouse 1 -> 2."""
+    net = od.arch.clos(nodes=3, uplinks=1, link_rate="100Gbps", transport="ideal")
+    if pias is not None:
+        net.pias(pias)
+    if weights is not None:
+        net.port_discipline([(3, 2)], weights=weights)  # the spine's port towards node 2
+    r = net.run(od.workload.flows([(0, 0, 2, 5_000_000), ("50us", 1, 2, 100_000)]), duration="1ms", seed=1)
+    assert r.summary["bytes"]["dropped"] == 0
+    return _col(r, "fct_ps")[1] / 1e6  # the mouse's FCT in µs
+
+
+def test_pias_puts_young_flows_first():
+    alone = 100_000 * 8 / RATE * 1e6  # 8 µs at 100 Gb/s
+    fifo = _mouse_behind_elephant()
+    pias = _mouse_behind_elephant(pias=["100KB"])
+    assert fifo > 1.8 * alone  # sharing the bottleneck with the elephant's queue
+    assert pias < 1.25 * alone  # the mouse's packets (level 0) go before the elephant's (level 1)
+
+
+def test_weighted_service_shares_by_weight():
+    # classes: control, PIAS level 0 (the mouse), level 1 (the elephant)
+    alone = 100_000 * 8 / RATE * 1e6
+    strict = _mouse_behind_elephant(pias=["100KB"])
+    quarter = _mouse_behind_elephant(pias=["100KB"], weights=[1, 1, 3])
+    three_quarters = _mouse_behind_elephant(pias=["100KB"], weights=[1, 3, 1])
+    assert strict < 1.25 * alone
+    assert 3.6 * alone < quarter < 4.6 * alone  # a quarter of the link
+    assert 1.2 * alone < three_quarters < 1.5 * alone  # three quarters of it
+    net = od.arch.clos(nodes=3, uplinks=1)
+    with pytest.raises(od.ConfigError):
+        net.port_discipline(weights=[1, 0])
+    with pytest.raises(od.ConfigError):
+        net.pias(["100KB", "10KB"])

@@ -25,8 +25,8 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
     # Clos runs DCTCP by default (ACKs are packets and count as packet-hops); the ideal
     # transport beside it gives the cost of the transport per data packet
     "clos-128-hadoop-50%": ("clos", {"nodes": 128}, "hadoop", 0.5, "10ms", "1ms"),
-    "clos-128-hadoop-50%-ideal": ("clos", {"nodes": 128, "transport": "ideal"}, "hadoop", 0.5, "10ms", "1ms"),
-    "clos-128-hadoop-50%-ndp": ("clos", {"nodes": 128, "transport": "ndp"}, "hadoop", 0.5, "10ms", "1ms"),
+    "clos-ideal-128-hadoop-50%": ("clos", {"nodes": 128, "transport": "ideal"}, "hadoop", 0.5, "10ms", "1ms"),
+    "clos-ndp-128-hadoop-50%": ("clos", {"nodes": 128, "transport": "ndp"}, "hadoop", 0.5, "10ms", "1ms"),
     "negotiator-128x8-parallel-hadoop-100%": ("negotiator", {"nodes": 128, "ports": 8, "topology": "parallel"},
                                               "hadoop", 1.0, "30ms", "3ms"),
     "sirius-128x8-hadoop-100%": ("sirius", {"nodes": 128, "ports": 8}, "hadoop", 1.0, "30ms", "3ms"),

@@ -111,6 +111,7 @@ class Network:
         self._transport = TransportSettings()
         self._disc: dict[int, dict[str, Any]] = {}
         self._loss: list[tuple[int, int]] = []
+        self._pias: list[int] = []
 
     # ------------------------------------------------------------------ topology
     def _port_kinds(self) -> np.ndarray:
@@ -462,14 +463,16 @@ class Network:
 
     def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
                         classes: Sequence[Any] | None = None, ecn_k: Any = None,
-                        trim: bool | None = None) -> None:
+                        trim: bool | None = None, weights: Sequence[int] | None = None) -> None:
         """Set how ports queue and serve packets (default: the transports' needs).
 
         ``classes``: byte caps of strict-priority classes, highest first (class 0 holds
         control packets and trimmed headers, class 1 NDP data, class 2 other data; a port
         with fewer classes puts the lower ones in its last), e.g. Duo's
         ``["75KB", "75KB", "75KB"]``; ``ecn_k``: ECN marking threshold (bytes, 0 = off);
-        ``trim``: cut NDP data that finds its class full to a header. ``ports``: (node,
+        ``trim``: cut NDP data that finds its class full to a header; ``weights``: one
+        positive weight per class for weighted service (deficit round robin, a weight of w
+        serves w full packets per round) instead of strict priority. ``ports``: (node,
         port) pairs, default every port. Priority classes and trimming apply to
         electrical, host and static optical ports."""
         if ports is None:
@@ -497,6 +500,15 @@ class Network:
             if not isinstance(trim, bool):
                 raise ConfigError("trim", trim, "expected True or False")
             d["trim"] = trim
+        if weights is not None:
+            ws = list(weights)
+            for i, w in enumerate(ws):
+                if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
+                    raise ConfigError(f"weights[{i}]", w, "expected a positive integer weight")
+            n = len(d.get("classes", [])) or None
+            if n is not None and len(ws) != n:
+                raise ConfigError("weights", ws, f"expected one weight per class ({n})")
+            d["weights"] = [int(w) for w in ws]
         for gp in gps:
             self._disc.setdefault(int(gp), {}).update(d)
 
@@ -508,6 +520,8 @@ class Network:
         c = self.config
         ecn = np.zeros(P, dtype=np.int64)
         trim = np.zeros(P, dtype=np.int64)
+        weighted = np.zeros(P, dtype=np.int64)
+        wts: dict[int, list[int]] = {}
         ncls = np.zeros(P, dtype=np.int64)
         caps: list[list[int]] = [[] for _ in range(P)]
         servable = ~((kind == _KIND["optical"]) & cyclic) & (kind != _KIND["unused"])
@@ -519,6 +533,12 @@ class Network:
             for gp in np.nonzero(servable)[0]:
                 caps[gp] = list(default)
                 trim[gp] = 1
+        if self._pias:
+            # PIAS: control and headers in class 0, level i data in class 1 + i
+            k = len(self._pias) + 2
+            for gp in np.nonzero(servable)[0]:
+                if not caps[gp]:
+                    caps[gp] = [int(c.buffer)] * k
         for gp, d in self._disc.items():
             if "ecn_k" in d:
                 ecn[gp] = d["ecn_k"]
@@ -526,6 +546,12 @@ class Network:
                 trim[gp] = int(d["trim"])
             if "classes" in d:
                 caps[gp] = list(d["classes"]) if len(d["classes"]) > 1 else []
+            if "weights" in d:
+                if len(d["weights"]) != len(caps[gp]):
+                    raise ConfigError("weights", d["weights"], f"expected one weight per priority class "
+                                      f"({len(caps[gp])}) of the port")
+                weighted[gp] = 1
+                wts[gp] = d["weights"]
             if (trim[gp] or len(caps[gp]) > 1) and not servable[gp]:
                 node = int(np.searchsorted(self.port_offset, gp, side="right") - 1)
                 raise ConfigError("port_discipline", (node, int(gp - self.port_offset[node])),
@@ -542,7 +568,22 @@ class Network:
             ncls[gp] = len(caps[gp])
         flat = [x for cs in caps for x in cs]
         return {"port_ecn_k": ecn, "port_trim": trim, "port_classes": ncls,
-                "class_cap": np.array(flat, dtype=np.int64), "port_credit": credit}
+                "class_cap": np.array(flat, dtype=np.int64), "port_credit": credit,
+                "port_weighted": weighted,
+                "class_weight": np.array([w for gp in sorted(wts) for w in wts[gp]], dtype=np.int64)}
+
+    def pias(self, thresholds: Sequence[Any]) -> None:
+        """PIAS-style priorities: a source tags a data packet with level i while its flow
+        has sent fewer than ``thresholds[i]`` bytes (the last level beyond), and every
+        electrical, host and static optical port serves control and headers first, then
+        the levels in order (strict priority, one class per level). ``[]`` turns it off.
+        Example: ``net.pias(["10KB", "100KB", "1MB"])``."""
+        ts = [parse_size(t, f"thresholds[{i}]") for i, t in enumerate(thresholds)]
+        if any(t <= 0 for t in ts) or any(b <= a for a, b in zip(ts, ts[1:])):
+            raise ConfigError("thresholds", list(thresholds), "expected increasing positive sizes")
+        if len(ts) > 6:
+            raise ConfigError("thresholds", list(thresholds), "at most 6 thresholds (8 classes per port)")
+        self._pias = ts
 
     def inject_loss(self, losses: Sequence[tuple[int, int]]) -> None:
         """Drop the first copy of these data segments: (flow id, segment number) pairs,
@@ -661,6 +702,8 @@ class Network:
                 cb = self._transport.credit_bytes
                 spec["credit_bytes"] = int(cb if cb is not None else c.buffer // self._transport.credit_vcs)
         spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
+        if self._pias:
+            spec["pias_thresholds"] = np.array(self._pias, dtype=np.int64)
         if self._loss:
             spec["loss_flow"] = np.array([x[0] for x in self._loss], dtype=np.int64)
             spec["loss_seq"] = np.array([x[1] for x in self._loss], dtype=np.int64)

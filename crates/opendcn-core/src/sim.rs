@@ -179,6 +179,8 @@ struct Packet {
     /// the virtual channel it used there.
     cred_port: u32,
     cred_vc: u8,
+    /// PIAS priority level (0 highest), set when the packet leaves its source.
+    prio: u8,
 }
 
 /// A planned transmission: departure time, wire bytes, packet.
@@ -228,6 +230,11 @@ struct Port {
     cred_ret: VecDeque<(u8, u32)>,
     rr_vc: usize,
     blocked_since: Ps,
+    /// Weighted service (deficit round robin): bytes per round of each class (empty:
+    /// strict priority), the deficits and the class being served.
+    quantum: Vec<u64>,
+    deficit: Vec<u64>,
+    drr: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -551,6 +558,8 @@ pub struct Sim {
     watchdog_at: Ps,
     deadlock: Option<Vec<u32>>,
     credit_net: bool,
+    /// PIAS thresholds in bytes sent (empty: off).
+    pias: Vec<u64>,
 }
 
 impl Sim {
@@ -673,6 +682,9 @@ impl Sim {
             cred_ret: VecDeque::new(),
             rr_vc: 0,
             blocked_since: Ps::MAX,
+            quantum: d.weights.iter().map(|&w| w as u64 * (spec.mtu_bytes + spec.header_bytes) as u64).collect(),
+            deficit: vec![0; d.weights.len()],
+            drr: 0,
         }}).collect();
         let port_class: Vec<u8> = (0..n_ports).map(|gp| match spec.port_kind[gp] {
             PortKind::Electrical | PortKind::Unused => 0,
@@ -792,6 +804,7 @@ impl Sim {
             watchdog_at: Ps::MAX,
             deadlock: None,
             credit_net: spec.flow_transport.contains(&TransportKind::Credit),
+            pias: spec.pias_thresholds.clone(),
         };
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
@@ -1093,6 +1106,7 @@ impl Sim {
 
     /// A packet of flow `f` leaving endpoint `e` for endpoint `to`.
     fn new_packet(&mut self, e: u32, f: u32, to: u32, kind: u8, payload: u32, seq: u32) -> u32 {
+        let prio = if kind == K_DATA && !self.pias.is_empty() { self.pias_level(seq as u64 * self.mtu as u64) } else { 0 };
         let node = self.eps[e as usize].node;
         let dst_node = self.eps[to as usize].node;
         let wire = if kind == K_DATA { payload + self.header } else { self.tparams.ctrl_bytes };
@@ -1125,6 +1139,7 @@ impl Sim {
             classes: 0,
             cred_port: NONE,
             cred_vc: 0,
+            prio,
         })
     }
 
@@ -1835,12 +1850,21 @@ impl Sim {
         }
         let c = if p.kind != K_DATA || p.trimmed {
             0
+        } else if !self.pias.is_empty() {
+            1 + p.prio as usize
         } else if self.flows[p.flow as usize].tp == TransportKind::Ndp {
             1
         } else {
             2
         };
         c.min(k - 1)
+    }
+
+    /// PIAS: the priority level of a data packet from the bytes its flow sent before it
+    /// (level i while fewer than `pias[i]` bytes were sent; the last level beyond).
+    #[inline]
+    fn pias_level(&self, sent: u64) -> u8 {
+        self.pias.iter().position(|&t| sent < t).unwrap_or(self.pias.len()) as u8
     }
 
     /// ECN: mark a data packet that finds more than K bytes queued at `port`.
@@ -1964,7 +1988,29 @@ impl Sim {
         let cyclic = !self.sched.is_static();
         loop {
             let pt = &mut self.ports[port as usize];
-            let c = if pt.credit.is_empty() {
+            let c = if !pt.quantum.is_empty() {
+                // weighted service: deficit round robin over the non-empty classes
+                if pt.bytes == 0 {
+                    return;
+                }
+                let k = pt.classes.len();
+                loop {
+                    let c = pt.drr;
+                    match pt.classes[c].front() {
+                        Some(&h) if self.pool[h as usize].wire as u64 <= pt.deficit[c] => {
+                            pt.deficit[c] -= self.pool[h as usize].wire as u64;
+                            break c;
+                        }
+                        Some(_) => {}
+                        None => pt.deficit[c] = 0,
+                    }
+                    pt.drr = (c + 1) % k;
+                    let nc = pt.drr;
+                    if !pt.classes[nc].is_empty() {
+                        pt.deficit[nc] += pt.quantum[nc];
+                    }
+                }
+            } else if pt.credit.is_empty() {
                 let Some(c) = pt.classes.iter().position(|q| !q.is_empty()) else { return };
                 c
             } else {

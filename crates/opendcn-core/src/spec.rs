@@ -169,6 +169,9 @@ pub struct Discipline {
     pub trim: bool,
     /// Credit-based flow control on this port's link (one queue per virtual channel).
     pub credit: bool,
+    /// Weighted service: relative weight of each class (deficit round robin, a weight of
+    /// w serves w full packets per round); empty: strict priority.
+    pub weights: Vec<u32>,
 }
 
 impl Discipline {
@@ -234,6 +237,10 @@ pub struct SimSpec {
     /// Loss injection: (flow, segment) pairs whose first data copy is dropped where it
     /// first arrives after leaving its source (drop reason `injected`).
     pub loss: Vec<(u32, u32)>,
+    /// PIAS: sources tag a data packet with priority level i while its flow has sent fewer
+    /// than `pias_thresholds[i]` bytes (the last level beyond); served ports put level i
+    /// in class 1 + i (class 0: control and headers). Empty: off.
+    pub pias_thresholds: Vec<u64>,
 }
 
 impl SimSpec {
@@ -329,6 +336,9 @@ impl SimSpec {
         if !self.flow_transport.is_empty() && self.flow_transport.len() != f {
             return Err(SpecError::new("flows.transport", self.flow_transport.len(), format!("expected one value per flow ({f})")));
         }
+        if self.pias_thresholds.windows(2).any(|w| w[1] <= w[0]) || self.pias_thresholds.contains(&0) {
+            return Err(SpecError::new("pias_thresholds", &self.pias_thresholds, "expected increasing positive byte counts"));
+        }
         for (i, &(fl, _)) in self.loss.iter().enumerate() {
             if fl as usize >= f {
                 return Err(SpecError::new(format!("loss[{i}].flow"), fl, format!("unknown flow (0..{f})")));
@@ -340,6 +350,10 @@ impl SimSpec {
         for (gp, d) in self.port_disc.iter().enumerate() {
             if d.class_cap.len() > 8 {
                 return Err(SpecError::new(format!("ports[{gp}].classes"), d.class_cap.len(), "at most 8 priority classes"));
+            }
+            if !d.weights.is_empty() && (d.weights.len() != d.class_cap.len() || d.weights.contains(&0)) {
+                return Err(SpecError::new(format!("ports[{gp}].weights"), &d.weights,
+                    "one positive weight per priority class"));
             }
             if d.class_cap.len() > 1 && d.class_cap.contains(&0) {
                 return Err(SpecError::new(format!("ports[{gp}].class_cap"), &d.class_cap, "every priority class needs a positive byte cap"));

@@ -178,6 +178,10 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let classes = opt_arr(d, "port_classes")?;
     let caps = u64s(opt_arr(d, "class_cap")?, "class_cap")?;
     let credit = opt_arr(d, "port_credit")?;
+    // weighted ports (flag per port) take one weight per class from `class_weight`, in port order
+    let weighted = opt_arr(d, "port_weighted")?;
+    let weights = u32s(opt_arr(d, "class_weight")?, "class_weight")?;
+    let mut wat = 0usize;
     if !credit.is_empty() && credit.len() != n_ports {
         return Err(bad("port_credit", credit.len(), &format!("expected one value per port ({n_ports})")));
     }
@@ -204,8 +208,17 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             } else {
                 Vec::new()
             };
+            let w = if weighted.get(gp).is_some_and(|&x| x != 0) {
+                if wat + class_cap.len() > weights.len() {
+                    return Err(bad("class_weight", weights.len(), "fewer weights than priority classes"));
+                }
+                wat += class_cap.len();
+                weights[wat - class_cap.len()..wat].to_vec()
+            } else {
+                Vec::new()
+            };
             port_disc.push(Discipline { class_cap, ecn_k: ecn_k[gp], trim: trim[gp] != 0,
-                                        credit: credit.get(gp).is_some_and(|&c| c != 0) });
+                                        credit: credit.get(gp).is_some_and(|&c| c != 0), weights: w });
         }
         if at != caps.len() {
             return Err(bad("class_cap", caps.len(), &format!("expected {at} caps (one per class of each port with classes)")));
@@ -262,6 +275,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             }
             lf.into_iter().zip(ls).collect()
         },
+        pias_thresholds: u64s(opt_arr(d, "pias_thresholds")?, "pias_thresholds")?,
     })
 }
 
