@@ -178,6 +178,13 @@ def _pos_int(v: Any, field: str, minimum: int = 1) -> int:
     return int(v)
 
 
+def _pos_time(v: Any, field: str) -> int:
+    t = parse_time(v, field)
+    if t <= 0:
+        raise ConfigError(field, v, "must be positive")
+    return t
+
+
 def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_cwnd: Any = None,
            min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
            ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
@@ -191,13 +198,9 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
     if init_cwnd is not None:
         s.tcp_init_cwnd = _pos_int(init_cwnd, "tcp_init_cwnd")
     if min_rto is not None:
-        s.tcp_min_rto_ps = parse_time(min_rto, "tcp_min_rto")
-        if s.tcp_min_rto_ps <= 0:
-            raise ConfigError("tcp_min_rto", min_rto, "must be positive")
+        s.tcp_min_rto_ps = _pos_time(min_rto, "tcp_min_rto")
     if rto is not None:
-        s.tcp_init_rto_ps = parse_time(rto, "tcp_rto")
-        if s.tcp_init_rto_ps <= 0:
-            raise ConfigError("tcp_rto", rto, "must be positive")
+        s.tcp_init_rto_ps = _pos_time(rto, "tcp_rto")
     elif min_rto is not None:
         s.tcp_init_rto_ps = max(s.tcp_init_rto_ps, s.tcp_min_rto_ps)
     if max_rto is not None:
@@ -216,9 +219,7 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
     if ndp_init_window is not None:
         s.ndp_init_window = _pos_int(ndp_init_window, "ndp_init_window")
     if ndp_rto is not None:
-        s.ndp_rto_ps = parse_time(ndp_rto, "ndp_rto")
-        if s.ndp_rto_ps <= 0:
-            raise ConfigError("ndp_rto", ndp_rto, "must be positive")
+        s.ndp_rto_ps = _pos_time(ndp_rto, "ndp_rto")
     if return_to_sender is not None:
         if not isinstance(return_to_sender, bool):
             raise ConfigError("return_to_sender", return_to_sender, "expected True or False")
@@ -236,9 +237,7 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         if s.credit_vcs > 8:
             raise ConfigError("vcs", vcs, "at most 8 virtual channels")
     if deadlock_timeout is not None:
-        s.deadlock_timeout_ps = parse_time(deadlock_timeout, "deadlock_timeout")
-        if s.deadlock_timeout_ps <= 0:
-            raise ConfigError("deadlock_timeout", deadlock_timeout, "must be positive")
+        s.deadlock_timeout_ps = _pos_time(deadlock_timeout, "deadlock_timeout")
     if ctrl_bytes is not None:
         s.ctrl_bytes = parse_size(ctrl_bytes, "ctrl_bytes")
         if s.ctrl_bytes <= 0:

@@ -279,6 +279,30 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     })
 }
 
+/// The `packets` dict of an output (the ledger's packet side; a slotted engine's packets
+/// are its cells, without ECN).
+pub(crate) fn packets_dict<'py>(py: Python<'py>, p: &opendcn_core::sim::PacketTotals, ecn_marks: u64) -> PyResult<Bound<'py, PyDict>> {
+    let pk = PyDict::new(py);
+    pk.set_item("sent", p.sent)?;
+    pk.set_item("retransmitted", p.sent_retx)?;
+    pk.set_item("control", p.sent_ctrl)?;
+    pk.set_item("delivered", p.delivered)?;
+    for (key, rows) in [("dropped", &p.dropped), ("dropped_payload_bytes", &p.dropped_bytes)] {
+        let dr = PyDict::new(py);
+        for (k, v) in rows {
+            dr.set_item(k, v)?;
+        }
+        pk.set_item(key, dr)?;
+    }
+    pk.set_item("trimmed", p.trimmed)?;
+    pk.set_item("trims", p.trims)?;
+    pk.set_item("bounces", p.bounces)?;
+    pk.set_item("in_flight", p.in_flight)?;
+    pk.set_item("duplicate_bytes", p.duplicate_bytes)?;
+    pk.set_item("ecn_marks", ecn_marks)?;
+    Ok(pk)
+}
+
 fn wild(x: u32) -> i64 {
     if x == WILD { -1 } else { x as i64 }
 }
@@ -341,29 +365,7 @@ impl Simulator {
         d.set_item("offloaded_bytes", o.offloaded_bytes)?;
         d.set_item("offload_peak_host_bytes", o.offload_peak_host_bytes)?;
         d.set_item("offload_refused", o.offload_refused)?;
-        let pk = PyDict::new(py);
-        let p = &o.packets;
-        pk.set_item("sent", p.sent)?;
-        pk.set_item("retransmitted", p.sent_retx)?;
-        pk.set_item("control", p.sent_ctrl)?;
-        pk.set_item("delivered", p.delivered)?;
-        let dr = PyDict::new(py);
-        for (k, v) in &p.dropped {
-            dr.set_item(k, v)?;
-        }
-        pk.set_item("dropped", dr)?;
-        let db = PyDict::new(py);
-        for (k, v) in &p.dropped_bytes {
-            db.set_item(k, v)?;
-        }
-        pk.set_item("dropped_payload_bytes", db)?;
-        pk.set_item("trimmed", p.trimmed)?;
-        pk.set_item("trims", p.trims)?;
-        pk.set_item("bounces", p.bounces)?;
-        pk.set_item("in_flight", p.in_flight)?;
-        pk.set_item("duplicate_bytes", p.duplicate_bytes)?;
-        pk.set_item("ecn_marks", o.ecn_marks)?;
-        d.set_item("packets", pk)?;
+        d.set_item("packets", packets_dict(py, &o.packets, o.ecn_marks)?)?;
         d.set_item("flow_retx", PyArray1::from_vec(py, o.flow_retx.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
         d.set_item("flow_timeouts", PyArray1::from_vec(py, o.flow_timeouts.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
         let lat = PyDict::new(py);

@@ -136,7 +136,7 @@ impl ShaleSimulator {
         let o = self.sim.output();
         let d = PyDict::new(py);
         common_output!(py, d, o);
-        d.set_item("packets", super::slotted::packets_dict(py, &o.packets)?)?;
+        d.set_item("packets", crate::packets_dict(py, &o.packets, 0)?)?;
         d.set_item("timeslots", o.timeslots)?;
         d.set_item("buffer_hist", PyArray1::from_vec(py, o.buffer_hist.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
         let m = PyDict::new(py);

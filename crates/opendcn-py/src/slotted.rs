@@ -139,37 +139,11 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
     })
 }
 
-/// The `packets` dict of an output, with the packet engine's keys (a slotted engine's
-/// packets are its cells; no ECN, so `ecn_marks` is 0).
-pub(crate) fn packets_dict<'py>(py: Python<'py>, p: &opendcn_core::sim::PacketTotals) -> PyResult<Bound<'py, PyDict>> {
-    let pk = PyDict::new(py);
-    pk.set_item("sent", p.sent)?;
-    pk.set_item("retransmitted", p.sent_retx)?;
-    pk.set_item("control", p.sent_ctrl)?;
-    pk.set_item("delivered", p.delivered)?;
-    let dr = PyDict::new(py);
-    for (k, v) in &p.dropped {
-        dr.set_item(k, v)?;
-    }
-    pk.set_item("dropped", dr)?;
-    let db = PyDict::new(py);
-    for (k, v) in &p.dropped_bytes {
-        db.set_item(k, v)?;
-    }
-    pk.set_item("dropped_payload_bytes", db)?;
-    pk.set_item("trimmed", p.trimmed)?;
-    pk.set_item("trims", p.trims)?;
-    pk.set_item("bounces", p.bounces)?;
-    pk.set_item("in_flight", p.in_flight)?;
-    pk.set_item("duplicate_bytes", p.duplicate_bytes)?;
-    pk.set_item("ecn_marks", 0u64)?;
-    Ok(pk)
-}
 
 fn out_dict<'py>(py: Python<'py>, o: SlottedOutput) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     common_output!(py, d, o);
-    d.set_item("packets", packets_dict(py, &o.packets)?)?;
+    d.set_item("packets", crate::packets_dict(py, &o.packets, 0)?)?;
     d.set_item("ts_time_ps", PyArray1::from_vec(py, o.ts_time_ps))?;
     d.set_item("ts_node", PyArray1::from_vec(py, o.ts_node.into_iter().map(|x| x as i64).collect::<Vec<_>>()))?;
     d.set_item("ts_queued_bytes", PyArray1::from_vec(py, o.ts_queued_bytes))?;
