@@ -479,3 +479,18 @@ def test_weighted_service_shares_by_weight():
         net.port_discipline(weights=[1, 0])
     with pytest.raises(od.ConfigError):
         net.pias(["100KB", "10KB"])
+
+
+def test_cli_transport_options_reach_the_summary(tmp_path):
+    exe = [sys.executable, "-m", "opendcn", "run", "clos", "--nodes", "8", "--duration", "100us",
+           "--transport", "ndp<10KB,dctcp", "--tcp-dupack", "5", "--ecn-k", "20KB", "--summary-json", "-"]
+    p = subprocess.run(exe, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    import json
+    s = json.loads(p.stdout)
+    assert s["transport"]["rule"] == "ndp<10KB,dctcp"
+    assert s["transport"]["tcp_dupack"] == 5 and s["transport"]["ecn_k_bytes"] == 20_000
+    p = s["packets"]
+    assert p["control"] > 0 and p["sent"] == p["delivered"] + sum(p["dropped"].values()) + p["trimmed"] + p["in_flight"]
+    credit = od.arch.clos(nodes=8, buffer="64KB", transport="credit")
+    assert credit.transport()["credit_bytes"] == 64_000

@@ -459,7 +459,7 @@ class Network:
             if k not in known:
                 raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")
         _update_transport(self._transport, rule=rule, **params)
-        return self._transport.describe()
+        return self._transport.describe(int(self.config.buffer))
 
     def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
                         classes: Sequence[Any] | None = None, ecn_k: Any = None,
@@ -1093,7 +1093,7 @@ class Result:
                             if net._services["offload_queues"] else {})},
             "arch_metrics": dict(net.arch_metrics),
             **packet_metrics(o),
-            "transport": net._transport.describe(),
+            "transport": net._transport.describe(int(c.buffer)),
         })
         if "transport" not in flows.column_names:
             names = {v: k for k, v in _TRANSPORT_CODES.items()}

@@ -151,8 +151,9 @@ class TransportSettings:
                 "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
                 "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps}
 
-    def describe(self) -> dict[str, Any]:
-        """The settings as the summary reports them (only what the rule uses)."""
+    def describe(self, buffer: int | None = None) -> dict[str, Any]:
+        """The settings as the summary reports them (only what the rule uses); ``buffer``
+        (the port buffer) resolves the default credit per link and channel."""
         names = self.rule.names
         d: dict[str, Any] = {"rule": self.rule.text}
         if names & {"tcp", "dctcp"}:
@@ -165,7 +166,9 @@ class TransportSettings:
             d.update(ndp_init_window=self.ndp_init_window, ndp_rto_us=self.ndp_rto_ps / 1e6,
                      ndp_return_to_sender=self.ndp_return_to_sender, ndp_queue_packets=self.ndp_queue_packets)
         if "credit" in names:
-            d.update(credit_bytes=self.credit_bytes, credit_vcs=self.credit_vcs,
+            cb = self.credit_bytes if self.credit_bytes is not None else \
+                (buffer // self.credit_vcs if buffer is not None else None)
+            d.update(credit_bytes=cb, credit_vcs=self.credit_vcs,
                      deadlock_timeout_us=self.deadlock_timeout_ps / 1e6)
         if names & {"tcp", "dctcp", "ndp"}:
             d["ctrl_bytes"] = self.ctrl_bytes
