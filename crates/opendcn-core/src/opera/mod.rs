@@ -281,6 +281,7 @@ struct Flow {
     acked_n: u32,
     /// When the sender held an ACK for every packet (NDP; opera-sim's completion time).
     acked_at: Ps,
+    started: bool,
 }
 
 /// What an Opera run reports: the common totals plus named metrics and the hop histogram
@@ -638,6 +639,7 @@ impl Opera {
     // ------------------------------------------------------------------ flows / NDP sender
     fn start_flow(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
+        fl.started = true;
         self.t.flows_started += 1;
         self.t.bytes_offered += fl.size;
         let words = (fl.npk as usize).div_ceil(64);
@@ -1638,7 +1640,9 @@ impl Opera {
     pub fn output(&self) -> OperaOutput {
         let mut t = self.t.clone();
         t.now_ps = self.now;
-        t.bytes_in_flight = t.bytes_offered - t.bytes_delivered - t.bytes_dropped;
+        // bytes not yet delivered, from the flows' own records (nothing is dropped for good:
+        // NDP resends, RotorLB holds at hosts), checked against the offered counter below
+        t.bytes_in_flight = self.flows.iter().filter(|f| f.started).map(|f| f.size - f.delivered.min(f.size)).sum();
         t.drops = vec![];
         for (i, f) in self.flows.iter().enumerate() {
             t.flow_finish_ps[i] = f.finish;
@@ -1646,6 +1650,10 @@ impl Opera {
             t.flow_hops[i] = f.max_hops;
         }
         let mut errs = Vec::new();
+        if t.bytes_offered != t.bytes_delivered + t.bytes_dropped + t.bytes_in_flight {
+            errs.push(format!("byte conservation: offered {} != delivered {} + dropped {} + in flight {}",
+                              t.bytes_offered, t.bytes_delivered, t.bytes_dropped, t.bytes_in_flight));
+        }
         let sum: u64 = self.flows.iter().map(|f| f.delivered).sum();
         if sum != t.bytes_delivered {
             errs.push(format!("per-flow delivered bytes {sum} != total {}", t.bytes_delivered));
