@@ -1,15 +1,14 @@
 """Determinism: the same arguments and seed give the same summary (apart from ``wall_s``),
-in one process, in a fresh process and through the CLI; and golden summaries of three
-tiny scenarios pin the engine's behaviour.
+in one process, in a fresh process and through the CLI; and golden summaries of tiny
+scenarios (every architecture) pin the engine's behaviour.
 
-Golden files live in ``tests/golden/``. They are (re)written when missing or when
-``UPDATE_GOLDEN=1``; when ``CI`` is set a missing golden file is an error.
+Golden files live in ``tests/golden/`` and are checked by the ``golden`` fixture of
+``conftest.py``: a missing file fails, ``UPDATE_GOLDEN=1`` rewrites them.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,6 @@ import pytest
 
 import opendcn as od
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
 CLI = Path(sys.executable).with_name("opendcn")
 
 
@@ -121,6 +119,9 @@ SCENARIOS = {
     "rotornet-direct": lambda: build("rotornet", nodes=8, uplinks=2, routing="direct"),
     "clos": lambda: build("clos", nodes=8, uplinks=2),
     "opera": lambda: build("opera", tors=8, uplinks=4, hosts_per_tor=6, cutoff="100KB"),
+    "negotiator": lambda: build("negotiator", tors=16, ports=4),
+    "negotiator-thin-clos": lambda: build("negotiator", tors=16, ports=4, topology="thin-clos"),
+    "sirius": lambda: build("sirius", tors=16, ports=4),
 }
 
 
@@ -131,26 +132,8 @@ def golden_summary(name: str) -> dict:
     return strip(r.summary)
 
 
-def _diff(want, got, path=""):
-    if isinstance(want, dict) and isinstance(got, dict):
-        out = []
-        for k in sorted(set(want) | set(got)):
-            out += _diff(want.get(k, "<missing>"), got.get(k, "<missing>"), f"{path}.{k}")
-        return out
-    return [] if want == got else [f"{path}: golden {want!r} != now {got!r}"]
-
-
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_golden_summary(name):
-    path = GOLDEN / f"{name}.json"
+def test_golden_summary(name, golden):
     got = golden_summary(name)
     assert got["flows"]["started"] > 10  # the scenario is not trivial
-    if os.environ.get("UPDATE_GOLDEN") == "1" or not path.exists():
-        if not path.exists() and os.environ.get("CI"):
-            pytest.fail(f"golden file {path} is missing (create it with UPDATE_GOLDEN=1)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(got, indent=2, sort_keys=True) + "\n")
-    want = json.loads(path.read_text())
-    diff = _diff(want, got)
-    assert not diff, (f"{name} differs from {path.name} (UPDATE_GOLDEN=1 rewrites it "
-                      "after an intended change):\n" + "\n".join(diff))
+    golden(name, got)

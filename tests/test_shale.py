@@ -490,7 +490,6 @@ def test_python_api_bad_option_raises_config_error():
 
 # ------------------------------------------------------------------ golden summaries
 
-GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
 GOLDEN_RUNS = {
     "shale-64-h2-hbh+spray": dict(nodes=64, h=2),
     "shale-81-h4-hbh-interleave": dict(nodes=81, h=4, cc="hbh", interleave="2:0.3"),
@@ -501,11 +500,9 @@ GOLDEN_RUNS = {
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
-def test_golden_summary(name):
+def test_golden_summary(name, golden):
     """Whole summaries (and the network-wide time series) are stable: engine changes that
     should not change behaviour (speed work) keep them bit-identical."""
-    import os
-
     r = make(**GOLDEN_RUNS[name]).run(od.workload.poisson("imc10", 0.2, "uniform"), duration="40us", seed=1)
     got = dict(r.summary)
     got.pop("wall_s")
@@ -513,14 +510,7 @@ def test_golden_summary(name):
                                                                   "delivered_bytes")}
     got = json.loads(json.dumps(got, sort_keys=True))
     assert got["flows"]["started"] > 10
-    path = GOLDEN / f"{name}.json"
-    if os.environ.get("UPDATE_GOLDEN") == "1" or not path.exists():
-        if not path.exists() and os.environ.get("CI"):
-            pytest.fail(f"golden file {path} is missing (create it with UPDATE_GOLDEN=1)")
-        path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
-    want = json.loads(path.read_text())
-    diff = [k for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
-    assert not diff, f"{name}: fields {diff} differ from {path.name} (UPDATE_GOLDEN=1 after an intended change)"
+    golden(name, got, indent=1)
 
 
 # ------------------------------------------------------------------ the two engines
