@@ -4,6 +4,12 @@
 >>> net = od.Network(od.Config(nodes=4, uplinks=1, slice="10us"))
 >>> net.deploy_topo(od.topology.round_robin(net.config, dimension=1))
 >>> net.deploy_routing(od.routing.direct(net.circuits))
+>>> len(net.circuits)                 # 3 slices x 2 circuits
+6
+>>> r = net.run(od.workload.poisson("hadoop", 0.3, "uniform"), duration="100us", seed=1)
+>>> b = r.summary["bytes"]
+>>> b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"] and r.summary["flows"]["completed"] > 0
+True
 """
 
 from . import analysis, routing, topology, workload

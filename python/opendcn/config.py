@@ -4,8 +4,8 @@ Times, rates and sizes are given with units (``"2us"``, ``"100Gbps"``, ``"1MB"``
 stored as integers: picoseconds, bits per second and bytes.
 
 >>> cfg = Config(nodes=4, uplinks=1, link_rate="100Gbps", slice="10us")
->>> cfg.slice, cfg.host_rate
-(10000000, 100000000000)
+>>> cfg.slice, cfg.host_rate, cfg.per_node_rate  # no host_rate: R = uplinks x link_rate
+(10000000, None, 100000000000)
 """
 
 from __future__ import annotations

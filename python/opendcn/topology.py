@@ -55,7 +55,7 @@ def connect(n1: int, p1: int, n2: int, p2: int, ts: int | None = None) -> Circui
     Whether the circuit fits a whole schedule is checked by :func:`schedule_table`.
 
     >>> connect(0, 1, 3, 0, ts=2)
-    Circuit(n1=0, p1=1, n2=3, p2=0, ts=2)
+    Circuit(n1=0, p1=1, n2=3, p2=0, ts=2, directed=False)
     """
     for name, v in (("n1", n1), ("p1", p1), ("n2", n2), ("p2", p2)):
         if not _is_int(v) or v < 0:
@@ -366,7 +366,7 @@ def schedule_table(circuits: Iterable[Any], nodes: int, ports: int,
     >>> schedule_table([connect(0, 0, 1, 0, ts=1), connect(1, 0, 0, 0, ts=1)], 2, 1)
     Traceback (most recent call last):
     ...
-    opendcn.errors.ConfigError: circuits[1]: slice 1: port 0 of node 1 is already connected to node 0 (port 0, circuits[0]) (got Circuit(n1=1, p1=0, n2=0, p2=0, ts=1))
+    opendcn.errors.ConfigError: circuits[1]: slice 1: port 0 of node 1 is already connected to node 0 (port 0, circuits[0]) (got Circuit(n1=1, p1=0, n2=0, p2=0, ts=1, directed=False))
     """
     for name, v in (("nodes", nodes), ("ports", ports)):
         if not _is_int(v) or v < 1:

@@ -1,0 +1,138 @@
+"""Types of the compiled engine module ``opendcn._core`` (``crates/opendcn-py``).
+
+Every simulator is built from a spec dict (scalars, strings and 1-D ``int64`` numpy
+columns, as the Python side assembles them) and returns its results as a dict from
+``output()``. Times are integer picoseconds. A spec the engine cannot run raises
+:class:`EngineSpecError` with ``args == (field, value, reason)`` (``ShaleSimulator`` and
+``shale_peers`` raise its base class ``ValueError`` with the same ``args``); an engine bug
+raises :class:`EngineInternalError`. ``tests/test_stubs.py`` checks this file against the
+compiled module with ``mypy.stubtest`` and checks the return types on live objects.
+"""
+
+from typing import Any, final
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "EngineInternalError",
+    "EngineSpecError",
+    "NegotiatorSim",
+    "OperaSim",
+    "ShaleSimulator",
+    "Simulator",
+    "SiriusSim",
+    "__version__",
+    "negotiator_match",
+    "shale_peers",
+]
+
+__version__: str
+
+class EngineSpecError(ValueError):
+    """A simulation spec the engine cannot run: ``args == (field, value, reason)``."""
+
+class EngineInternalError(RuntimeError):
+    """An engine bug stopped the simulation."""
+
+@final
+class Simulator:
+    """The packet engine (time-flow tables, source routes, VLB/direct/HoHo/UCMP routers)."""
+
+    def __new__(cls, spec: dict[str, Any]) -> Simulator: ...
+    @property
+    def now(self) -> int:
+        """Current simulated time (ps)."""
+    def run_until(self, t_ps: int) -> None:
+        """Run all events up to and including ``t_ps``, with the GIL released."""
+    def output(self) -> dict[str, Any]:
+        """Counters, per-flow columns, time series and invariant errors."""
+    def candidates(self, node: int, src: int, dst: int, arr: int) -> list[tuple[int, int]]:
+        """Candidate (global port, departure slice or -1) actions at ``node`` for a packet
+        from ``src`` to ``dst`` arriving in slice ``arr`` (-1: any)."""
+    def reconfigure(self, at_ps: int, peer: NDArray[np.int64], delay_ps: int, drop_queued: bool = False) -> None:
+        """Install a new static peer table (-1 = no circuit) at ``at_ps``."""
+    def demand(self) -> list[tuple[int, int, int]]:
+        """Remaining bytes per (source node, destination node) of unfinished started flows."""
+    def set_tables(self, spec: dict[str, Any]) -> None:
+        """Replace the time-flow tables (``tf_*`` int64 columns; -1 = wildcard)."""
+    def set_collect_tm(self, on: bool) -> None:
+        """Count injected bytes per (src node, dst node) from now on (or stop)."""
+    def take_tm(self) -> list[tuple[int, int, int]]:
+        """The traffic matrix since the last call: (src node, dst node, bytes)."""
+    def port_bytes(self, port: int) -> int:
+        """Bytes queued at a global port right now."""
+
+@final
+class OperaSim:
+    """The Opera engine (NDP low-latency traffic, RotorLB bulk traffic)."""
+
+    def __new__(cls, d: dict[str, Any]) -> OperaSim: ...
+    @property
+    def now(self) -> int: ...
+    @property
+    def stopped(self) -> bool: ...
+    def run_until(self, t_ps: int) -> None: ...
+    def final_sample(self) -> None:
+        """Close the time series with a last sample at the current time."""
+    def path_hops(self, a: int, b: int, t_ps: int) -> int:
+        """Shortest-path hops from ToR ``a`` to ToR ``b`` in the superslice of ``t_ps``."""
+    def slice_path(self, a: int, b: int, t_ps: int) -> list[int]:
+        """Rotors of the source route from ToR ``a`` to ToR ``b`` routed at ``t_ps``."""
+    def peer(self, tor: int, rotor: int, t_ps: int) -> int:
+        """ToR reached by uplink ``rotor`` of ``tor`` at ``t_ps`` (-1 while down or self-loop)."""
+    def output(self) -> dict[str, Any]: ...
+
+@final
+class ShaleSimulator:
+    """The Shale engine (cell by cell, timeslot by timeslot)."""
+
+    def __new__(cls, d: dict[str, Any]) -> ShaleSimulator: ...
+    @property
+    def now(self) -> int: ...
+    @property
+    def engine(self) -> str:
+        """The engine serving this run: ``"window"`` or ``"timeslot"``."""
+    @property
+    def tau_ps(self) -> int: ...
+    @property
+    def hop_delay(self) -> int: ...
+    def progress(self) -> tuple[int, int, int]:
+        """(timeslots run, cell-hops, sum over the timeslots run of the cells alive)."""
+    def peer(self, x: int, t: int) -> int:
+        """The node ``x`` sends to in timeslot ``t``."""
+    def run_until(self, t_ps: int) -> None: ...
+    def output(self) -> dict[str, Any]: ...
+
+@final
+class NegotiatorSim:
+    """The NegotiaToR engine."""
+
+    def __new__(cls, spec: dict[str, Any]) -> NegotiatorSim: ...
+    @property
+    def now(self) -> int: ...
+    def run_until(self, t_ps: int) -> None: ...
+    def output(self) -> dict[str, Any]: ...
+    def pair_epochs(self, src: int, dst: int) -> tuple[int, int]:
+        """(first request epoch, first accepted epoch) of pair (src -> dst); -1 = never."""
+    def predefined_peer(self, epoch: int, slot: int, tor: int, port: int) -> int:
+        """Destination of egress ``port`` of ``tor`` in predefined ``slot`` of ``epoch`` (-1 idle)."""
+
+@final
+class SiriusSim:
+    """The Sirius engine."""
+
+    def __new__(cls, spec: dict[str, Any]) -> SiriusSim: ...
+    @property
+    def now(self) -> int: ...
+    def run_until(self, t_ps: int) -> None: ...
+    def output(self) -> dict[str, Any]: ...
+
+def shale_peers(nodes: int, h: int, slots: int, h_hi: int = 0, num: int = 0, den: int = 1) -> list[list[int]]:
+    """Peer table of an EBS schedule (optionally interleaved): row t = the node each node
+    sends to in timeslot t."""
+
+def negotiator_match(
+    tors: int, ports: int, topology: str, seed: int, requests: list[tuple[int, int]], rounds: int = 1
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """One NegotiaToR matching round: (grants [(dst, port, src)], accepts [(src, port, dst)])."""
