@@ -321,8 +321,8 @@ def test_demo_writes_report_with_embedded_images(demo_run):
         assert b["dropped"] == 0, "every design of the demo runs without losing payload"
         p = s["packets"]
         assert p["sent"] == p["delivered"] + sum(p["dropped"].values()) + p["trimmed"] + p["in_flight"]
-    assert {s["arch"] for s in summaries} >= {"rotornet", "clos"}
-    assert {s["transport"]["rule"] for s in summaries} == {"ideal", "dctcp"}
+    assert {s["arch"] for s in summaries} >= {"rotornet", "clos", "opera"}
+    assert {s["transport"]["rule"] for s in summaries} == {"ideal", "dctcp", "ndp<15MB,rotorlb"}
 
 
 def test_demo_prints_a_comparison_table(demo_run):

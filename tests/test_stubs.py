@@ -67,8 +67,9 @@ def _conforms(value, hint) -> bool:
 
 #: arguments of each query method (every other method of the stub is in MUTATORS)
 QUERIES = {
-    "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "take_tm": (), "port_bytes": (0,)},
-    "OperaSim": {"output": (), "path_hops": (0, 3, 0), "slice_path": (0, 3, 0), "peer": (0, 0, 0)},
+    # the last Simulator built is Opera's (expander router)
+    "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "take_tm": (), "port_bytes": (0,),
+                  "expander_path": (0, 3, 0)},
     "ShaleSimulator": {"output": (), "progress": (), "peer": (0, 5)},
     "NegotiatorSim": {"output": (), "pair_epochs": (0, 1), "predefined_peer": (0, 0, 0, 0)},
     "SiriusSim": {"output": ()},
@@ -117,7 +118,8 @@ def test_return_types_match_the_stub(monkeypatch):
     assert len(checked) >= 25, checked
 
     for fn, args in ((_core.shale_peers, (16, 2, 7)), (_core.shale_peers, (16, 2, 7, 4, 300, 1000)),
-                     (_core.negotiator_match, (8, 4, "thin-clos", 3, [(0, 1), (2, 1), (5, 6)], 2))):
+                     (_core.negotiator_match, (8, 4, "thin-clos", 3, [(0, 1), (2, 1), (5, 6)], 2)),
+                     (_core.rotor_fabric, (8, 4, np.zeros(0, np.int64), 1, 0, 0, 10_000_000, 500_000, 1_200_000, 8))):
         want = typing.get_type_hints(ns[fn.__name__], ns)["return"]
         value = fn(*args)
         assert _conforms(value, want), f"{fn.__name__} returned {value!r}, the stub says {want}"

@@ -218,7 +218,6 @@ def test_latency_and_reorder_metrics():
     ("ndp<1MB", "last term"),
     ("tcp,ndp", "must be the last"),
     ("ndp<xyz,tcp", "not a size"),
-    ("rotorlb", "not available"),
     ("", "expected a rule"),
 ])
 def test_bad_rules_are_named_errors(rule, fragment):
@@ -227,7 +226,19 @@ def test_bad_rules_are_named_errors(rule, fragment):
     assert e.value.field == "transport" and fragment in str(e.value)
 
 
+def test_rotorlb_needs_a_rotor_fabric_with_hosts():
+    """RotorLB holds bulk at hosts and sends on rotor uplinks: a network without hosts, or
+    without a cyclic optical schedule, is refused by name when the run starts."""
+    for net in (od.arch.clos(nodes=4), od.arch.rotornet(nodes=8, uplinks=2)):
+        net.transport("rotorlb")
+        with pytest.raises(od.ConfigError) as e:
+            net.run(od.workload.flows([(0, 0, 1, 10_000)]), duration="10us")
+        assert e.value.field == "transport" and "rotorlb" in str(e.value)
+
+
 @pytest.mark.parametrize("params, field", [
+    ({"pull_rate": 0}, "pull_rate"),
+    ({"pull_pacer": "switch"}, "pull_pacer"),
     ({"init_cwnd": -1}, "tcp_init_cwnd"),
     ({"init_cwnd": 0}, "tcp_init_cwnd"),
     ({"dupack": 0}, "tcp_dupack"),

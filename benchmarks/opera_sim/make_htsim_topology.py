@@ -11,49 +11,41 @@ of one path per ToR pair (uplink queues numbered from `downlinks`).
 Usage: python make_htsim_topology.py OUT.txt
 """
 import sys
+
+import numpy as np
+
 import opendcn as od
 
-
-def fabric_sim(net):
-    """The Opera engine of `net` built by `net.run` itself (zero flows, 1 ps), so the engine
-    spec is always the architecture's own and this script never lists engine fields."""
-    built, make = [], net._sim
-    net._sim = lambda extra: built.append(make(extra)) or built[-1]
-    try:
-        net.run(od.workload.flows([]), duration=1)
-    finally:
-        del net._sim
-    if len(built) != 1:
-        raise RuntimeError("OperaNetwork.run no longer builds its engine through _sim")
-    return built[0]
-
-
 net = od.arch.opera()
-sim = fabric_sim(net)
+net.start(od.workload.flows([]), duration=1)  # the engine of exactly this fabric, no flows
+sim = net._live.sim
 m = net.fabric_metrics
 N, u, h = net.tors, net.u, net.hpr  # 108, 6, 6: the defaults of `opera`
 D, eps, dl, r = m["superslice_ps"], m["eps_ps"], m["delta_ps"], m["reconf_ps"]
+# the rotor circuits of every superslice, peer[s, tor, k] (-1: none)
+peer = np.full((N, N, u), -1, dtype=np.int64)
+for c in net.circuits:
+    peer[c.ts, c.n1, c.p1] = c.n2
+    peer[c.ts, c.n2, c.p2] = c.n1
 out = open(sys.argv[1], "w")
 out.write(f"{N*h} {h} {u} {N}\n{3*N} {eps} {dl} {r}")
 for s in range(N):
-    t_up = s * D + 1
-    t_r = s * D + eps + dl + 1
     up = []
     rr = []
     for tor in range(N):
         for k in range(u):
-            p = sim.peer(tor, k, t_up)
+            p = int(peer[s, tor, k])
             up.append(tor if p < 0 else p)
             rr.append(-1 if (s - k) % u == u - 1 else up[-1])
     for line in (up, up, rr):
         out.write("\n" + " ".join(map(str, line)))
 
 
-def path_lines(t, pairs, names):
-    """The lines "a b queue..." of every ToR pair for the superslice of time t."""
+def path_lines(s, pairs, names):
+    """The lines "a b queue..." of every ToR pair for superslice s (its expander's paths)."""
     parts = []
     for a, b, pre in pairs:
-        p = tuple(sim.slice_path(a, b, t))
+        p = tuple(int(g) % (u + h) for g in sim.expander_path(a, b, s))  # each ToR: u uplinks, h hosts
         if p not in names:  # a few hundred distinct rotor paths for 1.2M path lines
             names[p] = " ".join(str(h + x) for x in p)
         parts += (pre, names[p])
@@ -63,7 +55,7 @@ def path_lines(t, pairs, names):
 pairs = [(a, b, f"\n{a} {b} ") for a in range(N) for b in range(N) if a != b]
 names = {}
 for s in range(N):
-    block = path_lines(s * D + 1, pairs, names)  # the three slices of a superslice share it
+    block = path_lines(s, pairs, names)  # the three slices of a superslice share it
     for os_ in range(3):
         out.write(f"\n{3*s+os_}{block}")
 out.close()

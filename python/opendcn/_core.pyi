@@ -18,12 +18,12 @@ __all__ = [
     "EngineInternalError",
     "EngineSpecError",
     "NegotiatorSim",
-    "OperaSim",
     "ShaleSimulator",
     "Simulator",
     "SiriusSim",
     "__version__",
     "negotiator_match",
+    "rotor_fabric",
     "shale_peers",
 ]
 
@@ -37,14 +37,22 @@ class EngineInternalError(RuntimeError):
 
 @final
 class Simulator:
-    """The packet engine (time-flow tables, source routes, VLB/direct/HoHo/UCMP routers)."""
+    """The packet engine (time-flow tables, source routes, VLB/direct/HoHo/UCMP/expander
+    routers; ideal, TCP, DCTCP, NDP, credit and RotorLB transports)."""
 
     def __new__(cls, spec: dict[str, Any]) -> Simulator: ...
     @property
     def now(self) -> int:
         """Current simulated time (ps)."""
+    @property
+    def stopped(self) -> bool:
+        """True once the run ended early by its stop condition (``stop_when``)."""
     def run_until(self, t_ps: int) -> None:
         """Run all events up to and including ``t_ps``, with the GIL released."""
+    def final_sample(self) -> None:
+        """Close the time series with a last sample at the current time (end of the run)."""
+    def expander_path(self, a: int, b: int, idx: int) -> list[int]:
+        """Expander routing: global ports of slice ``idx``'s path from node ``a`` to ``b``."""
     def output(self) -> dict[str, Any]:
         """Counters, per-flow columns, time series and invariant errors."""
     def candidates(self, node: int, src: int, dst: int, arr: int) -> list[tuple[int, int]]:
@@ -62,26 +70,6 @@ class Simulator:
         """The traffic matrix since the last call: (src node, dst node, bytes)."""
     def port_bytes(self, port: int) -> int:
         """Bytes queued at a global port right now."""
-
-@final
-class OperaSim:
-    """The Opera engine (NDP low-latency traffic, RotorLB bulk traffic)."""
-
-    def __new__(cls, d: dict[str, Any]) -> OperaSim: ...
-    @property
-    def now(self) -> int: ...
-    @property
-    def stopped(self) -> bool: ...
-    def run_until(self, t_ps: int) -> None: ...
-    def final_sample(self) -> None:
-        """Close the time series with a last sample at the current time."""
-    def path_hops(self, a: int, b: int, t_ps: int) -> int:
-        """Shortest-path hops from ToR ``a`` to ToR ``b`` in the superslice of ``t_ps``."""
-    def slice_path(self, a: int, b: int, t_ps: int) -> list[int]:
-        """Rotors of the source route from ToR ``a`` to ToR ``b`` routed at ``t_ps``."""
-    def peer(self, tor: int, rotor: int, t_ps: int) -> int:
-        """ToR reached by uplink ``rotor`` of ``tor`` at ``t_ps`` (-1 while down or self-loop)."""
-    def output(self) -> dict[str, Any]: ...
 
 @final
 class ShaleSimulator:
@@ -131,6 +119,14 @@ class SiriusSim:
 def shale_peers(nodes: int, h: int, slots: int, h_hi: int = 0, num: int = 0, den: int = 1) -> list[list[int]]:
     """Peer table of an EBS schedule (optionally interleaved): row t = the node each node
     sends to in timeslot t."""
+
+def rotor_fabric(
+    tors: int, uplinks: int, matchings: NDArray[np.int64], seed: int, eps_ps: int, delta_ps: int,
+    reconf_ps: int, prop_ps: int, ser_ps: int, queue_pkts: int
+) -> dict[str, Any]:
+    """Opera's rotor fabric: per-superslice peer ToR of every (tor, rotor) (-1: none), the
+    timing (eps, delta, superslice; 0 = auto from the longest path), the longest path and
+    the matchings used (empty ``matchings``: generated from ``seed``)."""
 
 def negotiator_match(
     tors: int, ports: int, topology: str, seed: int, requests: list[tuple[int, int]], rounds: int = 1

@@ -1,10 +1,13 @@
-"""``make demo``: three architectures on one identical workload, a table and a report.
+"""``make demo``: four designs on one workload, a table and a report.
 
-RotorNet with VLB, RotorNet with direct circuits and a non-blocking Clos, all with the
-same nodes, the same host-side bandwidth R per node and the same Hadoop flows (same seed),
-so their FCTs and goodput compare directly. Each runs the transport its design uses:
+RotorNet with VLB, RotorNet with direct circuits, a non-blocking Clos and Opera, all with
+the same ToRs, the same host-side bandwidth R per ToR and the same Hadoop workload at the
+same load (same seed), so their FCTs and goodput compare directly. RotorNet and Clos send
+from their ToRs (the same flows); Opera's flows run between its hosts, ``uplinks`` below
+each ToR at the link rate, so R is the same. Each runs the transport its design uses:
 RotorNet holds data at the sources until the schedule admits it (back-pressured
-injection, RotorLB's host buffering), Clos runs DCTCP; none loses payload.
+injection, RotorLB's host buffering), Clos runs DCTCP, Opera NDP below 15 MB and RotorLB
+above; none loses payload.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from .analysis import compare_table, format_table
 from .report import write_report
 
 
+#: result subfolder of the runs without a routing option
+_SUB = {"clos": "ecmp", "opera": "ndp-rotorlb"}
+
+
 def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: float = 0.3,
              seed: int = 1, console: Any = None) -> Path:
     uplinks = 4
@@ -24,6 +31,7 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
         ("RotorNet (VLB)", "rotornet", {"routing": "vlb"}),
         ("RotorNet (direct)", "rotornet", {"routing": "direct"}),
         ("Clos (ECMP, DCTCP)", "clos", {"transport": "dctcp"}),
+        ("Opera (NDP + RotorLB)", "opera", {"hosts_per_tor": uplinks, "link_rate": "100Gbps", "sample_interval": "0s"}),
     ]
     results = []
     wl = workload.poisson("hadoop", load=load, pattern="uniform")
@@ -33,7 +41,7 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
         net = arch.get(name).make(nodes=nodes, uplinks=uplinks, **opts)
         if console is not None:
             console.print(f"running {label} ...")
-        r = net.run(wl, duration=duration, seed=seed, out=Path(out_dir) / name / opts.get("routing", "ecmp"))
+        r = net.run(wl, duration=duration, seed=seed, out=Path(out_dir) / name / opts.get("routing", _SUB.get(name, "default")))
         r.label = label
         r.summary["label"] = label
         results.append(r)
@@ -42,7 +50,7 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
         # plain text: every cell whole, whatever the terminal width
         print(desc)
         print(format_table(rows), flush=True)
-    path = write_report(results, out_dir, title="opendcn demo: RotorNet vs Clos", workload_desc=desc)
+    path = write_report(results, out_dir, title="opendcn demo: RotorNet, Clos and Opera", workload_desc=desc)
     if console is not None:
         console.print(f"report: {path}")
     return path

@@ -36,7 +36,7 @@ from .transport import update as _update_transport
 from .units import parse_size, parse_time, tx_time_ps
 
 _KIND = {"unused": 0, "optical": 1, "electrical": 2, "hostdown": 3}
-BUILTIN_ROUTERS = ("vlb", "direct", "hoho", "ucmp")
+BUILTIN_ROUTERS = ("vlb", "direct", "hoho", "ucmp", "expander")
 
 
 def _engine_error(e: Exception) -> ConfigError:
@@ -112,6 +112,11 @@ class Network:
         self._disc: dict[int, dict[str, Any]] = {}
         self._loss: list[tuple[int, int]] = []
         self._pias: list[int] = []
+        #: end the run early: "duration", "ndp-done" (every flow started and every flow
+        #: not on RotorLB finished) or "all-done"
+        self.stop_when = "duration"
+        #: network-wide rows (node = port = -1) in the time series
+        self.net_series = False
 
     # ------------------------------------------------------------------ topology
     def _port_kinds(self) -> np.ndarray:
@@ -450,11 +455,13 @@ class Network:
         Parameters: ``dupack``, ``init_cwnd``, ``min_rto``, ``rto`` (initial), ``max_rto``,
         ``dctcp_g``, ``ecn_k`` (DCTCP marking threshold of every port), ``ndp_init_window``,
         ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
+        ``pull_rate`` (NDP pulls per full-packet time of the receiver link), ``pull_pacer``
+        (``"host"``: one pull pacer per receiving host; ``"flow"``: one per flow),
         ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
         ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
         known = {"dupack", "init_cwnd", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
                  "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
-                 "deadlock_timeout"}
+                 "deadlock_timeout", "pull_rate", "pull_pacer"}
         for k in params:
             if k not in known:
                 raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")
@@ -524,7 +531,9 @@ class Network:
         wts: dict[int, list[int]] = {}
         ncls = np.zeros(P, dtype=np.int64)
         caps: list[list[int]] = [[] for _ in range(P)]
-        servable = ~((kind == _KIND["optical"]) & cyclic) & (kind != _KIND["unused"])
+        # a served cyclic optical port sends only while its circuit is up; it needs routes
+        # that can be re-decided at a node when a circuit goes (the expander router)
+        servable = ~((kind == _KIND["optical"]) & cyclic & (self._router != "expander")) & (kind != _KIND["unused"])
         if "dctcp" in names:
             ecn[kind != _KIND["unused"]] = t.ecn_k
         if "ndp" in names:
@@ -692,6 +701,7 @@ class Network:
             "mtu_bytes": int(c.mtu), "header_bytes": int(c.header), "seed": int(seed),
             "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
             "collect_tm": bool(collect_tm),
+            "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
             **self._services,
         }
         names = self._transport.rule.names
@@ -815,11 +825,20 @@ class Network:
             _run_with_progress(sim, live.duration, self.arch)
         else:
             sim.run_until(live.duration)
+        if sim.stopped:
+            live.duration = int(sim.now)  # the stop condition held before the duration
+        if self.net_series:
+            sim.final_sample()
         wall = time.perf_counter() - live.t0
         o = sim.output()
+        o["stopped"] = bool(sim.stopped)
         self._live = None
         result = Result.build(self, live, o, wall, mice)
+        self._arch_result(result, o)
         return self._deliver(result, o, live.seed, out)
+
+    def _arch_result(self, result: "Result", o: dict[str, Any]) -> None:
+        """Add an architecture's own metrics to a finished run's result (no-op here)."""
 
     def _deliver(self, result: "Result", o: dict[str, Any], seed: int,
                  out: str | os.PathLike[str] | None) -> "Result":
@@ -990,7 +1009,36 @@ def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
         "hops": pa.array(np.asarray(o["flow_hops"], dtype=np.int64)),
         **({"retransmits": pa.array(np.asarray(o["flow_retx"], dtype=np.int64)),
             "timeouts": pa.array(np.asarray(o["flow_timeouts"], dtype=np.int64))} if "flow_retx" in o else {}),
+        **({"sender_fct_ps": _sender_fct(o["flow_acked_ps"], start)} if "flow_acked_ps" in o else {}),
     })
+
+
+#: network-wide counters of the time series (null on port rows)
+NET_SERIES = ("trims", "bounces", "delivered_bytes", "bulk_host_bytes", "congestion_events", "pushback_messages")
+
+
+def _with_net_rows(ts: pa.Table, ser: dict[str, Any]) -> pa.Table:
+    """Append network-wide rows (node = port = -1: bytes queued at all ports, bytes they
+    sent in the interval, and the counters of NET_SERIES, null on the port rows)."""
+    m = len(ser["time_ps"])
+    k = ts.num_rows
+    minus = np.full(m, -1, dtype=np.int64)
+    cols: dict[str, Any] = {}
+    for c in ("time_ps", "node", "port", "queued_bytes", "tx_bytes"):
+        extra = minus if c in ("node", "port") else np.asarray(ser[c], dtype=np.int64)
+        cols[c] = pa.array(np.concatenate([np.asarray(ts[c], dtype=np.int64), extra]))
+    mask = np.concatenate([np.ones(k, dtype=bool), np.zeros(m, dtype=bool)])
+    for c in NET_SERIES:
+        vals = np.concatenate([np.zeros(k, dtype=np.int64), np.asarray(ser[c], dtype=np.int64)])
+        cols[c] = pa.array(vals, mask=mask)
+    return pa.table(cols)
+
+
+def _sender_fct(acked: Any, start: np.ndarray) -> pa.Array:
+    """When each flow's sender held an acknowledgement of every byte, from its start (what
+    Opera's simulator prints); null for flows without one (ideal flows, unfinished)."""
+    a = np.asarray(acked, dtype=np.int64)
+    return pa.array(a - start, mask=a < 0)
 
 
 def core_summary(*, arch: str, seed: int, nodes: int, endpoints: int, duration_ps: int, wall: float,
@@ -1073,6 +1121,8 @@ class Result:
             "queued_bytes": pa.array(o["ts_queued_bytes"].astype(np.int64)),
             "tx_bytes": pa.array(o["ts_tx_bytes"].astype(np.int64)),
         })
+        if net.net_series:
+            ts = _with_net_rows(ts, o["series"])
         summary = core_summary(arch=net.arch, seed=live.seed, nodes=c.nodes, endpoints=c.endpoints,
                                duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
                                rate_bps=c.per_node_rate, workload=live.workload)
@@ -1097,7 +1147,7 @@ class Result:
         })
         if "transport" not in flows.column_names:
             names = {v: k for k, v in _TRANSPORT_CODES.items()}
-            codes = net._transport.rule.assign(live.flows.size)
+            codes = o["flow_transport"] if "flow_transport" in o else net._transport.rule.assign(live.flows.size)
             flows = flows.append_column("transport", pa.array([names[int(x)] for x in codes], type=pa.string()))
         info = {"config": c.model_dump(), "arch": net.arch, "fabric": net.fabric, "router": net._router,
                 "multipath": net._multipath, "slices": net.slices, "switches": net.switches,

@@ -24,6 +24,11 @@ flow decides its transport, and the last term (a bare name) catches the rest::
   with as many channels as the longest path has links the channel dependency graph is
   acyclic; a watchdog reports a deadlock (``od.DeadlockError`` naming the cycle of ports)
   instead of letting the run hang. ``credit`` applies to every flow or none.
+- ``rotorlb`` — Opera's bulk transport: data waits in host memory and crosses only a
+  direct circuit to its destination rack, or two via a relay host (Valiant), in the
+  amounts an offer/accept step commits each time a rotor takes a new matching; a packet
+  whose circuit no longer leads to the committed rack goes back to its holder. Needs
+  hosts below nodes and the same number of rotor (optical) ports at every node.
 
 Control packets (ACKs, NACKs, PULLs) are real packets of ``ctrl_bytes`` on the wire.
 """
@@ -39,9 +44,7 @@ from .errors import ConfigError
 from .units import parse_size, parse_time
 
 #: transport name -> engine code
-CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3, "credit": 4}
-#: names a later version will add; a rule naming one gets a clear error
-PLANNED = ("rotorlb",)
+CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3, "credit": 4, "rotorlb": 5}
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,6 @@ def _name(name: str, rule: str) -> str:
     n = name.strip().lower()
     if n in CODES:
         return n
-    if n in PLANNED:
-        raise ConfigError("transport", rule, f"transport {n!r} is not available in this version "
-                          f"(available: {', '.join(CODES)})")
     raise ConfigError("transport", rule, f"unknown transport {n!r} (expected {', '.join(CODES)})")
 
 
@@ -136,6 +136,9 @@ class TransportSettings:
     ndp_return_to_sender: bool = True
     #: NDP ports: data and header classes of this many full packets each
     ndp_queue_packets: int = 8
+    #: NDP pull pacing: pulls per full-packet time of the receiver link, one pacer per flow
+    ndp_pull_rate: float = 1.0
+    ndp_pacer_per_flow: bool = False
     #: credit: bytes per (link, virtual channel) (None: the port buffer split over the
     #: channels), virtual channels, and the watchdog's patience
     credit_bytes: int | None = None
@@ -149,6 +152,7 @@ class TransportSettings:
                 "tcp_init_rto_ps": self.tcp_init_rto_ps, "tcp_max_rto_ps": self.tcp_max_rto_ps,
                 "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
                 "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
+                "ndp_pull_rate": float(self.ndp_pull_rate), "ndp_pacer_per_flow": self.ndp_pacer_per_flow,
                 "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps}
 
     def describe(self, buffer: int | None = None) -> dict[str, Any]:
@@ -164,7 +168,8 @@ class TransportSettings:
             d.update(dctcp_g=self.dctcp_g, ecn_k_bytes=self.ecn_k)
         if "ndp" in names:
             d.update(ndp_init_window=self.ndp_init_window, ndp_rto_us=self.ndp_rto_ps / 1e6,
-                     ndp_return_to_sender=self.ndp_return_to_sender, ndp_queue_packets=self.ndp_queue_packets)
+                     ndp_return_to_sender=self.ndp_return_to_sender, ndp_queue_packets=self.ndp_queue_packets,
+                     ndp_pull_rate=self.ndp_pull_rate, ndp_pull_pacer="flow" if self.ndp_pacer_per_flow else "host")
         if "credit" in names:
             cb = self.credit_bytes if self.credit_bytes is not None else \
                 (buffer // self.credit_vcs if buffer is not None else None)
@@ -192,7 +197,8 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
            min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
            ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
            return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None,
-           credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None) -> TransportSettings:
+           credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None,
+           pull_rate: Any = None, pull_pacer: Any = None) -> TransportSettings:
     """Check and apply the given settings to ``s`` (None keeps a value); returns ``s``."""
     if rule is not None:
         s.rule = parse_rule(rule)
@@ -229,6 +235,18 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         s.ndp_return_to_sender = return_to_sender
     if ndp_queue is not None:
         s.ndp_queue_packets = _pos_int(ndp_queue, "ndp_queue")
+    if pull_rate is not None:
+        try:
+            r = float(pull_rate)
+        except (TypeError, ValueError):
+            raise ConfigError("pull_rate", pull_rate, "expected a number in (0, 100]") from None
+        if isinstance(pull_rate, bool) or not 0 < r <= 100:
+            raise ConfigError("pull_rate", pull_rate, "expected a number in (0, 100]")
+        s.ndp_pull_rate = r
+    if pull_pacer is not None:
+        if pull_pacer not in ("host", "flow"):
+            raise ConfigError("pull_pacer", pull_pacer, "expected host or flow")
+        s.ndp_pacer_per_flow = pull_pacer == "flow"
     if credit_bytes is not None:
         if isinstance(credit_bytes, (int, float)) and not isinstance(credit_bytes, bool) and credit_bytes <= 0:
             raise ConfigError("credit_bytes", credit_bytes, "must be positive (at least one full packet)")

@@ -10,19 +10,21 @@
 pub mod earliest;
 pub mod error;
 pub mod event;
+pub mod expander;
 pub mod flatmap;
 pub mod ledger;
 pub mod packedmap;
 pub mod metrics;
-pub mod opera;
 pub mod prefetch;
 pub mod rng;
+pub mod rotors;
 pub mod schedule;
 pub mod services;
 pub mod sim;
 pub mod slotted;
 pub mod spec;
 pub mod timeflow;
+pub mod trace;
 pub mod transport;
 pub mod units;
 

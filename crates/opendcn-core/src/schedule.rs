@@ -185,6 +185,43 @@ impl Schedule {
         t < s.start + self.guardband
     }
 
+    /// `port`'s circuit at time `t`, if it is up: its peer port and the time it next goes
+    /// down (the start of the first later slice with another peer; `Ps::MAX`: never).
+    pub fn circuit_at(&self, port: u32, t: Ps) -> Option<(u32, Ps)> {
+        let s = self.slice_at(t);
+        let q = self.peer(port, s.idx);
+        if q == NONE || t < s.start + self.guard_of(port, s.idx) {
+            return None;
+        }
+        if self.is_static {
+            return Some((q, Ps::MAX));
+        }
+        let n = self.durations.len() as u64;
+        let mut k = s.abs + 1;
+        while self.peer(port, (k % n) as u32) == q {
+            k += 1;
+            if k > s.abs + n {
+                return Some((q, Ps::MAX));
+            }
+        }
+        Some((q, self.slice(k).start))
+    }
+
+    /// Independent check that `[t, t + dur)` lies in one up period of `port`'s circuit to
+    /// `peer`: every slice it touches has that peer, `t` is past the first slice's
+    /// guardband and no later slice it touches starts with one.
+    pub fn window_ok(&self, port: u32, peer: u32, t: Ps, dur: Ps) -> bool {
+        let a = self.slice_at(t);
+        if t < a.start + self.guard_of(port, a.idx) || self.peer(port, a.idx) != peer {
+            return false;
+        }
+        let b = self.slice_at(t + dur.max(1) - 1);
+        (a.abs + 1..=b.abs).all(|k| {
+            let idx = (k % self.durations.len() as u64) as u32;
+            self.guard_of(port, idx) == 0 && self.peer(port, idx) == peer
+        })
+    }
+
     /// The port at the other end of `port`'s circuit in slice index `idx`, or [`NONE`].
     #[inline]
     pub fn peer(&self, port: u32, idx: u32) -> u32 {
@@ -280,6 +317,30 @@ mod tests {
         assert!(Schedule::fixed(4, vec![1, 2, 3, 0]).is_ok());
         assert!(Schedule::fixed(4, vec![1, 2, 1, NONE]).is_err());
 
+    }
+
+    #[test]
+    fn circuit_windows_span_slices_with_the_same_peer() {
+        // port 0-1 in slices 0 and 1, none in slice 2; ports 2-3 only in slice 1
+        let n = NONE;
+        let peer = vec![1, 0, n, n, 1, 0, 3, 2, n, n, n, n];
+        let s = Schedule::cyclic(vec![1000, 1000, 1000], 100, 4, peer).unwrap();
+        // port 0 changes at slice 0 (from none in slice 2): down for the guardband, then up
+        // until slice 2 starts
+        assert_eq!(s.circuit_at(0, 50), None);
+        assert_eq!(s.circuit_at(0, 100), Some((1, 2000)));
+        assert_eq!(s.circuit_at(0, 1000), Some((1, 2000)));  // no guardband: same peer
+        assert_eq!(s.circuit_at(0, 2500), None);
+        assert_eq!(s.circuit_at(2, 1050), None);
+        assert_eq!(s.circuit_at(2, 1100), Some((3, 2000)));
+        // the independent check agrees
+        assert!(s.window_ok(0, 1, 900, 200));     // across the boundary into slice 1
+        assert!(!s.window_ok(0, 1, 1900, 200));   // into slice 2: no circuit
+        assert!(!s.window_ok(0, 1, 50, 10));      // in the guardband
+        assert!(!s.window_ok(2, 3, 1050, 100));
+        assert!(s.window_ok(2, 3, 1100, 900));
+        let f = Schedule::fixed(2, vec![1, 0]).unwrap();
+        assert_eq!(f.circuit_at(0, 12345), Some((1, Ps::MAX)));
     }
 
     #[test]

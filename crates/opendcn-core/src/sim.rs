@@ -42,17 +42,18 @@ use crate::event::EventList;
 use crate::rng::{mix64, Stream};
 use crate::schedule::Schedule;
 use crate::ledger::Ledger;
-use crate::spec::{Discipline, Multipath, PortKind, RouterKind, SimSpec, TransportKind, TransportParams};
+use crate::spec::{Discipline, Multipath, PortKind, RouterKind, SimSpec, StopWhen, TransportKind, TransportParams};
 use crate::transport::ndp::{NdpConfig, NdpReceiver, NdpSender, PullPacer};
 use crate::transport::tcp::{TcpAck, TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::rotorlb::{Arrival, BulkPkt, Poll, RotorLb, RotorLbConfig};
 use crate::transport::Send;
 use crate::timeflow::{build_tables, Action, ConnIndex, Entry, Router, Routes, WILD};
 use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 8] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
-                                      "class_overflow", "header_overflow", "injected"];
+pub const DROP_REASONS: [&str; 9] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+                                      "class_overflow", "header_overflow", "injected", "bulk_returned"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
@@ -64,12 +65,17 @@ const DROP_CLASS: usize = 5;
 const DROP_HEADER: usize = 6;
 /// A loss the spec asked for (`SimSpec::loss`): the first copy of a data segment.
 const DROP_INJECTED: usize = 7;
+/// A RotorLB packet whose circuit no longer led to its committed rack (or that found no
+/// room): it goes back to its holder host, nothing is lost.
+const DROP_RETURNED: usize = 8;
 
 /// Packet kinds.
 const K_DATA: u8 = 0;
 const K_ACK: u8 = 1;
 const K_NACK: u8 = 2;
 const K_PULL: u8 = 3;
+/// A RotorLB bulk packet (its route and hosts are in `Sim::bulk_meta`).
+const K_BULK: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -90,17 +96,19 @@ enum Ev {
     PortFree(u32),
     /// A flow's transport timer (lazy: stale unless it matches the flow's armed time).
     Timer(u32),
-    /// An NDP receiver's pull pacer may release a pull.
+    /// An NDP pull pacer (of a receiving endpoint, or of a flow) may release a pull.
     Pacer(u32),
     /// Credit returns to a port (the oldest of its pending returns).
     Credit(u32),
     /// The deadlock watchdog of a credit-based network.
     Watchdog,
+    /// RotorLB's offer/accept step (a rotor has just taken a new matching).
+    Rlb,
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 14] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog"];
+pub const EVENT_KINDS: [&str; 15] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -119,6 +127,7 @@ impl Ev {
             Ev::Pacer(_) => 11,
             Ev::Credit(_) => 12,
             Ev::Watchdog => 13,
+            Ev::Rlb => 14,
         }
     }
 
@@ -127,7 +136,7 @@ impl Ev {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
             Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
             | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) => x as u64,
-            Ev::NextFlows | Ev::Sample | Ev::Watchdog => 0,
+            Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb => 0,
         };
         id ^ (self.kind() as u64) << 32
     }
@@ -181,6 +190,18 @@ struct Packet {
     cred_vc: u8,
     /// PIAS priority level (0 highest), set when the packet leaves its source.
     prio: u8,
+    /// Data sent again by its transport (push-back holds only new data).
+    retx: bool,
+}
+
+/// What a served optical port may do with its head packet on a cyclic schedule.
+enum Gate {
+    /// Send it now to this receiving port.
+    Send(u32),
+    /// It left the port (re-routed to another port, or dropped).
+    Moved,
+    /// Its circuit is down: wait until this time.
+    Wait(Ps),
 }
 
 /// A planned transmission: departure time, wire bytes, packet.
@@ -262,9 +283,6 @@ struct Endpoint {
     tsleep: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     /// Alternates data service between ideal and transport flows.
     turn: bool,
-    /// NDP receivers: the pull pacer of this endpoint and whether its event is pending.
-    pacer: Option<PullPacer>,
-    pacer_at: Ps,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -288,6 +306,8 @@ struct Flow {
     timer_at: Ps,
     retx: u32,
     timeouts: u32,
+    /// When its sender held an acknowledgement of every byte (`Ps::MAX`: not yet, or ideal).
+    acked_at: Ps,
 }
 
 /// Sender and receiver state of one flow with an end-to-end transport.
@@ -395,8 +415,23 @@ pub struct SimOutput {
     /// Per flow: retransmitted segments and retransmission timeouts (0 for ideal flows).
     pub flow_retx: Vec<u32>,
     pub flow_timeouts: Vec<u32>,
+    /// Per flow: when its sender held an acknowledgement of every byte (`Ps::MAX`: not).
+    pub flow_acked_ps: Vec<Ps>,
+    /// Per flow: the transport it ran with (a bulk flow inside one rack runs NDP).
+    pub flow_transport: Vec<TransportKind>,
+    /// Network-wide samples (with `net_series`).
+    pub net_series: Vec<NetSample>,
     /// Data packets marked with ECN by ports.
     pub ecn_marks: u64,
+    /// Expander routing: packets re-routed at a node because their circuit had gone.
+    pub reroutes: u64,
+    /// RotorLB: offer/accept steps, packets committed, packets returned to their holder,
+    /// packets that reached a relay host, and bulk bytes held at hosts at the end.
+    pub rlb_slices: u64,
+    pub rlb_committed_pkts: u64,
+    pub rlb_returns: u64,
+    pub rlb_relayed_pkts: u64,
+    pub rlb_host_bytes: u64,
     /// One-way latency of delivered data packets (entering the network to reaching the
     /// receiver): count, mean and quantiles from a log histogram (< 1/32 relative error).
     pub latency_count: u64,
@@ -408,6 +443,10 @@ pub struct SimOutput {
     pub reorder: [u64; 6],
     /// Delivered payload bytes by the most hops a packet took (index = hops, last = more).
     pub delivered_by_hops: Vec<u64>,
+    /// Data packets delivered to their final endpoint by hops (same index), for flows on
+    /// transports other than RotorLB and for RotorLB (a relayed packet counts both legs).
+    pub delivered_pkts_by_hops: Vec<u64>,
+    pub bulk_pkts_by_hops: Vec<u64>,
     /// Delivered payload bytes by the set of link classes crossed (bit 0 electrical,
     /// bit 1 static optical, bit 2 reconfigurable optical; index = the bit set).
     pub delivered_by_class: [u64; 8],
@@ -415,6 +454,23 @@ pub struct SimOutput {
     /// optical, reconfigurable optical, host downlink.
     pub class_tx_bytes: [u64; 4],
     pub class_capacity_bytes: [u64; 4],
+}
+
+/// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NetSample {
+    pub time_ps: Ps,
+    /// Bytes queued at all ports.
+    pub queued_bytes: u64,
+    /// Wire bytes sent by all ports in the interval.
+    pub tx_bytes: u64,
+    pub trims: u64,
+    pub bounces: u64,
+    pub delivered_bytes: u64,
+    /// Bulk (RotorLB) bytes held at hosts: unsent, relayed, committed.
+    pub bulk_host_bytes: u64,
+    pub congestion_events: u64,
+    pub pushback_msgs: u64,
 }
 
 /// Names of the reorder histogram buckets.
@@ -514,6 +570,10 @@ pub struct Sim {
     congestion_events: u64,
     pushback_msgs: u64,
     paused_attempts: u64,
+    /// Push-back from served ports: (port, source node, destination node) already sent in
+    /// routing slice `pb_slice`.
+    pb_sent: std::collections::BTreeSet<(u32, u32, u32)>,
+    pb_slice: u64,
     eqo: crate::services::Eqo,
     offload: crate::services::Offload,
     // metrics
@@ -527,7 +587,10 @@ pub struct Sim {
     drops: [u64; DROP_REASONS.len()],
     collisions: u64,
     gb_violations: u64,
-    trace: u64,
+    /// Expander routing: packets re-routed at a node because their circuit had gone.
+    reroutes: u64,
+    expander: bool,
+    trace: crate::trace::TraceHash,
     sample_interval: Ps,
     watch: Vec<u32>,
     out_ts: (Vec<Ps>, Vec<u32>, Vec<u64>, Vec<u64>),
@@ -546,6 +609,8 @@ pub struct Sim {
     latency: LogHist,
     reorder: [u64; 6],
     delivered_by_hops: Vec<u64>,
+    /// Data packets delivered to their final endpoint by hops: [other, RotorLB bulk].
+    pkts_by_hops: [Vec<u64>; 2],
     delivered_by_class: [u64; 8],
     class_tx: [u64; 4],
     /// Per port: its link class (index into `LINK_CLASSES`).
@@ -560,6 +625,26 @@ pub struct Sim {
     credit_net: bool,
     /// PIAS thresholds in bytes sent (empty: off).
     pias: Vec<u64>,
+    /// NDP pull pacers by key (receiving endpoint, or flow) and their pending event times.
+    pacers: Vec<Option<PullPacer>>,
+    pacer_at: Vec<Ps>,
+    /// When the run may end before its duration; flows that count for `LowLatencyDone`
+    /// (transport other than bulk), and how many of them finished.
+    stop_when: StopWhen,
+    /// Network-wide time series: on, its samples and the last levels.
+    net_series: bool,
+    out_net: Vec<NetSample>,
+    net_last: NetSample,
+    /// RotorLB state of the hosts (when some flow uses it), the global port of each
+    /// (node, rotor) — a node's k-th optical port is rotor k — the bulk packets' routes
+    /// by packet id, and whether an offer/accept step is scheduled.
+    rlb: Option<RotorLb>,
+    rlb_ports: Vec<u32>,
+    bulk_meta: Vec<BulkPkt>,
+    rlb_event: bool,
+    ll_total: u64,
+    ll_done: u64,
+    stopped: bool,
 }
 
 impl Sim {
@@ -646,6 +731,12 @@ impl Sim {
                     Router::Ucmp(idx, spec.ucmp_alpha, spec.slice_ps[0], rate)
                 }
             }
+            RouterKind::Expander => {
+                if !has_optical {
+                    return Err(SpecError::new("routing", "expander", "needs optical ports"));
+                }
+                Router::Expander(crate::expander::SlicePaths::new(&sched, &port_node, &spec.port_offset, &optical)?)
+            }
         };
         let no_disc = Discipline::default();
         let ports = (0..n_ports).map(|gp| {
@@ -707,8 +798,6 @@ impl Sim {
             tready: VecDeque::new(),
             tsleep: std::collections::BinaryHeap::new(),
             turn: false,
-            pacer: None,
-            pacer_at: Ps::MAX,
         }).collect();
         let flows = (0..spec.flow_src.len()).map(|i| Flow {
             start: spec.flow_start_ps[i],
@@ -726,6 +815,7 @@ impl Sim {
             timer_at: Ps::MAX,
             retx: 0,
             timeouts: 0,
+            acked_at: Ps::MAX,
         }).collect();
         let mut sim = Sim {
             now: 0,
@@ -759,6 +849,8 @@ impl Sim {
             congestion_events: 0,
             pushback_msgs: 0,
             paused_attempts: 0,
+            pb_sent: std::collections::BTreeSet::new(),
+            pb_slice: u64::MAX,
             eqo: crate::services::Eqo::new(spec.services.eqo_interval_ps, n_ports),
             offload: crate::services::Offload::new(spec.services.offload_queues, {
                 let mut nh = vec![Vec::new(); nodes];
@@ -779,7 +871,9 @@ impl Sim {
             drops: [0; DROP_REASONS.len()],
             collisions: 0,
             gb_violations: 0,
-            trace: 0xcbf2_9ce4_8422_2325,
+            reroutes: 0,
+            expander: spec.router == RouterKind::Expander,
+            trace: crate::trace::TraceHash::start(),
             sample_interval: spec.sample_interval_ps,
             watch: spec.watch_ports.clone(),
             out_ts: Default::default(),
@@ -796,6 +890,7 @@ impl Sim {
             latency: LogHist::new(),
             reorder: [0; 6],
             delivered_by_hops: vec![0; 17],
+            pkts_by_hops: [vec![0; 17], vec![0; 17]],
             delivered_by_class: [0; 8],
             class_tx: [0; 4],
             port_class,
@@ -805,12 +900,29 @@ impl Sim {
             deadlock: None,
             credit_net: spec.flow_transport.contains(&TransportKind::Credit),
             pias: spec.pias_thresholds.clone(),
+            pacers: Vec::new(),
+            pacer_at: Vec::new(),
+            stop_when: spec.stop_when,
+            net_series: spec.net_series,
+            out_net: Vec::new(),
+            net_last: NetSample::default(),
+            rlb: None,
+            rlb_ports: Vec::new(),
+            bulk_meta: Vec::new(),
+            rlb_event: false,
+            ll_total: spec.flow_transport.iter().filter(|&&t| t != TransportKind::RotorLb).count() as u64
+                + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
+            ll_done: 0,
+            stopped: false,
         };
+        if spec.flow_transport.contains(&TransportKind::RotorLb) {
+            sim.setup_rotorlb(&spec)?;
+        }
         if !sim.flows.is_empty() {
             let t = sim.flows[0].start;
             sim.push(t, Ev::NextFlows);
         }
-        if sim.sample_interval > 0 && !sim.watch.is_empty() {
+        if sim.sample_interval > 0 && (!sim.watch.is_empty() || sim.net_series) {
             sim.push(sim.sample_interval, Ev::Sample);
         }
         Ok(sim)
@@ -841,11 +953,17 @@ impl Sim {
             if t > t_end || self.deadlock.is_some() {
                 break;
             }
+            if self.stopped {
+                break;
+            }
             let (time, ev) = self.heap.pop().expect("peeked");
             self.now = time;
             self.events += 1;
             self.event_counts[ev.kind()] += 1;
-            self.trace = (self.trace ^ time ^ ev.code().rotate_left(17)).wrapping_mul(0x0000_0100_0000_01b3);
+            if !matches!(ev, Ev::Sample) {
+                // samples observe the run; they are not part of it
+                self.trace.record(time, ev.code());
+            }
             match ev {
                 Ev::Arrive(p, epoch) => self.on_arrive(p, epoch),
                 Ev::HostArrive(p) => self.on_host_arrive(p),
@@ -873,11 +991,59 @@ impl Sim {
                 Ev::Pacer(e) => self.on_pacer(e),
                 Ev::Credit(port) => self.on_credit(port),
                 Ev::Watchdog => self.on_watchdog(),
+                Ev::Rlb => self.on_rlb(),
             }
         }
-        if t_end > self.now && self.deadlock.is_none() {
+        if t_end > self.now && self.deadlock.is_none() && !self.stopped {
             self.now = t_end;
         }
+    }
+
+    /// Expander routing: the global ports of slice `idx`'s path from node `a` to node `b`
+    /// (None: another router, or an index out of range).
+    pub fn expander_path(&self, a: u32, b: u32, idx: u32) -> Option<Vec<u32>> {
+        let Router::Expander(sp) = &self.router else { return None };
+        let n = self.port_offset.len() as u32 - 1;
+        if a >= n || b >= n || idx >= self.sched.slices() {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut c = a;
+        while c != b {
+            let p = sp.next(idx, c, b);
+            if p == NONE || out.len() > n as usize {
+                return None;
+            }
+            out.push(p);
+            c = self.port_node[self.sched.peer(p, idx) as usize];
+        }
+        Some(out)
+    }
+
+    /// True once the run ended early by its stop condition (`now` is when).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// A flow finished (last byte at its receiver): count it, and end the run early when
+    /// the stop condition holds (every flow started, and every low-latency flow or every
+    /// flow finished).
+    fn flow_finished(&mut self, f: u32) {
+        self.flows[f as usize].finish = self.now;
+        self.flows_completed += 1;
+        if self.flows[f as usize].tp != TransportKind::RotorLb {
+            self.ll_done += 1;
+        }
+        self.check_stop();
+    }
+
+    fn check_stop(&mut self) {
+        let all_started = self.next_flow == self.flows.len();
+        self.stopped |= all_started && match self.stop_when {
+            StopWhen::Duration => false,
+            StopWhen::LowLatencyDone => self.ll_done == self.ll_total,
+            StopWhen::AllDone => self.flows_completed == self.flows.len() as u64,
+        };
     }
 
     // ---------------------------------------------------------------- packets and pool
@@ -906,6 +1072,16 @@ impl Sim {
     fn drop_pkt(&mut self, id: u32, reason: usize) {
         self.return_credit(id);
         let p = self.pool[id as usize];
+        if p.kind == K_BULK {
+            // RotorLB keeps the payload at its holder host, which sends it again
+            self.ledger.drop(reason, p.payload as u64, false);
+            let meta = self.bulk_meta[id as usize];
+            self.release(id);
+            if self.rlb.as_mut().expect("bulk packets come from RotorLB").on_return(&meta) {
+                self.schedule_rlb();
+            }
+            return;
+        }
         let payload = if p.kind == K_DATA && !p.trimmed { p.payload as u64 } else { 0 };
         // the payload of an unreliable flow is gone for good; a transport sends it again
         let lost = payload > 0 && !self.flows[p.flow as usize].tp.reliable();
@@ -926,6 +1102,20 @@ impl Sim {
             self.offered += fl.size;
             self.ledger.offer(fl.size);
             self.flows_started += 1;
+            if fl.tp == TransportKind::RotorLb && self.eps[fl.src as usize].node == self.eps[fl.dst as usize].node {
+                // a bulk flow inside one rack never crosses the rotors: NDP through its ToR
+                self.flows[f as usize].tp = TransportKind::Ndp;
+                self.ll_total += 1;
+                self.open_conn(f);
+                continue;
+            }
+            if fl.tp == TransportKind::RotorLb {
+                let rlb = self.rlb.as_mut().expect("built for bulk flows");
+                if rlb.add_flow(f, fl.src, fl.dst, fl.size) {
+                    self.schedule_rlb();
+                }
+                continue;
+            }
             if fl.tp.reliable() {
                 self.open_conn(f);
                 continue;
@@ -943,6 +1133,8 @@ impl Sim {
         if self.next_flow < self.flows.len() {
             let t = self.flows[self.next_flow].start;
             self.push(t, Ev::NextFlows);
+        } else {
+            self.check_stop();
         }
     }
 
@@ -969,7 +1161,7 @@ impl Sim {
                 let cfg = NdpConfig { mss, init_window: t.ndp_init_window, rto: t.ndp_rto_ps };
                 Conn::Ndp(NdpSender::new(cfg, fl.size), NdpReceiver::new(fl.size, mss))
             }
-            TransportKind::Ideal | TransportKind::Credit => unreachable!("ideal and credit flows have no connection state"),
+            TransportKind::Ideal | TransportKind::Credit | TransportKind::RotorLb => unreachable!("ideal, credit and bulk flows have no connection state"),
         };
         let id = match self.conn_free.pop() {
             Some(id) => {
@@ -1060,11 +1252,24 @@ impl Sim {
             };
             sent = if ideal { self.try_inject_one(e).is_ok() } else { self.try_inject_flow(e).is_ok() };
         }
+        // RotorLB bulk data: lowest priority at the NIC, paced by its commitments
+        let mut bulk_wait = None;
+        if !sent && self.rlb.is_some() {
+            match self.rlb.as_mut().expect("checked").poll_send(e, now) {
+                Poll::Send(b) => {
+                    self.inject_bulk(e, b);
+                    sent = true;
+                }
+                Poll::Wait(t) => bulk_wait = Some(t.max(now + 1)),
+                Poll::Idle => {}
+            }
+        }
+        let bulk_more = sent && self.rlb.as_ref().is_some_and(|r| r.has_committed(e));
         let ep = &self.eps[e as usize];
-        let next = if !ep.rr.is_empty() || !ep.tready.is_empty() || (!ep.ctrl.is_empty() && ctrl_wait.is_none()) {
+        let next = if !ep.rr.is_empty() || !ep.tready.is_empty() || (!ep.ctrl.is_empty() && ctrl_wait.is_none()) || bulk_more {
             Some(ep.busy_until)
         } else {
-            [ep.sleeping.peek().map(|r| r.0 .0), ep.tsleep.peek().map(|r| r.0 .0), ctrl_wait]
+            [ep.sleeping.peek().map(|r| r.0 .0), ep.tsleep.peek().map(|r| r.0 .0), ctrl_wait, bulk_wait]
                 .into_iter().flatten().min().map(|t| t.max(ep.busy_until))
         };
         if let Some(t) = next {
@@ -1140,6 +1345,7 @@ impl Sim {
             cred_port: NONE,
             cred_vc: 0,
             prio,
+            retx: false,
         })
     }
 
@@ -1155,12 +1361,18 @@ impl Sim {
         let ser = rate.tx(wire);
         let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
         let cur = self.slice_now();
-        let tag = if t_arr == self.now { cur.idx } else { self.sched.slice_at(t_arr).idx };
+        let tag = if self.expander {
+            self.route_slice(t_arr)
+        } else if t_arr == self.now {
+            cur.idx
+        } else {
+            self.sched.slice_at(t_arr).idx
+        };
         self.pool[pid as usize].tag = tag;
         let is_data = p.kind == K_DATA;
         let ep_busy = self.now + ser;
         let same_node = self.hosts_mode && dst_node == node;
-        if self.services.pushback && is_data {
+        if self.services.pushback && is_data && !p.retx {
             if let Some(&until) = self.paused[node as usize].get(&dst_node) {
                 if until > self.now {
                     self.paused_attempts += 1;
@@ -1168,7 +1380,15 @@ impl Sim {
                 }
             }
         }
-        let act = if same_node { None } else { self.route(node, pid) };
+        let act = if same_node {
+            None
+        } else if p.kind == K_BULK {
+            // RotorLB names the rotor: the holder's rack sends it on that uplink
+            let b = self.bulk_meta[pid as usize];
+            Some(Action { port: self.rlb_ports[(node * self.rlb_uplinks() + b.rotor) as usize], dep: WILD })
+        } else {
+            self.route(node, pid)
+        };
         if !same_node {
             if let Some(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
@@ -1263,7 +1483,9 @@ impl Sim {
             if !sd.retx {
                 self.flows[f as usize].injected += sd.len as u64;
             }
-            self.new_packet(e, f, fl.dst, K_DATA, sd.len, sd.seq)
+            let pid = self.new_packet(e, f, fl.dst, K_DATA, sd.len, sd.seq);
+            self.pool[pid as usize].retx = sd.retx;
+            pid
         };
         // a fresh routing decision on every attempt
         let p = &mut self.pool[pid as usize];
@@ -1374,6 +1596,15 @@ impl Sim {
                     ci.first_direct(node, p.dst_node, p.tag)
                 }
             }
+            Router::Expander(sp) => {
+                // the source route is the path of the slice in which it is first routed
+                let slice = if p.route == NONE { p.tag } else { p.route };
+                let port = sp.next(slice, node, p.dst_node);
+                if p.route == NONE {
+                    self.pool[pid as usize].route = slice;
+                }
+                (port != NONE).then_some(Action { port, dep: WILD })
+            }
         };
         self.scratch = cands;
         res
@@ -1425,6 +1656,18 @@ impl Sim {
                 let mut ids = Vec::new();
                 r.candidates(node, dst, arr, &mut ids);
                 out.extend(ids.iter().filter_map(|&i| r.hop(i, 0)));
+            }
+            Router::Expander(sp) => {
+                // a wildcard arrival: the slice a packet routed now would follow
+                let n = self.port_offset.len() as u32 - 1;
+                if node >= n || dst >= n {
+                    return out;
+                }
+                let arr = if arr == WILD { self.route_slice(self.now) } else { arr % self.sched.slices() };
+                let port = sp.next(arr, node, dst);
+                if port != NONE {
+                    out.push(Action { port, dep: WILD });
+                }
             }
         }
         out
@@ -1556,6 +1799,39 @@ impl Sim {
 
     /// A push-back message arrives: its source stops sending to the destination until
     /// the congested slice has come round once more.
+    /// Push-back from a served port that trimmed a packet: one message per (port, source
+    /// node, destination node) and routing slice to the source node, which holds data for
+    /// that destination until the slice ends. The message is a control-plane signal that
+    /// takes one propagation and header time per hop of the current path back.
+    fn trim_pushback(&mut self, port: u32, pid: u32) {
+        let p = self.pool[pid as usize];
+        let node = self.port_node[port as usize];
+        let gb = self.sched.guardband();
+        let (slice, until) = if self.sched.is_static() {
+            (0, Ps::MAX)
+        } else {
+            let s = self.sched.slice_at(self.now.saturating_sub(gb));
+            (s.abs, s.end + gb)
+        };
+        if slice != self.pb_slice {
+            self.pb_sent.clear();
+            self.pb_slice = slice;
+        }
+        if !self.pb_sent.insert((port, p.src_node, p.dst_node)) {
+            return;
+        }
+        let hops = match &self.router {
+            Router::Expander(sp) => sp.hops(self.route_slice(self.now), node, p.src_node).min(16) as u64,
+            _ => 1,
+        };
+        let pt = &self.ports[port as usize];
+        let delay = if node == p.src_node { 0 } else { hops * (pt.prop + pt.rate.tx(self.tparams.ctrl_bytes as u64)) };
+        self.pushbacks.push((p.src_node, p.dst_node, until));
+        self.pushback_msgs += 1;
+        let i = (self.pushbacks.len() - 1) as u32;
+        self.push(self.now + delay, Ev::PushBack(i));
+    }
+
     fn on_pushback(&mut self, i: u32) {
         let (src, dst, until) = self.pushbacks[i as usize];
         let e = self.paused[src as usize].entry(dst).or_insert(0);
@@ -1817,6 +2093,10 @@ impl Sim {
     fn deliver(&mut self, pid: u32) {
         self.return_credit(pid);
         let p = self.pool[pid as usize];
+        if p.kind == K_BULK {
+            self.bulk_arrive(pid);
+            return;
+        }
         if self.flows[p.flow as usize].tp.reliable() {
             self.transport_arrive(pid);
             return;
@@ -1825,8 +2105,7 @@ impl Sim {
         self.count_delivery(pid);
         let fl = &mut self.flows[p.flow as usize];
         if fl.delivered == fl.size {
-            fl.finish = self.now;
-            self.flows_completed += 1;
+            self.flow_finished(p.flow);
         }
         self.release(pid);
     }
@@ -1848,7 +2127,9 @@ impl Sim {
             // channels cover the longest path
             return (p.hops as usize).min(k - 1);
         }
-        let c = if p.kind != K_DATA || p.trimmed {
+        let c = if p.kind == K_BULK {
+            k - 1
+        } else if p.kind != K_DATA || p.trimmed {
             0
         } else if !self.pias.is_empty() {
             1 + p.prio as usize
@@ -1904,6 +2185,14 @@ impl Sim {
         let ndp = self.flows[p.flow as usize].tp == TransportKind::Ndp;
         if self.ports[port as usize].trim && ndp && p.kind == K_DATA && !p.trimmed {
             let hdr = self.tparams.ctrl_bytes;
+            if self.services.congestion_detection {
+                // congestion on a served port: an NDP data packet finds its class full;
+                // trimming is the response, push-back the optional next one
+                self.congestion_events += 1;
+                if self.services.pushback {
+                    self.trim_pushback(port, pid);
+                }
+            }
             let pk = &mut self.pool[pid as usize];
             pk.trimmed = true;
             pk.wire = hdr;
@@ -1934,7 +2223,7 @@ impl Sim {
         let f = self.pool[pid as usize].flow;
         let src = self.flows[f as usize].src;
         let back = self.eps[src as usize].node;
-        let cur = self.slice_now().idx;
+        let cur = if self.expander { self.route_slice(self.now) } else { self.slice_now().idx };
         let p = &mut self.pool[pid as usize];
         p.kind = K_NACK;
         p.src_node = node;
@@ -2052,14 +2341,36 @@ impl Sim {
             pt.class_bytes[c] -= wire;
             pt.bytes -= wire;
             let kind = pt.kind;
-            let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };
+            let ser = pt.rate.tx(wire);
+            let d = now.max(pt.down_until);
+            let rx = if kind == PortKind::Optical && cyclic {
+                match self.gate(port, pid, d, ser) {
+                    Gate::Send(rx) => rx,
+                    Gate::Moved => continue,
+                    Gate::Wait(t) => {
+                        // the circuit is down: the head waits for it, and so does the port
+                        let pt = &mut self.ports[port as usize];
+                        pt.classes[c].push_front(pid);
+                        pt.class_bytes[c] += wire;
+                        pt.bytes += wire;
+                        pt.free_pending = true;
+                        self.push(t, Ev::PortFree(port));
+                        return;
+                    }
+                }
+            } else if kind == PortKind::Optical {
+                self.sched.peer(port, 0)
+            } else {
+                pt.peer
+            };
             if rx == NONE {
                 self.drop_pkt(pid, DROP_NO_CIRCUIT);
                 continue;
             }
+            if kind == PortKind::Optical && cyclic && !self.sched.window_ok(port, rx, d, ser) {
+                self.gb_violations += 1;
+            }
             let pt = &mut self.ports[port as usize];
-            let ser = pt.rate.tx(wire);
-            let d = now.max(pt.down_until);
             pt.busy_until = d + ser;
             pt.tx_bytes += wire;
             pt.last_pkt = pid;
@@ -2087,7 +2398,7 @@ impl Sim {
             p.at = at;
             p.rx = if kind == PortKind::Optical { rx } else { NONE };
             p.from = port;
-            p.sent_abs = self.reconfigs_applied as u32;
+            p.sent_abs = if cyclic && kind == PortKind::Optical { self.sched.slice_at(d).abs as u32 } else { self.reconfigs_applied as u32 };
             p.to_host = to_host;
             p.hops += 1;
             if cls < 3 {
@@ -2217,6 +2528,221 @@ impl Sim {
         }
     }
 
+    /// May the packet at the head of served optical `port` (cyclic schedule) start at `d`
+    /// for `ser`? Only if its circuit is up and stays up (same peer) until its last bit,
+    /// and — for a packet on an expander source route — still leads where that route
+    /// expects. Otherwise an expander-routed packet is re-routed here over the current
+    /// slice's path (never sent into a circuit that is going or gone), and any other packet
+    /// waits for the port's next up period.
+    fn gate(&mut self, port: u32, pid: u32, d: Ps, ser: Ps) -> Gate {
+        let p = self.pool[pid as usize];
+        if p.kind == K_BULK {
+            // RotorLB: across only if the circuit leads to the committed rack until the
+            // last bit; otherwise back to the holder host
+            let want = self.bulk_meta[pid as usize].want_tor;
+            if let Some((q, until)) = self.sched.circuit_at(port, d) {
+                if d + ser <= until && self.port_node[q as usize] == want {
+                    return Gate::Send(q);
+                }
+            }
+            self.drop_pkt(pid, DROP_RETURNED);
+            return Gate::Moved;
+        }
+        let expander = matches!(self.router, Router::Expander(_));
+        let want = if expander && p.route != NONE { self.sched.peer(port, p.route) } else { NONE };
+        if let Some((q, until)) = self.sched.circuit_at(port, d) {
+            if d + ser <= until && (want == NONE || q == want) {
+                return Gate::Send(q);
+            }
+        }
+        if expander {
+            self.reroutes += 1;
+            let node = self.port_node[port as usize];
+            let cur = self.route_slice(self.now);
+            let pk = &mut self.pool[pid as usize];
+            pk.route = NONE;
+            pk.tag = cur;
+            match self.route(node, pid) {
+                Some(a) if a.port != port => {
+                    self.served_enqueue(a.port, pid);
+                    Gate::Moved
+                }
+                Some(_) => match self.sched.circuit_at(port, d) {
+                    Some((q, until)) if d + ser <= until && q == self.sched.peer(port, cur) => Gate::Send(q),
+                    _ => {
+                        // cannot happen with consistent slice paths; never send into a down circuit
+                        self.drop_pkt(pid, DROP_NO_CIRCUIT);
+                        Gate::Moved
+                    }
+                },
+                None => {
+                    self.drop_pkt(pid, DROP_NO_ROUTE);
+                    Gate::Moved
+                }
+            }
+        } else {
+            // the first up period from `d` long enough for the whole packet
+            let n = self.sched.slices() as u64;
+            let from = self.sched.slice_at(d).abs;
+            for k in 0..=2 * n {
+                let s = self.sched.slice(from + k);
+                let t0 = d.max(s.start + self.sched.guard_of(port, s.idx));
+                if t0 >= s.end {
+                    continue;
+                }
+                if let Some((_, until)) = self.sched.circuit_at(port, t0) {
+                    if t0 + ser <= until {
+                        return Gate::Wait(t0);
+                    }
+                }
+            }
+            self.drop_pkt(pid, DROP_OVERSIZE);
+            Gate::Moved
+        }
+    }
+
+    // ---------------------------------------------------------------- RotorLB
+
+    fn rlb_uplinks(&self) -> u32 {
+        self.rlb.as_ref().map_or(0, |r| r.config().uplinks)
+    }
+
+    /// Build RotorLB for the bulk flows: hosts below nodes, the same number of hosts and
+    /// of optical ports (rotors) at every node, a cyclic schedule of equal slices. Its
+    /// hold is how long a new matching stays usable less one hop (propagation and a full
+    /// packet): `U·D − r − δ`, Opera's `(U − 1)·D + ε`.
+    fn setup_rotorlb(&mut self, spec: &SimSpec) -> Result<(), SpecError> {
+        let field = "transport";
+        let nodes = spec.nodes;
+        if !spec.hosts_mode || spec.slice_ps.is_empty() {
+            return Err(SpecError::new(field, "rotorlb", "needs hosts below nodes and a cyclic optical schedule"));
+        }
+        let d = spec.slice_ps[0];
+        if spec.slice_ps.iter().any(|&x| x != d) {
+            return Err(SpecError::new(field, "rotorlb", "needs slices of equal duration"));
+        }
+        let hpr = spec.ep_node.len() as u32 / nodes;
+        if hpr == 0 || spec.ep_node.iter().enumerate().any(|(h, &n)| n != h as u32 / hpr) {
+            return Err(SpecError::new(field, "rotorlb", "needs the same number of hosts below every node, numbered node by node"));
+        }
+        let mut ports = Vec::new();
+        let mut u = None;
+        for n in 0..nodes as usize {
+            let own: Vec<u32> = (spec.port_offset[n]..spec.port_offset[n + 1]).filter(|&g| self.optical[g as usize]).collect();
+            if *u.get_or_insert(own.len()) != own.len() || own.len() < 2 {
+                return Err(SpecError::new(field, "rotorlb", "needs the same number (>= 2) of optical ports (rotors) at every node"));
+            }
+            ports.extend(own);
+        }
+        let u = u.unwrap_or(0) as u32;
+        let rate = self.ports[ports[0] as usize].rate;
+        let full = self.mtu as u64 + self.header as u64;
+        let ser = rate.tx(full);
+        let delta = self.ports[ports[0] as usize].prop + ser;
+        let up = (u as u64 * d).saturating_sub(spec.guardband_ps);
+        if up <= delta {
+            return Err(SpecError::new(field, "rotorlb", "a matching is not held long enough for one hop"));
+        }
+        let hold = up - delta;
+        let max = (hold as u128 * rate.bps as u128) / (8 * crate::units::PS_PER_S as u128 * full as u128 * u as u128);
+        let cfg = RotorLbConfig { tors: nodes, uplinks: u, hosts_per_tor: hpr, mss: self.mtu, hold_ps: hold,
+                                  max_pkts: (max.min(u32::MAX as u128) as u32).max(1), pace_ps: u as u64 * ser };
+        self.rlb = Some(RotorLb::new(cfg));
+        self.rlb_ports = ports;
+        Ok(())
+    }
+
+    /// Schedule the next offer/accept step: when the next slice's new circuits are up.
+    fn schedule_rlb(&mut self) {
+        if self.rlb_event {
+            return;
+        }
+        self.rlb_event = true;
+        let cur = self.slice_now();
+        let t = self.sched.slice(cur.abs + 1).start + self.sched.guardband();
+        self.push(t, Ev::Rlb);
+    }
+
+    /// Offer/accept for every rotor whose circuits changed at the start of this slice.
+    fn on_rlb(&mut self) {
+        self.rlb_event = false;
+        let idx = self.slice_now().idx;
+        let u = self.rlb_uplinks();
+        let n = self.rlb_ports.len() as u32 / u;
+        for k in 0..u {
+            if !(0..n).any(|t| self.sched.guard_of(self.rlb_ports[(t * u + k) as usize], idx) > 0) {
+                continue;
+            }
+            let (ports, sched, port_node) = (&self.rlb_ports, &self.sched, &self.port_node);
+            let peer = |t: u32| {
+                let q = sched.peer(ports[(t * u + k) as usize], idx);
+                (q != NONE && port_node[q as usize] != t).then(|| port_node[q as usize])
+            };
+            let hosts = self.rlb.as_mut().expect("scheduled by RotorLB").on_slice(self.now, k, peer);
+            for h in hosts {
+                self.kick(h);
+            }
+        }
+        if self.rlb.as_mut().expect("scheduled by RotorLB").end_slice() {
+            self.schedule_rlb();
+        }
+    }
+
+    /// Put a committed bulk packet on host `e`'s link toward its rack's rotor uplink.
+    fn inject_bulk(&mut self, e: u32, b: BulkPkt) {
+        let pid = self.new_packet(e, b.flow, b.label, K_BULK, b.payload, 0);
+        if self.bulk_meta.len() <= pid as usize {
+            self.bulk_meta.resize(pid as usize + 1, b);
+        }
+        self.bulk_meta[pid as usize] = b;
+        let p = &mut self.pool[pid as usize];
+        p.dst_node = b.want_tor;
+        p.hops = b.relayed as u16;
+        self.ledger.send(false, false);
+        if self.admit(e, pid).is_err() {
+            // the uplink has no room: the packet stays with its holder
+            self.drop_pkt(pid, DROP_RETURNED);
+        }
+    }
+
+    /// A bulk packet reached host `label`: delivered there, or held for its final host.
+    fn bulk_arrive(&mut self, pid: u32) {
+        let meta = self.bulk_meta[pid as usize];
+        let h = self.pool[pid as usize].dst_ep;
+        let (arr, step) = self.rlb.as_mut().expect("bulk packets come from RotorLB").on_arrive(h, &meta);
+        match arr {
+            Arrival::Delivered { flow, .. } => {
+                self.latency.add(self.now - self.pool[pid as usize].ts);
+                self.count_delivery(pid);
+                let fl = self.flows[flow as usize];
+                if fl.delivered == fl.size {
+                    self.flow_finished(flow);
+                }
+            }
+            Arrival::Relayed => {
+                let hops = self.pool[pid as usize].hops;
+                let fl = &mut self.flows[meta.flow as usize];
+                fl.max_hops = fl.max_hops.max(hops);
+                self.ledger.deliver(0, 0);
+            }
+        }
+        self.release(pid);
+        if step {
+            self.schedule_rlb();
+        }
+    }
+
+    /// Expander routing: the slice whose paths a packet first routed at `t` follows. During
+    /// the guardband at the start of slice j the circuits being set up are not up yet, so
+    /// the paths are those of slice j − 1 (which avoid exactly those circuits).
+    #[inline]
+    fn route_slice(&self, t: Ps) -> u32 {
+        let gb = self.sched.guardband();
+        // before the first guardband ends, the previous slice is the last of the cycle
+        let t = if t >= gb { t - gb } else { t + self.sched.cycle() - gb };
+        self.sched.slice_at(t).idx
+    }
+
     fn on_port_free(&mut self, port: u32) {
         self.ports[port as usize].free_pending = false;
         self.start_tx(port);
@@ -2280,8 +2806,7 @@ impl Sim {
             if new {
                 self.count_delivery(pid);
                 if complete {
-                    self.flows[f as usize].finish = now;
-                    self.flows_completed += 1;
+                    self.flow_finished(f);
                 }
             } else {
                 self.ledger.deliver(0, p.payload as u64);
@@ -2328,6 +2853,7 @@ impl Sim {
         self.ledger.deliver(p.payload as u64, 0);
         let h = (p.hops as usize).min(self.delivered_by_hops.len() - 1);
         self.delivered_by_hops[h] += p.payload as u64;
+        self.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
         self.delivered_by_class[p.classes as usize & 7] += p.payload as u64;
     }
 
@@ -2343,33 +2869,40 @@ impl Sim {
         self.kick(fl.dst);
     }
 
-    /// NDP: the receiver of flow `f` owes its sender one pull, released by its pacer.
+    /// NDP: the receiver of flow `f` owes its sender one pull, released by its pacer (one
+    /// per receiving endpoint, or one per flow with `ndp_pacer_per_flow`), which lets one
+    /// pull go per full-packet time at the receiver's link rate × `ndp_pull_rate`.
     fn request_pull(&mut self, f: u32) {
         let e = self.flows[f as usize].dst;
-        let interval = self.eps[e as usize].rate.tx(self.mtu as u64 + self.header as u64);
-        let ep = &mut self.eps[e as usize];
-        ep.pacer.get_or_insert_with(|| PullPacer::new(interval)).request(f);
-        self.schedule_pacer(e);
+        let key = if self.tparams.ndp_pacer_per_flow { f } else { e };
+        let full = self.eps[e as usize].rate.tx(self.mtu as u64 + self.header as u64);
+        let interval = ((full as f64 / self.tparams.ndp_pull_rate).round() as Ps).max(1);
+        if self.pacers.len() <= key as usize {
+            self.pacers.resize_with(key as usize + 1, || None);
+            self.pacer_at.resize(key as usize + 1, Ps::MAX);
+        }
+        self.pacers[key as usize].get_or_insert_with(|| PullPacer::new(interval)).request(f);
+        self.schedule_pacer(key);
     }
 
-    fn schedule_pacer(&mut self, e: u32) {
+    fn schedule_pacer(&mut self, key: u32) {
         let now = self.now;
-        let ep = &mut self.eps[e as usize];
-        let Some(t) = ep.pacer.as_ref().and_then(|p| p.next_time()) else { return };
+        let Some(t) = self.pacers[key as usize].as_ref().and_then(|p| p.next_time()) else { return };
         let t = t.max(now);
-        if ep.pacer_at == Ps::MAX || t < ep.pacer_at {
-            ep.pacer_at = t;
-            self.push(t, Ev::Pacer(e));
+        let at = &mut self.pacer_at[key as usize];
+        if *at == Ps::MAX || t < *at {
+            *at = t;
+            self.push(t, Ev::Pacer(key));
         }
     }
 
-    fn on_pacer(&mut self, e: u32) {
+    fn on_pacer(&mut self, key: u32) {
         let now = self.now;
-        if self.eps[e as usize].pacer_at != now {
+        if self.pacer_at[key as usize] != now {
             return; // superseded
         }
-        self.eps[e as usize].pacer_at = Ps::MAX;
-        let pick = self.eps[e as usize].pacer.as_mut().and_then(|p| p.poll(now));
+        self.pacer_at[key as usize] = Ps::MAX;
+        let pick = self.pacers[key as usize].as_mut().and_then(|p| p.poll(now));
         if let Some(f) = pick {
             let conn = self.flows[f as usize].conn;
             if let Some(Some(Conn::Ndp(_, r))) = self.conns.get_mut(conn as usize) {
@@ -2379,7 +2912,7 @@ impl Sim {
                 }
             }
         }
-        self.schedule_pacer(e);
+        self.schedule_pacer(key);
     }
 
     /// Keep one timer event for flow `f` no later than its transport's deadline.
@@ -2416,12 +2949,14 @@ impl Sim {
             let fm = &mut self.flows[f as usize];
             fm.retx = st.retransmits;
             fm.timeouts = st.timeouts;
+            fm.acked_at = self.now;
             fm.conn = NONE;
             fm.timer_at = Ps::MAX;
             self.conns[fl.conn as usize] = None;
             self.conn_free.push(fl.conn);
             if fl.tp == TransportKind::Ndp {
-                if let Some(p) = self.eps[fl.dst as usize].pacer.as_mut() {
+                let key = if self.tparams.ndp_pacer_per_flow { f } else { fl.dst };
+                if let Some(Some(p)) = self.pacers.get_mut(key as usize) {
                     p.forget(f);
                 }
             }
@@ -2439,6 +2974,16 @@ impl Sim {
     // ---------------------------------------------------------------- monitoring, control
 
     fn on_sample(&mut self) {
+        self.sample_ports();
+        if self.net_series {
+            self.net_sample();
+        }
+        let t = self.now + self.sample_interval;
+        self.push(t, Ev::Sample);
+    }
+
+    /// One row per watched port: bytes queued now, bytes sent since the last sample.
+    fn sample_ports(&mut self) {
         for i in 0..self.watch.len() {
             let w = self.watch[i];
             self.release_departed(w);
@@ -2449,8 +2994,46 @@ impl Sim {
             self.out_ts.3.push(pt.tx_bytes - pt.tx_bytes_sampled);
             pt.tx_bytes_sampled = pt.tx_bytes;
         }
-        let t = self.now + self.sample_interval;
-        self.push(t, Ev::Sample);
+    }
+
+    /// One network-wide sample: levels now, counters over the interval ending now.
+    fn net_sample(&mut self) {
+        let mut queued = 0;
+        let mut tx = 0;
+        for gp in 0..self.ports.len() as u32 {
+            self.release_departed(gp);
+            let pt = &self.ports[gp as usize];
+            queued += pt.bytes;
+            tx += pt.tx_bytes;
+        }
+        let bulk = self.rlb.as_ref().map_or(0, |r| { let (a, b, c) = r.held_bytes(); a + b + c });
+        let s = NetSample {
+            time_ps: self.now, queued_bytes: queued, tx_bytes: tx, trims: self.ledger.trims, bounces: self.ledger.bounces,
+            delivered_bytes: self.delivered, bulk_host_bytes: bulk, congestion_events: self.congestion_events,
+            pushback_msgs: self.pushback_msgs,
+        };
+        let p = self.net_last;
+        self.out_net.push(NetSample {
+            tx_bytes: s.tx_bytes - p.tx_bytes, trims: s.trims - p.trims, bounces: s.bounces - p.bounces,
+            delivered_bytes: s.delivered_bytes - p.delivered_bytes, congestion_events: s.congestion_events - p.congestion_events,
+            pushback_msgs: s.pushback_msgs - p.pushback_msgs, ..s
+        });
+        self.net_last = s;
+    }
+
+    /// Close the time series at the end of a run: one last (partial-interval) sample at
+    /// `now` unless one was taken there (nothing when sampling is off).
+    pub fn final_sample(&mut self) {
+        if self.sample_interval == 0 || (self.watch.is_empty() && !self.net_series) {
+            return;
+        }
+        let last = self.out_ts.0.last().copied().or(self.out_net.last().map(|x| x.time_ps)).unwrap_or(0);
+        if self.now > last {
+            self.sample_ports();
+            if self.net_series {
+                self.net_sample();
+            }
+        }
     }
 
     /// Start (or stop) counting injected bytes per (src node, dst node).
@@ -2486,6 +3069,9 @@ impl Sim {
         // check the pairing now so a bad table fails at the call, not mid-run
         let mut probe = self.sched.clone();
         probe.reconnect(peer.clone())?;
+        if matches!(self.router, Router::Expander(_)) {
+            crate::expander::SlicePaths::new(&probe, &self.port_node, &self.port_offset, &self.optical)?;
+        }
         let mut at = at.max(self.now);
         if !self.sched.is_static() {
             // a cyclic schedule changes at a slice boundary
@@ -2516,6 +3102,11 @@ impl Sim {
                     Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
                     _ => Router::Hoho(idx),
                 };
+            }
+            Router::Expander(_) => {
+                let sp = crate::expander::SlicePaths::new(&self.sched, &self.port_node, &self.port_offset, &self.optical)
+                    .expect("checked in reconfigure()");
+                self.router = Router::Expander(sp);
             }
             _ => {}
         }
@@ -2603,11 +3194,20 @@ impl Sim {
         // still miss (from the receivers' bits)
         let mut in_flight: u64 = 0;
         for f in &self.flows[..self.next_flow] {
+            if f.tp == TransportKind::RotorLb {
+                continue; // counted by RotorLB below
+            }
             if !f.tp.reliable() {
                 in_flight += f.size - f.injected;
             } else if let Some(Some(c)) = self.conns.get(f.conn as usize) {
                 in_flight += c.missing_bytes(f.size, self.mtu);
             }
+        }
+        if let Some(r) = &self.rlb {
+            // bulk payload held at hosts (unsent, relayed, committed) or in the network,
+            // each by RotorLB's own counter
+            let (a, b, c) = r.held_bytes();
+            in_flight += a + b + c + r.net_bytes();
         }
         let mut live = 0u64;
         let free: std::collections::BTreeSet<u32> = self.free.iter().copied().collect();
@@ -2633,6 +3233,11 @@ impl Sim {
         }
         if self.collisions > 0 {
             errors.push(format!("{} optical collisions", self.collisions));
+        }
+        if let Some(r) = &self.rlb {
+            if let Err(e) = r.check() {
+                errors.push(format!("RotorLB: {e}"));
+            }
         }
         if self.credit_net && self.ledger.dropped_total() > 0 {
             errors.push(format!("lossless credit network dropped {} packets", self.ledger.dropped_total()));
@@ -2666,7 +3271,7 @@ impl Sim {
                 drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
                 collisions: self.collisions,
                 guardband_violations: self.gb_violations,
-                trace_hash: self.trace,
+                trace_hash: self.trace.value(),
                 flow_finish_ps: self.flows.iter().map(|f| f.finish).collect(),
                 flow_delivered: self.flows.iter().map(|f| f.delivered).collect(),
                 flow_hops: self.flows.iter().map(|f| f.max_hops as u32).collect(),
@@ -2702,6 +3307,9 @@ impl Sim {
                 in_flight: live,
                 duplicate_bytes: self.ledger.duplicate_bytes,
             },
+            flow_acked_ps: self.flows.iter().map(|f| f.acked_at).collect(),
+            flow_transport: self.flows.iter().map(|f| f.tp).collect(),
+            net_series: self.out_net.clone(),
             flow_retx: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
                 Some(Some(c)) => c.stats().retransmits,
                 _ => f.retx,
@@ -2711,12 +3319,20 @@ impl Sim {
                 _ => f.timeouts,
             }).collect(),
             ecn_marks: self.ecn_marks,
+            reroutes: self.reroutes,
+            rlb_slices: self.rlb.as_ref().map_or(0, |r| r.stats().slices),
+            rlb_committed_pkts: self.rlb.as_ref().map_or(0, |r| r.stats().committed_pkts),
+            rlb_returns: self.rlb.as_ref().map_or(0, |r| r.stats().returns),
+            rlb_relayed_pkts: self.rlb.as_ref().map_or(0, |r| r.stats().relayed_pkts),
+            rlb_host_bytes: self.rlb.as_ref().map_or(0, |r| { let (a, b, c) = r.held_bytes(); a + b + c }),
             latency_count: self.latency.n,
             latency_mean_ps: if self.latency.n > 0 { self.latency.sum as f64 / self.latency.n as f64 } else { 0.0 },
             latency_p50_ps: self.latency.quantile(0.5),
             latency_p99_ps: self.latency.quantile(0.99),
             reorder: self.reorder,
             delivered_by_hops: self.delivered_by_hops.clone(),
+            delivered_pkts_by_hops: self.pkts_by_hops[0].clone(),
+            bulk_pkts_by_hops: self.pkts_by_hops[1].clone(),
             delivered_by_class: self.delivered_by_class,
             class_tx_bytes: self.class_tx,
             class_capacity_bytes: {
@@ -2796,6 +3412,8 @@ mod tests {
             port_disc: vec![],
             loss: vec![(0, 3)],
             pias_thresholds: vec![],
+            stop_when: Default::default(),
+            net_series: false,
         }
     }
 

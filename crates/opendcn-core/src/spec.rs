@@ -42,6 +42,9 @@ pub enum RouterKind {
     Hoho,
     /// Uniform-cost multipath: source-routed choice among earliest paths by flow age.
     Ucmp,
+    /// Opera: the shortest path of the expander of the slice in which the packet is first
+    /// routed, over the circuits that stay up into the next slice ([`crate::expander`]).
+    Expander,
 }
 
 /// Per-packet or per-flow choice among multipath candidates.
@@ -90,9 +93,36 @@ pub enum TransportKind {
     /// fabric link sends only against credits of the next node's buffer per virtual
     /// channel, so nothing is ever dropped.
     Credit,
+    /// Opera's RotorLB for bulk flows: data waits at hosts and crosses only direct
+    /// circuits, or two of them via a relay host (see `transport::rotorlb`).
+    RotorLb,
+}
+
+/// When a run may end before its duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StopWhen {
+    #[default]
+    Duration,
+    /// Every flow started and every flow whose transport is not RotorLB finished (Opera's
+    /// traces are replayed that way).
+    LowLatencyDone,
+    /// Every flow started and finished.
+    AllDone,
 }
 
 impl TransportKind {
+    /// The engine code of a transport (the inverse of [`TransportKind::from_code`]).
+    pub fn code(self) -> i64 {
+        match self {
+            TransportKind::Ideal => 0,
+            TransportKind::Tcp => 1,
+            TransportKind::Dctcp => 2,
+            TransportKind::Ndp => 3,
+            TransportKind::Credit => 4,
+            TransportKind::RotorLb => 5,
+        }
+    }
+
     pub fn from_code(c: i64) -> Option<TransportKind> {
         Some(match c {
             0 => TransportKind::Ideal,
@@ -100,13 +130,14 @@ impl TransportKind {
             2 => TransportKind::Dctcp,
             3 => TransportKind::Ndp,
             4 => TransportKind::Credit,
+            5 => TransportKind::RotorLb,
             _ => return None,
         })
     }
 
     /// True when the transport recovers what the network drops.
     pub fn reliable(self) -> bool {
-        matches!(self, TransportKind::Tcp | TransportKind::Dctcp | TransportKind::Ndp)
+        matches!(self, TransportKind::Tcp | TransportKind::Dctcp | TransportKind::Ndp | TransportKind::RotorLb)
     }
 }
 
@@ -130,6 +161,10 @@ pub struct TransportParams {
     pub credit_bytes: u64,
     pub credit_vcs: u32,
     pub deadlock_timeout_ps: Ps,
+    /// NDP pull pacing: pulls per full-packet time of the receiver's link, and one pacer
+    /// per flow instead of one per receiving endpoint.
+    pub ndp_pull_rate: f64,
+    pub ndp_pacer_per_flow: bool,
 }
 
 impl Default for TransportParams {
@@ -148,6 +183,8 @@ impl Default for TransportParams {
             credit_bytes: 64_000,
             credit_vcs: 1,
             deadlock_timeout_ps: 100_000_000,
+            ndp_pull_rate: 1.0,
+            ndp_pacer_per_flow: false,
         }
     }
 }
@@ -241,6 +278,9 @@ pub struct SimSpec {
     /// than `pias_thresholds[i]` bytes (the last level beyond); served ports put level i
     /// in class 1 + i (class 0: control and headers). Empty: off.
     pub pias_thresholds: Vec<u64>,
+    pub stop_when: StopWhen,
+    /// Take network-wide samples too (every `sample_interval_ps`).
+    pub net_series: bool,
 }
 
 impl SimSpec {
@@ -358,9 +398,10 @@ impl SimSpec {
             if d.class_cap.len() > 1 && d.class_cap.contains(&0) {
                 return Err(SpecError::new(format!("ports[{gp}].class_cap"), &d.class_cap, "every priority class needs a positive byte cap"));
             }
-            if d.served() && self.port_kind[gp] == PortKind::Optical && !self.slice_ps.is_empty() {
+            if d.served() && self.port_kind[gp] == PortKind::Optical && !self.slice_ps.is_empty() && self.router != RouterKind::Expander {
                 return Err(SpecError::new(format!("ports[{gp}].discipline"), "priority/trim",
-                    "priority classes and trimming are supported on electrical, host and static optical ports, not on cyclic optical ports"));
+                    "priority classes and trimming on a cyclic optical port need the expander router (routes re-decided when a circuit goes); \
+                     elsewhere they are supported on electrical, host and static optical ports"));
             }
         }
         let t = &self.transport;
@@ -386,6 +427,9 @@ impl SimSpec {
             }
             if t.ndp_rto_ps == 0 {
                 return Err(SpecError::new("ndp_rto", 0, "must be positive"));
+            }
+            if !(t.ndp_pull_rate > 0.0 && t.ndp_pull_rate <= 100.0) {
+                return Err(SpecError::new("ndp_pull_rate", t.ndp_pull_rate, "must be in (0, 100]"));
             }
         }
         if uses(TransportKind::Credit) {

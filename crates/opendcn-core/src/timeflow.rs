@@ -149,6 +149,8 @@ pub enum Router {
     Hoho(crate::earliest::EarliestIndex),
     /// UCMP over earliest paths (weight of extra hops, slice duration, link rate).
     Ucmp(crate::earliest::EarliestIndex, f64, u64, u64),
+    /// Shortest paths of each slice's expander, pinned to the slice of first routing.
+    Expander(crate::expander::SlicePaths),
 }
 
 /// Per node, every (peer node, slice, port) connection of the schedule, sorted; the

@@ -33,12 +33,11 @@ macro_rules! common_output {
     }};
 }
 
-mod opera;
 mod slotted;
 mod shale;
 
 use numpy::{PyArray1, PyReadonlyArray1};
-use opendcn_core::spec::{Discipline, Multipath, PortKind, RouterKind, TransportKind, TransportParams};
+use opendcn_core::spec::{Discipline, Multipath, PortKind, RouterKind, StopWhen, TransportKind, TransportParams};
 use opendcn_core::timeflow::{Entry, WILD};
 use opendcn_core::units::NONE;
 use opendcn_core::{Sim, SimSpec, SpecError};
@@ -115,7 +114,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         "direct" => RouterKind::Direct,
         "hoho" => RouterKind::Hoho,
         "ucmp" => RouterKind::Ucmp,
-        other => return Err(bad("router", other, "expected table, source, vlb, direct, hoho or ucmp")),
+        "expander" => RouterKind::Expander,
+        other => return Err(bad("router", other, "expected table, source, vlb, direct, hoho, ucmp or expander")),
     };
     let multipath = match scalar::<String>(d, "multipath")?.as_str() {
         "packet" => Multipath::Packet,
@@ -153,7 +153,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let n_ports = *port_offset.last().unwrap_or(&0) as usize;
     let flow_transport = opt_arr(d, "flow_transport")?
         .into_iter()
-        .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp), 3 (ndp) or 4 (credit)")))
+        .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp), 3 (ndp), 4 (credit) or 5 (rotorlb)")))
         .collect::<PyResult<Vec<_>>>()?;
     let dt = TransportParams::default();
     let transport = TransportParams {
@@ -170,6 +170,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         credit_bytes: opt_scalar(d, "credit_bytes", dt.credit_bytes)?,
         credit_vcs: opt_scalar(d, "credit_vcs", dt.credit_vcs)?,
         deadlock_timeout_ps: opt_scalar(d, "deadlock_timeout_ps", dt.deadlock_timeout_ps)?,
+        ndp_pull_rate: opt_scalar(d, "ndp_pull_rate", dt.ndp_pull_rate)?,
+        ndp_pacer_per_flow: opt_scalar(d, "ndp_pacer_per_flow", dt.ndp_pacer_per_flow)?,
     };
     // port disciplines: ECN threshold, trimming and the number of priority classes per
     // port, and the class caps of ports with more than one class, flattened in port order
@@ -276,6 +278,13 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             lf.into_iter().zip(ls).collect()
         },
         pias_thresholds: u64s(opt_arr(d, "pias_thresholds")?, "pias_thresholds")?,
+        stop_when: match opt_scalar(d, "stop_when", "duration".to_string())?.as_str() {
+            "duration" => StopWhen::Duration,
+            "ndp-done" | "low-latency-done" => StopWhen::LowLatencyDone,
+            "all-done" => StopWhen::AllDone,
+            o => return Err(bad("stop_when", o, "expected duration, ndp-done or all-done")),
+        },
+        net_series: opt_scalar(d, "net_series", false)?,
     })
 }
 
@@ -323,6 +332,22 @@ impl Simulator {
     }
 
     /// Current simulated time (ps).
+    /// Expander routing: global ports of slice `idx`'s path from node `a` to node `b`.
+    fn expander_path(&self, a: u32, b: u32, idx: u32) -> PyResult<Vec<u32>> {
+        self.sim.expander_path(a, b, idx).ok_or_else(|| bad("expander_path", (a, b, idx), "needs the expander router and nodes/slice in range"))
+    }
+
+    /// True once the run ended early by its stop condition.
+    #[getter]
+    fn stopped(&self) -> bool {
+        self.sim.stopped()
+    }
+
+    /// Close the time series with a last sample at the current time (end of the run).
+    fn final_sample(&mut self) {
+        self.sim.final_sample();
+    }
+
     #[getter]
     fn now(&self) -> u64 {
         self.sim.now()
@@ -365,6 +390,26 @@ impl Simulator {
         d.set_item("offloaded_bytes", o.offloaded_bytes)?;
         d.set_item("offload_peak_host_bytes", o.offload_peak_host_bytes)?;
         d.set_item("offload_refused", o.offload_refused)?;
+        d.set_item("reroutes", o.reroutes)?;
+        d.set_item("rlb_slices", o.rlb_slices)?;
+        d.set_item("rlb_committed_pkts", o.rlb_committed_pkts)?;
+        d.set_item("rlb_returns", o.rlb_returns)?;
+        d.set_item("rlb_relayed_pkts", o.rlb_relayed_pkts)?;
+        d.set_item("rlb_host_bytes", o.rlb_host_bytes)?;
+        d.set_item("flow_transport", PyArray1::from_vec(py, o.flow_transport.iter().map(|t| t.code()).collect::<Vec<_>>()))?;
+        d.set_item("flow_acked_ps", PyArray1::from_vec(py, o.flow_acked_ps.iter().map(|&t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>()))?;
+        let ser = PyDict::new(py);
+        let i64s = |v: Vec<u64>| PyArray1::from_vec(py, v.into_iter().map(|x| x as i64).collect::<Vec<_>>());
+        let fields: [(&str, fn(&opendcn_core::sim::NetSample) -> u64); 9] = [
+            ("time_ps", |s| s.time_ps), ("queued_bytes", |s| s.queued_bytes), ("tx_bytes", |s| s.tx_bytes),
+            ("trims", |s| s.trims), ("bounces", |s| s.bounces), ("delivered_bytes", |s| s.delivered_bytes),
+            ("bulk_host_bytes", |s| s.bulk_host_bytes), ("congestion_events", |s| s.congestion_events),
+            ("pushback_messages", |s| s.pushback_msgs),
+        ];
+        for (k, f) in fields {
+            ser.set_item(k, i64s(o.net_series.iter().map(f).collect()))?;
+        }
+        d.set_item("series", ser)?;
         d.set_item("packets", packets_dict(py, &o.packets, o.ecn_marks)?)?;
         d.set_item("flow_retx", PyArray1::from_vec(py, o.flow_retx.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
         d.set_item("flow_timeouts", PyArray1::from_vec(py, o.flow_timeouts.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
@@ -380,6 +425,8 @@ impl Simulator {
         }
         d.set_item("reorder", ro)?;
         d.set_item("delivered_by_hops", o.delivered_by_hops.clone())?;
+        d.set_item("delivered_pkts_by_hops", o.delivered_pkts_by_hops.clone())?;
+        d.set_item("bulk_pkts_by_hops", o.bulk_pkts_by_hops.clone())?;
         d.set_item("delivered_by_class", o.delivered_by_class.to_vec())?;
         let ct = PyDict::new(py);
         let cc = PyDict::new(py);
@@ -439,12 +486,48 @@ impl Simulator {
     }
 }
 
+/// Opera's rotor fabric: `tors / uplinks` matchings per rotor (flat rows of `tors * uplinks`
+/// ToR ids; empty = generate from `seed`), staggered so one rotor reconfigures per
+/// superslice. Returns the per-superslice peer ToR of every (tor, rotor) (-1: no circuit),
+/// the timing (ε, δ, superslice; 0 = auto from the longest path) and the matchings used.
+#[pyfunction]
+#[pyo3(signature = (tors, uplinks, matchings, seed, eps_ps, delta_ps, reconf_ps, prop_ps, ser_ps, queue_pkts))]
+#[allow(clippy::too_many_arguments)]
+fn rotor_fabric<'py>(py: Python<'py>, tors: u32, uplinks: u32, matchings: PyReadonlyArray1<i64>, seed: u64, eps_ps: u64,
+                     delta_ps: u64, reconf_ps: u64, prop_ps: u64, ser_ps: u64, queue_pkts: u32) -> PyResult<Bound<'py, PyDict>> {
+    use opendcn_core::rotors::Rotors;
+    let m = u32s(matchings.as_slice()?.to_vec(), "matchings")?;
+    let (r, used) = if m.is_empty() {
+        Rotors::generated(tors, uplinks, seed, eps_ps, delta_ps, reconf_ps, prop_ps, ser_ps, queue_pkts).map_err(spec_err)?
+    } else {
+        (Rotors::new(tors, uplinks, &m, eps_ps, delta_ps, reconf_ps, prop_ps, ser_ps, queue_pkts).map_err(spec_err)?, m)
+    };
+    let mut peer = Vec::with_capacity((tors * tors * uplinks) as usize);
+    for j in 0..tors {
+        for t in 0..tors {
+            for k in 0..uplinks {
+                let q = r.peer_in(j, t, k);
+                peer.push(if q == NONE { -1 } else { q as i64 });
+            }
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("peer", PyArray1::from_vec(py, peer))?;
+    d.set_item("eps_ps", r.eps)?;
+    d.set_item("delta_ps", r.delta)?;
+    d.set_item("superslice_ps", r.d)?;
+    d.set_item("max_path_hops", r.max_hops)?;
+    d.set_item("changing", r.changing.clone())?;
+    d.set_item("matchings", PyArray1::from_vec(py, used.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
+    m.add_function(wrap_pyfunction!(rotor_fabric, m)?)?;
     slotted::register(m)?;
     shale::register(m)?;
-    opera::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,51 +1,56 @@
-"""Opera (NSDI'20): one round robin on U rotor uplinks with staggered reconfiguration, so
-that at every instant the ToRs form an expander; low-latency flows (< ``--cutoff``) are
-source-routed over multi-hop shortest paths of the current slice with NDP (trimming to
+"""Opera (NSDI'20) on the packet engine: one round robin on U rotor uplinks with staggered
+reconfiguration, so that at every instant the ToRs form an expander; low-latency flows (<
+``--cutoff``) are source-routed over the current slice's shortest path with NDP (trimming to
 headers, header/control priority, receiver pull pacing, initial window, return-to-sender);
 bulk flows use RotorLB (direct when connected, two-hop VLB otherwise, host-side buffering).
+
+It is an ordinary :class:`~opendcn.network.Network` built the OpenOptics way:
+``deploy_topo`` with the rotor circuits of every superslice, ``deploy_routing("expander")``,
+``transport("ndp<15MB,rotorlb")`` and a three-class trimming discipline on every port
+(headers and control, NDP data, bulk) — all engine features any design can use.
 
 Defaults are the paper's configuration: 108 ToRs x 6 rotor uplinks x 6 hosts (648
 hosts), 10 Gb/s links, 500 ns per ToR-ToR hop, 1500 B packets (64 B header), 8-packet
 queues, NDP initial window 20, cutoff 15 MB, reconfiguration r = 10 us, and the slice
-timing of Opera's topology generator: ε = (h - 1)(p + 8 s) + 7 s for the longest
-shortest path h, δ = p + s, superslice = ε + δ + r. The matchings are Opera's own 108
-(``--matchings opera``, shipped with provenance in ``data/opera/SOURCES.md``) or, for
+timing of Opera's topology generator: eps = (h - 1)(p + 8 s) + 7 s for the longest
+shortest path h, delta = p + s, superslice = eps + delta + r. The matchings are Opera's own
+108 (``--matchings opera``, shipped with provenance in ``data/opera/SOURCES.md``) or, for
 other sizes, a seeded 1-factorization (``--matchings generate``) or a file in the same
 format.
+
+Timing on the engine's schedule: superslice j is schedule slice j, whose first r is the
+guardband of the rotor that takes its new matching there. A packet first routed at time t
+follows the paths of the slice containing t - r: during the guardband of slice j it uses
+slice j - 1's paths, which avoid exactly the rotor being reconfigured (Opera's rule that a
+superslice's paths skip the rotor that reconfigures at its end, shifted by r).
 
 ``--flows-file`` reads the Opera/htsim trace format (``src_host dst_host bytes start_ns``)
 unchanged; ``--stop-when ndp-done`` ends the run as soon as every flow has started and
 every low-latency flow has finished (the paper's traces are replayed that way).
 
 ``Result.timeseries`` (every ``--sample-interval``, default 10 us, and at the end of the
-run): one row per watched ToR port (``--watch`` / ``net.watch``; ports 0..U-1 are the rotor
+run): one row per watched port (``--watch`` / ``net.watch``; ports 0..U-1 are the rotor
 uplinks, U.. the host downlinks) with the bytes queued there and the bytes it sent in the
 interval, read with ``net.buffer_usage(node, port)`` / ``net.bw_usage(node, port)``; and one
-network-wide row per sample (node = port = -1) with queued/sent bytes over all ToR ports,
+network-wide row per sample (node = port = -1) with queued/sent bytes over all ports,
 trims, bounces, delivered bytes, congestion events, push-back messages and the bulk bytes
 held at hosts.
 
-OpenOptics services: ``--congestion-detection`` counts data packets that find their ToR
-data queue full (Opera trims them as always); ``--pushback`` also sends a push-back message
-to the source ToR, whose hosts hold new NDP data for that destination ToR for the rest of
-the superslice. ``--flow-pausing`` (RotorLB already holds bulk flows at hosts until their
-circuit is up), ``--queue-estimation eqo`` and ``--buffer-offload`` (no calendar queues in
-Opera's FIFO NDP ports) are refused with a ConfigError saying why.
+OpenOptics services: ``--congestion-detection`` counts NDP data packets that find their
+port's data class full (Opera trims them as always); ``--pushback`` also tells the source
+ToR, whose hosts hold data for that destination ToR for the rest of the superslice.
+``--flow-pausing`` (RotorLB already holds bulk flows at hosts until their circuit is up),
+``--queue-estimation eqo`` and ``--buffer-offload`` (no calendar queues in Opera's ports)
+are refused with a ConfigError saying why.
 
-The engine and its documented decisions are in ``crates/opendcn-core/src/opera``.
-
-Side by side with Opera's own simulator (opera-sim, built out of tree, fed the same
-matchings and paths) on ``ws10_first50ms`` until every NDP flow is done, sender-side FCTs
-(``sender_fct_ps``, what opera-sim prints) of flows < 100 KB: p50/p99 60/261 us here vs
-68/304 us there; all NDP flows p50/p99 157/15 475 us vs 177/15 849 us; on
-``dm10_first50ms`` small flows p50/p99 7.4/19.2 us vs 8.1/20.2 us. Bulk (RotorLB) flows
-finish ~10-15 % sooner here. Wall time 14-16 s vs 552 s, peak memory ~0.12 GB vs 2.4 GB.
+Side by side with the bespoke Opera engine this replaced (same fabric, traces until every
+NDP flow is done): receiver-side FCTs of flows < 100 KB, p50/p90/p99, 5.4/13.0/16.4 us on
+both for ``dm10_first50ms`` (NDP flows only) and 57.2/142.0/258.2 us here vs 58.2/145.5/253.1
+there for ``ws10_first50ms``; see the issue notes for the full comparison and timings.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -55,36 +60,47 @@ import numpy as np
 from .. import _core
 from ..config import Config
 from ..errors import ConfigError
-from ..network import FixedFabric, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
+from ..network import Network, Result, _engine_error
+from ..timeflow import Circuit
+from ..transport import parse_rule
 from ..units import parse_rate, parse_size, parse_time
 from . import Option, apply_services, register, service_options
 
 DECISIONS = [
-    "timing: superslice = eps + delta + r (Opera generator); the reconfiguring rotor keeps its old "
-    "matching during eps + delta and is down for r; paths of a superslice avoid it",
-    "routing: source route fixed at the first ToR from the current superslice's shortest paths "
-    "(one path per pair, BFS order); a packet whose next circuit is down, changed or would go down "
-    "before its last bit is re-routed at that ToR over the current slice (never sent into it)",
-    "NDP queues: data queue = --queue full packets; header/control queue = --header-queue bytes "
-    "(default the same bytes, as opera-sim); trimming picks the arrival or the last queued packet "
-    "with probability 1/2; headers/control served 640 B : 1500 B against data",
+    "timing: superslice = eps + delta + r (Opera generator); on the engine's schedule the rotor "
+    "taking a new matching is down for the first r of its slice; paths of a slice avoid the rotor "
+    "that changes at the next boundary, and a packet routed during a guardband uses the previous "
+    "slice's paths",
+    "routing: source route fixed at the first ToR from that slice's shortest paths (one path per "
+    "pair, BFS order); a packet whose next circuit is down, changed or would go down before its "
+    "last bit is re-routed at that ToR over the current slice (never sent into it)",
+    "ports: three strict-priority classes, headers and control (--header-queue bytes, default "
+    "the data queue's bytes, as opera-sim), NDP data (--queue full packets; a data packet that "
+    "finds it full is trimmed to its header) and bulk (RotorLB, bounded by its own pacing)",
     "NDP receiver: one pull pacer per host (--pull-pacer flow: per flow, as opera-sim) allowing one "
-    "pull per full-packet time at the host link rate x --pull-rate; ACK/NACK sent at once, carrying "
-    "the pull when the pacer is free, else a PULL is queued (arrival order)",
-    "NDP loss: a header finding the header queue full returns to its sender, which resends at once; "
-    "a dropped control packet is recovered by a per-flow timeout --rto",
+    "pull per full-packet time at the host link rate x --pull-rate; ACKs/NACKs sent at once, "
+    "pulls as separate control packets",
+    "NDP loss: a header finding the header class full returns to its sender, which resends; "
+    "a dropped control packet is recovered by the flow's timeout --rto",
     "RotorLB: offer/accept per host pair of the ToR pair the newly configured rotor connects, "
-    "at each superslice start, only while some host holds bulk data; a commitment of n packets is "
-    "spread evenly over the hold, at most 1/U of the NIC per rotor, lowest priority; a packet whose circuit no longer leads to its committed rack "
-    "returns to its host",
-    "time series: queued bytes = bytes waiting at a port (data + header/control + bulk, not the packet on "
-    "the wire); --watch auto samples every port while ports x samples <= 2M rows, else only network-wide rows",
-    "services: congestion = an NDP data packet finds its ToR data queue full (trimming is the response); "
-    "push-back = one message per (port, source ToR, destination ToR) and superslice to the source ToR, "
-    "forwarded to its hosts, which hold new NDP data to that ToR until the superslice ends; flow pausing, "
-    "EQO and buffer offloading refused (no meaning for Opera)",
+    "when its new circuits come up, only while some host holds bulk data; a commitment of n "
+    "packets is spread evenly over the hold ((U-1) x superslice + eps), at most 1/U of the NIC per "
+    "rotor, lowest priority; a packet whose circuit no longer leads to its committed rack returns "
+    "to its host (counted as packets dropped 'bulk_returned', nothing lost)",
+    "a bulk flow whose hosts share a rack runs NDP through its ToR (RotorLB only moves data across "
+    "rotor circuits); the flows column transport says what each flow ran",
+    "time series: queued bytes = bytes waiting at a port (all classes, not the packet on the "
+    "wire); --watch auto samples every port while ports x samples <= 2M rows, else only "
+    "network-wide rows",
+    "services: congestion = an NDP data packet finds its port's data class full (trimming is the "
+    "response); push-back = one message per (port, source ToR, destination ToR) and superslice to "
+    "the source ToR, arriving after one hop time per hop of the current path, whose hosts then "
+    "hold data to that ToR until the superslice ends; flow pausing, EQO and buffer offloading "
+    "refused (no meaning for Opera)",
     "FCT: last byte delivered at the receiver; flows column sender_fct_ps = when the sender held "
-    "every ACK (what opera-sim prints)",
+    "every ACK (what opera-sim prints; null for bulk flows)",
+    "hop histograms: delivered data packets by ToR-to-ToR hops (bulk: a relayed packet counts "
+    "both legs); the flows column hops counts the host downlink too",
 ]
 
 
@@ -127,12 +143,10 @@ def _time(o: dict[str, Any], key: str, auto: bool = False) -> int:
     return t
 
 
-class OperaNetwork(FixedFabric):
-    """A ready Opera network; ``run(workload, duration, seed, ...)`` returns a Result.
-    Circuits (the rotor schedule) and routing (expander paths, RotorLB) are Opera's own;
-    flows run between hosts."""
-
-    engine = "opera"
+class OperaNetwork(Network):
+    """A ready Opera network (a :class:`~opendcn.network.Network` with Opera's circuits,
+    routing, transports and port disciplines installed); ``run(workload, duration, seed,
+    ...)`` returns a Result. Flows run between hosts."""
 
     def __init__(self, **o: Any):
         tors = o["nodes"] if o["tors"] is None else o["tors"]
@@ -164,67 +178,67 @@ class OperaNetwork(FixedFabric):
             raise ConfigError("--initial-window", o["initial_window"], "must be >= 1")
         if not 0 < o["pull_rate"] <= 100:
             raise ConfigError("--pull-rate", o["pull_rate"], "must be in (0, 100]")
-        which = o["matchings"]
-        if which == "auto":
-            which = "opera" if (tors, u) == (108, 6) else "generate"
-        self.tors, self.u, self.hpr = tors, u, hpr
-        self.params = dict(
-            tors=tors, uplinks=u, hosts_per_tor=hpr, matchings=_load_matchings(which, tors, u),
-            link_rate_bps=rate, prop_ps=_time(o, "propagation"), host_prop_ps=_time(o, "host_propagation"),
-            eps_ps=_time(o, "eps", True), delta_ps=_time(o, "delta", True), reconf_ps=_time(o, "reconfiguration"),
-            packet_bytes=pkt, header_bytes=hdr, queue_pkts=o["queue"], hi_cap_bytes=hi_cap,
-            cutoff_bytes=parse_size(o["cutoff"], "--cutoff"), initial_window=o["initial_window"],
-            pull_rate=float(o["pull_rate"]), pull_pacer=o["pull_pacer"], rto_ps=_time(o, "rto"), stop=o["stop_when"])
+        reconf = _time(o, "reconfiguration")
+        if reconf <= 0:
+            raise ConfigError("--reconfiguration", o["reconfiguration"], "must be positive")
+        rto = _time(o, "rto")
+        if rto <= 0:
+            raise ConfigError("--rto", o["rto"], "must be positive")
         sample = parse_time(o["sample_interval"], "--sample-interval")
         if sample < 0:
             raise ConfigError("--sample-interval", o["sample_interval"], "must be non-negative (0: no time series)")
-        self._watch_opt = _parse_watch(o["watch"], tors, u, hpr)
-        if self.params["reconf_ps"] <= 0:
-            raise ConfigError("--reconfiguration", o["reconfiguration"], "must be positive")
-        if self.params["rto_ps"] <= 0:
-            raise ConfigError("--rto", o["rto"], "must be positive")
-        self.matchings_source = which
-        # probe the fabric (validates the matchings, derives ε/δ and the longest path)
-        probe = self._sim(dict(seed=1, sample_interval_ps=0, watch_ports=np.zeros(0, np.int64),
-                               congestion_detection=False, pushback=False, flow_start_ps=np.zeros(0, np.int64), flow_src=np.zeros(0, np.int64),
-                               flow_dst=np.zeros(0, np.int64), flow_size=np.zeros(0, np.int64)))
-        m = probe.output()["metrics"]
-        self.fabric_metrics = {k: (int(m[k]) if float(m[k]).is_integer() else float(m[k]))
-                               for k in ("superslice_ps", "eps_ps", "delta_ps", "reconf_ps", "cycle_ps",
-                                         "duty_cycle", "max_path_hops", "rlb_hold_ps", "rlb_max_pkts")}
-        self.superslice = int(m["superslice_ps"])
-        super().__init__(Config(nodes=tors, uplinks=u, link_rate=rate, propagation=self.params["prop_ps"],
-                                hosts_per_node=hpr, host_link_rate=rate,
-                                host_propagation=self.params["host_prop_ps"], slice=self.superslice,
-                                guardband=self.params["reconf_ps"], mtu=pkt - hdr, header=hdr,
-                                buffer=max(o["queue"] * pkt, pkt), sample_interval=sample), arch="opera")
-        self._watched: set[tuple[int, int]] = set()
-        apply_services(self, o)
-        self.arch_metrics.update(matchings=which, cutoff_bytes=self.params["cutoff_bytes"],
-                                 initial_window=o["initial_window"], queue_pkts=o["queue"],
-                                 header_queue_bytes=hi_cap, **self.fabric_metrics)
-
-    def _sim(self, extra: dict[str, Any]) -> Any:
-        spec = dict(self.params)
-        spec.update(extra)
+        cutoff = parse_size(o["cutoff"], "--cutoff")
+        rule = f"ndp<{_size_text(cutoff)},rotorlb" if str(o["transport"]).strip().lower() == "auto" else o["transport"]
+        parse_rule(rule)  # a bad rule fails here, before the fabric is built
+        which = o["matchings"]
+        if which == "auto":
+            which = "opera" if (tors, u) == (108, 6) else "generate"
+        prop, host_prop = _time(o, "propagation"), _time(o, "host_propagation")
+        ser = pkt * 8 * 10**12 // rate
         try:
-            return _core.OperaSim(spec)
+            fab = _core.rotor_fabric(tors, u, _load_matchings(which, tors, u), int(o["matchings_seed"]),
+                                     _time(o, "eps", True), _time(o, "delta", True), reconf, prop, ser, o["queue"])
         except _core.EngineSpecError as e:
             raise _engine_error(e) from None
-
-    # the fabric and routing are Opera's own
-    _topo_reason = "Opera's circuits are its staggered rotor schedule"
-    _routing_reason = "Opera routes over expander paths (NDP) and RotorLB"
-    _start_reason = "Opera runs with net.run(...)"
+        d = int(fab["superslice_ps"])
+        self.tors, self.u, self.hpr = tors, u, hpr
+        self.superslice = d
+        self.cutoff = cutoff
+        self.matchings_source = which
+        self.fabric_metrics = {
+            "superslice_ps": d, "eps_ps": int(fab["eps_ps"]), "delta_ps": int(fab["delta_ps"]),
+            "reconf_ps": reconf, "cycle_ps": d * tors, "duty_cycle": 1 - reconf / d,
+            "max_path_hops": int(fab["max_path_hops"]),
+            "rlb_hold_ps": (u - 1) * d + int(fab["eps_ps"]),
+        }
+        data_cap = o["queue"] * pkt
+        bulk_cap = 64 * 10**6
+        super().__init__(Config(nodes=tors, uplinks=u, link_rate=rate, propagation=prop,
+                                hosts_per_node=hpr, host_link_rate=rate, host_propagation=host_prop,
+                                slice=d, guardband=reconf, mtu=pkt - hdr, header=hdr,
+                                buffer=hi_cap + data_cap + bulk_cap, sample_interval=sample), arch="opera")
+        self.deploy_topo(_circuits(np.asarray(fab["peer"]).reshape(tors, tors, u)), slices=tors)
+        self.deploy_routing("expander")
+        self.transport(rule, ndp_init_window=o["initial_window"], ndp_rto=rto, ndp_queue=o["queue"],
+                       ctrl_bytes=hdr, pull_rate=o["pull_rate"], pull_pacer=o["pull_pacer"])
+        self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
+        self.stop_when = o["stop_when"]
+        self.net_series = sample > 0
+        self._watch_opt = _parse_watch(o["watch"], tors, u, hpr)
+        self._watched: set[tuple[int, int]] = set()
+        apply_services(self, o)
+        self.arch_metrics.update(matchings=which, cutoff_bytes=cutoff, initial_window=o["initial_window"],
+                                 queue_pkts=o["queue"], header_queue_bytes=hi_cap, transport_rule=rule,
+                                 **self.fabric_metrics)
 
     # ------------------------------------------------------------------ services
     def services(self, **kw: Any) -> dict[str, Any]:
         """OpenOptics services on Opera (see the module doc): ``congestion_detection``
-        counts data packets that find their ToR data queue full (Opera's response is
-        trimming, unchanged); ``pushback`` sends a push-back message from that ToR to the
-        source ToR, whose hosts hold new NDP data for the congested destination ToR for
-        the rest of the superslice. ``flow_pausing``, ``queue_estimation='eqo'`` and
-        ``buffer_offload`` have no meaning on Opera and raise ConfigError."""
+        counts NDP data packets that find their port's data class full (Opera's response
+        is trimming, unchanged); ``pushback`` also tells the source ToR, whose hosts hold
+        data for the congested destination ToR for the rest of the superslice.
+        ``flow_pausing``, ``queue_estimation='eqo'`` and ``buffer_offload`` have no meaning
+        on Opera and raise ConfigError."""
         before = dict(self._services)
         try:
             sv = super().services(**kw)
@@ -235,10 +249,10 @@ class OperaNetwork(FixedFabric):
                 raise ConfigError("elephant_threshold", kw.get("elephant_threshold"),
                                   "Opera classifies flows by size (--cutoff), not by PIAS flow aging")
             if sv["eqo_interval_ps"]:
-                raise ConfigError("queue_estimation", "eqo", "Opera's ToR ports are FIFO NDP queues whose exact "
+                raise ConfigError("queue_estimation", "eqo", "Opera's ports are FIFO NDP classes whose exact "
                                   "occupancy decides trimming; there are no calendar queues to estimate")
             if sv["offload_queues"]:
-                raise ConfigError("buffer_offload", sv["offload_queues"], "Opera's ToR ports hold one FIFO NDP queue, "
+                raise ConfigError("buffer_offload", sv["offload_queues"], "Opera's ports hold FIFO NDP classes, "
                                   "not per-slice calendar queues, and bulk data already waits on the hosts (RotorLB)")
         except ConfigError:
             self._services = before
@@ -246,28 +260,34 @@ class OperaNetwork(FixedFabric):
         return sv
 
     # ------------------------------------------------------------------ monitoring
-    def _engine_port(self, node: int, port: int) -> int:
-        """Engine port id of (node, port): ports 0..U-1 are the rotor uplinks, U.. the hosts."""
-        k = self.hpr + port if port < self.u else port - self.u
-        return node * (self.u + self.hpr) + k
+    def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
+        """Choose the watched ports for this run (``--watch``), then build the engine."""
+        from ..network import check_run_args
 
-    def _watch_ids(self, duration_ps: int) -> np.ndarray:
+        duration_ps, _ = check_run_args(duration, seed)
         c = self.config
         if c.sample_interval <= 0:
-            return np.zeros(0, dtype=np.int64)
-        if self.watch_ports is not None:  # net.watch([...]): Network ids node*(U+H) + port
-            ppt = self.u + self.hpr
-            pairs = [(int(g) // ppt, int(g) % ppt) for g in self.watch_ports]
+            pairs: list[tuple[int, int]] = []
         elif self._watch_opt == "auto":
-            n_ports = self.tors * (self.u + self.hpr)
             samples = duration_ps // c.sample_interval + 1
-            pairs = _all_ports(self) if n_ports * samples <= WATCH_AUTO_ROWS else []
+            pairs = _all_ports(self) if self.n_ports * samples <= WATCH_AUTO_ROWS else []
         elif self._watch_opt == "all":
             pairs = _all_ports(self)
         else:
             pairs = list(self._watch_opt)
-        self._watched = set(pairs)
-        return np.array([self._engine_port(n, p) for n, p in pairs], dtype=np.int64)
+        if self._explicit_watch is None:
+            self.watch_ports = np.array([self.gport(n, p) for n, p in pairs], dtype=np.int64)
+            self._watched = set(pairs)
+        super().start(workload, duration, seed, collect_tm=collect_tm)
+
+    _explicit_watch: Any = None
+
+    def watch(self, ports: Any) -> None:
+        """Sample exactly these (node, port) pairs (None: back to ``--watch``)."""
+        super().watch(ports)
+        self._explicit_watch = None if ports is None else list(ports)
+        if ports is not None:
+            self._watched = {(int(n), int(p)) for n, p in ports}
 
     def _check_watched(self, node: int, port: int) -> None:
         self._last()
@@ -283,93 +303,63 @@ class OperaNetwork(FixedFabric):
         self._check_watched(node, port)
         return super().bw_usage(node, port, interval)
 
-    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
-            out: str | os.PathLike[str] | None = None, mice_threshold: Any = 10_000) -> Result:
-        """Run ``workload`` for at most ``duration`` of simulated time (less with
-        ``--stop-when``) and return the result."""
-        duration_ps, seed = check_run_args(duration, seed)
-        mice = parse_size(mice_threshold, "mice_threshold")
-        c = self.config
-        flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,
-                                  nodes=c.nodes, duration_ps=duration_ps, seed=int(seed))
-        flows.validate(c.endpoints)
-        keep = np.asarray(flows.start_ps) < duration_ps
-        cut = _Cut(flows, keep)
-        watch = self._watch_ids(duration_ps)
-        sv = self._services
-        sim = self._sim(dict(seed=int(seed), sample_interval_ps=int(c.sample_interval), watch_ports=watch,
-                             congestion_detection=bool(sv["congestion_detection"]), pushback=bool(sv["pushback"]),
-                             flow_start_ps=np.ascontiguousarray(cut.start_ps, dtype=np.int64),
-                             flow_src=np.ascontiguousarray(cut.src, dtype=np.int64),
-                             flow_dst=np.ascontiguousarray(cut.dst, dtype=np.int64),
-                             flow_size=np.ascontiguousarray(cut.size, dtype=np.int64)))
-        t0 = time.perf_counter()
-        if progress:
-            from ..network import _run_with_progress
-            _run_with_progress(sim, duration_ps, "opera")
-        else:
-            sim.run_until(duration_ps)
-        sim.final_sample()
-        wall = time.perf_counter() - t0
-        o = sim.output()
-        end = int(o["now_ps"]) if sim.stopped else duration_ps
-        live = _Live(sim, cut, end, int(seed), t0, getattr(workload, "description", repr(workload)))
-        result = self._result(live, o, wall, mice)
-        return self._deliver(result, o, seed, out)
-
-    def _timeseries(self, o: dict[str, Any]) -> Any:
-        return _opera_timeseries(self, o)
-
-    def _result(self, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
+    # ------------------------------------------------------------------ results
+    def _arch_result(self, result: Result, o: dict[str, Any]) -> None:
         import pyarrow as pa
 
         from ..analysis import fct_stats
 
-        c = self.config
-        flows = flows_table(c, live.flows, o)
-        bulk = np.asarray(o["flow_bulk"], dtype=bool)
-        acked = np.asarray(o["flow_acked_ps"], dtype=np.int64)
-        start = np.asarray(flows["start_ps"], dtype=np.int64)
-        flows = flows.append_column("bulk", pa.array(bulk)).append_column(
-            "retransmissions", pa.array(np.asarray(o["flow_rtx"], dtype=np.int64))).append_column(
-            "sender_fct_ps", pa.array(acked - start, mask=acked < 0))
-        summary = core_summary(arch="opera", seed=live.seed, nodes=c.nodes, endpoints=c.endpoints,
-                               duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
-                               rate_bps=c.per_node_rate, workload=live.workload)
-        am: dict[str, Any] = dict(self.arch_metrics)
-        for k, v in o["metrics"].items():
-            am[k] = int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v)
-        cutoff = self.params["cutoff_bytes"]
+        flows = result.flows
+        size = np.asarray(flows["size_bytes"], dtype=np.int64)
+        tp = np.asarray(flows["transport"].to_pylist(), dtype=object)
+        bulk = tp == "rotorlb"
+        result.flows = flows = flows.append_column("bulk", pa.array(bulk))
+        done = np.asarray(flows["completed"].to_numpy(zero_copy_only=False), dtype=bool)
+        am = result.summary["arch_metrics"]
+        pk = result.summary.get("packets", {})
+        mice = result.summary["fct_us"].get("mice_threshold_bytes", 10_000)
         am["fct_us"] = fct_stats(flows, mice_threshold=mice,
-                                 sizes={"low_latency": (0, cutoff), "bulk": (cutoff, float("inf")),
+                                 sizes={"low_latency": (0, self.cutoff), "bulk": (self.cutoff, float("inf")),
                                         "under_100KB": (0, 100_000)})
         am["low_latency_fct_us_percentiles"] = _percentiles(flows, ~bulk)
-        am["small_fct_us_percentiles"] = _percentiles(flows, np.asarray(flows["size_bytes"]) < 100_000)
-        hist = list(o["ndp_hops_hist"])
+        am["small_fct_us_percentiles"] = _percentiles(flows, size < 100_000)
+        am["sender_fct_us_percentiles"] = _percentiles(flows, size < 100_000, column="sender_fct_ps")
+        ll = ~bulk & done
+        # packets delivered by ToR-to-ToR hops (the engine counts the host downlink too)
+        hist = [int(x) for x in o["delivered_pkts_by_hops"][1:]]
         while hist and hist[-1] == 0:
             hist.pop()
         am["ndp_hops_histogram"] = hist
-        bh = list(o["bulk_hops_hist"])
-        am["bulk_hops_histogram"] = {"direct": int(bh[1]), "two_hop": int(bh[2]), "more": int(sum(bh[3:]))}
-        am["decisions"] = DECISIONS
-        sv = self._services
-        summary["services"] = {
-            "congestion_detection": bool(sv["congestion_detection"]), "pushback": bool(sv["pushback"]),
-            "flow_pausing": False, "eqo_interval_ps": 0, "offload_queues": 0,
-            **{k: am.pop(k) for k in SERVICE_COUNTERS}}
-        summary["arch_metrics"] = am
-        ts = self._timeseries(o)
-        params = {k: (v.tolist() if isinstance(v, np.ndarray) and k != "matchings" else v)
-                  for k, v in self.params.items() if k != "matchings"}
-        info = {"config": c.model_dump(), "arch": "opera", "engine": "opera", "params": params,
-                "matchings": self.matchings_source, "duration_ps": live.duration, "seed": live.seed}
-        return Result(summary, flows, ts, info)
+        bh = [int(x) for x in o["bulk_pkts_by_hops"]]
+        am["bulk_hops_histogram"] = {"direct": bh[2], "two_hop": bh[3], "more": int(sum(bh[4:]))}
+        am.update(ndp_flows=int((~bulk).sum()), ndp_completed=int(ll.sum()), bulk_flows=int(bulk.sum()),
+                  bulk_completed=int((bulk & done).sum()), stopped_early=int(bool(o.get("stopped", False))),
+                  trims=int(pk.get("trims", 0)), bounces=int(pk.get("bounces", 0)),
+                  retransmissions=int(pk.get("retransmitted", 0)), reroutes=int(o["reroutes"]),
+                  rlb_slices=int(o["rlb_slices"]), rlb_committed_pkts=int(o["rlb_committed_pkts"]),
+                  rlb_returns=int(o["rlb_returns"]), rlb_relayed_pkts=int(o["rlb_relayed_pkts"]),
+                  rlb_host_bytes=int(o["rlb_host_bytes"]), decisions=DECISIONS)
+        result.spec_info.update(matchings=self.matchings_source, fabric=self.fabric_metrics)
 
 
-SERVICE_COUNTERS = ("congestion_events", "pushback_messages", "pushback_received", "pushback_lost", "paused_packets")
 #: --watch auto samples every port while ports x samples stays within this many rows
 WATCH_AUTO_ROWS = 2_000_000
-NET_SERIES = ("trims", "bounces", "delivered_bytes", "bulk_host_bytes", "congestion_events", "pushback_messages")
+
+
+def _size_text(b: int) -> str:
+    """A byte count as the shortest exact size with a unit (15000000 -> 15MB)."""
+    for unit, k in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if b % k == 0:
+            return f"{b // k}{unit}"
+    return f"{b}B"
+
+
+def _circuits(peer: np.ndarray) -> list[Circuit]:
+    """The rotor circuits of every superslice: ``peer[slice, tor, rotor]`` is the ToR that
+    rotor connects ``tor`` to (-1: none); rotor k is uplink k of both ToRs."""
+    s_idx, a, k = np.nonzero(peer > np.arange(peer.shape[1])[None, :, None])
+    b = peer[s_idx, a, k]
+    return [Circuit(int(x), int(r), int(y), int(r), int(j)) for j, x, r, y in zip(s_idx, a, k, b)]
 
 
 def _all_ports(net: OperaNetwork) -> list[tuple[int, int]]:
@@ -395,36 +385,11 @@ def _parse_watch(v: Any, tors: int, u: int, hpr: int) -> Any:
     return pairs
 
 
-def _opera_timeseries(net: OperaNetwork, o: dict[str, Any]) -> Any:
-    """Per watched port rows (queued bytes at the sample, bytes sent in the interval ending
-    there), then network-wide rows (node = port = -1: queued bytes at all ToR ports, bytes
-    they sent, and the network counters of NET_SERIES; null on port rows)."""
-    import pyarrow as pa
-
-    ppt = net.u + net.hpr
-    gp = np.asarray(o["ts_port"], dtype=np.int64)
-    k = gp % ppt
-    port = np.where(k >= net.hpr, k - net.hpr, net.u + k)
-    ser = o["series"]
-    m = len(ser["time_ps"])
-    minus = np.full(m, -1, dtype=np.int64)
-    cols = {
-        "time_ps": np.concatenate([o["ts_time_ps"], ser["time_ps"]]),
-        "node": np.concatenate([gp // ppt, minus]), "port": np.concatenate([port, minus]),
-        "queued_bytes": np.concatenate([o["ts_queued_bytes"], ser["queued_bytes"]]),
-        "tx_bytes": np.concatenate([o["ts_tx_bytes"], ser["tx_bytes"]]),
-    }
-    t = {c: pa.array(np.asarray(v, dtype=np.int64)) for c, v in cols.items()}
-    mask = np.concatenate([np.ones(len(gp), dtype=bool), np.zeros(m, dtype=bool)])
-    for c in NET_SERIES:
-        vals = np.concatenate([np.zeros(len(gp), dtype=np.int64), np.asarray(ser[c], dtype=np.int64)])
-        t[c] = pa.array(vals, mask=mask)
-    return pa.table(t)
-
-
-def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
+def _percentiles(flows: Any, sel: np.ndarray, column: str = "fct_ps") -> dict[str, float]:
     done = np.asarray(flows["completed"].to_numpy(zero_copy_only=False), dtype=bool) & sel
-    fct = np.asarray(flows["fct_ps"].fill_null(0))[done] / 1e6
+    vals = flows[column]
+    ok = ~np.asarray(vals.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    fct = np.asarray(vals.fill_null(0))[done & ok] / 1e6
     if len(fct) == 0:
         return {"count": 0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0}
     q = np.percentile(fct, [50, 90, 99, 99.9])
@@ -459,6 +424,9 @@ def _percentiles(flows: Any, sel: np.ndarray) -> dict[str, float]:
     Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
     Option("watch", "auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, none, "
            "or node:port[,node:port...] (ports 0..U-1 rotor uplinks, U.. host downlinks)", "str"),
+    Option("transport", "auto", "transport rule by flow size (auto: 'ndp<CUTOFF,rotorlb', Opera's NDP below "
+           "--cutoff and RotorLB above; e.g. ndp, ideal)"),
+    Option("matchings_seed", 1, "seed of generated matchings (--matchings generate)", "int"),
     *service_options(),
     Option("stop_when", "duration", "end the run at --duration, or once every flow started and every NDP flow "
            "(ndp-done) or every flow (all-done) finished", "choice", ("duration", "ndp-done", "all-done")),

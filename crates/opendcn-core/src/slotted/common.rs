@@ -20,7 +20,6 @@
 
 use crate::error::SpecError;
 use crate::ledger::Ledger;
-use crate::rng::mix64;
 use crate::sim::PacketTotals;
 use crate::units::{Ps, Rate, NONE};
 use std::collections::VecDeque;
@@ -336,7 +335,7 @@ pub struct Books {
     pub packet_hops: u64,
     pub events: u64,
     pub flows_started: u64,
-    pub hash: u64,
+    pub hash: crate::trace::TraceHash,
     // time series: per node, per interval
     pub sample_ps: Ps,
     pub n: u32,
@@ -360,7 +359,7 @@ impl Books {
             packet_hops: 0,
             events: 0,
             flows_started: 0,
-            hash: 0x5107_7ed0,
+            hash: crate::trace::TraceHash::start(),
             sample_ps,
             n,
             ts_tx: vec![0; n_bins * n as usize],
@@ -407,7 +406,7 @@ impl Books {
     #[inline]
     pub fn sent(&mut self, fl: &mut Flows, flow: u32, node: u32, t: Ps, arr: Ps, bytes: u64, hop: u32, last_hop: bool) {
         self.packet_hops += 1;
-        self.hash = mix64(self.hash ^ t.wrapping_mul(31) ^ ((flow as u64) << 20) ^ bytes);
+        self.hash.record(t, ((flow as u64) << 20) ^ bytes);
         if let Some(b) = self.bin(t) {
             self.ts_tx[b * self.n as usize + node as usize] += bytes;
         }
@@ -597,7 +596,7 @@ pub fn finish_output(b: &Books, fl: &Flows, fab: &Fabric, now: Ps, held: Held, m
             drops: b.reasons.iter().zip(&l.lost).map(|(r, v)| (r.to_string(), *v)).collect(),
             collisions: fab.collisions,
             guardband_violations: b.guard_violations,
-            trace_hash: b.hash,
+            trace_hash: b.hash.value(),
             flow_finish_ps: finish,
             flow_delivered: fl.st.iter().map(|s| s.delivered).collect(),
             flow_hops: fl.st.iter().map(|s| s.hops).collect(),

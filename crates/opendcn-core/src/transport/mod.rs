@@ -6,6 +6,10 @@
 //! module is unit-tested on its own by feeding it arrivals and times (the style of
 //! quinn-proto).
 //!
+//! [`rotorlb`] is the exception to "per flow": Opera's bulk transport keeps the state of
+//! all hosts (commitments per rotor, relay queues) and is driven once per superslice and
+//! per NIC poll, with the same sans-IO discipline.
+//!
 //! Conventions shared by every transport:
 //! - A flow of `size` payload bytes is cut into segments of `mss` payload bytes; segment
 //!   `i` carries bytes `[i·mss, min((i+1)·mss, size))` (the last one may be shorter).
@@ -16,6 +20,7 @@
 //!   timer event per flow and re-arms it lazily) and `on_timer(now)`.
 
 pub mod ndp;
+pub mod rotorlb;
 pub mod tcp;
 
 /// Number of segments of a flow of `size` bytes (`size > 0`).

@@ -528,7 +528,7 @@ pub struct ShaleSim {
     ledger: Ledger,
     flows_started: u64,
     flows_completed: u64,
-    hash: u64,
+    hash: crate::trace::TraceHash,
     sends_cells: u64,
     sends_token_only: u64,
     tokens_sent: u64,
@@ -807,7 +807,7 @@ impl ShaleSim {
             ledger: Ledger::new(DROP_REASONS.len()),
             flows_started: 0,
             flows_completed: 0,
-            hash: 0x5a1e_5a1e_5a1e_5a1e,
+            hash: crate::trace::TraceHash::start(),
             sends_cells: 0,
             sends_token_only: 0,
             tokens_sent: 0,
@@ -1695,7 +1695,7 @@ impl ShaleSim {
                 self.f_finish[flow] = send * self.tau + self.slot_ps + self.prop_ps;
                 self.flows_completed += 1;
                 // order-free: a sum over completions of (flow, timeslot)
-                self.hash = self.hash.wrapping_add(mix64(((flow as u64) << 24) ^ t));
+                self.hash.record(t, (flow as u64) << 24);
             }
             self.free_cell(c);
             return;

@@ -203,7 +203,7 @@ impl ShaleSim {
                 drops: DROP_REASONS.iter().zip(self.ledger.lost.iter()).map(|(k, v)| (k.to_string(), *v)).collect(),
                 collisions: self.collisions,
                 guardband_violations: self.guard_viol,
-                trace_hash: self.hash,
+                trace_hash: self.hash.value(),
                 flow_finish_ps: self.f_finish.clone(),
                 flow_delivered: self.f_deliv.clone(),
                 flow_hops: self.f_hops.clone(),

@@ -443,7 +443,7 @@ struct Work {
     lg: Ledger,
     flows_started: u64,
     flows_completed: u64,
-    hash: u64,
+    hash: crate::trace::TraceHash,
     sends_cells: u64,
     sends_token_only: u64,
     tokens_sent: u64,
@@ -1274,7 +1274,7 @@ impl Srv<'_> {
             if f.deliv == f.size {
                 f.finish = (t - self.d) * self.tau + self.slot_ps + self.prop_ps;
                 self.w.flows_completed += 1;
-                self.w.hash = self.w.hash.wrapping_add(mix64(((fl.flow as u64) << 24) ^ t));
+                self.w.hash.record(t, (fl.flow as u64) << 24);
             }
             return;
         }
@@ -1394,7 +1394,7 @@ impl WindowSim {
     /// The workers' counters added up (largest values: the largest), and their
     /// buffer histograms.
     fn totals(&self) -> Work {
-        let mut t = Work { hash: 0x5a1e_5a1e_5a1e_5a1e, lg: Ledger::new(DROP_REASONS.len()), ..Work::default() };
+        let mut t = Work { hash: crate::trace::TraceHash::start(), lg: Ledger::new(DROP_REASONS.len()), ..Work::default() };
         for k in &self.works {
             t.lg.merge(&k.lg);
             t.events += k.events;
@@ -1404,7 +1404,7 @@ impl WindowSim {
             t.hbh_viol += k.hbh_viol;
             t.flows_started += k.flows_started;
             t.flows_completed += k.flows_completed;
-            t.hash = t.hash.wrapping_add(k.hash);
+            t.hash.merge(k.hash);
             t.sends_cells += k.sends_cells;
             t.sends_token_only += k.sends_token_only;
             t.tokens_sent += k.tokens_sent;
@@ -1533,7 +1533,7 @@ impl WindowSim {
                 drops: DROP_REASONS.iter().map(|k| (k.to_string(), 0)).collect(),
                 collisions: tot.collisions,
                 guardband_violations: tot.guard_viol,
-                trace_hash: tot.hash,
+                trace_hash: tot.hash.value(),
                 flow_finish_ps: self.fr.iter().map(|f| f.finish).collect(),
                 flow_delivered: self.fr.iter().map(|f| f.deliv).collect(),
                 flow_hops: self.fr.iter().map(|f| f.hops).collect(),

@@ -9,11 +9,11 @@
 //! (s − k) mod N ≡ U − 1 (mod U). A rotor therefore holds one matching for (U − 1)
 //! superslices + ε + δ.
 //!
-//! The circuits are a cyclic [`Schedule`] of N slices with guardband r, read at time
-//! `t + r`: schedule slice j then covers `[jD − r, (j + 1)D − r)`, its guardband is the
-//! r-part at the end of superslice j − 1, and only the ports of the reconfiguring rotor
-//! observe it (the schedule applies the guardband to ports whose circuit changes).
-//! Global port id in the schedule: `tor * U + rotor`.
+//! The packet engine runs these circuits as a cyclic [`Schedule`] of N slices of D with
+//! guardband r: slice j holds superslice j's matchings and starts with the guardband of the
+//! rotor that takes a new matching there (the engine's timeline is Opera's shifted by r).
+//! [`Rotors::sched`] keeps that schedule with global port id `tor * U + rotor`; the
+//! per-superslice shortest paths computed here give the longest path, which sets ε.
 
 use crate::error::SpecError;
 use crate::rng::Stream;
@@ -274,44 +274,6 @@ impl Rotors {
         let q = self.sched.peer(g, idx);
         if q == g { NONE } else { q / self.u }
     }
-
-    /// Circuit of (tor, rotor) at time t: (peer ToR or NONE, up now, time it next goes down).
-    #[inline]
-    pub fn state(&self, tor: u32, rotor: u32, t: Ps) -> (u32, bool, Ps) {
-        let g = tor * self.u + rotor;
-        let st = t + self.reconf;
-        let s = self.sched.slice_at(st);
-        let up = st >= s.start + self.sched.guard_of(g, s.idx);
-        let q = self.sched.peer(g, s.idx);
-        let peer = if q == g { NONE } else { q / self.u };
-        // next slice whose start reconfigures this port
-        let mut k = s.abs + 1;
-        while self.sched.guard_of(g, (k % self.n as u64) as u32) == 0 {
-            k += 1;
-            if k > s.abs + self.n as u64 {
-                return (peer, up, Ps::MAX);
-            }
-        }
-        (peer, up, self.sched.slice(k).start - self.reconf)
-    }
-
-    /// Independent check that `[t, t + dur)` on (tor, rotor) lies inside one up period of one
-    /// circuit: (guardband violated, peer at start, peer at end).
-    pub fn check_tx(&self, tor: u32, rotor: u32, t: Ps, dur: Ps) -> (bool, u32) {
-        let g = tor * self.u + rotor;
-        let a = self.sched.slice_at(t + self.reconf);
-        let b = self.sched.slice_at(t + dur.max(1) - 1 + self.reconf);
-        let in_guard = |s: crate::schedule::SliceRef, x: Ps| x < s.start + self.sched.guard_of(g, s.idx);
-        let mut bad = in_guard(a, t + self.reconf) || in_guard(b, t + dur.max(1) - 1 + self.reconf);
-        let mut k = a.abs + 1;
-        while k <= b.abs {
-            if self.sched.guard_of(g, (k % self.n as u64) as u32) > 0 {
-                bad = true;
-            }
-            k += 1;
-        }
-        (bad, self.sched.peer(g, a.idx))
-    }
 }
 
 #[cfg(test)]
@@ -328,30 +290,6 @@ mod tests {
                 assert!(changed.len() <= 1 && changed.iter().all(|&k| k == r.changing[j as usize]), "{n} {u} {j}");
             }
             assert!(r.max_hops >= 1);
-        }
-    }
-
-    #[test]
-    fn circuit_state_follows_staggered_reconfiguration() {
-        let (n, u) = (8u32, 4u32);
-        let (r, _) = Rotors::generated(n, u, 3, 1_000_000, 100_000, 50_000, 500, 1000, 8).unwrap();
-        assert_eq!(r.d, 1_150_000);
-        for s in 0..(2 * n as u64) {
-            let x = r.changing[(s % n as u64) as usize];
-            let t_down = s * r.d + r.eps + r.delta;
-            for k in 0..u {
-                let (_, up_before, down_at) = r.state(0, k, t_down - 1);
-                assert!(up_before);
-                let (_, up_in, _) = r.state(0, k, t_down);
-                if k == x {
-                    assert!(!up_in);
-                    assert_eq!(down_at, t_down);
-                    assert!(r.check_tx(0, k, t_down - 10, 20).0);
-                } else {
-                    assert!(up_in);
-                    assert!(!r.check_tx(0, k, t_down - 10, 20).0);
-                }
-            }
         }
     }
 }
