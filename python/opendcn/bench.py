@@ -92,8 +92,9 @@ def run_one(name: str, quick: bool) -> dict[str, Any]:
     net = arch.get(a).make(**opts)
     w = workload.from_file(trace_path(wl[6:])) if wl.startswith("trace:") else workload.poisson(wl, load=load)
     duration = qdur if quick else dur
-    if getattr(net, "engine", None) is not None:
-        # architectures with their own slotted engine: time the whole run
+    if getattr(net, "engine", None) is not None or a == "opera":
+        # architectures with their own slotted engine, and Opera (whose run stops when its
+        # low-latency flows are done and reports their FCTs): time the whole run
         r = net.run(w, duration=duration, seed=1)
         s = r.summary
         wall = s["wall_s"]

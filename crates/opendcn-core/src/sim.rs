@@ -1383,9 +1383,19 @@ impl Sim {
         let act = if same_node {
             None
         } else if p.kind == K_BULK {
-            // RotorLB names the rotor: the holder's rack sends it on that uplink
+            // RotorLB names the rotor: the holder's rack sends it on that uplink. A served
+            // port checks the circuit when the packet reaches its head; a calendar port
+            // plans it in the first slice whose circuit leads to the committed rack
             let b = self.bulk_meta[pid as usize];
-            Some(Action { port: self.rlb_ports[(node * self.rlb_uplinks() + b.rotor) as usize], dep: WILD })
+            let port = self.rlb_ports[(node * self.rlb_uplinks() + b.rotor) as usize];
+            if self.ports[port as usize].served {
+                Some(Action { port, dep: WILD })
+            } else {
+                let n = self.sched.slices();
+                (0..n).map(|k| (cur.idx + k) % n)
+                    .find(|&i| { let q = self.sched.peer(port, i); q != NONE && self.port_node[q as usize] == b.want_tor })
+                    .map(|dep| Action { port, dep })
+            }
         } else {
             self.route(node, pid)
         };

@@ -13,10 +13,12 @@ age of its flow (young flows: lowest latency; aged flows: fewest hops). Sources 
 packet whose departure slice is already full to a later slice.
 
 Transport (DECIDE): ``ideal`` by default. RotorNet's own transport, RotorLB, holds bulk
-data at the hosts and sends only what the schedule admits; the engine's back-pressured
-injection (a source never pushes a packet its slice cannot carry) is the closest
-mechanism until RotorLB runs on the packet engine. ``--transport tcp|dctcp|ndp`` makes
-every flow reliable (relayed packets lost at full calendar queues are sent again).
+data at hosts and sends it direct or through one relay rack; it runs on the packet engine
+(``--hosts-per-node 2 --transport rotorlb``) but needs hosts below the nodes, while this
+architecture's nodes are the endpoints by default. The engine's back-pressured injection
+(a source never pushes a packet its slice cannot carry) is the stand-in then.
+``--transport tcp|dctcp|ndp`` makes every flow reliable (relayed packets lost at full
+calendar queues are sent again).
 """
 
 from __future__ import annotations
