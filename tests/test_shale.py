@@ -396,7 +396,9 @@ def test_invalidation_tokens_stop_cells_to_a_failed_node_at_their_sources(h):
         check_books(r.summary)
         runs[inv] = r
     on, off = runs[True], runs[False]
-    late = lambda r: sum(r.timeseries["dropped_bytes"].to_pylist()[-5:])  # last 50 us
+    def late(r):  # dropped bytes in the last 50 us
+        return sum(r.timeseries["dropped_bytes"].to_pylist()[-5:])
+
     assert on.summary["arch_metrics"]["engine"]["invalidation_tokens"] > 0
     assert off.summary["arch_metrics"]["engine"]["invalidation_tokens"] == 0
     assert late(on) == 0

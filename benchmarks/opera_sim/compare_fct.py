@@ -3,7 +3,8 @@ matched by (src, dst, size, start); both use sender-side FCTs (what opera-sim pr
 
 Usage: python compare_fct.py TRACE.htsim OPERA_SIM_OUTPUT.txt [option=value ...]
 """
-import sys, json, time
+import sys
+import time
 import numpy as np
 import opendcn as od
 trace, simout = sys.argv[1], sys.argv[2]

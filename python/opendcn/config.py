@@ -62,28 +62,28 @@ class Config(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> "Config":
         if self.nodes < 2:
-            raise ValueError(f"nodes: need at least 2 nodes")
+            raise ValueError("nodes: need at least 2 nodes")
         if self.uplinks < 1:
-            raise ValueError(f"uplinks: need at least 1 uplink")
+            raise ValueError("uplinks: need at least 1 uplink")
         if self.link_rate <= 0:
-            raise ValueError(f"link_rate: must be positive")
+            raise ValueError("link_rate: must be positive")
         if self.slice <= 0:
-            raise ValueError(f"slice: must be positive")
+            raise ValueError("slice: must be positive")
         if self.guardband >= self.slice:
             raise ValueError(f"guardband: must be shorter than the slice "
                              f"({self.guardband} ps >= {self.slice} ps)")
         if self.hosts_per_node < 0:
-            raise ValueError(f"hosts_per_node: must be >= 0")
+            raise ValueError("hosts_per_node: must be >= 0")
         if self.mtu <= 0:
-            raise ValueError(f"mtu: must be positive")
+            raise ValueError("mtu: must be positive")
         if self.buffer < self.mtu + self.header:
-            raise ValueError(f"buffer: must hold at least one packet ")
+            raise ValueError("buffer: must hold at least one packet ")
         if self.host_link_rate is not None and self.host_link_rate <= 0:
             raise ValueError("host_link_rate: must be positive")
         if self.host_rate is not None and self.host_rate <= 0:
-            raise ValueError(f"host_rate: must be positive")
+            raise ValueError("host_rate: must be positive")
         if self.sample_interval < 0:
-            raise ValueError(f"sample_interval: must be >= 0")
+            raise ValueError("sample_interval: must be >= 0")
         return self
 
     # -- derived quantities -------------------------------------------------------------

@@ -29,7 +29,6 @@ violation) are checked, and one configuration is run twice to check determinism.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Callable
 

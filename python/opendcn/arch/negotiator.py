@@ -165,7 +165,6 @@ def build(**o: Any) -> SlottedNetwork:
     except _core.EngineSpecError as e:
         err = _engine_error(e)
         raise ConfigError("--" + err.field.replace("_", "-"), err.value, err.reason) from None
-    epoch = o["predefined_slots"] * pre + o["scheduled_slots"] * sched
     net = SlottedNetwork("negotiator", "negotiator", params, nodes=nodes, ports=ports, link_rate=rate,
                          host_rate=host, propagation=prop, slice_ps=max(sched, guard + 1), guardband=guard,
                          mtu=max(1, (sched * rate) // (8 * 10**12) - params["header_bytes"]),

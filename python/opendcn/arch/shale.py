@@ -347,7 +347,7 @@ class ShaleNetwork(FixedFabric):
     # --------------------------------------------------------------- running
     def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
             out: Any = None, mice_threshold: Any = 10_000) -> Any:
-        from ..network import Result, _run_with_progress
+        from ..network import _run_with_progress
 
         duration_ps, seed = check_run_args(duration, seed)
         mice = parse_size(mice_threshold, "mice_threshold")
