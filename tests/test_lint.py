@@ -15,3 +15,9 @@ def test_ruff_finds_nothing_in_the_package():
                         str(ROOT / "tests"), str(ROOT / "benchmarks"), str(ROOT / "examples")],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_mypy_finds_nothing_in_the_package():
+    p = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file", str(ROOT / "pyproject.toml"),
+                        str(ROOT / "python" / "opendcn")], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr

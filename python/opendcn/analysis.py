@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -69,7 +69,7 @@ DEFAULT_MICE_THRESHOLD = 10_000
 #: Default flow-size bucket edges in bytes: 0, 10 KB, 100 KB, 1 MB, 10 MB, infinity.
 DEFAULT_EDGES: tuple[float, ...] = (0, 10_000, 100_000, 1_000_000, 10_000_000, math.inf)
 #: numpy percentile method used for every percentile in this module.
-PERCENTILE_METHOD = "linear"
+PERCENTILE_METHOD: Final = "linear"
 
 _PS_PER_US = 1e6
 

@@ -211,7 +211,8 @@ def timed_wall(row: dict[str, Any]) -> float:
 def best_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the least timed wall, with every run's wall time in ``wall_s_runs``
     (and, for runs with a warm-up, every timed part in ``steady_wall_s_runs``)."""
-    best = dict(min(runs, key=timed_wall))
+    fastest: dict[str, Any] = min(runs, key=timed_wall)
+    best = dict(fastest)
     best["wall_s_runs"] = [r["wall_s"] for r in runs]
     if all("steady" in r for r in runs):
         best["steady_wall_s_runs"] = [r["steady"]["wall_s"] for r in runs]

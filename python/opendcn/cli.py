@@ -111,7 +111,7 @@ def make_workload(workload: str, load: float, pattern: str, flows_file: Optional
         if flow_size is None:
             raise ConfigError("--flow-size", None, "all-to-all needs --flow-size")
         return wl.poisson(None, load, "all-to-all", flow_size=flow_size), f"all-to-all {flow_size}"
-    kw = {"flow_size": flow_size} if flow_size else {}
+    kw: dict[str, Any] = {"flow_size": flow_size} if flow_size else {}
     w = wl.poisson(None if flow_size else workload, load, pattern, **kw)
     return w, f"{flow_size or workload}, {pattern}, load {load}"
 

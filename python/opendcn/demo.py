@@ -27,7 +27,7 @@ _SUB = {"clos": "ecmp", "opera": "ndp-rotorlb"}
 def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: float = 0.3,
              seed: int = 1, console: Any = None) -> Path:
     uplinks = 4
-    runs = [
+    runs: list[tuple[str, str, dict[str, Any]]] = [
         ("RotorNet (VLB)", "rotornet", {"routing": "vlb"}),
         ("RotorNet (direct)", "rotornet", {"routing": "direct"}),
         ("Clos (ECMP, DCTCP)", "clos", {"transport": "dctcp"}),

@@ -40,7 +40,7 @@ BUILTIN_ROUTERS = ("vlb", "direct", "hoho", "ucmp", "expander")
 
 
 def _engine_error(e: Exception) -> ConfigError:
-    args = getattr(e, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(e, "args", ()))
     if len(args) == 3:
         return ConfigError(str(args[0]), args[1], str(args[2]))
     return ConfigError("spec", str(e), "rejected by the engine")
@@ -482,14 +482,16 @@ class Network:
         serves w full packets per round) instead of strict priority. ``ports``: (node,
         port) pairs, default every port. Priority classes and trimming apply to
         electrical, host and static optical ports."""
+        gps: Sequence[int]
         if ports is None:
             gps = range(self.n_ports)
         else:
-            gps = []
+            listed: list[int] = []
             for node, port in ports:
                 if not 0 <= node < self.total_nodes or not 0 <= port < self.port_offset[node + 1] - self.port_offset[node]:
                     raise ConfigError("ports", (node, port), "no such port")
-                gps.append(self.gport(node, port))
+                listed.append(self.gport(node, port))
+            gps = listed
         d: dict[str, Any] = {}
         if classes is not None:
             caps = [parse_size(c, f"classes[{i}]") for i, c in enumerate(classes)]
@@ -539,13 +541,13 @@ class Network:
         if "ndp" in names:
             q = t.ndp_queue_packets * (int(c.mtu) + int(c.header))
             default = [q, q] + ([int(c.buffer)] if names - {"ndp"} else [])
-            for gp in np.nonzero(servable)[0]:
+            for gp in np.nonzero(servable)[0].tolist():
                 caps[gp] = list(default)
                 trim[gp] = 1
         if self._pias:
             # PIAS: control and headers in class 0, level i data in class 1 + i
             k = len(self._pias) + 2
-            for gp in np.nonzero(servable)[0]:
+            for gp in np.nonzero(servable)[0].tolist():
                 if not caps[gp]:
                     caps[gp] = [int(c.buffer)] * k
         for gp, d in self._disc.items():
@@ -741,6 +743,7 @@ class Network:
         return self.gport(node, port)
 
     def _peer_node(self, gp: int, dep: int | None) -> int:
+        assert self._peer is not None, "deploy_topo comes first"
         row = self._peer[0 if dep is None else dep]
         q = int(row[gp])
         if q < 0:

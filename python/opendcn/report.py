@@ -154,7 +154,7 @@ def _render_p99_by_size(results: Sequence[Any], labels: list[str],
             counts = np.asarray(t.column("count").to_numpy())
             bucket_count = counts if bucket_count is None else bucket_count + counts
     fig, (ax,) = _new_figure(9, 4.8)
-    if bucket_names is None or not bucket_count.any():
+    if bucket_names is None or bucket_count is None or not bucket_count.any():
         _no_data(ax, "no flows")
         keep = []
     else:
@@ -173,6 +173,7 @@ def _render_p99_by_size(results: Sequence[Any], labels: list[str],
         ax.bar(xs, hs, width=width, color=_color(i), label=label)
         plotted = True
     if keep:
+        assert bucket_names is not None  # keep is empty without buckets
         ax.set_xticks(range(len(keep)))
         ax.set_xticklabels([bucket_names[j] for j in keep])
     if plotted:

@@ -221,7 +221,7 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     # scheduler variants (§3.5, App. A.2) at the top load: iterative matching without
     # speedup (Fig. 15), two-hop relay on thin-clos (Fig. 16), informative requests,
     # stateful scheduling, ProjecToR-like (Tab. 4-6)
-    var_defs = [("base, no speedup", {"topology": "parallel", "speedup": 1.0}),
+    var_defs: list[tuple[str, dict[str, Any]]] = [("base, no speedup", {"topology": "parallel", "speedup": 1.0}),
                 ("iterative:3, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:3"}),
                 ("iterative:5, no speedup", {"topology": "parallel", "speedup": 1.0, "variant": "iterative:5"}),
                 ("base, thin-clos", {"topology": "thin-clos"}),

@@ -116,14 +116,16 @@ class _View:
             return None
         best_port: list[int | None] = [None] * self.S
         for s, p in conns:
-            if best_port[s] is None or p < best_port[s]:
+            bp = best_port[s]
+            if bp is None or p < bp:
                 best_port[s] = p
         res: list[tuple[int, int]] = [(0, 0)] * self.S
         cur: tuple[int, int] | None = None
         for a in range(2 * self.S - 1, -1, -1):  # two sweeps make the search cyclic
             s = a % self.S
-            if best_port[s] is not None:
-                cur = (s, best_port[s])
+            bp = best_port[s]
+            if bp is not None:
+                cur = (s, bp)
             if a < self.S:
                 res[a] = cur  # type: ignore[assignment]
         self._next[key] = res
@@ -236,7 +238,7 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
     if ts is not None and (not _is_int(ts) or ts < 0 or (not view.static and ts >= view.S)):
         raise ConfigError("ts", ts, f"must be None or a slice 0..{view.S - 1} of the cycle")
     timed = ts is not None and not view.static
-    if timed:
+    if ts is not None and timed:
         S, start = view.S, int(ts)
         adj = view.adj
     else:
@@ -275,11 +277,12 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
             break
     if found is None:
         return None
-    hops, node = [], src
+    hops: list[Hop] = []
+    node = src
     for o2, port, peer in found[2]:
         hops.append(Hop(node, port, (start + o2) % S if timed else None))
         node = peer
-    return Path(src, dst, ts, hops)
+    return Path(src, dst, ts, tuple(hops))
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,10 +309,13 @@ def _timed_triples(circuits: Iterable[Any], who: str) -> tuple[Any, list[Any], l
 
 def _arrival_offset(p: Path, S: int) -> int:
     """Slices from ``p.ts`` to the slice of the last hop (hops never go back in time)."""
+    assert p.ts is not None and all(h.dep_ts is not None for h in p.hops), "a timed path"
     off, cur = 0, p.ts
     for h in p.hops:
-        off += (h.dep_ts - cur) % S
-        cur = h.dep_ts
+        dep = h.dep_ts
+        assert dep is not None
+        off += (dep - cur) % S
+        cur = dep
     return off
 
 
@@ -450,7 +456,7 @@ def ecmp(circuits: Iterable[Any], endpoints: Iterable[int] | None = None) -> lis
     view = _View(circuits)
     eps = _endpoints(view, endpoints)
     g, ports = _static_graph(view)
-    out = []
+    out: list[Path] = []
     for s in eps:
         for d in eps:
             if s == d or not nx.has_path(g, s, d):

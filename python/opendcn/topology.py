@@ -266,7 +266,7 @@ def _normalize_slow(circuits: Sequence[Any]) -> list[tuple[int, int, int, int, i
         vals = [int(v) for v in fields[:4]] + [_STATIC if t is None else int(t)]
         if any(abs(v) >= 2**62 for v in vals if v != _STATIC):
             raise ConfigError(f"circuits[{i}]", c, "value out of range")
-        rows.append(tuple(vals))
+        rows.append((vals[0], vals[1], vals[2], vals[3], vals[4]))
     return rows
 
 
@@ -395,6 +395,7 @@ def schedule_table(circuits: Iterable[Any], nodes: int, ports: int,
             if t < 0:
                 reason = f"{where}: negative slice for port {pa} of node {a}"
             else:
+                assert slices is not None  # the only other way a slice is out of range
                 reason = (f"{where}: outside the cycle of {slices} slices (0..{slices - 1}) "
                           f"for port {pa} of node {a}")
         elif bad_n[i]:

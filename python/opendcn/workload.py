@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, TypeGuard
 
 import numpy as np
 
@@ -160,7 +160,7 @@ PATTERNS: dict[str, str] = {
 # --------------------------------------------------------------------------- flows
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -572,6 +572,9 @@ def _int_param(value: object, field: str, minimum: int) -> int:
 class Workload(abc.ABC):
     """A recipe for flows; :meth:`generate` makes them for one network and seed."""
 
+    #: an optional human description (summaries fall back to the class name)
+    description: str
+
     def generate(self, *, endpoints: int, hosts_per_node: int, rate_bps: int, nodes: int,
                  duration_ps: int, seed: int) -> FlowArrays:
         """Concrete flows, sorted by start time.
@@ -850,7 +853,7 @@ class _Explicit(Workload):
     """Fixed flows; ``where(i)`` names flow ``i`` in error messages."""
 
     def __init__(self, start: np.ndarray, src: np.ndarray, dst: np.ndarray,
-                 size: np.ndarray, labels: Sequence[str], origin: str):
+                 size: np.ndarray, labels: "Sequence[str] | _IndexLabels", origin: str):
         self.start = start
         self.src = src
         self.dst = dst

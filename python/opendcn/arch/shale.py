@@ -142,9 +142,10 @@ class ShaleNetwork(FixedFabric):
             raise ConfigError("--nodes", n, "need at least 2 nodes")
         if not 1 <= h <= 4:
             raise ConfigError("--h", h, "must be 1..4 (2-bit remaining-sprays field)")
-        self.m = _root(n, h)
-        if self.m is None:
+        root = _root(n, h)
+        if root is None:
             raise ConfigError("--nodes", n, f"must be a perfect {h}-th power (m^h) for --h {h}")
+        self.m: int = root
         self.lanes = o["lanes"]
         if self.lanes < 1:
             raise ConfigError("--lanes", self.lanes, "must be >= 1")
@@ -493,7 +494,7 @@ class ShaleNetwork(FixedFabric):
         for i, lab in enumerate(labels):
             sel = (size >= edges[i]) & (size < edges[i + 1])
             v = norm[sel & done]
-            st = {"count": int(sel.sum()), "completed": int((sel & done).sum())}
+            st: dict[str, float | int] = {"count": int(sel.sum()), "completed": int((sel & done).sum())}
             if v.size:
                 st.update(mean=float(v.mean()), p50=float(np.percentile(v, 50)),
                           p99=float(np.percentile(v, 99)), max=float(v.max()))
