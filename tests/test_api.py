@@ -1,4 +1,4 @@
-"""The OpenOptics-style Python API end to end, on tiny networks (CONTRACT.md, "Python API").
+"""The OpenOptics-style Python API end to end, on tiny networks (docs/contract.md#python-api).
 
 Timing arithmetic used below (no host links, header 0): a 1500 B packet takes 120 ns on a
 100 Gbps link; nodes are the endpoints and hand packets straight to their uplink queues;

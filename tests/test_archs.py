@@ -1,5 +1,5 @@
 """Every registered architecture at a tiny size, from Python and from the CLI, and the
-CLI's listing, bench and demo commands (CONTRACT.md, "CLI" and "Python API")."""
+CLI's listing, bench and demo commands (docs/contract.md#cli and docs/contract.md#python-api)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Bad input of every kind: each raises ``od.ConfigError`` (CLI: exit code 2) whose message
 names the offending field and value, never crashes the process and never leaves a
-half-written result behind (CONTRACT.md, "Every bad input ...")."""
+half-written result behind (docs/contract.md#errors)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NegotiaToR (ALGORITHMS.md §1) on the slotted engine: matching, epoch timing, the
+"""NegotiaToR (docs/arch/negotiator.md) on the slotted engine: matching, epoch timing, the
 scheduling pipeline, piggybacking, matching efficiency, invariants, failures, CLI."""
 
 from __future__ import annotations

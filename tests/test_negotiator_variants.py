@@ -1,4 +1,4 @@
-"""The NegotiaToR variants of ALGORITHMS.md §1.11 — iterative matching, traffic-aware
+"""The NegotiaToR variants of docs/arch/negotiator.md#variants — iterative matching, traffic-aware
 two-hop relay (thin-clos), stateful scheduling and the ProjecToR-like scheduler — each
 checked on its defining behaviour, plus conservation, conflict-free fabric use and
 determinism for every variant."""

@@ -1,4 +1,4 @@
-"""Shale (ALGORITHMS §5): schedule, routing bounds, throughput, hop-by-hop invariant,
+"""Shale (docs/arch/shale.md): schedule, routing bounds, throughput, hop-by-hop invariant,
 failures, conservation, determinism, CLI."""
 
 from __future__ import annotations

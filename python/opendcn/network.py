@@ -988,7 +988,7 @@ def _atomic_write(path: FsPath, text: str) -> None:
 
 
 def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
-    """The per-flow records (CONTRACT.md columns) of flows ``f`` from an engine output."""
+    """The per-flow records (docs/contract.md#per-flow-records) of flows ``f`` from an engine output."""
     nflows = len(f.size)
     finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
     done = finish >= 0
@@ -1046,7 +1046,7 @@ def _sender_fct(acked: Any, start: np.ndarray) -> pa.Array:
 
 def core_summary(*, arch: str, seed: int, nodes: int, endpoints: int, duration_ps: int, wall: float,
                  o: dict[str, Any], flows: pa.Table, mice: int, rate_bps: int, workload: str) -> dict[str, Any]:
-    """The summary fields every engine reports (CONTRACT.md), from an engine output dict
+    """The summary fields every engine reports (docs/contract.md#summary), from an engine output dict
     with the common counters; architectures add ``arch_metrics`` and their own fields."""
     sim_s = duration_ps / 1e12
     capacity_bytes = sim_s * rate_bps * nodes / 8

@@ -1,4 +1,4 @@
-//! State of two OpenOptics infrastructure services (ALGORITHMS §4.4) that the packet
+//! State of two OpenOptics infrastructure services (docs/engine.md#openoptics-services) that the packet
 //! engine ([`crate::sim`]) switches on per run.
 //!
 //! * [`Eqo`] — queue-occupancy estimation as a switch data plane does it: one register

@@ -1,4 +1,4 @@
-"""Shale (ALGORITHMS §5): an oblivious reconfigurable network on the EBS schedule.
+"""Shale (docs/arch/shale.md): an oblivious reconfigurable network on the EBS schedule.
 
 N = m^h nodes with h coordinates; the schedule has h phases of m − 1 timeslots, in
 which every node round-robins over the nodes differing only in that phase's
@@ -33,7 +33,7 @@ cells leave only when the timeslot's peer starts the direct semi-path, at most h
 ``--queue-estimation eqo`` and ``--buffer-offload`` are rejected by name.
 
 The engine is :mod:`opendcn_core::slotted::shale` (cell by cell, slot by slot over the
-active set). Decisions where the paper is silent (ALGORITHMS §7, 29–37) are listed in
+active set). Decisions where the paper is silent (docs/arch/shale.md#decisions) are listed in
 the engine's module documentation and in ``arch_metrics["decisions"]``.
 
 The load L = F / (R N τ) uses R = one cell's payload per timeslot, (cell − header) × 8 /
@@ -209,7 +209,7 @@ class ShaleNetwork(FixedFabric):
             self.sample_ps = parse_time(smp, "--sample")
             if self.sample_ps <= 0:
                 raise ConfigError("--sample", smp, "must be a positive time or 'auto'")
-        # end-to-end baselines (ALGORITHMS §5.4): ISD cap, RD/NDP window, PULL size, NDP queue
+        # end-to-end baselines (docs/arch/shale.md#end-to-end-baselines): ISD cap, RD/NDP window, PULL size, NDP queue
         try:
             self.isd_share = float(o.get("isd_cap", 1.25))
         except (TypeError, ValueError):

@@ -42,7 +42,7 @@ fn wrap(v: u32, m: u32) -> u32 {
 pub enum Topology {
     /// S AWGRs of N ports; port s of every ToR on AWGR s; any port reaches any ToR.
     Parallel,
-    /// ⌈N·S/W⌉ AWGRs of W = N/S ports (ALGORITHMS §1.2 construction): groups of W ToRs;
+    /// ⌈N·S/W⌉ AWGRs of W = N/S ports (docs/arch/negotiator.md#fabrics): groups of W ToRs;
     /// AWGR(p, a) takes port p of group a and feeds port p of group (a + p) mod S.
     /// With N < S: W = 1, N groups, ports ≥ N unconnected.
     ThinClos,
@@ -653,8 +653,8 @@ mod tests {
 
     #[test]
     fn thin_clos_geometry_matches_its_definition_by_division() {
-        // the tables and single subtractions give the same answers as the ALGORITHMS
-        // §1.2 formulas, including N < S (W = 1) and round-robin steps beyond W
+        // the tables and single subtractions give the same answers as the
+        // docs/arch/negotiator.md#fabrics formulas, including N < S (W = 1) and round-robin steps beyond W
         for (n, s) in [(32, 4), (128, 8), (6, 8), (64, 64), (12, 3)] {
             let f = Fabric::new(n, s, Topology::ThinClos).unwrap();
             let (w, g) = (f.w, f.g);

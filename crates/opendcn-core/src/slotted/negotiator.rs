@@ -1,4 +1,4 @@
-//! NegotiaToR (Liang et al., SIGCOMM'24; ALGORITHMS.md §1): ToRs negotiate one-hop
+//! NegotiaToR (Liang et al., SIGCOMM'24; docs/arch/negotiator.md): ToRs negotiate one-hop
 //! circuits every epoch through an in-band control plane over one layer of AWGRs.
 //!
 //! Each epoch = a predefined phase (P slots with a guardband; a rotating round robin
@@ -12,7 +12,7 @@
 //! with their exact propagation delay (a message is used at the first epoch start at or
 //! after its arrival).
 //!
-//! Decisions (ALGORITHMS §1 DECIDE points and §7):
+//! Decisions (summarized in docs/arch/negotiator.md#decisions):
 //! * Thin-clos wiring: §1.2 construction generalized: W = N/S ToRs per group, AWGR(p,a)
 //!   connects port p of group a to port p of group (a+p) mod S; a pair always uses the
 //!   same port index on both ends. Requires S | N.
@@ -59,7 +59,7 @@
 //!   detection is idealized as reaching every ToR one epoch later (on thin-clos it would
 //!   itself be relayed). The parallel network needs no relay (the rotating round robin
 //!   keeps control connectivity; data uses the other ports).
-//! * Variants (`variant`, ALGORITHMS §1.11):
+//! * Variants (`variant`, docs/arch/negotiator.md#variants):
 //!   - data-size (request carries the queue size, grant largest first), hol-delay
 //!     (request carries (1−α)(HoL_q0+HoL_q1) + α·HoL_q2, α = 0.001, grant longest first
 //!     — the §7.7 reading of the garbled formula).

@@ -1,10 +1,10 @@
-//! Sirius-like traffic-oblivious baseline (NegotiaToR's TO baseline, ALGORITHMS §0.1 and
-//! §1.12): a thin-clos of passive AWGRs with tunable lasers, a static cyclic round robin
+//! Sirius-like traffic-oblivious baseline (NegotiaToR's TO baseline, see
+//! docs/arch/sirius.md): a thin-clos of passive AWGRs with tunable lasers, a static cyclic round robin
 //! (every ToR pair connected once every W = N/S slots on its one port), fixed-size
 //! timeslots that start with a guardband, VLB relay through intermediate ToRs with
 //! congestion control of the intermediate queues, PIAS priorities at sources only.
 //!
-//! Decisions (the seed papers do not give Sirius' parameters, ALGORITHMS §7.9):
+//! Decisions (the seed papers do not give Sirius' parameters, docs/arch/sirius.md#decisions):
 //! * Timeslot 100 ns = 10 ns guardband + 90 ns = one 1125-B cell (10-B header + 1115-B
 //!   payload) at 100 Gb/s, the same data packet as NegotiaToR's scheduled slot.
 //! * At a source connected to ToR m in a slot, one cell leaves each port, chosen in this
@@ -40,7 +40,7 @@
 //! * Intermediates keep one FIFO per final destination and no priorities (PIAS at
 //!   sources only, as in NEG §4.1).
 //!
-//! OpenOptics infrastructure services (ALGORITHMS §4.3–4.4) mapped onto the cell model
+//! OpenOptics infrastructure services (docs/arch/sirius.md#openoptics-services) mapped onto the cell model
 //! (`services`, [`crate::services::SlotServices`]):
 //! * Congestion detection: the slot queues that wait for a future slot are the relay
 //!   queues (m, d) — served one cell per occurrence of the m→d round-robin slot (once a

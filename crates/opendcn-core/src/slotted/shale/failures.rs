@@ -1,4 +1,4 @@
-//! Node and link failures (ALGORITHMS §5.5): detection by the first missed cell (and
+//! Node and link failures (docs/arch/shale.md#failures-and-invalidation): detection by the first missed cell (and
 //! re-detection of a recovered element by the first cell received again), dropping at
 //! failed elements, re-spraying / resetting cells queued towards a failed neighbour,
 //! hop-by-hop state reset at recovery. Invalidation tokens: see `invalidation`.

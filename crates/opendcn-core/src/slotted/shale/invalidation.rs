@@ -1,4 +1,4 @@
-//! Invalidation tokens (ALGORITHMS §5.5): telling upstream nodes that a bucket has no
+//! Invalidation tokens (docs/arch/shale.md#failures-and-invalidation): telling upstream nodes that a bucket has no
 //! valid route any more, so they stop sending cells that could only be dropped or reset.
 //!
 //! A token {j, n} sent by y to its neighbour z means "y cannot forward cells for j that

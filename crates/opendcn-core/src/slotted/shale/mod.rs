@@ -1,4 +1,4 @@
-//! Shale (ALGORITHMS §5): a cell-level, slot-by-slot engine over the active set.
+//! Shale (docs/arch/shale.md): a cell-level, slot-by-slot engine over the active set.
 //!
 //! Time advances in *timeslots* of τ = slot / lanes (45.056 ns / 8 = 5.632 ns): timeslot t
 //! starts on lane t mod lanes, runs one entry of the schedule ([`schedule::Plan`], one EBS
@@ -67,7 +67,7 @@
 //!
 //! End-to-end baselines `isd`, `rd`, `ndp`: see [`transport`].
 //!
-//! OpenOptics infrastructure services (ALGORITHMS §4.3–4.4, `services`,
+//! OpenOptics infrastructure services (docs/engine.md#openoptics-services, `services`,
 //! [`crate::services::SlotServices`]) mapped onto Shale's cells:
 //! * Congestion detection: the slot queues are the per-neighbour queues (node y,
 //!   neighbour index k), served one cell per occurrence of k (once an epoch of the
@@ -113,7 +113,7 @@
 //! The time series samples network-wide levels (queued cells, largest node queue,
 //! unsent bytes) and interval counters (delivered and dropped bytes, cell-hops).
 //!
-//! DECIDE points taken (ALGORITHMS §5, §7): schedule order (c_i ± j) mod m per phase;
+//! DECIDE points taken (docs/arch/shale.md#decisions): schedule order (c_i ± j) mod m per phase;
 //! lane ℓ serves entries ≡ ℓ mod lanes (one global entry per timeslot); spraying cells are
 //! bound to a neighbour at enqueue; the phase of a hop is derived from the arrival slot;
 //! tokens return over the same sub-schedule; T = T_F defaults come from Python
@@ -242,7 +242,7 @@ pub struct ShaleSpec {
     pub fail_nodes: Vec<u32>,
     /// Failed links as node pairs [a0, b0, a1, b1, ...] (both directions fail).
     pub fail_links: Vec<u32>,
-    /// Send invalidation tokens after failures (ALGORITHMS §5.5).
+    /// Send invalidation tokens after failures (docs/arch/shale.md#failures-and-invalidation).
     pub invalidation: bool,
     /// All failed nodes and links recover at this time (u64::MAX = never).
     pub recover_at_ps: Ps,

@@ -1,4 +1,4 @@
-//! Shale's schedules (ALGORITHMS §5.1, §5.3): the EBS round robin of dimension h over
+//! Shale's schedules (docs/arch/shale.md#schedule): the EBS round robin of dimension h over
 //! N = m^h nodes, and the interleaving of two of them by slot.
 //!
 //! Node x has coordinates c_0..c_{h-1}, its base-m digits (c_i = x / m^i mod m). An epoch

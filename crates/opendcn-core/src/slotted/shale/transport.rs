@@ -1,4 +1,4 @@
-//! End-to-end congestion-control baselines (ALGORITHMS §5.4 "Baselines", §0.1 NDP row):
+//! End-to-end congestion-control baselines (docs/arch/shale.md#end-to-end-baselines):
 //! `isd` (idealized sender-driven fair share), `rd` (receiver-driven PULLs) and `ndp`
 //! (PULLs + trimming). The network itself runs as with `none`: forwarded cells first,
 //! random spraying, no tokens.
