@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import opendcn as od
-from opendcn import ConfigError
+from opendcn import ConfigError, _core
 from opendcn.timeflow import Circuit as C
 from opendcn.timeflow import Entry as E
 
@@ -717,3 +717,28 @@ def test_api_run_with_bad_input_writes_nothing(tmp_path):
     r = net.run(od.workload.flows([("0us", 0, 3, 1000)]), duration="20us", out=out)
     assert {p.name for p in out.iterdir()} == RESULT_FILES
     assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(r.summary))
+
+
+# ---------------------------------------------------------------------------------------
+# the engine module: one error type for every engine
+# ---------------------------------------------------------------------------------------
+
+MISSING = "missing", "required spec field"
+
+
+@pytest.mark.parametrize("call, args", [
+    (lambda: _core.Simulator({}), ("port_offset", *MISSING)),
+    (lambda: _core.ShaleSimulator({}), ("cc", *MISSING)),
+    (lambda: _core.NegotiatorSim({}), ("variant", *MISSING)),
+    (lambda: _core.SiriusSim({}), ("tors", *MISSING)),
+    (lambda: _core.ShaleSimulator({"cc": 3}), ("cc", "3", "wrong type")),
+    (lambda: _core.shale_peers(16, 0, 4),
+     ("h", "0", "the schedule dimension must be 1..4 (2-bit remaining-sprays header field)")),
+    (lambda: _core.shale_peers(10, 2, 4), ("nodes", "10", "must be a perfect 2-th power for h = 2")),
+    (lambda: _core.negotiator_match(4, 1, "ring", 0, []), ("topology", "ring", "expected parallel or thin-clos")),
+], ids=["Simulator", "ShaleSimulator", "NegotiatorSim", "SiriusSim", "ShaleSimulator-cc-type",
+        "shale_peers-h", "shale_peers-nodes", "negotiator_match"])
+def test_every_engine_raises_engine_spec_error(call, args):
+    with pytest.raises(_core.EngineSpecError) as e:
+        call()
+    assert type(e.value) is _core.EngineSpecError and e.value.args == args

@@ -2,11 +2,11 @@
 
 Every simulator is built from a spec dict (scalars, strings and 1-D ``int64`` numpy
 columns, as the Python side assembles them) and returns its results as a dict from
-``output()``. Times are integer picoseconds. A spec the engine cannot run raises
-:class:`EngineSpecError` with ``args == (field, value, reason)`` (``ShaleSimulator`` and
-``shale_peers`` raise its base class ``ValueError`` with the same ``args``); an engine bug
-raises :class:`EngineInternalError`. ``tests/test_stubs.py`` checks this file against the
-compiled module with ``mypy.stubtest`` and checks the return types on live objects.
+``output()``. Times are integer picoseconds. A spec (or argument) the engine cannot run
+raises :class:`EngineSpecError` with ``args == (field, value, reason)``, from every
+simulator and function here; an engine bug raises :class:`EngineInternalError`.
+``tests/test_stubs.py`` checks this file against the compiled module with
+``mypy.stubtest`` and checks the return types on live objects.
 """
 
 from typing import Any, final

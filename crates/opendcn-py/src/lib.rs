@@ -33,18 +33,21 @@ macro_rules! common_output {
     }};
 }
 
-mod slotted;
 mod shale;
+mod slotted;
+mod spec_io;
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use opendcn_core::spec::{Discipline, Multipath, PortKind, RouterKind, StopWhen, TransportKind, TransportParams};
 use opendcn_core::timeflow::{Entry, WILD};
 use opendcn_core::units::NONE;
-use opendcn_core::{Sim, SimSpec, SpecError};
+use opendcn_core::{Sim, SimSpec};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+use spec_io::{bad, col, opt_col, opt_scalar, scalar, spec_err, u32_col, u32s, u64_col, u64s};
 
 create_exception!(_core, EngineSpecError, PyValueError, "A simulation spec the engine cannot run.");
 create_exception!(_core, EngineInternalError, pyo3::exceptions::PyRuntimeError, "An engine bug stopped the simulation.");
@@ -60,50 +63,9 @@ fn run_guarded<F: FnOnce() + Send>(py: Python<'_>, f: F) -> PyResult<()> {
     })
 }
 
-fn spec_err(e: SpecError) -> PyErr {
-    EngineSpecError::new_err((e.field, e.value, e.reason))
-}
-
-fn bad(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
-    spec_err(SpecError::new(field, value, reason))
-}
-
-fn arr(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
-    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
-    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| bad(key, "?", "expected a 1-D int64 numpy array"))?;
-    Ok(a.as_slice()?.to_vec())
-}
-
-fn opt_arr(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
-    match d.get_item(key)? {
-        Some(_) => arr(d, key),
-        None => Ok(Vec::new()),
-    }
-}
-
-fn scalar<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
-    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
-    item.extract().map_err(|_| bad(key, item.to_string(), "wrong type"))
-}
-
-fn opt_scalar<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(item) => item.extract().map_err(|_| bad(key, item.to_string(), "wrong type")),
-        None => Ok(default),
-    }
-}
-
-fn u32s(v: Vec<i64>, field: &str) -> PyResult<Vec<u32>> {
-    v.into_iter().map(|x| if x < 0 { Ok(NONE) } else if x >= NONE as i64 { Err(bad(field, x, "value too large")) } else { Ok(x as u32) }).collect()
-}
-
-fn u64s(v: Vec<i64>, field: &str) -> PyResult<Vec<u64>> {
-    v.into_iter().map(|x| if x < 0 { Err(bad(field, x, "must be non-negative")) } else { Ok(x as u64) }).collect()
-}
-
 fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
-    let port_offset = u32s(arr(d, "port_offset")?, "port_offset")?;
-    let kinds = arr(d, "port_kind")?
+    let port_offset = u32_col(d, "port_offset")?;
+    let kinds = col(d, "port_kind")?
         .into_iter()
         .map(|k| PortKind::from_code(k as u8).filter(|_| (0..4).contains(&k)).ok_or_else(|| bad("port_kind", k, "expected 0..3")))
         .collect::<PyResult<Vec<_>>>()?;
@@ -125,7 +87,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     };
     let tf = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]
         .iter()
-        .map(|k| opt_arr(d, k).and_then(|v| u32s(v, k)))
+        .map(|k| opt_col(d, k).and_then(|v| u32s(v, k)))
         .collect::<PyResult<Vec<_>>>()?;
     let n_entries = tf[0].len();
     if tf.iter().any(|c| c.len() != n_entries) {
@@ -137,7 +99,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     // source routes: rt_src, rt_dst, rt_ts, rt_len (hops per route), hop_port, hop_dep
     let rt = ["rt_src", "rt_dst", "rt_ts", "rt_len", "hop_port", "hop_dep"]
         .iter()
-        .map(|k| opt_arr(d, k).and_then(|v| u32s(v, k)))
+        .map(|k| opt_col(d, k).and_then(|v| u32s(v, k)))
         .collect::<PyResult<Vec<_>>>()?;
     let mut routes = Vec::new();
     let mut h = 0usize;
@@ -151,7 +113,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         h += len;
     }
     let n_ports = *port_offset.last().unwrap_or(&0) as usize;
-    let flow_transport = opt_arr(d, "flow_transport")?
+    let flow_transport = opt_col(d, "flow_transport")?
         .into_iter()
         .map(|c| TransportKind::from_code(c).ok_or_else(|| bad("flow_transport", c, "expected 0 (ideal), 1 (tcp), 2 (dctcp), 3 (ndp), 4 (credit) or 5 (rotorlb)")))
         .collect::<PyResult<Vec<_>>>()?;
@@ -175,14 +137,14 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     };
     // port disciplines: ECN threshold, trimming and the number of priority classes per
     // port, and the class caps of ports with more than one class, flattened in port order
-    let ecn_k = u64s(opt_arr(d, "port_ecn_k")?, "port_ecn_k")?;
-    let trim = opt_arr(d, "port_trim")?;
-    let classes = opt_arr(d, "port_classes")?;
-    let caps = u64s(opt_arr(d, "class_cap")?, "class_cap")?;
-    let credit = opt_arr(d, "port_credit")?;
+    let ecn_k = u64s(opt_col(d, "port_ecn_k")?, "port_ecn_k")?;
+    let trim = opt_col(d, "port_trim")?;
+    let classes = opt_col(d, "port_classes")?;
+    let caps = u64s(opt_col(d, "class_cap")?, "class_cap")?;
+    let credit = opt_col(d, "port_credit")?;
     // weighted ports (flag per port) take one weight per class from `class_weight`, in port order
-    let weighted = opt_arr(d, "port_weighted")?;
-    let weights = u32s(opt_arr(d, "class_weight")?, "class_weight")?;
+    let weighted = opt_col(d, "port_weighted")?;
+    let weights = u32s(opt_col(d, "class_weight")?, "class_weight")?;
     let mut wat = 0usize;
     if !credit.is_empty() && credit.len() != n_ports {
         return Err(bad("port_credit", credit.len(), &format!("expected one value per port ({n_ports})")));
@@ -230,18 +192,18 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         nodes: scalar(d, "nodes")?,
         port_offset,
         port_kind: kinds,
-        port_rate_bps: u64s(arr(d, "port_rate_bps")?, "port_rate_bps")?,
-        port_prop_ps: u64s(arr(d, "port_prop_ps")?, "port_prop_ps")?,
-        port_buffer_bytes: u64s(arr(d, "port_buffer_bytes")?, "port_buffer_bytes")?,
-        port_peer: u32s(arr(d, "port_peer")?, "port_peer")?,
-        slice_ps: u64s(opt_arr(d, "slice_ps")?, "slice_ps")?,
+        port_rate_bps: u64_col(d, "port_rate_bps")?,
+        port_prop_ps: u64_col(d, "port_prop_ps")?,
+        port_buffer_bytes: u64_col(d, "port_buffer_bytes")?,
+        port_peer: u32_col(d, "port_peer")?,
+        slice_ps: u64s(opt_col(d, "slice_ps")?, "slice_ps")?,
         guardband_ps: scalar(d, "guardband_ps")?,
-        sched_peer: u32s(opt_arr(d, "sched_peer")?, "sched_peer")?,
+        sched_peer: u32s(opt_col(d, "sched_peer")?, "sched_peer")?,
         hosts_mode: scalar(d, "hosts_mode")?,
-        ep_node: u32s(arr(d, "ep_node")?, "ep_node")?,
-        ep_rate_bps: u64s(arr(d, "ep_rate_bps")?, "ep_rate_bps")?,
-        ep_prop_ps: u64s(arr(d, "ep_prop_ps")?, "ep_prop_ps")?,
-        ep_down_port: u32s(arr(d, "ep_down_port")?, "ep_down_port")?,
+        ep_node: u32_col(d, "ep_node")?,
+        ep_rate_bps: u64_col(d, "ep_rate_bps")?,
+        ep_prop_ps: u64_col(d, "ep_prop_ps")?,
+        ep_down_port: u32_col(d, "ep_down_port")?,
         router,
         multipath,
         max_hop: opt_scalar(d, "max_hop", 3u32)?,
@@ -256,28 +218,28 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         },
         entries,
         routes,
-        flow_start_ps: u64s(arr(d, "flow_start_ps")?, "flow_start_ps")?,
-        flow_src: u32s(arr(d, "flow_src")?, "flow_src")?,
-        flow_dst: u32s(arr(d, "flow_dst")?, "flow_dst")?,
-        flow_size: u64s(arr(d, "flow_size")?, "flow_size")?,
+        flow_start_ps: u64_col(d, "flow_start_ps")?,
+        flow_src: u32_col(d, "flow_src")?,
+        flow_dst: u32_col(d, "flow_dst")?,
+        flow_size: u64_col(d, "flow_size")?,
         mtu_bytes: scalar(d, "mtu_bytes")?,
         header_bytes: scalar(d, "header_bytes")?,
         seed: scalar(d, "seed")?,
         sample_interval_ps: scalar(d, "sample_interval_ps")?,
-        watch_ports: u32s(opt_arr(d, "watch_ports")?, "watch_ports")?,
+        watch_ports: u32s(opt_col(d, "watch_ports")?, "watch_ports")?,
         collect_tm: scalar(d, "collect_tm")?,
         flow_transport,
         transport,
         port_disc,
         loss: {
-            let lf = u32s(opt_arr(d, "loss_flow")?, "loss_flow")?;
-            let ls = u32s(opt_arr(d, "loss_seq")?, "loss_seq")?;
+            let lf = u32s(opt_col(d, "loss_flow")?, "loss_flow")?;
+            let ls = u32s(opt_col(d, "loss_seq")?, "loss_seq")?;
             if lf.len() != ls.len() {
                 return Err(bad("loss_seq", ls.len(), "expected one segment per loss_flow entry"));
             }
             lf.into_iter().zip(ls).collect()
         },
-        pias_thresholds: u64s(opt_arr(d, "pias_thresholds")?, "pias_thresholds")?,
+        pias_thresholds: u64s(opt_col(d, "pias_thresholds")?, "pias_thresholds")?,
         stop_when: match opt_scalar(d, "stop_when", "duration".to_string())?.as_str() {
             "duration" => StopWhen::Duration,
             "ndp-done" | "low-latency-done" => StopWhen::LowLatencyDone,
@@ -462,7 +424,7 @@ impl Simulator {
     fn set_tables(&mut self, spec: &Bound<'_, PyDict>) -> PyResult<()> {
         let cols = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]
             .iter()
-            .map(|k| arr(spec, k).and_then(|v| u32s(v, k)))
+            .map(|k| u32_col(spec, k))
             .collect::<PyResult<Vec<_>>>()?;
         let items: Vec<_> = (0..cols[0].len())
             .map(|i| (cols[0][i], Entry { arr: cols[1][i], src: cols[2][i], dst: cols[3][i], dep: cols[4][i], port: cols[5][i] }))

@@ -1,40 +1,12 @@
 //! Bindings of the Shale engine: a spec dict in, numpy columns and counters out.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::PyArray1;
 use opendcn_core::slotted::shale::schedule::{Ebs, Plan};
 use opendcn_core::slotted::shale::{Cc, ShaleRun, ShaleSpec};
-use opendcn_core::SpecError;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-fn err(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
-    let e = SpecError::new(field, value, reason);
-    PyValueError::new_err((e.field, e.value, e.reason))
-}
-
-fn spec_err(e: SpecError) -> PyErr {
-    PyValueError::new_err((e.field, e.value, e.reason))
-}
-
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
-    let item = d.get_item(key)?.ok_or_else(|| err(key, "missing", "required spec field"))?;
-    item.extract().map_err(|_| err(key, item.to_string(), "wrong type"))
-}
-
-fn col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
-    let item = d.get_item(key)?.ok_or_else(|| err(key, "missing", "required spec field"))?;
-    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| err(key, "?", "expected a 1-D int64 numpy array"))?;
-    Ok(a.as_slice()?.to_vec())
-}
-
-fn u32col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<u32>> {
-    col(d, key)?.into_iter().map(|x| u32::try_from(x).map_err(|_| err(key, x, "out of range"))).collect()
-}
-
-fn u64col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<u64>> {
-    col(d, key)?.into_iter().map(|x| u64::try_from(x).map_err(|_| err(key, x, "must be non-negative"))).collect()
-}
+use crate::spec_io::{bad, int_col, opt_scalar, opt_scalar_or, scalar, services, spec_err, u64_col};
 
 /// One Shale simulation held by Python.
 #[pyclass(module = "opendcn._core", unsendable)]
@@ -46,51 +18,45 @@ struct ShaleSimulator {
 impl ShaleSimulator {
     #[new]
     fn new(d: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let cc: String = get(d, "cc")?;
+        let cc: String = scalar(d, "cc")?;
         let spec = ShaleSpec {
-            nodes: get(d, "nodes")?,
-            h: get(d, "h")?,
-            h_hi: get(d, "h_hi")?,
-            inter_num: get(d, "inter_num")?,
-            inter_den: get(d, "inter_den")?,
-            cutoff_bytes: get(d, "cutoff_bytes")?,
-            lanes: get(d, "lanes")?,
-            slot_ps: get(d, "slot_ps")?,
-            guard_ps: get(d, "guard_ps")?,
-            lane_rate_bps: get(d, "lane_rate_bps")?,
-            cell_bytes: get(d, "cell_bytes")?,
-            header_bytes: get(d, "header_bytes")?,
-            prop_ps: get(d, "prop_ps")?,
-            cc: Cc::parse(&cc).ok_or_else(|| err("cc", &cc, "unknown congestion control"))?,
-            token_budget: get(d, "token_budget")?,
-            first_hop_budget: get(d, "first_hop_budget")?,
-            isd_cap_num: get(d, "isd_cap_num")?,
-            isd_cap_den: get(d, "isd_cap_den")?,
-            init_window: get(d, "init_window")?,
-            pull_every: get(d, "pull_every")?,
-            ndp_queue: get(d, "ndp_queue")?,
-            fail_nodes: u32col(d, "fail_nodes")?,
-            fail_links: u32col(d, "fail_links")?,
-            invalidation: get(d, "invalidation")?,
-            recover_at_ps: get(d, "recover_at_ps")?,
-            fail_at_ps: get(d, "fail_at_ps")?,
-            flow_start_ps: u64col(d, "flow_start_ps")?,
-            flow_src: u32col(d, "flow_src")?,
-            flow_dst: u32col(d, "flow_dst")?,
-            flow_size: u64col(d, "flow_size")?,
-            seed: get(d, "seed")?,
-            duration_ps: get(d, "duration_ps")?,
-            sample_ps: get(d, "sample_ps")?,
-            services: super::slotted::services(d)?,
-            threads: match d.get_item("threads")? {
-                Some(v) => v.extract().map_err(|_| err("threads", v.to_string(), "expected a count"))?,
-                None => 1,
-            },
+            nodes: scalar(d, "nodes")?,
+            h: scalar(d, "h")?,
+            h_hi: scalar(d, "h_hi")?,
+            inter_num: scalar(d, "inter_num")?,
+            inter_den: scalar(d, "inter_den")?,
+            cutoff_bytes: scalar(d, "cutoff_bytes")?,
+            lanes: scalar(d, "lanes")?,
+            slot_ps: scalar(d, "slot_ps")?,
+            guard_ps: scalar(d, "guard_ps")?,
+            lane_rate_bps: scalar(d, "lane_rate_bps")?,
+            cell_bytes: scalar(d, "cell_bytes")?,
+            header_bytes: scalar(d, "header_bytes")?,
+            prop_ps: scalar(d, "prop_ps")?,
+            cc: Cc::parse(&cc).ok_or_else(|| bad("cc", &cc, "unknown congestion control"))?,
+            token_budget: scalar(d, "token_budget")?,
+            first_hop_budget: scalar(d, "first_hop_budget")?,
+            isd_cap_num: scalar(d, "isd_cap_num")?,
+            isd_cap_den: scalar(d, "isd_cap_den")?,
+            init_window: scalar(d, "init_window")?,
+            pull_every: scalar(d, "pull_every")?,
+            ndp_queue: scalar(d, "ndp_queue")?,
+            fail_nodes: int_col(d, "fail_nodes")?,
+            fail_links: int_col(d, "fail_links")?,
+            invalidation: scalar(d, "invalidation")?,
+            recover_at_ps: scalar(d, "recover_at_ps")?,
+            fail_at_ps: scalar(d, "fail_at_ps")?,
+            flow_start_ps: u64_col(d, "flow_start_ps")?,
+            flow_src: int_col(d, "flow_src")?,
+            flow_dst: int_col(d, "flow_dst")?,
+            flow_size: u64_col(d, "flow_size")?,
+            seed: scalar(d, "seed")?,
+            duration_ps: scalar(d, "duration_ps")?,
+            sample_ps: scalar(d, "sample_ps")?,
+            services: services(d)?,
+            threads: opt_scalar_or(d, "threads", 1, "expected a count")?,
         };
-        let engine: String = match d.get_item("engine")? {
-            Some(v) => v.extract().map_err(|_| err("engine", v.to_string(), "wrong type"))?,
-            None => "auto".into(),
-        };
+        let engine: String = opt_scalar(d, "engine", "auto".to_string())?;
         Ok(ShaleSimulator { sim: ShaleRun::new(spec, &engine).map_err(spec_err)? })
     }
 

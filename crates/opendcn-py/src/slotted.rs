@@ -1,36 +1,14 @@
 //! Bindings of the slotted engines (NegotiaToR, Sirius): spec dict in, run with the GIL
 //! released, counters + numpy columns out, errors as `EngineSpecError`.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::PyArray1;
 use opendcn_core::slotted::common::{SlottedOutput, Topology};
 use opendcn_core::slotted::negotiator::{Matcher, NegSpec, Negotiator, Variant};
 use opendcn_core::slotted::sirius::{RelayCc, SirSpec, Sirius};
-use opendcn_core::SpecError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-fn err(e: SpecError) -> PyErr {
-    super::EngineSpecError::new_err((e.field, e.value, e.reason))
-}
-
-fn bad(field: &str, value: impl std::fmt::Debug, reason: &str) -> PyErr {
-    err(SpecError::new(field, value, reason))
-}
-
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
-    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
-    item.extract().map_err(|_| bad(key, item.to_string(), "wrong type"))
-}
-
-fn col(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<i64>> {
-    let item = d.get_item(key)?.ok_or_else(|| bad(key, "missing", "required spec field"))?;
-    let a: PyReadonlyArray1<i64> = item.extract().map_err(|_| bad(key, "?", "expected a 1-D int64 numpy array"))?;
-    Ok(a.as_slice()?.to_vec())
-}
-
-fn ucol<T: TryFrom<i64>>(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<T>> {
-    col(d, key)?.into_iter().map(|x| T::try_from(x).map_err(|_| bad(key, x, "out of range"))).collect()
-}
+use crate::spec_io::{bad, int_col, scalar, services, spec_err};
 
 fn topo(s: &str) -> PyResult<Topology> {
     match s {
@@ -41,10 +19,10 @@ fn topo(s: &str) -> PyResult<Topology> {
 }
 
 fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
-    let variant = match get::<String>(d, "variant")?.as_str() {
+    let variant = match scalar::<String>(d, "variant")?.as_str() {
         "base" => Variant::Base,
         "data-size" => Variant::DataSize,
-        "hol-delay" => Variant::HolDelay { alpha: get(d, "hol_alpha")? },
+        "hol-delay" => Variant::HolDelay { alpha: scalar(d, "hol_alpha")? },
         "relay" => Variant::Relay,
         "stateful" => Variant::Stateful,
         "projector" => Variant::Projector,
@@ -54,88 +32,68 @@ fn neg_spec(d: &Bound<'_, PyDict>) -> PyResult<NegSpec> {
         },
     };
     Ok(NegSpec {
-        tors: get(d, "tors")?,
-        ports: get(d, "ports")?,
-        topology: topo(&get::<String>(d, "topology")?)?,
-        port_rate_bps: get(d, "port_rate_bps")?,
-        guardband_ps: get(d, "guardband_ps")?,
-        pre_slots: get(d, "pre_slots")?,
-        pre_slot_ps: get(d, "pre_slot_ps")?,
-        ctrl_bytes: get(d, "ctrl_bytes")?,
-        sched_slots: get(d, "sched_slots")?,
-        sched_slot_ps: get(d, "sched_slot_ps")?,
-        header_bytes: get(d, "header_bytes")?,
-        prop_ps: get(d, "prop_ps")?,
-        pb: get(d, "pb")?,
-        pq: get(d, "pq")?,
-        pias_t1: get(d, "pias_t1")?,
-        pias_t2: get(d, "pias_t2")?,
-        req_threshold_pkts: get(d, "req_threshold_pkts")?,
-        transition_guard: get(d, "transition_guard")?,
+        tors: scalar(d, "tors")?,
+        ports: scalar(d, "ports")?,
+        topology: topo(&scalar::<String>(d, "topology")?)?,
+        port_rate_bps: scalar(d, "port_rate_bps")?,
+        guardband_ps: scalar(d, "guardband_ps")?,
+        pre_slots: scalar(d, "pre_slots")?,
+        pre_slot_ps: scalar(d, "pre_slot_ps")?,
+        ctrl_bytes: scalar(d, "ctrl_bytes")?,
+        sched_slots: scalar(d, "sched_slots")?,
+        sched_slot_ps: scalar(d, "sched_slot_ps")?,
+        header_bytes: scalar(d, "header_bytes")?,
+        prop_ps: scalar(d, "prop_ps")?,
+        pb: scalar(d, "pb")?,
+        pq: scalar(d, "pq")?,
+        pias_t1: scalar(d, "pias_t1")?,
+        pias_t2: scalar(d, "pias_t2")?,
+        req_threshold_pkts: scalar(d, "req_threshold_pkts")?,
+        transition_guard: scalar(d, "transition_guard")?,
         variant,
-        fail_fraction: get(d, "fail_fraction")?,
-        fail_at_ps: get(d, "fail_at_ps")?,
-        recover_at_ps: get(d, "recover_at_ps")?,
-        detect_epochs: get(d, "detect_epochs")?,
-        relay_threshold: get(d, "relay_threshold")?,
-        relay_capacity: get(d, "relay_capacity")?,
-        fault_relay: get(d, "fault_relay")?,
-        seed: get(d, "seed")?,
-        duration_ps: get(d, "duration_ps")?,
-        sample_ps: get(d, "sample_ps")?,
-        flow_start_ps: ucol(d, "flow_start_ps")?,
-        flow_src: ucol(d, "flow_src")?,
-        flow_dst: ucol(d, "flow_dst")?,
-        flow_size: ucol(d, "flow_size")?,
-    })
-}
-
-fn opt<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(item) if !item.is_none() => item.extract().map_err(|_| bad(key, item.to_string(), "wrong type")),
-        _ => Ok(default),
-    }
-}
-
-/// The infrastructure services of a slotted engine spec (same keys as the packet
-/// engine's; absent = off).
-pub(crate) fn services(d: &Bound<'_, PyDict>) -> PyResult<opendcn_core::spec::Services> {
-    Ok(opendcn_core::spec::Services {
-        congestion_detection: opt(d, "congestion_detection", false)? || opt(d, "pushback", false)?,
-        pushback: opt(d, "pushback", false)?,
-        flow_pausing: opt(d, "flow_pausing", false)?,
-        elephant_bytes: opt(d, "elephant_bytes", 100_000u64)?,
-        eqo_interval_ps: opt(d, "eqo_interval_ps", 0u64)?,
-        offload_queues: opt(d, "offload_queues", 0u32)?,
+        fail_fraction: scalar(d, "fail_fraction")?,
+        fail_at_ps: scalar(d, "fail_at_ps")?,
+        recover_at_ps: scalar(d, "recover_at_ps")?,
+        detect_epochs: scalar(d, "detect_epochs")?,
+        relay_threshold: scalar(d, "relay_threshold")?,
+        relay_capacity: scalar(d, "relay_capacity")?,
+        fault_relay: scalar(d, "fault_relay")?,
+        seed: scalar(d, "seed")?,
+        duration_ps: scalar(d, "duration_ps")?,
+        sample_ps: scalar(d, "sample_ps")?,
+        flow_start_ps: int_col(d, "flow_start_ps")?,
+        flow_src: int_col(d, "flow_src")?,
+        flow_dst: int_col(d, "flow_dst")?,
+        flow_size: int_col(d, "flow_size")?,
     })
 }
 
 fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
     Ok(SirSpec {
-        tors: get(d, "tors")?,
-        ports: get(d, "ports")?,
-        port_rate_bps: get(d, "port_rate_bps")?,
-        slot_ps: get(d, "slot_ps")?,
-        guardband_ps: get(d, "guardband_ps")?,
-        header_bytes: get(d, "header_bytes")?,
-        prop_ps: get(d, "prop_ps")?,
-        pq: get(d, "pq")?,
-        pias_t1: get(d, "pias_t1")?,
-        pias_t2: get(d, "pias_t2")?,
-        relay_cap: get(d, "relay_cap")?,
-        cc: match get::<String>(d, "cc")?.as_str() {
+        tors: scalar(d, "tors")?,
+        ports: scalar(d, "ports")?,
+        port_rate_bps: scalar(d, "port_rate_bps")?,
+        slot_ps: scalar(d, "slot_ps")?,
+        guardband_ps: scalar(d, "guardband_ps")?,
+        header_bytes: scalar(d, "header_bytes")?,
+        prop_ps: scalar(d, "prop_ps")?,
+        pq: scalar(d, "pq")?,
+        pias_t1: scalar(d, "pias_t1")?,
+        pias_t2: scalar(d, "pias_t2")?,
+        relay_cap: scalar(d, "relay_cap")?,
+        cc: match scalar::<String>(d, "cc")?.as_str() {
             "ideal" => RelayCc::Ideal,
             "inband" => RelayCc::Inband,
             o => return Err(bad("cc", o, "expected ideal or inband")),
         },
         services: services(d)?,
-        seed: get(d, "seed")?,
-        duration_ps: get(d, "duration_ps")?,
-        sample_ps: get(d, "sample_ps")?,
-        flow_start_ps: ucol(d, "flow_start_ps")?,
-        flow_src: ucol(d, "flow_src")?,
-        flow_dst: ucol(d, "flow_dst")?,
-        flow_size: ucol(d, "flow_size")?,
+        seed: scalar(d, "seed")?,
+        duration_ps: scalar(d, "duration_ps")?,
+        sample_ps: scalar(d, "sample_ps")?,
+        flow_start_ps: int_col(d, "flow_start_ps")?,
+        flow_src: int_col(d, "flow_src")?,
+        flow_dst: int_col(d, "flow_dst")?,
+        flow_size: int_col(d, "flow_size")?,
     })
 }
 
@@ -167,7 +125,7 @@ struct NegotiatorSim {
 impl NegotiatorSim {
     #[new]
     fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
-        Ok(NegotiatorSim { sim: Negotiator::new(neg_spec(spec)?).map_err(err)? })
+        Ok(NegotiatorSim { sim: Negotiator::new(neg_spec(spec)?).map_err(spec_err)? })
     }
 
     #[getter]
@@ -208,7 +166,7 @@ struct SiriusSim {
 impl SiriusSim {
     #[new]
     fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
-        Ok(SiriusSim { sim: Sirius::new(sir_spec(spec)?).map_err(err)? })
+        Ok(SiriusSim { sim: Sirius::new(sir_spec(spec)?).map_err(spec_err)? })
     }
 
     #[getter]

@@ -388,7 +388,7 @@ class ShaleNetwork(FixedFabric):
         t0 = time.perf_counter()
         try:
             sim = _core.ShaleSimulator(spec)
-        except ValueError as e:
+        except _core.EngineSpecError as e:
             a = e.args
             if len(a) == 3:
                 raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
