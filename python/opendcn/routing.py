@@ -43,7 +43,7 @@ import networkx as nx
 import numpy as np
 
 from .errors import ConfigError
-from .timeflow import Entry, Hop, Path
+from .timeflow import Circuit, Entry, Hop, Path  # noqa: F401  (Circuit: the doctests build circuits)
 from .topology import _STATIC, _as_array, _is_int, schedule_table
 
 __all__ = ["neighbors", "direct", "vlb", "ecmp", "ksp", "earliest_path", "compile_paths",
