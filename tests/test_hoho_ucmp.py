@@ -118,7 +118,7 @@ def test_invariants_and_determinism_under_load(routing):
 
 
 def test_bad_max_hop_and_tables_combination_are_config_errors():
-    with pytest.raises(od.ConfigError, match="max_hop"):
+    with pytest.raises(od.ConfigError, match="max.hop"):
         _rotor(8, 1, "hoho", max_hop=0)
     with pytest.raises(od.ConfigError, match="--tables"):
         _rotor(8, 1, "ucmp", tables=True)

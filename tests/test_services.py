@@ -156,10 +156,10 @@ def test_eqo_register_is_exact_for_a_queue_that_drains_at_line_rate():
 
 
 @pytest.mark.parametrize("kw, field", [
-    (dict(buffer_offload=2), "buffer_offload"),           # no hosts below the nodes
-    (dict(hosts_per_node=1, buffer_offload=-1), "buffer_offload"),
-    (dict(queue_estimation="guess"), "queue-estimation"),
-    (dict(queue_estimation="eqo", eqo_interval="0ns"), "eqo_interval"),
+    (dict(buffer_offload=2), "--buffer-offload"),           # no hosts below the nodes
+    (dict(hosts_per_node=1, buffer_offload=-1), "--buffer-offload"),
+    (dict(queue_estimation="guess"), "--queue-estimation"),
+    (dict(queue_estimation="eqo", eqo_interval="0ns"), "--eqo-interval"),
 ])
 def test_bad_service_options(kw, field):
     with pytest.raises(od.ConfigError, match=field):

@@ -143,11 +143,11 @@ def test_all_services_keep_invariants_and_determinism(arch):
 
 @pytest.mark.parametrize("arch", ["sirius", "shale"])
 @pytest.mark.parametrize("kw, field, reason", [
-    (dict(buffer_offload=2), "buffer_offload", "no hosts"),
-    (dict(buffer_offload=-1), "buffer_offload", ">= 0"),
-    (dict(queue_estimation="eqo"), "queue_estimation", "exactly"),
-    (dict(queue_estimation="guess"), "queue-estimation", "expected one of"),
-    (dict(pushback="maybe"), "pushback", "expected bool"),
+    (dict(buffer_offload=2), "--buffer-offload", "no hosts"),
+    (dict(buffer_offload=-1), "--buffer-offload", "greater than or equal to 0"),
+    (dict(queue_estimation="eqo"), "--queue-estimation", "exactly"),
+    (dict(queue_estimation="guess"), "--queue-estimation", "expected one of"),
+    (dict(pushback="maybe"), "--pushback", "valid boolean"),
 ])
 def test_rejected_service_options(arch, kw, field, reason):
     with pytest.raises(od.ConfigError, match=field) as e:
@@ -172,7 +172,7 @@ def test_cli_runs_services_and_rejects_bad_values(tmp_path, arch, extra):
     sv = s["services"]
     assert sv["pushback"] and sv["flow_pausing"] and sv["elephant_bytes"] == 20_000
     assert sv["congestion_events"] == sv["pushback_messages"] > 0
-    for bad, word in ((["--buffer-offload", "2"], "buffer_offload"), (["--queue-estimation", "eqo"], "queue_estimation"),
+    for bad, word in ((["--buffer-offload", "2"], "--buffer-offload"), (["--queue-estimation", "eqo"], "--queue-estimation"),
                       (["--buffer-offload", "lots"], "buffer-offload")):
         q = subprocess.run(base + bad + ["--out", str(tmp_path / "b")], capture_output=True, text=True)
         assert q.returncode == 2 and word in q.stderr, (bad, q.stderr)

@@ -6,6 +6,7 @@ an engine invariant violation exits with code 3.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -34,13 +35,6 @@ def _fail(e: Exception, code: int) -> None:
     raise typer.Exit(code)
 
 
-def _number(value: str, flag: str, kind: type) -> Any:
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(flag, value, f"expected {'an integer' if kind is int else 'a number'}") from None
-
-
 def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
     """Refuse output paths that cannot be written before spending time on a run."""
     def blocked(p: Path) -> Optional[Path]:
@@ -64,40 +58,6 @@ def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
             raise ConfigError("--summary-json", summary_json, f"{b} is a file")
 
 
-def parse_arch_args(arch: Any, args: list[str]) -> dict[str, Any]:
-    """Turn ``--link-rate 100Gbps --tables`` into {"link_rate": "100Gbps", "tables": True}."""
-    known = {o.flag: o for o in arch.options}
-    res: dict[str, Any] = {}
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if not a.startswith("--"):
-            raise ConfigError("argument", a, f"unexpected argument for {arch.name}")
-        name, eq, val = a.partition("=")
-        neg = name.startswith("--no-") and ("--" + name[5:]) in known and known["--" + name[5:]].kind == "bool"
-        if neg:
-            res[known["--" + name[5:]].name] = False
-            i += 1
-            continue
-        if name not in known:
-            shown = val if eq else (args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None)
-            raise ConfigError(name, shown, f"unknown option of {arch.name}; known: "
-                              + ", ".join(sorted(known)))
-        opt = known[name]
-        if opt.kind == "bool" and not eq:
-            res[opt.name] = True
-            i += 1
-            continue
-        if not eq:
-            if i + 1 >= len(args):
-                raise ConfigError(name, None, "missing value")
-            val = args[i + 1]
-            i += 1
-        res[opt.name] = val
-        i += 1
-    return res
-
-
 def make_workload(workload: str, load: float, pattern: str, flows_file: Optional[Path],
                   incast_degree: int, incast_size: str, flow_size: Optional[str]) -> tuple[Any, str]:
     from . import workload as wl
@@ -116,40 +76,109 @@ def make_workload(workload: str, load: float, pattern: str, flows_file: Optional
     return w, f"{flow_size or workload}, {pattern}, load {load}"
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def run(
-    ctx: typer.Context,
-    arch: str = typer.Argument(..., help="architecture (see `opendcn archs`)"),
-    duration: str = typer.Option("1ms", help="simulated time"),
-    seed: str = typer.Option("1", help="master seed"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="write summary, spec and Parquet tables here"),
-    summary_json: Optional[str] = typer.Option(None, help="write the summary JSON to this path (- = stdout)"),
-    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
-    mice_threshold: str = typer.Option("10KB", help="flows smaller than this are mice"),
-    workload: str = typer.Option("hadoop", help="shipped CDF name or path to a CDF file"),
-    load: str = typer.Option("0.3", help="offered load L = F / (R N tau)"),
-    pattern: str = typer.Option("uniform", help="uniform, permutation, incast, all-to-all"),
-    flows_file: Optional[Path] = typer.Option(None, help="explicit flows (CSV start,src,dst,bytes or htsim)"),
-    incast_degree: str = typer.Option("20", help="senders per incast"),
-    incast_size: str = typer.Option("1KB", help="bytes per incast sender"),
-    flow_size: Optional[str] = typer.Option(None, help="fixed flow size (all-to-all, or instead of a CDF)"),
-) -> None:
-    """Run one architecture on one workload. Architecture options follow ARCH."""
-    from . import arch as archmod
+# ------------------------------------------------------------------------------- run
+def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
+
+def _number(kind: type, what: str) -> Any:
+    """A typer parser for a number option whose error names the value given."""
+    def parse(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            raise typer.BadParameter(f"expected {what} (got {value!r})") from None
+    return parse
+
+
+def _run_params() -> list[inspect.Parameter]:
+    """The options of ``opendcn run ARCH`` that every architecture shares (workload, output)."""
+    return [
+        _param("duration", str, typer.Option("1ms", metavar="TIME", help="simulated time")),
+        _param("seed", int, typer.Option(1, parser=_number(int, "a whole number"), metavar="INT",
+                                         help="master seed (>= 0)")),
+        _param("out_dir", Optional[Path], typer.Option(None, "--out", metavar="DIR",
+                                                       help="write summary, spec and Parquet tables here")),
+        _param("summary_json", Optional[str], typer.Option(None, metavar="PATH",
+                                                           help="write the summary JSON to this path (- = stdout)")),
+        _param("progress", Optional[bool], typer.Option(None, "--progress/--no-progress", help="show a progress bar")),
+        _param("mice_threshold", str, typer.Option("10KB", metavar="SIZE", help="flows smaller than this are mice")),
+        _param("workload", str, typer.Option("hadoop", help="shipped CDF name or path to a CDF file")),
+        _param("load", float, typer.Option(0.3, parser=_number(float, "a number"), metavar="FLOAT",
+                                           help="offered load L = F / (R N tau), in (0, 1]")),
+        _param("pattern", str, typer.Option("uniform", help="uniform, permutation, incast, all-to-all")),
+        _param("flows_file", Optional[Path], typer.Option(None, metavar="PATH",
+                                                          help="explicit flows (CSV start,src,dst,bytes or htsim)")),
+        _param("incast_degree", int, typer.Option(20, parser=_number(int, "a whole number"), metavar="INT",
+                                                  help="senders per incast")),
+        _param("incast_size", str, typer.Option("1KB", metavar="SIZE", help="bytes per incast sender")),
+        _param("flow_size", Optional[str], typer.Option(None, metavar="SIZE",
+                                                        help="fixed flow size (all-to-all, or instead of a CDF)")),
+    ]
+
+
+RUN_KEYS = frozenset(p.name for p in _run_params())
+
+
+def _arch_params(arch: Any) -> list[inspect.Parameter]:
+    """The CLI options of an architecture, generated from its options model. Values are
+    passed on as typed and checked by the model (one place for every check)."""
+    params = []
+    panel = f"Options of {arch.name}"
+    for o in arch.options:
+        default = "" if o.default is None else (str(o.default).lower() if isinstance(o.default, bool)
+                                                 else str(o.default))
+        extra = []
+        if o.choices:
+            extra.append("one of " + ", ".join(o.choices))
+        if o.units:
+            extra.append(o.units)
+        if o.bounds:
+            extra.append(o.bounds)
+        text = o.help + (f" ({'; '.join(extra)})" if extra else "")
+        if o.kind == "bool":
+            params.append(_param(o.name, Optional[bool], typer.Option(
+                None, f"{o.flag}/--no-{o.flag[2:]}", help=text, show_default=default, rich_help_panel=panel)))
+        else:
+            metavar = "[" + "|".join(o.choices) + "]" if o.choices else o.kind.split(" ")[0].upper()
+            params.append(_param(o.name, Optional[str], typer.Option(
+                None, o.flag, metavar=metavar, help=text, show_default=default or False, rich_help_panel=panel)))
+    return params
+
+
+def _unknown(arch: Any, args: list[str]) -> ConfigError:
+    """The error for the first argument that no option of ``arch`` took."""
+    a = args[0]
+    if not a.startswith("--"):
+        return ConfigError("argument", a, f"unexpected argument for {arch.name}")
+    name, eq, val = a.partition("=")
+    shown = val if eq else (args[1] if len(args) > 1 and not args[1].startswith("--") else None)
+    return ConfigError(name, shown, f"unknown option of {arch.name}; known: "
+                       + ", ".join(sorted(o.flag for o in arch.options)))
+
+
+def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
+    run_kw = {k: kw.pop(k) for k in list(kw) if k in RUN_KEYS}
+    opts = {k: v for k, v in kw.items() if v is not None}
+    summary_json = run_kw["summary_json"]
+    out_dir = run_kw["out_dir"]
     try:
-        seed_i = _number(seed, "--seed", int)
-        load_f = _number(load, "--load", float)
-        degree = _number(incast_degree, "--incast-degree", int)
+        for k, v in {**run_kw, **opts}.items():
+            if isinstance(v, str) and v.startswith("--") and k != "summary_json":
+                raise ConfigError("--" + k.replace("_", "-"), None, f"missing value (next came {v})")
+        if ctx.args:
+            raise _unknown(arch, list(ctx.args))
         _check_out(out_dir, summary_json)
-        a = archmod.get(arch)
-        opts = parse_arch_args(a, list(ctx.args))
-        net = a.make(**opts)
-        wl, desc = make_workload(workload, load_f, pattern, flows_file, degree, incast_size, flow_size)
+        net = arch.make(**opts)
+        wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
+                                 run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"])
         wl.description = desc
+        progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
-        result = net.run(wl, duration=duration, seed=seed_i, progress=show, out=out_dir,
-                         mice_threshold=mice_threshold)
+        result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
+                         mice_threshold=run_kw["mice_threshold"])
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:
@@ -165,6 +194,35 @@ def run(
         except OSError as e:
             _fail(ConfigError("--summary-json", summary_json, f"cannot write: {e.strerror}"), 2)
     _print_summary(s)
+
+
+def arch_command(arch: Any) -> Any:
+    """The function behind ``opendcn run ARCH``: its signature (the shared run options and
+    the architecture's own, from its options model) is what the command line parses."""
+    def command(ctx: typer.Context, **kw: Any) -> None:
+        _run_arch(arch, ctx, kw)
+
+    command.__name__ = arch.name
+    command.__doc__ = f"{arch.description}."
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    command.__signature__ = inspect.Signature([ctx_param, *_run_params(), *_arch_params(arch)])  # type: ignore[attr-defined]
+    return command
+
+
+run_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                      help="Run one architecture on one workload (opendcn run ARCH --help lists its options).")
+
+
+def _register_run_commands() -> None:
+    from . import arch as archmod
+
+    for name in sorted(archmod.REGISTRY):
+        run_app.command(name, context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+                        short_help=archmod.REGISTRY[name].description)(arch_command(archmod.REGISTRY[name]))
+
+
+_register_run_commands()
+app.add_typer(run_app, name="run")
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -200,8 +258,12 @@ def archs() -> None:
         a = archmod.REGISTRY[name]
         typer.echo(f"{name} — {a.description}")
         for o in a.options:
-            extra = f" ({'|'.join(o.choices)})" if o.choices else ""
-            typer.echo(f"    {o.flag:<22} {o.help}{extra} [default: {o.default}]")
+            extra = [("|".join(o.choices)) if o.choices else o.kind]
+            if o.units:
+                extra.append(o.units)
+            if o.bounds:
+                extra.append(o.bounds)
+            typer.echo(f"    {o.flag:<22} {o.help} ({'; '.join(extra)}) [default: {o.default}]")
 
 
 @app.command()
@@ -281,14 +343,14 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
 def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator)"),
               quick: bool = typer.Option(False, "--quick", help="small, fast version"),
               out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)"),
-              tors: Optional[str] = typer.Option(None, help="override the number of ToRs (multiple of 8, >= 16)"),
+              tors: Optional[int] = typer.Option(None, help="override the number of ToRs (multiple of 8, >= 16)"),
               duration: Optional[str] = typer.Option(None, help="override the simulated time per point")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import reproduce as rep
 
     try:
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
-                       tors=None if tors is None else _number(tors, "--tors", int), duration=duration)
+                       tors=tors, duration=duration)
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

@@ -91,6 +91,18 @@ class SlottedNetwork(FixedFabric):
         self.params = dict(params)
         self.last_sim: Any = None
 
+    def check_spec(self) -> None:
+        """Have the engine check the parameters now (bad slot arithmetic is a ConfigError
+        naming the option at build time, not at the first run)."""
+        probe = dict(self.params, seed=0, duration_ps=1, **{k: np.zeros(0, dtype=np.int64) for k in
+                                                           ("flow_start_ps", "flow_src", "flow_dst", "flow_size")})
+        cls = _core.NegotiatorSim if self.engine == "negotiator" else _core.SiriusSim
+        try:
+            cls(probe)
+        except _core.EngineSpecError as e:
+            err = _engine_error(e)
+            raise ConfigError("--" + err.field.replace("_", "-"), err.value, err.reason) from None
+
     # the fabric and control plane are the architecture's own
     _topo_reason = "the slotted fabric's circuits are set by its control plane"
     _routing_reason = "the slotted fabric routes by its control plane"

@@ -264,28 +264,3 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         if s.ctrl_bytes <= 0:
             raise ConfigError("ctrl_bytes", ctrl_bytes, "must be positive")
     return s
-
-
-def transport_options(default: str) -> list[Any]:
-    """CLI / Python options of the transports, for architectures on the packet engine."""
-    from .arch import Option
-
-    return [
-        Option("transport", default, "transport rule by flow size, e.g. dctcp, tcp, ndp, ideal, "
-               "'ndp<1MB,tcp' ('<' strict, '<=' inclusive; the last term catches the rest)"),
-        Option("tcp_dupack", 3, "TCP duplicate-ACK threshold for fast retransmit", "int"),
-        Option("tcp_init_cwnd", 10, "TCP initial window (packets)", "int"),
-        Option("tcp_min_rto", "1ms", "TCP minimum retransmission timeout", "time"),
-        Option("tcp_rto", None, "TCP initial retransmission timeout (default: the minimum)", "time"),
-        Option("ecn_k", "30KB", "DCTCP: ports mark ECN above this many queued bytes", "size"),
-        Option("ndp_init_window", 20, "NDP initial window (packets)", "int"),
-        Option("ndp_rto", "1ms", "NDP retransmission timeout", "time"),
-        Option("ndp_queue", 8, "NDP: data and header classes of this many full packets per port", "int"),
-    ]
-
-
-def apply_transport(net: Any, o: dict[str, Any]) -> None:
-    """Apply the transport options chosen in ``o`` to ``net``."""
-    net.transport(o["transport"], dupack=o["tcp_dupack"], init_cwnd=o["tcp_init_cwnd"],
-                  min_rto=o["tcp_min_rto"], rto=o["tcp_rto"], ecn_k=o["ecn_k"],
-                  ndp_init_window=o["ndp_init_window"], ndp_rto=o["ndp_rto"], ndp_queue=o["ndp_queue"])

@@ -12,36 +12,36 @@ Transport: DCTCP by default (the datacenter baseline: every port marks ECN above
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from .. import routing
 from ..config import Config
-from ..errors import ConfigError
 from ..network import Network
+from ..options import FabricOptions, Float, Int, TransportOptions, like, opt
 from ..timeflow import Circuit
-from ..units import parse_rate
-from ..transport import apply_transport, transport_options
-from . import Option, common_options, config_kwargs, register
+from . import register
 
 
-@register("clos", "Clos: non-blocking electrical leaf-spine baseline with ECMP", [
-    *common_options(nodes=16, uplinks=4),
-    Option("oversubscription", 1.0, "host-side bandwidth / uplink bandwidth of a ToR", "float"),
-    Option("multipath", "flow", "ECMP per flow (hash), per packet (random) or adaptive (per packet, the least-queued port)", "choice", ("packet", "flow", "adaptive")),
-    *transport_options("dctcp"),
-])
-def build(**o: Any) -> Network:
-    if not o["oversubscription"] >= 1.0:
-        raise ConfigError("--oversubscription", o["oversubscription"], "must be >= 1")
-    cfg = Config.from_dict(config_kwargs(o))
+class ClosOptions(TransportOptions, FabricOptions):
+    nodes: Int = like(FabricOptions, "nodes", 16)
+    uplinks: Int = like(FabricOptions, "uplinks", 4)
+    oversubscription: Float = opt(1.0, "host-side bandwidth / uplink bandwidth of a ToR", ge=1)
+    multipath: Literal["packet", "flow", "adaptive"] = opt(
+        "flow", "ECMP per flow (hash), per packet (random) or adaptive (per packet, the least-queued port)")
+    transport: str = like(TransportOptions, "transport", "dctcp")
+
+
+@register("clos", "Clos: non-blocking electrical leaf-spine baseline with ECMP", ClosOptions)
+def build(o: ClosOptions) -> Network:
+    cfg = Config.from_dict(o.config())
     n, u = cfg.nodes, cfg.uplinks
-    spine_rate = int(parse_rate(o["link_rate"], "--link-rate") / o["oversubscription"])
+    spine_rate = int(o.link_rate / o.oversubscription)
     net = Network(cfg, fabric="electrical", switches=u, switch_ports=n,
                   switch_link_rate=spine_rate, arch="clos")
     circuits = [Circuit(t, s, n + s, t, None) for t in range(n) for s in range(u)]
     net.deploy_topo(circuits)
-    net.deploy_routing(routing.ecmp(circuits, endpoints=range(n)), lookup="hop", multipath=o["multipath"])
-    apply_transport(net, o)
+    net.deploy_routing(routing.ecmp(circuits, endpoints=range(n)), lookup="hop", multipath=o.multipath)
+    o.apply_transport(net)
     net.arch_metrics["spines"] = u
-    net.arch_metrics["oversubscription"] = o["oversubscription"]
+    net.arch_metrics["oversubscription"] = o.oversubscription
     return net

@@ -53,7 +53,9 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import field_validator
 
 import numpy as np
 
@@ -63,8 +65,8 @@ from ..errors import ConfigError
 from ..network import Network, Result, _engine_error
 from ..timeflow import Circuit
 from ..transport import parse_rule
-from ..units import parse_rate, parse_size, parse_time
-from . import Option, apply_services, register, service_options
+from ..options import AutoSize, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, check_rule, opt
+from . import register
 
 DECISIONS = [
     "timing: superslice = eps + delta + r (Opera generator); on the engine's schedule the rotor "
@@ -132,25 +134,14 @@ def _load_matchings(which: str, tors: int, uplinks: int) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64).ravel()
 
 
-def _time(o: dict[str, Any], key: str, auto: bool = False) -> int:
-    v = o[key]
-    flag = "--" + key.replace("_", "-")
-    if auto and (v is None or str(v).strip().lower() == "auto"):
-        return 0
-    t = parse_time(v, flag)
-    if t < 0:
-        raise ConfigError(flag, v, "must be non-negative")
-    return t
-
-
 class OperaNetwork(Network):
     """A ready Opera network (a :class:`~opendcn.network.Network` with Opera's circuits,
     routing, transports and port disciplines installed); ``run(workload, duration, seed,
     ...)`` returns a Result. Flows run between hosts."""
 
-    def __init__(self, **o: Any):
-        tors = o["nodes"] if o["tors"] is None else o["tors"]
-        u, hpr = o["uplinks"], o["hosts_per_tor"]
+    def __init__(self, o: OperaOptions):
+        tors = o.nodes if o.tors is None else o.tors
+        u, hpr = o.uplinks, o.hosts_per_tor
         if not 4 <= tors <= 256:
             raise ConfigError("--tors", tors, "must be 4..256 (the engine keeps every slice's shortest paths)")
         if u is None:
@@ -161,43 +152,43 @@ class OperaNetwork(Network):
             raise ConfigError("--uplinks", u, f"must be >= 2 and divide --tors {tors}")
         if hpr < 1:
             raise ConfigError("--hosts-per-tor", hpr, "need at least one host per ToR")
-        rate = parse_rate(o["link_rate"], "--link-rate")
-        pkt = parse_size(o["mtu"], "--mtu")
-        hdr = parse_size(o["header"], "--header")
+        rate = o.link_rate
+        pkt = o.mtu
+        hdr = o.header
         if hdr <= 0:
-            raise ConfigError("--header", o["header"], "must be positive")
+            raise ConfigError("--header", o.header, "must be positive")
         if pkt <= hdr or pkt > 65_000:
-            raise ConfigError("--mtu", o["mtu"], f"must exceed the header ({hdr} B) and be at most 65000 B")
-        if o["queue"] < 1:
-            raise ConfigError("--queue", o["queue"], "need at least one packet")
-        hq = o["header_queue"]
-        hi_cap = o["queue"] * pkt if hq in (None, "auto") else parse_size(hq, "--header-queue")
+            raise ConfigError("--mtu", o.mtu, f"must exceed the header ({hdr} B) and be at most 65000 B")
+        if o.queue < 1:
+            raise ConfigError("--queue", o.queue, "need at least one packet")
+        hq = o.header_queue
+        hi_cap = o.queue * pkt if hq is None else hq
         if hi_cap < hdr:
             raise ConfigError("--header-queue", hq, "must hold at least one header")
-        if o["initial_window"] < 1:
-            raise ConfigError("--initial-window", o["initial_window"], "must be >= 1")
-        if not 0 < o["pull_rate"] <= 100:
-            raise ConfigError("--pull-rate", o["pull_rate"], "must be in (0, 100]")
-        reconf = _time(o, "reconfiguration")
+        if o.initial_window < 1:
+            raise ConfigError("--initial-window", o.initial_window, "must be >= 1")
+        if not 0 < o.pull_rate <= 100:
+            raise ConfigError("--pull-rate", o.pull_rate, "must be in (0, 100]")
+        reconf = o.reconfiguration
         if reconf <= 0:
-            raise ConfigError("--reconfiguration", o["reconfiguration"], "must be positive")
-        rto = _time(o, "rto")
+            raise ConfigError("--reconfiguration", o.reconfiguration, "must be positive")
+        rto = o.rto
         if rto <= 0:
-            raise ConfigError("--rto", o["rto"], "must be positive")
-        sample = parse_time(o["sample_interval"], "--sample-interval")
+            raise ConfigError("--rto", o.rto, "must be positive")
+        sample = o.sample_interval
         if sample < 0:
-            raise ConfigError("--sample-interval", o["sample_interval"], "must be non-negative (0: no time series)")
-        cutoff = parse_size(o["cutoff"], "--cutoff")
-        rule = f"ndp<{_size_text(cutoff)},rotorlb" if str(o["transport"]).strip().lower() == "auto" else o["transport"]
+            raise ConfigError("--sample-interval", o.sample_interval, "must be non-negative (0: no time series)")
+        cutoff = o.cutoff
+        rule = f"ndp<{_size_text(cutoff)},rotorlb" if str(o.transport).strip().lower() == "auto" else o.transport
         parse_rule(rule)  # a bad rule fails here, before the fabric is built
-        which = o["matchings"]
+        which = o.matchings
         if which == "auto":
             which = "opera" if (tors, u) == (108, 6) else "generate"
-        prop, host_prop = _time(o, "propagation"), _time(o, "host_propagation")
+        prop, host_prop = o.propagation, o.host_propagation
         ser = pkt * 8 * 10**12 // rate
         try:
-            fab = _core.rotor_fabric(tors, u, _load_matchings(which, tors, u), int(o["matchings_seed"]),
-                                     _time(o, "eps", True), _time(o, "delta", True), reconf, prop, ser, o["queue"])
+            fab = _core.rotor_fabric(tors, u, _load_matchings(which, tors, u), int(o.matchings_seed),
+                                     o.eps or 0, o.delta or 0, reconf, prop, ser, o.queue)
         except _core.EngineSpecError as e:
             raise _engine_error(e) from None
         d = int(fab["superslice_ps"])
@@ -211,7 +202,7 @@ class OperaNetwork(Network):
             "max_path_hops": int(fab["max_path_hops"]),
             "rlb_hold_ps": (u - 1) * d + int(fab["eps_ps"]),
         }
-        data_cap = o["queue"] * pkt
+        data_cap = o.queue * pkt
         bulk_cap = 64 * 10**6
         super().__init__(Config(nodes=tors, uplinks=u, link_rate=rate, propagation=prop,
                                 hosts_per_node=hpr, host_link_rate=rate, host_propagation=host_prop,
@@ -219,16 +210,16 @@ class OperaNetwork(Network):
                                 buffer=hi_cap + data_cap + bulk_cap, sample_interval=sample), arch="opera")
         self.deploy_topo(_circuits(np.asarray(fab["peer"]).reshape(tors, tors, u)), slices=tors)
         self.deploy_routing("expander")
-        self.transport(rule, ndp_init_window=o["initial_window"], ndp_rto=rto, ndp_queue=o["queue"],
-                       ctrl_bytes=hdr, pull_rate=o["pull_rate"], pull_pacer=o["pull_pacer"])
+        self.transport(rule, ndp_init_window=o.initial_window, ndp_rto=rto, ndp_queue=o.queue,
+                       ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer)
         self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
-        self.stop_when = o["stop_when"]
+        self.stop_when = o.stop_when
         self.net_series = sample > 0
-        self._watch_opt = _parse_watch(o["watch"], tors, u, hpr)
+        self._watch_opt = _parse_watch(o.watch, tors, u, hpr)
         self._watched: set[tuple[int, int]] = set()
-        apply_services(self, o)
-        self.arch_metrics.update(matchings=which, cutoff_bytes=cutoff, initial_window=o["initial_window"],
-                                 queue_pkts=o["queue"], header_queue_bytes=hi_cap, transport_rule=rule,
+        o.apply_services(self)
+        self.arch_metrics.update(matchings=which, cutoff_bytes=cutoff, initial_window=o.initial_window,
+                                 queue_pkts=o.queue, header_queue_bytes=hi_cap, transport_rule=rule,
                                  **self.fabric_metrics)
 
     # ------------------------------------------------------------------ services
@@ -397,39 +388,45 @@ def _percentiles(flows: Any, sel: np.ndarray, column: str = "fct_ps") -> dict[st
             "p999": float(q[3]), "max": float(fct.max())}
 
 
-@register("opera", "Opera: staggered rotors forming expander slices, NDP over multi-hop slice paths, RotorLB bulk", [
-    Option("nodes", 108, "number of ToRs (alias: tors)", "int"),
-    Option("tors", None, "number of ToRs", "int"),
-    Option("uplinks", None, "rotor uplinks per ToR (rotor switches); default the largest divisor of "
-           "the ToR count in 3..6 (6 at 108 ToRs)", "int"),
-    Option("hosts_per_tor", 6, "hosts below each ToR", "int"),
-    Option("link_rate", "10Gbps", "rate of every link (host and ToR-ToR)", "rate"),
-    Option("propagation", "500ns", "ToR-to-ToR propagation per hop", "time"),
-    Option("host_propagation", "0ns", "host-to-ToR propagation (opera-sim: 0)", "time"),
-    Option("matchings", "auto", "rotor matchings: opera (Opera's 108x6), generate, or a file path; "
-           "auto = opera at 108x6, else generate", "str"),
-    Option("eps", "auto", "epsilon part of a superslice (auto: longest path at full queues)", "str"),
-    Option("delta", "auto", "delta part of a superslice (auto: propagation + one packet)", "str"),
-    Option("reconfiguration", "10us", "rotor reconfiguration time r", "time"),
-    Option("mtu", "1500B", "packet size on the wire, header included", "size"),
-    Option("header", "64B", "header (and control packet) size", "size"),
-    Option("queue", 8, "NDP data queue per ToR port, in full packets", "int"),
-    Option("header_queue", "auto", "header/control queue per port in bytes (auto: same bytes as the data queue)", "str"),
-    Option("cutoff", "15MB", "flows of at least this size are bulk (RotorLB)", "size"),
-    Option("initial_window", 20, "NDP initial window (packets)", "int"),
-    Option("pull_rate", 1.0, "receiver pull rate as a fraction of the host link rate", "float"),
-    Option("pull_pacer", "host", "one pull pacer per receiving host (NDP) or per flow (as opera-sim)",
-           "choice", ("host", "flow")),
-    Option("rto", "1ms", "NDP retransmission timeout (recovers dropped control packets)", "time"),
-    Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
-    Option("watch", "auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, none, "
-           "or node:port[,node:port...] (ports 0..U-1 rotor uplinks, U.. host downlinks)", "str"),
-    Option("transport", "auto", "transport rule by flow size (auto: 'ndp<CUTOFF,rotorlb', Opera's NDP below "
-           "--cutoff and RotorLB above; e.g. ndp, ideal)"),
-    Option("matchings_seed", 1, "seed of generated matchings (--matchings generate)", "int"),
-    *service_options(),
-    Option("stop_when", "duration", "end the run at --duration, or once every flow started and every NDP flow "
-           "(ndp-done) or every flow (all-done) finished", "choice", ("duration", "ndp-done", "all-done")),
-], tiny={"nodes": 8})
-def build(**o: Any) -> OperaNetwork:
-    return OperaNetwork(**o)
+class OperaOptions(ServiceOptions):
+    nodes: Int = opt(108, "number of ToRs (alias: tors)")
+    tors: Int | None = opt(None, "number of ToRs")
+    uplinks: Int | None = opt(None, "rotor uplinks per ToR (rotor switches); default the largest divisor of the "
+                                    "ToR count in 3..6 (6 at 108 ToRs)")
+    hosts_per_tor: Int = opt(6, "hosts below each ToR", ge=1)
+    link_rate: Rate = opt("10Gbps", "rate of every link (host and ToR-ToR)", gt=0)
+    propagation: Time = opt("500ns", "ToR-to-ToR propagation per hop")
+    host_propagation: Time = opt("0ns", "host-to-ToR propagation (opera-sim: 0)")
+    matchings: str = opt("auto", "rotor matchings: opera (Opera's 108x6), generate, or a file path; auto = "
+                                 "opera at 108x6, else generate")
+    eps: AutoTime = opt("auto", "epsilon part of a superslice (auto: longest path at full queues)")
+    delta: AutoTime = opt("auto", "delta part of a superslice (auto: propagation + one packet)")
+    reconfiguration: Time = opt("10us", "rotor reconfiguration time r", gt=0)
+    mtu: Size = opt("1500B", "packet size on the wire, header included")
+    header: Size = opt("64B", "header (and control packet) size", gt=0)
+    queue: Int = opt(8, "NDP data queue per ToR port, in full packets", ge=1)
+    header_queue: AutoSize = opt("auto", "header/control queue per port in bytes (auto: same bytes as the data "
+                                         "queue)")
+    cutoff: Size = opt("15MB", "flows of at least this size are bulk (RotorLB)")
+    initial_window: Int = opt(20, "NDP initial window (packets)", ge=1)
+    pull_rate: Float = opt(1.0, "receiver pull rate as a fraction of the host link rate", gt=0, le=100)
+    pull_pacer: Literal["host", "flow"] = opt("host", "one pull pacer per receiving host (NDP) or per flow "
+                                                      "(as opera-sim)")
+    rto: Time = opt("1ms", "NDP retransmission timeout (recovers dropped control packets)", gt=0)
+    sample_interval: Time = opt("10us", "time-series sample interval (0: none)")
+    watch: str = opt("auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, "
+                             "none, or node:port[,node:port...] (ports 0..U-1 rotor uplinks, U.. host downlinks)")
+    transport: str = opt("auto", "transport rule by flow size (auto: 'ndp<CUTOFF,rotorlb', Opera's NDP below "
+                                 "--cutoff and RotorLB above; e.g. ndp, ideal)")
+    matchings_seed: Int = opt(1, "seed of generated matchings (--matchings generate)", ge=0)
+    stop_when: Literal["duration", "ndp-done", "all-done"] = opt(
+        "duration", "end the run at --duration, or once every flow started and every NDP flow (ndp-done) or "
+        "every flow (all-done) finished")
+
+    _rule = field_validator("transport")(check_rule)
+
+
+@register("opera", "Opera: staggered rotors forming expander slices, NDP over multi-hop slice paths, RotorLB bulk",
+          OperaOptions, tiny={"nodes": 8})
+def build(o: OperaOptions) -> OperaNetwork:
+    return OperaNetwork(o)

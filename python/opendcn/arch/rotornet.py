@@ -23,43 +23,50 @@ calendar queues are sent again).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
+
+from pydantic import model_validator
 
 from .. import routing, topology
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network
-from ..transport import apply_transport, transport_options
-from . import Option, apply_services, common_options, config_kwargs, register, service_options
+from ..options import FabricOptions, Float, Int, ServiceOptions, Time, TransportOptions, like, opt
+from . import register
 
 
-@register("rotornet", "RotorNet: 1-D round-robin rotor schedule, VLB or direct routing", [
-    *common_options(nodes=16, uplinks=2),
-    Option("slice", "2us", "time slice (circuit hold time, guardband included)", "time"),
-    Option("guardband", "200ns", "reconfiguration guardband at the start of each slice", "time"),
-    Option("routing", "vlb", "routing scheme", "choice", ("vlb", "direct", "hoho", "ucmp")),
-    Option("max_hop", 3, "most hops of a HOHO/UCMP path", "int"),
-    Option("ucmp_alpha", 1.0, "UCMP: weight of extra hops against latency (x flow-age time)", "float"),
-    Option("tables", False, "compile the routes to per-node time-flow tables", "bool"),
-    Option("lookup", "hop", "table lookup: per hop or source routed (with --tables)", "choice", ("hop", "source")),
-    Option("multipath", "packet", "multipath choice per packet or per flow", "choice", ("packet", "flow")),
-    *service_options(),
-    *transport_options("ideal"),
-])
-def build(**o: Any) -> Network:
-    cfg = Config.from_dict(config_kwargs(o, "slice", "guardband"))
+class RotorNetOptions(TransportOptions, ServiceOptions, FabricOptions):
+    nodes: Int = like(FabricOptions, "nodes", 16)
+    uplinks: Int = like(FabricOptions, "uplinks", 2)
+    slice: Time = opt("2us", "time slice (circuit hold time, guardband included)", gt=0)
+    guardband: Time = opt("200ns", "reconfiguration guardband at the start of each slice")
+    routing: Literal["vlb", "direct", "hoho", "ucmp"] = opt("vlb", "routing scheme")
+    max_hop: Int = opt(3, "most hops of a HOHO/UCMP path", ge=1)
+    ucmp_alpha: Float = opt(1.0, "UCMP: weight of extra hops against latency (x flow-age time)", ge=0)
+    tables: bool = opt(False, "compile the routes to per-node time-flow tables")
+    lookup: Literal["hop", "source"] = opt("hop", "table lookup: per hop or source routed (with --tables)")
+    multipath: Literal["packet", "flow"] = opt("packet", "multipath choice per packet or per flow")
+
+    @model_validator(mode="after")
+    def _check(self) -> "RotorNetOptions":
+        if self.tables and self.routing not in ("vlb", "direct"):
+            raise ConfigError("--tables", True, f"compiled tables are offered for vlb and direct, not {self.routing}")
+        return self
+
+
+@register("rotornet", "RotorNet: 1-D round-robin rotor schedule, VLB or direct routing", RotorNetOptions)
+def build(o: RotorNetOptions) -> Network:
+    cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband))
     net = Network(cfg, arch="rotornet")
     net.deploy_topo(topology.round_robin(cfg, dimension=1))
-    if o["tables"]:
-        if o["routing"] not in ("vlb", "direct"):
-            raise ConfigError("--tables", True, f"compiled tables are offered for vlb and direct, not {o['routing']}")
-        paths = routing.vlb(net.circuits) if o["routing"] == "vlb" else routing.direct(net.circuits)
-        net.deploy_routing(paths, lookup=o["lookup"], multipath=o["multipath"])
+    if o.tables:
+        paths = routing.vlb(net.circuits) if o.routing == "vlb" else routing.direct(net.circuits)
+        net.deploy_routing(paths, lookup=o.lookup, multipath=o.multipath)
     else:
-        net.deploy_routing(o["routing"], multipath=o["multipath"], max_hop=o["max_hop"], alpha=o["ucmp_alpha"])
-    apply_services(net, o)
-    apply_transport(net, o)
-    net.arch_metrics["routing"] = o["routing"]
+        net.deploy_routing(o.routing, multipath=o.multipath, max_hop=o.max_hop, alpha=o.ucmp_alpha)
+    o.apply_services(net)
+    o.apply_transport(net)
+    net.arch_metrics["routing"] = o.routing
     net.arch_metrics["cycle_slices"] = net.slices
     duty = 1 - cfg.guardband / cfg.slice
     net.arch_metrics["duty_cycle"] = duty

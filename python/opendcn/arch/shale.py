@@ -47,7 +47,9 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BeforeValidator
 
 import numpy as np
 import pyarrow as pa
@@ -59,7 +61,8 @@ from ..errors import ConfigError
 from ..network import FixedFabric, check_run_args, core_summary
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
-from . import Option, apply_services, register, service_options
+from ..options import Kind, AutoInt, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, opt
+from . import register
 
 CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
 ENGINES = ("auto", "window", "timeslot")
@@ -135,9 +138,9 @@ class ShaleNetwork(FixedFabric):
 
     engine = "shale"
 
-    def __init__(self, **o: Any):
+    def __init__(self, o: ShaleOptions):
         self.o = o
-        n, h = o["nodes"], o["h"]
+        n, h = o.nodes, o.h
         if n < 2:
             raise ConfigError("--nodes", n, "need at least 2 nodes")
         if not 1 <= h <= 4:
@@ -146,32 +149,32 @@ class ShaleNetwork(FixedFabric):
         if root is None:
             raise ConfigError("--nodes", n, f"must be a perfect {h}-th power (m^h) for --h {h}")
         self.m: int = root
-        self.lanes = o["lanes"]
+        self.lanes = o.lanes
         if self.lanes < 1:
             raise ConfigError("--lanes", self.lanes, "must be >= 1")
-        self.slot_ps = parse_time(o["slot"], "--slot")
-        self.guard_ps = parse_time(o["guardband"], "--guardband")
-        self.lane_rate = parse_rate(o["lane_rate"], "--lane-rate")
-        self.cell = parse_size(o["cell"], "--cell")
-        self.header = parse_size(o["header"], "--header")
-        self.prop_ps = parse_time(o["propagation"], "--propagation")
+        self.slot_ps = parse_time(o.slot, "--slot")
+        self.guard_ps = parse_time(o.guardband, "--guardband")
+        self.lane_rate = parse_rate(o.lane_rate, "--lane-rate")
+        self.cell = parse_size(o.cell, "--cell")
+        self.header = parse_size(o.header, "--header")
+        self.prop_ps = parse_time(o.propagation, "--propagation")
         if self.slot_ps <= 0 or self.slot_ps % self.lanes:
-            raise ConfigError("--slot", o["slot"], f"must be a positive whole number of ps divisible by --lanes {self.lanes}")
+            raise ConfigError("--slot", o.slot, f"must be a positive whole number of ps divisible by --lanes {self.lanes}")
         if not 0 <= self.guard_ps < self.slot_ps:
-            raise ConfigError("--guardband", o["guardband"], "must be shorter than the slot")
+            raise ConfigError("--guardband", o.guardband, "must be shorter than the slot")
         if self.cell <= self.header or self.header < 0:
-            raise ConfigError("--cell", o["cell"], "must be larger than the header")
+            raise ConfigError("--cell", o.cell, "must be larger than the header")
         ser = -(-self.cell * 8 * 10**12 // self.lane_rate)
         if ser + self.guard_ps > self.slot_ps:
-            raise ConfigError("--slot", o["slot"], f"a {self.cell} B cell takes {ser} ps at {o['lane_rate']}: "
+            raise ConfigError("--slot", o.slot, f"a {self.cell} B cell takes {ser} ps at {o.given('lane_rate')}: "
                               "it does not fit the slot minus the guard band")
         self.tau = self.slot_ps // self.lanes
         self.d = -(-(self.slot_ps + self.prop_ps) // self.tau)
         self.payload = self.cell - self.header
         # interleaving
         self.h_hi, self.share = 0, 0.0
-        if o["interleave"] not in (None, "", "none"):
-            text = str(o["interleave"])
+        if o.interleave not in (None, "", "none"):
+            text = str(o.interleave)
             try:
                 a, b = text.split(":")
                 self.h_hi, self.share = int(a), float(b)
@@ -185,24 +188,24 @@ class ShaleNetwork(FixedFabric):
                 raise ConfigError("--interleave", text, "the fraction must be in (0, 1)")
         self.num = round(self.share * 1000) if self.h_hi else 0
         if self.h_hi and not 0 < self.num < 1000:
-            raise ConfigError("--interleave", o["interleave"], "the fraction must be in [0.001, 0.999]")
-        self.cutoff = None if o["cutoff"] is None else parse_size(o["cutoff"], "--cutoff")
-        self.cc = o["cc"]
+            raise ConfigError("--interleave", o.interleave, "the fraction must be in [0.001, 0.999]")
+        self.cutoff = None if o.cutoff is None else parse_size(o.cutoff, "--cutoff")
+        self.cc = o.cc
         self.epoch = h * (self.m - 1)
         epoch_real = self.epoch / (1 - self.num / 1000) if self.h_hi else self.epoch
         auto_t = math.ceil(2 * self.d / epoch_real) + 1
-        tb = _int_or_auto(o["token_budget"], "--token-budget")
-        fb = _int_or_auto(o["first_hop_budget"], "--first-hop-budget")
+        tb = _int_or_auto(o.token_budget, "--token-budget")
+        fb = _int_or_auto(o.first_hop_budget, "--first-hop-budget")
         self.t_budget = tb if tb is not None else auto_t
         self.tf_budget = fb if fb is not None else self.t_budget
-        self.engine = str(o.get("engine", "auto"))
+        self.engine = str(o.engine)
         if self.engine not in ENGINES:
             raise ConfigError("--engine", self.engine, f"expected one of {', '.join(ENGINES)}")
-        th = o.get("threads", 1)
+        th = o.threads
         if isinstance(th, bool) or not isinstance(th, (int, np.integer)) or th < 1:
             raise ConfigError("--threads", th, "must be a whole number of threads, at least 1")
         self.threads = int(th)
-        smp = o.get("sample", "auto")
+        smp = o.sample
         if smp is None or str(smp).strip().lower() == "auto":
             self.sample_ps = None
         else:
@@ -211,41 +214,41 @@ class ShaleNetwork(FixedFabric):
                 raise ConfigError("--sample", smp, "must be a positive time or 'auto'")
         # end-to-end baselines (docs/arch/shale.md#end-to-end-baselines): ISD cap, RD/NDP window, PULL size, NDP queue
         try:
-            self.isd_share = float(o.get("isd_cap", 1.25))
+            self.isd_share = float(o.isd_cap)
         except (TypeError, ValueError):
-            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a positive number") from None
+            raise ConfigError("--isd-cap", o.isd_cap, "expected a positive number") from None
         if not (math.isfinite(self.isd_share) and 0 < self.isd_share <= 10):
-            raise ConfigError("--isd-cap", o.get("isd_cap"), "expected a number in (0, 10]")
-        self.pull_every = _int_or_auto(o.get("pull_every", 20), "--pull-every") or 20
-        self.ndp_queue = _int_or_auto(o.get("ndp_queue", 100), "--ndp-queue") or 100
+            raise ConfigError("--isd-cap", o.isd_cap, "expected a number in (0, 10]")
+        self.pull_every = _int_or_auto(o.pull_every, "--pull-every") or 20
+        self.ndp_queue = _int_or_auto(o.ndp_queue, "--ndp-queue") or 100
         rtt = 2 * h * self.d + 2 * epoch_real  # idle round trip, intrinsic latency both ways
         auto_w = math.ceil(rtt / h)  # one idle round trip at 1/(2h) of the line rate
-        iw = _int_or_auto(o.get("initial_window", "auto"), "--initial-window")
+        iw = _int_or_auto(o.initial_window, "--initial-window")
         self.init_window = iw if iw is not None else auto_w
-        self.fail_frac = float(o["fail_nodes"])
+        self.fail_frac = float(o.fail_nodes)
         if not 0 <= self.fail_frac < 1:
-            raise ConfigError("--fail-nodes", o["fail_nodes"], "fraction of nodes must be in [0, 1)")
-        self.fail_at = parse_time(o["fail_at"], "--fail-at")
-        rec = o.get("recover_at")
+            raise ConfigError("--fail-nodes", o.fail_nodes, "fraction of nodes must be in [0, 1)")
+        self.fail_at = parse_time(o.fail_at, "--fail-at")
+        rec = o.recover_at
         self.recover_at = None if rec in (None, "", "none", "never") else parse_time(rec, "--recover-at")
         if self.recover_at is not None and self.recover_at <= self.fail_at:
             raise ConfigError("--recover-at", rec, "must be after --fail-at")
-        wu = o.get("warmup")
+        wu = o.warmup
         self.warmup = None if wu in (None, "", "none") else parse_time(wu, "--warmup")
         if self.warmup is not None and self.warmup <= 0:
             raise ConfigError("--warmup", wu, "must be positive")
-        inv = o.get("invalidation", True)
+        inv = o.invalidation
         if not isinstance(inv, (bool, np.bool_)):
             raise ConfigError("--invalidation", inv, "expected true or false")
         self.invalidation = bool(inv)
         try:
-            self.fail_link_frac = float(o.get("fail_links", 0.0))
+            self.fail_link_frac = float(o.fail_links)
         except (TypeError, ValueError):
-            raise ConfigError("--fail-links", o.get("fail_links"), "expected a fraction in [0, 1)") from None
+            raise ConfigError("--fail-links", o.fail_links, "expected a fraction in [0, 1)") from None
         if not 0 <= self.fail_link_frac < 1:
-            raise ConfigError("--fail-links", o.get("fail_links"), "fraction of links must be in [0, 1)")
-        if o["host_rate"] is not None:
-            self.rate = parse_rate(o["host_rate"], "--host-rate")
+            raise ConfigError("--fail-links", o.fail_links, "fraction of links must be in [0, 1)")
+        if o.host_rate is not None:
+            self.rate = parse_rate(o.host_rate, "--host-rate")
         else:
             # one cell payload per timeslot (guard band excluded), floored to whole bit/s
             self.rate = self.payload * 8 * 10**12 // self.tau
@@ -458,8 +461,7 @@ class ShaleNetwork(FixedFabric):
         summary["packets"] = packets_summary(o)
         summary["services"] = services
         summary["arch_metrics"] = am
-        info = {"arch": "shale", "options": {k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v))
-                                              for k, v in self.o.items()},
+        info = {"arch": "shale", "options": self.o.model_dump(),
                 "duration_ps": duration_ps, "seed": seed, "failed_nodes": failed.tolist()}
         return Result(summary, flows, ts, info)
 
@@ -549,42 +551,60 @@ class ShaleNetwork(FixedFabric):
         }
 
 
-@register("shale", "Shale: EBS schedule of dimension h, spraying + direct semi-paths, hop-by-hop tokens", [
-    Option("nodes", 16, "number of nodes (a perfect h-th power)", "int"),
-    Option("h", 2, "schedule dimension h (1 = SRRD single round robin)", "int"),
-    Option("lanes", 8, "parallel lanes per node (staggered slots)", "int"),
-    Option("lane_rate", "50Gbps", "rate of one lane", "rate"),
-    Option("slot", "45.056ns", "lane slot, guard band included", "time"),
-    Option("guardband", "4.096ns", "guard band at the start of each slot", "time"),
-    Option("cell", "256B", "cell size, header included", "size"),
-    Option("header", "12B", "cell header", "size"),
-    Option("propagation", "500ns", "propagation delay of every link", "time"),
-    Option("cc", "hbh+spray", "congestion control", "choice", CC_CHOICES),
-    Option("interleave", None, "H:FRACTION — interleave an h=H sub-schedule getting FRACTION of the slots (short flows)", "str"),
-    Option("cutoff", None, "flows up to this size use the interleaved higher-h sub-schedule (default: equal load)", "size"),
-    Option("token_budget", "auto", "hop-by-hop token budget T per (link, bucket), or auto", "str"),
-    Option("first_hop_budget", "auto", "first-hop token budget T_F, or auto (= T)", "str"),
-    Option("isd_cap", 1.25, "isd: per-receiver cap as a multiple of 1/(2h) of the line rate", "float"),
-    Option("initial_window", "auto", "rd/ndp: initial window in cells (auto: one idle round trip at 1/(2h))", "str"),
-    Option("pull_every", 20, "rd/ndp: one PULL (worth this many cells) per this many cells received", "int"),
-    Option("ndp_queue", 100, "ndp: cells a per-neighbour queue holds before trimming", "int"),
-    Option("fail_nodes", 0.0, "fraction of nodes that fail", "float"),
-    Option("fail_links", 0.0, "fraction of the neighbour links (node pairs) that fail", "float"),
-    Option("fail_at", "0us", "when the nodes / links fail", "time"),
-    Option("recover_at", None, "when every failed node and link recovers (default: never)", "time"),
-    Option("invalidation", True, "send invalidation tokens after failures (--no-invalidation: local detection only)", "bool"),
-    Option("warmup", None, "measure the engine's steady speed after this much simulated time "
-           "(arch_metrics.steady: wall time per timeslot and per cell-hop, mean cells in flight)", "time"),
-    Option("sample", "auto", "time-series sampling interval (auto: about 200 samples per run)", "str"),
-    Option("engine", "auto", "window: node by node in windows of one hop delay (fast; no failures, services, "
-           "priority or end-to-end transports); timeslot: every option; auto: window when it applies. "
-           "Both give identical results", "choice", ENGINES),
-    Option("threads", 1, "threads of the window engine (nodes are served in parallel within a window; "
-           "the results do not depend on the count; worth it from a few thousand nodes)", "int"),
-    Option("host_rate", None, "R of the load definition (default: one cell payload per timeslot, 346.59 Gbps)", "rate"),
-    *service_options(),
-], tiny={"nodes": 16})
-def build(**o: Any) -> ShaleNetwork:
-    net = ShaleNetwork(**o)
-    apply_services(net, o)
+def _never(v: Any) -> Any:
+    if v is None or (isinstance(v, str) and v.strip().lower() in ("", "none", "never")):
+        return None
+    return parse_time(v, "time")
+
+
+NeverTime = Annotated[Union[int, None], BeforeValidator(_never), Kind("time or never")]
+
+
+class ShaleOptions(ServiceOptions):
+    nodes: Int = opt(16, "number of nodes (a perfect h-th power)", ge=2)
+    h: Int = opt(2, "schedule dimension h (1 = SRRD single round robin)", ge=1, le=4)
+    lanes: Int = opt(8, "parallel lanes per node (staggered slots)", ge=1)
+    lane_rate: Rate = opt("50Gbps", "rate of one lane", gt=0)
+    slot: Time = opt("45.056ns", "lane slot, guard band included", gt=0)
+    guardband: Time = opt("4.096ns", "guard band at the start of each slot")
+    cell: Size = opt("256B", "cell size, header included", gt=0)
+    header: Size = opt("12B", "cell header")
+    propagation: Time = opt("500ns", "propagation delay of every link")
+    cc: Literal["hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none"] = opt(
+        "hbh+spray", "congestion control")
+    interleave: str | None = opt(None, "H:FRACTION — interleave an h=H sub-schedule getting FRACTION of the "
+                                       "slots (short flows)")
+    cutoff: Size | None = opt(None, "flows up to this size use the interleaved higher-h sub-schedule "
+                                    "(default: equal load)")
+    token_budget: AutoInt = opt("auto", "hop-by-hop token budget T per (link, bucket), or auto")
+    first_hop_budget: AutoInt = opt("auto", "first-hop token budget T_F, or auto (= T)")
+    isd_cap: Float = opt(1.25, "isd: per-receiver cap as a multiple of 1/(2h) of the line rate", gt=0, le=10)
+    initial_window: AutoInt = opt("auto", "rd/ndp: initial window in cells (auto: one idle round trip at 1/(2h))")
+    pull_every: Int = opt(20, "rd/ndp: one PULL (worth this many cells) per this many cells received", ge=1)
+    ndp_queue: Int = opt(100, "ndp: cells a per-neighbour queue holds before trimming", ge=1)
+    fail_nodes: Float = opt(0.0, "fraction of nodes that fail", ge=0, lt=1)
+    fail_links: Float = opt(0.0, "fraction of the neighbour links (node pairs) that fail", ge=0, lt=1)
+    fail_at: Time = opt("0us", "when the nodes / links fail")
+    recover_at: NeverTime = opt(None, "when every failed node and link recovers (default: never)")
+    invalidation: bool = opt(True, "send invalidation tokens after failures (--no-invalidation: local "
+                                   "detection only)")
+    warmup: Time | None = opt(None, "measure the engine's steady speed after this much simulated time "
+                                    "(arch_metrics.steady: wall time per timeslot and per cell-hop, mean cells "
+                                    "in flight)", gt=0)
+    sample: AutoTime = opt("auto", "time-series sampling interval (auto: about 200 samples per run)")
+    engine: Literal["auto", "window", "timeslot"] = opt(
+        "auto", "window: node by node in windows of one hop delay (fast; no failures, services, priority or "
+        "end-to-end transports); timeslot: every option; auto: window when it applies. Both give identical "
+        "results")
+    threads: Int = opt(1, "threads of the window engine (nodes are served in parallel within a window; the "
+                          "results do not depend on the count; worth it from a few thousand nodes)", ge=1)
+    host_rate: Rate | None = opt(None, "R of the load definition (default: one cell payload per timeslot, "
+                                       "346.59 Gbps)", gt=0)
+
+
+@register("shale", "Shale: EBS schedule of dimension h, spraying + direct semi-paths, hop-by-hop tokens",
+          ShaleOptions, tiny={"nodes": 16})
+def build(o: ShaleOptions) -> ShaleNetwork:
+    net = ShaleNetwork(o)
+    o.apply_services(net)
     return net

@@ -30,63 +30,52 @@ are in ``crates/opendcn-core/src/slotted/sirius.rs``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
+
+from pydantic import model_validator
 
 from ..errors import ConfigError
+from ..options import Int, ServiceOptions, Size, Time, like, opt
 from ..slotted import SlottedNetwork
-from ..units import parse_size
-from . import Option, apply_services, register, service_options
-from .negotiator import _nonneg_time, _ports_and_rate
+from . import register
+from .negotiator import AwgrOptions
 
 
-@register("sirius", "Sirius-like: thin-clos AWGRs, cyclic round robin, VLB relay with intermediate congestion control", [
-    Option("nodes", 128, "number of ToRs (the endpoints)", "int"),
-    Option("tors", None, "number of ToRs (same as --nodes)", "int"),
-    Option("ports", 8, "uplink ports per ToR", "int"),
-    Option("host_rate", "400Gbps", "host-side bandwidth R per ToR (load and goodput base)", "rate"),
-    Option("speedup", 2.0, "uplink:host bandwidth ratio (port rate = host rate x speedup / ports)", "float"),
-    Option("slot", "100ns", "timeslot, guardband included", "time"),
-    Option("guardband", "10ns", "reconfiguration guardband at the start of each slot", "time"),
-    Option("header", "10B", "cell header bytes", "size"),
-    Option("propagation", "2us", "one-way ToR-ToR propagation delay", "time"),
-    Option("pq", True, "PIAS priority queues at sources (--no-pq: off)", "bool"),
-    Option("pias_first", "1KB", "PIAS: bytes of a flow at the highest priority", "size"),
-    Option("pias_second", "9KB", "PIAS: next bytes at the middle priority", "size"),
-    Option("relay_cap", 8, "relay threshold (cells) per intermediate per final destination", "int"),
-    Option("cc", "inband", "intermediate congestion control: inband (occupancy piggybacked on round-robin "
-           "cells, one cycle + propagation old) or ideal (instant credits)", "choice", ("inband", "ideal")),
-    Option("sample_interval", "10us", "time-series sample interval (0: none)", "time"),
-    *service_options(),
-])
-def build(**o: Any) -> SlottedNetwork:
-    nodes, ports, host, rate = _ports_and_rate(o)
-    slot = _nonneg_time(o["slot"], "--slot", True)
-    guard = _nonneg_time(o["guardband"], "--guardband")
-    prop = _nonneg_time(o["propagation"], "--propagation", True)
-    sample = _nonneg_time(o["sample_interval"], "--sample-interval")
-    if guard >= slot:
-        raise ConfigError("--guardband", o["guardband"], "must be shorter than --slot")
-    if o["cc"] not in ("inband", "ideal"):
-        raise ConfigError("--cc", o["cc"], "expected inband or ideal")
-    if o["relay_cap"] < 1:
-        raise ConfigError("--relay-cap", o["relay_cap"], "must be >= 1")
-    if nodes >= ports and nodes % ports:
-        raise ConfigError("--tors", nodes, f"thin-clos needs the ToR count to be a multiple of --ports ({ports})")
-    header = parse_size(o["header"], "--header")
-    t1 = parse_size(o["pias_first"], "--pias-first")
-    t2 = t1 + parse_size(o["pias_second"], "--pias-second")
-    if t1 <= 0 or t2 <= t1:
-        raise ConfigError("--pias-first", o["pias_first"], "PIAS levels must be positive")
-    payload = ((slot - guard) * rate) // (8 * 10**12) - header
-    if payload <= 0:
-        raise ConfigError("--slot", o["slot"], "leaves no room for a cell payload")
-    params = dict(tors=nodes, ports=ports, port_rate_bps=rate, slot_ps=slot, guardband_ps=guard,
-                  header_bytes=header, prop_ps=prop, pq=o["pq"], pias_t1=t1, pias_t2=t2,
-                  relay_cap=o["relay_cap"], cc=o["cc"], sample_ps=sample)
-    net = SlottedNetwork("sirius", "sirius", params, nodes=nodes, ports=ports, link_rate=rate,
-                         host_rate=host, propagation=prop, slice_ps=slot, guardband=guard,
-                         mtu=payload, header=header, sample_interval=sample)
-    net.arch_metrics.update(topology="thin-clos", pq=o["pq"], speedup=o["speedup"], port_rate_bps=rate,
-                            cc=o["cc"])
-    apply_services(net, o)
+class SiriusOptions(ServiceOptions, AwgrOptions):
+    slot: Time = opt("100ns", "timeslot, guardband included", gt=0)
+    guardband: Time = like(AwgrOptions, "guardband", "10ns")
+    header: Size = like(AwgrOptions, "header", "10B")
+    relay_cap: Int = opt(8, "relay threshold (cells) per intermediate per final destination", ge=1)
+    cc: Literal["inband", "ideal"] = opt("inband", "intermediate congestion control: inband (occupancy "
+                                         "piggybacked on round-robin cells, one cycle + propagation old) or "
+                                         "ideal (instant credits)")
+
+    @model_validator(mode="after")
+    def _check(self) -> "SiriusOptions":
+        if self.guardband >= self.slot:
+            raise ConfigError("--guardband", self.guardband, "must be shorter than --slot")
+        self.check_thin_clos()
+        if self.payload <= 0:
+            raise ConfigError("--slot", self.slot, "leaves no room for a cell payload")
+        return self
+
+    @property
+    def payload(self) -> int:
+        """Cell payload bytes: what one slot carries at the port rate, less the header."""
+        return ((self.slot - self.guardband) * self.port_rate) // (8 * 10**12) - self.header
+
+
+@register("sirius", "Sirius-like: thin-clos AWGRs, cyclic round robin, VLB relay with intermediate congestion "
+          "control", SiriusOptions)
+def build(o: SiriusOptions) -> SlottedNetwork:
+    nodes, rate = o.n_tors, o.port_rate
+    params = dict(tors=nodes, ports=o.ports, port_rate_bps=rate, slot_ps=o.slot, guardband_ps=o.guardband,
+                  header_bytes=o.header, prop_ps=o.propagation, pq=o.pq, pias_t1=o.pias_first,
+                  pias_t2=o.pias_first + o.pias_second, relay_cap=o.relay_cap, cc=o.cc,
+                  sample_ps=o.sample_interval)
+    net = SlottedNetwork("sirius", "sirius", params, nodes=nodes, ports=o.ports, link_rate=rate,
+                         host_rate=o.host_rate, propagation=o.propagation, slice_ps=o.slot,
+                         guardband=o.guardband, mtu=o.payload, header=o.header, sample_interval=o.sample_interval)
+    net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc)
+    o.apply_services(net)
     return net
