@@ -50,10 +50,6 @@ def bfs_distances(b: int, d: int) -> np.ndarray:
     return dist
 
 
-def n_of(b: int, d: int) -> int:
-    return int(b**d)
-
-
 def with_da(static: np.ndarray, da: np.ndarray) -> np.ndarray:
     return np.vstack([static, np.asarray(da, dtype=np.int64).reshape(-1, static.shape[1])])
 
