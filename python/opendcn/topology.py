@@ -485,3 +485,23 @@ def schedule_table(circuits: Iterable[Any], nodes: int, ports: int,
     if e_static.any():
         table[:, e_g[e_static]] = e_peer[e_static]
     return table
+
+
+def de_bruijn(b: int, d: int, *, first_port: int = 0) -> list[Circuit]:
+    """The static de Bruijn backbone DB(b, d) of Duo (Zerwas et al., POMACS 2023, §3.1) as
+    directed static circuits: node ``v`` (``n = b**d`` nodes, labels ``(v_1, ..., v_d)`` in
+    base ``b``) sends on port ``first_port + j`` to ``(v_2, ..., v_d, (v_1 + j) mod b)`` —
+    static switch ``j`` is a directed perfect matching, received on the same port number.
+    The ``b`` self-loops (constant words, all on switch 0) get no circuit: those ports are
+    idle (:func:`opendcn.debruijn.self_loop_ports`). Ordered by switch, then node.
+
+    >>> [(c.n1, c.p1, c.n2) for c in de_bruijn(2, 2)]
+    [(1, 0, 2), (2, 0, 1), (0, 1, 1), (1, 1, 3), (2, 1, 0), (3, 1, 2)]
+    """
+    from .debruijn import static_successors
+
+    if not _is_int(first_port) or first_port < 0:
+        raise ConfigError("first_port", first_port, "must be an integer >= 0")
+    succ = static_successors(b, d).tolist()
+    return [Circuit(v, first_port + j, w, first_port + j, None, True)
+            for j, row in enumerate(succ) for v, w in enumerate(row) if v != w]
