@@ -105,7 +105,7 @@ def test_arch_builder_from_python(name):
     build = getattr(od.arch, name, None)
     assert callable(build), f"od.arch.{name} is {build!r}, not a builder"
     net = build(nodes=tiny_nodes(name))
-    assert isinstance(net, od.Network)
+    assert isinstance(net, od.NetworkBase)
     result = net.run(workload(), duration=DURATION, seed=1)
     check_summary(result.summary, arch=name, nodes=tiny_nodes(name), seed=1, sim_time_s=100e-6)
     assert result.flows.num_rows == result.summary["flows"]["started"]

@@ -50,7 +50,7 @@ def test_arch_functions_build_networks():
     for name in od.arch.REGISTRY:
         fn = getattr(od.arch, name)
         assert callable(fn), f"od.arch.{name} is {fn!r}, not a builder"
-        assert isinstance(fn(**od.arch.get(name).tiny), od.Network)
+        assert isinstance(fn(**od.arch.get(name).tiny), od.NetworkBase)
     net = od.arch.rotornet(nodes=8, uplinks=1, routing="direct")
     assert isinstance(net, od.Network) and net.arch == "rotornet"
 

@@ -16,13 +16,14 @@ from . import analysis, routing, topology, workload
 from ._core import __version__ as engine_version
 from .config import Config
 from .errors import ConfigError, DeadlockError, InvariantError
-from .network import Network, Result
+from .network import FixedFabric, Network, NetworkBase, Result
 from .timeflow import Circuit, Entry, Hop, Path
 from . import arch  # noqa: E402  (architectures import the names above)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "Hop", "InvariantError", "Network", "Path",
+    "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
+    "NetworkBase", "Path",
     "Result", "analysis", "arch", "engine_version", "routing", "topology", "workload",
 ]

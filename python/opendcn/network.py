@@ -56,16 +56,202 @@ def check_run_args(duration: Any, seed: Any) -> tuple[int, int]:
         raise ConfigError("seed", seed, "expected a non-negative integer")
     return duration_ps, int(seed)
 
-class Network:
-    """A network to program and run (OpenOptics' ``OpticalNetwork``)."""
+class NetworkBase:
+    """What every network has, whatever engine runs it: a :class:`Config`, the
+    architecture's name and metrics, OpenOptics' services, and one run pipeline.
 
-    def __init__(self, config: Config | dict[str, Any], *, fabric: str = "optical",
-                 switches: int = 0, switch_ports: int = 0, switch_link_rate: Any = None,
-                 arch: str = "custom", electrical_ports: int = 0):
+    ``run`` = ``start`` + ``finish``. ``start`` generates the workload's flows for the
+    network's endpoints and builds the engine; ``finish`` advances it to the end, checks
+    the engine's invariants and returns a :class:`Result`. An engine plugs in through two
+    hooks: :meth:`_engine` (build the engine from the flows) and :meth:`_result` (turn its
+    output into a Result); :meth:`_advance` (how the run is stepped, e.g. a warm-up or a
+    control loop) and :meth:`_arch_result` (an architecture's own metrics) are optional.
+    """
+
+    def __init__(self, config: Config | dict[str, Any], *, arch: str = "custom"):
         if isinstance(config, dict):
             config = Config.from_dict(config)
         if not isinstance(config, Config):
             raise ConfigError("config", config, "expected an opendcn.Config or a dict")
+        self.config = config
+        self.arch = arch
+        self.arch_metrics: dict[str, Any] = {}
+        self._live: _Live | None = None
+        self.last_result: Result | None = None
+        self._services: dict[str, Any] = {"congestion_detection": False, "pushback": False,
+                                          "flow_pausing": False, "elephant_bytes": 100_000,
+                                          "eqo_interval_ps": 0, "offload_queues": 0}
+
+    def services(self, *, congestion_detection: bool | None = None, pushback: bool | None = None,
+                 flow_pausing: bool | None = None, elephant_threshold: Any = None,
+                 queue_estimation: str | None = None, eqo_interval: Any = None,
+                 buffer_offload: int | None = None) -> dict[str, Any]:
+        """Switch OpenOptics' infrastructure services (§5.2) for traffic-oblivious fabrics:
+        congestion detection (a calendar queue is full when a relayed packet no longer fits
+        in the first occurrence of its departure slice), traffic push-back (the detecting
+        node tells the packet's source, one propagation delay later, to stop sending to that
+        destination until the congested slice has come round again) and host flow pausing
+        (flows that have sent ``elephant_threshold`` bytes — PIAS flow aging — wait until
+        their departure slice is the current one).
+
+        ``queue_estimation="eqo"`` makes detection use OpenOptics' queue-occupancy
+        estimate (a register per calendar queue, + packet size on enqueue, − bandwidth ×
+        ``eqo_interval`` from the active queue every interval, default 50 ns) instead of
+        the exact occupancy; the summary reports the estimation error.
+        ``buffer_offload=N`` keeps N calendar queues per optical port in the ToR (the
+        current slice and the next N − 1): packets departing later wait on a random host
+        below the ToR and come back up when their slice enters the window (needs
+        ``hosts_per_node`` ≥ 1). Returns the settings in force."""
+        for name, v in (("congestion_detection", congestion_detection), ("pushback", pushback),
+                        ("flow_pausing", flow_pausing)):
+            if v is not None:
+                if not isinstance(v, bool):
+                    raise ConfigError(name, v, "expected True or False")
+                self._services[name] = v
+        if elephant_threshold is not None:
+            self._services["elephant_bytes"] = parse_size(elephant_threshold, "elephant_threshold")
+        if queue_estimation is not None:
+            if queue_estimation not in ("exact", "eqo"):
+                raise ConfigError("queue_estimation", queue_estimation, "expected exact or eqo")
+            iv = parse_time(eqo_interval if eqo_interval is not None else "50ns", "eqo_interval")
+            if queue_estimation == "eqo" and iv <= 0:
+                raise ConfigError("eqo_interval", eqo_interval, "must be positive")
+            self._services["eqo_interval_ps"] = iv if queue_estimation == "eqo" else 0
+        elif eqo_interval is not None:
+            raise ConfigError("eqo_interval", eqo_interval, "only with queue_estimation='eqo'")
+        if buffer_offload is not None:
+            if isinstance(buffer_offload, bool) or not isinstance(buffer_offload, int) or buffer_offload < 0:
+                raise ConfigError("buffer_offload", buffer_offload, "expected a number of calendar queues >= 0")
+            if buffer_offload and not self.config.hosts_per_node:
+                raise ConfigError("buffer_offload", buffer_offload,
+                                  "buffer offloading needs hosts below the nodes (hosts_per_node >= 1)")
+            self._services["offload_queues"] = buffer_offload
+        if self._services["pushback"]:
+            self._services["congestion_detection"] = True
+        return dict(self._services)
+
+    # ------------------------------------------------------------------ running
+    def start(self, workload: Any, duration: Any, seed: int = 1) -> None:
+        """Generate ``workload``'s flows, build the engine and stand at t = 0."""
+        duration_ps, seed = check_run_args(duration, seed)
+        c = self.config
+        flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node,
+                                  rate_bps=c.per_node_rate, nodes=c.nodes,
+                                  duration_ps=duration_ps, seed=int(seed))
+        flows.validate(c.endpoints)
+        cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
+        t0 = time.perf_counter()
+        try:
+            sim = self._engine(cut, duration_ps, int(seed))
+        except _core.EngineSpecError as e:
+            raise self._spec_error(e) from None
+        self._live = _Live(sim, cut, duration_ps, int(seed), t0,
+                           getattr(workload, "description", repr(workload)))
+
+    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
+            progress: bool = False, out: str | os.PathLike[str] | None = None,
+            mice_threshold: Any = 10_000) -> "Result":
+        """Run ``workload`` for ``duration`` of simulated time and return the result."""
+        self.start(workload, duration, seed)
+        return self.finish(progress=progress, out=out, mice_threshold=mice_threshold)
+
+    def finish(self, *, progress: bool = False, out: str | os.PathLike[str] | None = None,
+               mice_threshold: Any = 10_000) -> "Result":
+        """Run a started simulation to its end, check invariants, build the result."""
+        live = self._require_live()
+        mice = parse_size(mice_threshold, "mice_threshold")
+        self._advance(live, progress)
+        wall = time.perf_counter() - live.t0
+        o = self._output(live)
+        self._live = None
+        result = self._result(live, o, wall, mice)
+        self._arch_result(result, o)
+        return self._deliver(result, o, live.seed, out)
+
+    # the hooks
+    def _engine(self, flows: "_Cut", duration_ps: int, seed: int) -> Any:
+        """Build the engine for ``flows`` (raises ``_core.EngineSpecError`` on a bad spec)."""
+        raise NotImplementedError
+
+    def _result(self, live: "_Live", o: dict[str, Any], wall: float, mice: int) -> "Result":
+        """Turn the engine's output into a :class:`Result`."""
+        raise NotImplementedError
+
+    def _advance(self, live: "_Live", progress: bool) -> None:
+        """Run the engine to the end of the run (with a progress bar if asked)."""
+        if progress:
+            _run_with_progress(live.sim, live.duration, self.arch)
+        else:
+            live.sim.run_until(live.duration)
+
+    def _output(self, live: "_Live") -> dict[str, Any]:
+        """The engine's output at the end of the run."""
+        return dict(live.sim.output())
+
+    def _arch_result(self, result: "Result", o: dict[str, Any]) -> None:
+        """Add an architecture's own metrics to a finished run's result (no-op here)."""
+
+    def _spec_error(self, e: Exception) -> ConfigError:
+        """The ConfigError for an engine's rejection of a spec (the one error mapping)."""
+        return _engine_error(e)
+
+    def _require_live(self) -> "_Live":
+        if self._live is None:
+            raise ConfigError("network", "not started", "call net.start(workload, duration) first")
+        return self._live
+
+    def _deliver(self, result: "Result", o: dict[str, Any], seed: int,
+                 out: str | os.PathLike[str] | None) -> "Result":
+        """Keep a finished run's result, write it to ``out`` and check the engine's
+        invariants (InvariantError names the architecture, the seed and every violation)."""
+        self.last_result = result
+        if out is not None:
+            result.write(out)
+        if o["invariant_errors"]:
+            msg = f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"])
+            if any(e.startswith("deadlock") for e in o["invariant_errors"]):
+                raise DeadlockError(msg)
+            raise InvariantError(msg)
+        return result
+
+    # ------------------------------------------------------------------ monitoring
+    def _last(self) -> "Result":
+        if self.last_result is None:
+            raise ConfigError("network", "no result", "run the network before reading its monitors")
+        return self.last_result
+
+    def buffer_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
+        """Queued bytes at (node, port) over time (the maximum sample in each interval),
+        from the last run's time series (sampled every ``config.sample_interval``)."""
+        return self._last().port_series(node, port, "queued_bytes", interval, how="max")
+
+    def bw_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
+        """Bytes sent per interval at (node, port), from the last run's time series."""
+        return self._last().port_series(node, port, "tx_bytes", interval, how="sum")
+
+
+
+
+
+class FixedFabric(NetworkBase):
+    """A network whose circuits and routing are the architecture's own (the slotted
+    engines, Shale): it runs like every network but has no ``deploy_*`` methods. Errors
+    of its engine's spec name the architecture's options (``--slot``)."""
+
+    def _spec_error(self, e: Exception) -> ConfigError:
+        err = _engine_error(e)
+        return ConfigError("--" + err.field.replace("_", "-"), err.value, err.reason)
+
+
+class Network(NetworkBase):
+    """A network to program and run (OpenOptics' ``OpticalNetwork``): deploy circuits
+    and routes, choose transports, run on the packet engine."""
+
+    def __init__(self, config: Config | dict[str, Any], *, fabric: str = "optical",
+                 switches: int = 0, switch_ports: int = 0, switch_link_rate: Any = None,
+                 arch: str = "custom", electrical_ports: int = 0):
+        super().__init__(config, arch=arch)
+        config = self.config
         if fabric not in ("optical", "electrical"):
             raise ConfigError("fabric", fabric, "expected optical or electrical")
         if switches < 0 or (switches and switch_ports < 1):
@@ -78,9 +264,7 @@ class Network:
         #: hybrid networks: the last ``electrical_ports`` uplinks of every node are
         #: electrical (static links, e.g. to packet switches, whose ports are electrical too)
         self.electrical_ports = electrical_ports
-        self.config = config
         self.fabric = fabric
-        self.arch = arch
         self.switches = switches
         self.switch_ports = switch_ports
         self.switch_link_rate = config.link_rate if switch_link_rate is None else \
@@ -102,13 +286,8 @@ class Network:
         self._routes: list[tuple[int, int, int | None, list[tuple[int, int | None]]]] = []
         self._paths: list[Path] | None = None
         self.watch_ports: np.ndarray | None = None
-        self.arch_metrics: dict[str, Any] = {}
-        self._live: _Live | None = None
-        self.last_result: Result | None = None
-        self._services: dict[str, Any] = {"congestion_detection": False, "pushback": False,
-                                          "flow_pausing": False, "elephant_bytes": 100_000,
-                                          "eqo_interval_ps": 0, "offload_queues": 0}
         self._transport = TransportSettings()
+        self._collect_tm = False
         self._disc: dict[int, dict[str, Any]] = {}
         self._loss: list[tuple[int, int]] = []
         self._pias: list[int] = []
@@ -396,54 +575,6 @@ class Network:
             "tf_dep": col(lambda n, e: w(e.dep_ts)),
             "tf_port": col(lambda n, e: self.gport(n, e.port)),
         }
-
-    def services(self, *, congestion_detection: bool | None = None, pushback: bool | None = None,
-                 flow_pausing: bool | None = None, elephant_threshold: Any = None,
-                 queue_estimation: str | None = None, eqo_interval: Any = None,
-                 buffer_offload: int | None = None) -> dict[str, Any]:
-        """Switch OpenOptics' infrastructure services (§5.2) for traffic-oblivious fabrics:
-        congestion detection (a calendar queue is full when a relayed packet no longer fits
-        in the first occurrence of its departure slice), traffic push-back (the detecting
-        node tells the packet's source, one propagation delay later, to stop sending to that
-        destination until the congested slice has come round again) and host flow pausing
-        (flows that have sent ``elephant_threshold`` bytes — PIAS flow aging — wait until
-        their departure slice is the current one).
-
-        ``queue_estimation="eqo"`` makes detection use OpenOptics' queue-occupancy
-        estimate (a register per calendar queue, + packet size on enqueue, − bandwidth ×
-        ``eqo_interval`` from the active queue every interval, default 50 ns) instead of
-        the exact occupancy; the summary reports the estimation error.
-        ``buffer_offload=N`` keeps N calendar queues per optical port in the ToR (the
-        current slice and the next N − 1): packets departing later wait on a random host
-        below the ToR and come back up when their slice enters the window (needs
-        ``hosts_per_node`` ≥ 1). Returns the settings in force."""
-        for name, v in (("congestion_detection", congestion_detection), ("pushback", pushback),
-                        ("flow_pausing", flow_pausing)):
-            if v is not None:
-                if not isinstance(v, bool):
-                    raise ConfigError(name, v, "expected True or False")
-                self._services[name] = v
-        if elephant_threshold is not None:
-            self._services["elephant_bytes"] = parse_size(elephant_threshold, "elephant_threshold")
-        if queue_estimation is not None:
-            if queue_estimation not in ("exact", "eqo"):
-                raise ConfigError("queue_estimation", queue_estimation, "expected exact or eqo")
-            iv = parse_time(eqo_interval if eqo_interval is not None else "50ns", "eqo_interval")
-            if queue_estimation == "eqo" and iv <= 0:
-                raise ConfigError("eqo_interval", eqo_interval, "must be positive")
-            self._services["eqo_interval_ps"] = iv if queue_estimation == "eqo" else 0
-        elif eqo_interval is not None:
-            raise ConfigError("eqo_interval", eqo_interval, "only with queue_estimation='eqo'")
-        if buffer_offload is not None:
-            if isinstance(buffer_offload, bool) or not isinstance(buffer_offload, int) or buffer_offload < 0:
-                raise ConfigError("buffer_offload", buffer_offload, "expected a number of calendar queues >= 0")
-            if buffer_offload and not self.config.hosts_per_node:
-                raise ConfigError("buffer_offload", buffer_offload,
-                                  "buffer offloading needs hosts below the nodes (hosts_per_node >= 1)")
-            self._services["offload_queues"] = buffer_offload
-        if self._services["pushback"]:
-            self._services["congestion_detection"] = True
-        return dict(self._services)
 
     def transport(self, rule: Any = None, **params: Any) -> dict[str, Any]:
         """Choose the end-to-end transport of each flow by a rule on its size, and set the
@@ -752,29 +883,28 @@ class Network:
 
     # ------------------------------------------------------------------ running
     def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
-        """Build the engine for ``workload`` and stand at t = 0 (for control loops)."""
-        duration_ps, seed = check_run_args(duration, seed)
-        c = self.config
-        flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node,
-                                  rate_bps=c.per_node_rate, nodes=c.nodes,
-                                  duration_ps=duration_ps, seed=int(seed))
-        flows.validate(c.endpoints)
-        keep = flows.start_ps < duration_ps
-        spec = self._spec(_Cut(flows, keep), duration_ps, int(seed), collect_tm)
-        t0 = time.perf_counter()
-        try:
-            sim = _core.Simulator(spec)
-        except _core.EngineSpecError as e:
-            raise _engine_error(e) from None
-        self._live = _Live(sim, _Cut(flows, keep), duration_ps, int(seed), t0,
-                           getattr(workload, "description", type(workload).__name__))
+        """Build the engine for ``workload`` and stand at t = 0 (for control loops);
+        ``collect_tm`` counts injected bytes per node pair from the start."""
+        self._collect_tm = collect_tm
+        super().start(workload, duration, seed)
 
-    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
-            progress: bool = False, out: str | os.PathLike[str] | None = None,
-            mice_threshold: Any = 10_000) -> "Result":
-        """Run ``workload`` for ``duration`` of simulated time and return the result."""
-        self.start(workload, duration, seed)
-        return self.finish(progress=progress, out=out, mice_threshold=mice_threshold)
+    def _engine(self, flows: "_Cut", duration_ps: int, seed: int) -> Any:
+        return _core.Simulator(self._spec(flows, duration_ps, seed, self._collect_tm))
+
+    def _advance(self, live: "_Live", progress: bool) -> None:
+        super()._advance(live, progress)
+        if live.sim.stopped:
+            live.duration = int(live.sim.now)  # the stop condition held before the duration
+        if self.net_series:
+            live.sim.final_sample()
+
+    def _output(self, live: "_Live") -> dict[str, Any]:
+        o = live.sim.output()
+        o["stopped"] = bool(live.sim.stopped)
+        return o
+
+    def _result(self, live: "_Live", o: dict[str, Any], wall: float, mice: int) -> "Result":
+        return Result.build(self, live, o, wall, mice)
 
     def collect_every(self, interval: Any, until: Any = None) -> Iterator[np.ndarray]:
         """Advance a started run by ``interval`` at a time and yield the traffic matrix
@@ -812,85 +942,6 @@ class Network:
         for a, b, v in triples:
             tm[a, b] += v
         return tm
-
-    def _require_live(self) -> "_Live":
-        if self._live is None:
-            raise ConfigError("network", "not started", "call net.start(workload, duration) first")
-        return self._live
-
-    def finish(self, *, progress: bool = False, out: str | os.PathLike[str] | None = None,
-               mice_threshold: Any = 10_000) -> "Result":
-        """Run a started simulation to its end, check invariants, build the result."""
-        live = self._require_live()
-        mice = parse_size(mice_threshold, "mice_threshold")
-        sim = live.sim
-        if progress:
-            _run_with_progress(sim, live.duration, self.arch)
-        else:
-            sim.run_until(live.duration)
-        if sim.stopped:
-            live.duration = int(sim.now)  # the stop condition held before the duration
-        if self.net_series:
-            sim.final_sample()
-        wall = time.perf_counter() - live.t0
-        o = sim.output()
-        o["stopped"] = bool(sim.stopped)
-        self._live = None
-        result = Result.build(self, live, o, wall, mice)
-        self._arch_result(result, o)
-        return self._deliver(result, o, live.seed, out)
-
-    def _arch_result(self, result: "Result", o: dict[str, Any]) -> None:
-        """Add an architecture's own metrics to a finished run's result (no-op here)."""
-
-    def _deliver(self, result: "Result", o: dict[str, Any], seed: int,
-                 out: str | os.PathLike[str] | None) -> "Result":
-        """Keep a finished run's result, write it to ``out`` and check the engine's
-        invariants (InvariantError names the architecture, the seed and every violation)."""
-        self.last_result = result
-        if out is not None:
-            result.write(out)
-        if o["invariant_errors"]:
-            msg = f"{self.arch} seed {seed}: " + "; ".join(o["invariant_errors"])
-            if any(e.startswith("deadlock") for e in o["invariant_errors"]):
-                raise DeadlockError(msg)
-            raise InvariantError(msg)
-        return result
-
-    # ------------------------------------------------------------------ monitoring
-    def _last(self) -> "Result":
-        if self.last_result is None:
-            raise ConfigError("network", "no result", "run the network before reading its monitors")
-        return self.last_result
-
-    def buffer_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
-        """Queued bytes at (node, port) over time (the maximum sample in each interval),
-        from the last run's time series (sampled every ``config.sample_interval``)."""
-        return self._last().port_series(node, port, "queued_bytes", interval, how="max")
-
-    def bw_usage(self, node: int, port: int, interval: Any = None) -> pa.Table:
-        """Bytes sent per interval at (node, port), from the last run's time series."""
-        return self._last().port_series(node, port, "tx_bytes", interval, how="sum")
-
-
-
-class FixedFabric(Network):
-    """A network whose circuits and routing are the architecture's own (slotted engines,
-    Opera, Shale): the OpenOptics topology/routing calls and control-loop start are refused
-    with a ConfigError saying why; subclasses set the three reasons."""
-
-    _topo_reason = "its circuits are set by the architecture"
-    _routing_reason = "it routes by the architecture's own rules"
-    _start_reason = "it runs with net.run(...)"
-
-    def deploy_topo(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_topo", self.arch, self._topo_reason)
-
-    def deploy_routing(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("deploy_routing", self.arch, self._routing_reason)
-
-    def start(self, *a: Any, **k: Any) -> None:
-        raise ConfigError("start", self.arch, self._start_reason)
 
 class _Cut:
     """Flows restricted to those that start before the end of the run."""
@@ -987,15 +1038,19 @@ def _atomic_write(path: FsPath, text: str) -> None:
         raise
 
 
-def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
-    """The per-flow records (docs/contract.md#per-flow-records) of flows ``f`` from an engine output."""
+def flows_table(c: Config, f: Any, o: dict[str, Any], *, ideal: np.ndarray | None = None,
+                extra: dict[str, Any] | None = None) -> pa.Table:
+    """The per-flow records (docs/contract.md#per-flow-records) of flows ``f`` from an engine
+    output, for every engine: ``ideal`` replaces the packet-level ideal FCT (an engine with
+    its own unit, e.g. cells), ``extra`` adds engine-specific columns at the end."""
     nflows = len(f.size)
     finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
     done = finish >= 0
     start = f.start_ps.astype(np.int64)
     size = f.size.astype(np.int64)
     fct = np.where(done, finish - start, 0)
-    ideal = _ideal_fct(c, f, size)
+    if ideal is None:
+        ideal = _ideal_fct(c, f, size)
     slowdown = np.where(done, fct / np.maximum(ideal, 1), 0.0)
     mask = ~done
     return pa.table({
@@ -1013,6 +1068,7 @@ def flows_table(c: Config, f: Any, o: dict[str, Any]) -> pa.Table:
         **({"retransmits": pa.array(np.asarray(o["flow_retx"], dtype=np.int64)),
             "timeouts": pa.array(np.asarray(o["flow_timeouts"], dtype=np.int64))} if "flow_retx" in o else {}),
         **({"sender_fct_ps": _sender_fct(o["flow_acked_ps"], start)} if "flow_acked_ps" in o else {}),
+        **{k: pa.array(v) for k, v in (extra or {}).items()},
     })
 
 

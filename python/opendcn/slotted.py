@@ -1,6 +1,6 @@
 """Slotted AWGR fabrics (NegotiaToR, Sirius) run on the slot-by-slot cell engine.
 
-A :class:`SlottedNetwork` is a :class:`~opendcn.network.Network` whose fabric is fixed by
+A :class:`SlottedNetwork` is a :class:`~opendcn.network.FixedFabric` whose fabric is fixed by
 the architecture (parallel or thin-clos AWGRs with tunable lasers) and whose control
 plane runs inside the engine (``opendcn_core::slotted``); circuits and routes are not
 deployed by hand. ``run`` has the same signature and returns the same
@@ -20,8 +20,6 @@ intermediate, cells arriving after the end), checked every run against the queue
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
 import numpy as np
@@ -30,14 +28,13 @@ import pyarrow as pa
 from . import _core
 from .config import Config
 from .errors import ConfigError
-from .network import FixedFabric, Network, Result, _Cut, _engine_error, _Live, check_run_args, core_summary, flows_table
-from .units import parse_size
+from .network import FixedFabric, NetworkBase, Result, _Cut, _Live, core_summary, flows_table
 
 __all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary",
            "packets_summary"]
 
 
-def slotted_services(net: Network, engine: str, *, queue_estimation: str | None = None,
+def slotted_services(net: NetworkBase, engine: str, *, queue_estimation: str | None = None,
                      buffer_offload: int | None = None, **kw: Any) -> dict[str, Any]:
     """:meth:`Network.services` on a slotted cell engine: congestion detection counts
     the cells of a slot queue exactly (``queue_estimation="eqo"``, an estimate of a packet
@@ -54,7 +51,7 @@ def slotted_services(net: Network, engine: str, *, queue_estimation: str | None 
             raise ConfigError("buffer_offload", buffer_offload, "expected a number of calendar queues >= 0")
         raise ConfigError("buffer_offload", buffer_offload,
                           f"{engine}'s endpoints are ToRs with no hosts below them to hold offloaded cells")
-    return Network.services(net, **kw)
+    return NetworkBase.services(net, **kw)
 
 
 def services_summary(settings: dict[str, Any], metrics: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +81,7 @@ class SlottedNetwork(FixedFabric):
                      propagation=propagation, slice=slice_ps, guardband=min(guardband, slice_ps - 1),
                      mtu=mtu, header=header, buffer=max(mtu + header, 10**9),
                      sample_interval=sample_interval)
-        super().__init__(cfg, fabric="optical", arch=arch)
+        super().__init__(cfg, arch=arch)
         if engine not in ("negotiator", "sirius"):
             raise ConfigError("engine", engine, "expected negotiator or sirius")
         self.engine = engine
@@ -100,13 +97,8 @@ class SlottedNetwork(FixedFabric):
         try:
             cls(probe)
         except _core.EngineSpecError as e:
-            err = _engine_error(e)
-            raise ConfigError("--" + err.field.replace("_", "-"), err.value, err.reason) from None
+            raise self._spec_error(e) from None
 
-    # the fabric and control plane are the architecture's own
-    _topo_reason = "the slotted fabric's circuits are set by its control plane"
-    _routing_reason = "the slotted fabric routes by its control plane"
-    _start_reason = "slotted architectures run with net.run(...)"
 
     def services(self, **kw: Any) -> dict[str, Any]:
         """OpenOptics' infrastructure services on the Sirius cell engine (see
@@ -116,44 +108,21 @@ class SlottedNetwork(FixedFabric):
                               "fabrics; NegotiaToR schedules every slot on demand")
         return slotted_services(self, "sirius", **kw)
 
-    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *,
-            progress: bool = False, out: str | os.PathLike[str] | None = None,
-            mice_threshold: Any = 10_000) -> Result:
-        """Run ``workload`` for ``duration`` of simulated time and return the result."""
-        duration_ps, seed = check_run_args(duration, seed)
-        mice = parse_size(mice_threshold, "mice_threshold")
-        c = self.config
-        flows = workload.generate(endpoints=c.nodes, hosts_per_node=0, rate_bps=c.per_node_rate,
-                                  nodes=c.nodes, duration_ps=duration_ps, seed=int(seed))
-        flows.validate(c.nodes)
-        keep = np.asarray(flows.start_ps) < duration_ps
-        cut = _Cut(flows, keep)
+    def _engine(self, flows: _Cut, duration_ps: int, seed: int) -> Any:
         spec = dict(self.params)
         if self.engine == "sirius":
             spec.update(self._services)
-        spec.update(seed=int(seed), duration_ps=int(duration_ps),
-                    flow_start_ps=np.ascontiguousarray(cut.start_ps, dtype=np.int64),
-                    flow_src=np.ascontiguousarray(cut.src, dtype=np.int64),
-                    flow_dst=np.ascontiguousarray(cut.dst, dtype=np.int64),
-                    flow_size=np.ascontiguousarray(cut.size, dtype=np.int64))
-        t0 = time.perf_counter()
+        spec.update(seed=seed, duration_ps=duration_ps,
+                    flow_start_ps=np.ascontiguousarray(flows.start_ps, dtype=np.int64),
+                    flow_src=np.ascontiguousarray(flows.src, dtype=np.int64),
+                    flow_dst=np.ascontiguousarray(flows.dst, dtype=np.int64),
+                    flow_size=np.ascontiguousarray(flows.size, dtype=np.int64))
         cls = _core.NegotiatorSim if self.engine == "negotiator" else _core.SiriusSim
-        try:
-            sim = cls(spec)
-        except _core.EngineSpecError as e:
-            raise _engine_error(e) from None
-        if progress:
-            from .network import _run_with_progress
-            _run_with_progress(sim, duration_ps, self.arch)
-        else:
-            sim.run_until(duration_ps)
-        wall = time.perf_counter() - t0
-        o = sim.output()
-        self.last_sim = sim
-        live = _Live(sim, cut, duration_ps, int(seed), t0,
-                     getattr(workload, "description", repr(workload)))
-        result = _build(self, live, o, wall, mice)
-        return self._deliver(result, o, seed, out)
+        return cls(spec)
+
+    def _result(self, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
+        self.last_sim = live.sim
+        return _build(self, live, o, wall, mice)
 
 
 def fct_in_epochs(flows: pa.Table, epoch_ps: int, mice_threshold: int) -> dict[str, float]:

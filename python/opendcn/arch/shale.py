@@ -58,7 +58,7 @@ from .. import _core
 from ..analysis import bucket_labels, shale_edges
 from ..config import Config
 from ..errors import ConfigError
-from ..network import FixedFabric, check_run_args, core_summary
+from ..network import FixedFabric, Result, _Cut, _Live, core_summary, flows_table
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
 from ..options import Kind, AutoInt, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, opt
@@ -257,9 +257,6 @@ class ShaleNetwork(FixedFabric):
                                 guardband=self.guard_ps, propagation=self.prop_ps, host_rate=self.rate,
                                 mtu=self.payload, header=self.header), arch="shale")
 
-    _topo_reason = "Shale's circuits are its EBS schedule"
-    _routing_reason = "Shale routes by spraying and direct semi-paths"
-    _start_reason = "Shale runs with net.run(...)"
 
     def services(self, **kw: Any) -> dict[str, Any]:
         """OpenOptics' infrastructure services on the Shale cell engine: congestion
@@ -349,29 +346,19 @@ class ShaleNetwork(FixedFabric):
         return max(1, duration_ps // 200 // self.tau) * self.tau
 
     # --------------------------------------------------------------- running
-    def run(self, workload: Any, duration: Any = "1ms", seed: int = 1, *, progress: bool = False,
-            out: Any = None, mice_threshold: Any = 10_000) -> Any:
-        from ..network import _run_with_progress
-
-        duration_ps, seed = check_run_args(duration, seed)
-        mice = parse_size(mice_threshold, "mice_threshold")
-        flows = workload.generate(endpoints=self.n, hosts_per_node=0, rate_bps=self.rate, nodes=self.n,
-                                  duration_ps=duration_ps, seed=int(seed))
-        flows.validate(self.n)
-        keep = np.asarray(flows.start_ps) < duration_ps
-        start = np.asarray(flows.start_ps)[keep].astype(np.int64)
-        src = np.asarray(flows.src)[keep].astype(np.int64)
-        dst = np.asarray(flows.dst)[keep].astype(np.int64)
-        size = np.asarray(flows.size)[keep].astype(np.int64)
+    def _engine(self, flows: _Cut, duration_ps: int, seed: int) -> Any:
+        src = flows.src.astype(np.int64)
+        dst = flows.dst.astype(np.int64)
+        size = flows.size.astype(np.int64)
         if np.any(src == dst):
             raise ConfigError("workload", "src == dst", "a flow must go to another node")
         if self.warmup is not None and self.warmup >= duration_ps:
             raise ConfigError("--warmup", self.warmup, f"must be shorter than the run ({duration_ps} ps)")
         cutoff = self._cutoff(size)
-        self.last_failed_links = 0
         failed = self.failed_nodes(seed)
         links = self.failed_links(seed)
         self.last_failed_links = len(links)
+        self._run: dict[str, Any] = {"failed": failed, "cutoff": cutoff}
         spec = {
             "nodes": self.n, "h": self.h, "h_hi": self.h_hi, "inter_num": self.num, "inter_den": 1000,
             "cutoff_bytes": cutoff, "lanes": self.lanes, "slot_ps": self.slot_ps, "guard_ps": self.guard_ps,
@@ -383,36 +370,26 @@ class ShaleNetwork(FixedFabric):
             "fail_nodes": failed, "fail_at_ps": self.fail_at,
             "fail_links": links.reshape(-1).astype(np.int64), "invalidation": bool(self.invalidation),
             "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
-            "flow_start_ps": start, "flow_src": src, "flow_dst": dst, "flow_size": size,
-            "seed": int(seed), "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
+            "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": src, "flow_dst": dst, "flow_size": size,
+            "seed": seed, "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
             "engine": self.engine, "threads": self.threads,
             **self._services,
         }
-        t0 = time.perf_counter()
-        try:
-            sim = _core.ShaleSimulator(spec)
-        except _core.EngineSpecError as e:
-            a = e.args
-            if len(a) == 3:
-                raise ConfigError("--" + str(a[0]).replace("_", "-"), a[1], str(a[2])) from None
-            raise ConfigError("shale", str(e), "engine rejected the spec") from None
+        sim = _core.ShaleSimulator(spec)
         self.last_engine = sim.engine
-        steady_from = None
+        return sim
+
+    def _advance(self, live: _Live, progress: bool) -> None:
+        """Run to the end; with ``--warmup``, time the steady part after the warm-up."""
+        sim = live.sim
+        self._steady_window: Any = None
         if self.warmup is not None:
             sim.run_until(self.warmup)
-            steady_from = (time.perf_counter(), sim.progress())
-        if progress:
-            _run_with_progress(sim, duration_ps, "shale")
+            a = (time.perf_counter(), sim.progress())
+            super()._advance(live, progress)
+            self._steady_window = (a, (time.perf_counter(), sim.progress()), sim.tau_ps)
         else:
-            sim.run_until(duration_ps)
-        t1 = time.perf_counter()
-        wall = t1 - t0
-        o = sim.output()
-        result = self._result(o, start, src, dst, size, failed, cutoff, duration_ps, int(seed), wall, mice,
-                              getattr(workload, "description", repr(workload)))
-        if steady_from is not None:
-            result.summary["arch_metrics"]["steady"] = self._steady(steady_from, (t1, sim.progress()), sim.tau_ps)
-        return self._deliver(result, o, seed, out)
+            super()._advance(live, progress)
 
     @staticmethod
     def _steady(a: tuple, b: tuple, tau_ps: int) -> dict[str, Any]:
@@ -425,44 +402,34 @@ class ShaleNetwork(FixedFabric):
                 "wall_ns_per_hop": wall / hops * 1e9 if hops else 0.0,
                 "mean_cells_in_flight": (l1 - l0) / slots if slots else 0.0}
 
-    def _result(self, o, start, src, dst, size, failed, cutoff, duration_ps, seed, wall, mice, wl_desc):
-        from ..network import Result
-
-        n_fl = len(size)
+    def _result(self, live: _Live, o: dict[str, Any], wall: float, mice: int) -> Result:
+        f = live.flows
+        size, dst = f.size.astype(np.int64), f.dst.astype(np.int64)
+        failed, cutoff = self._run["failed"], self._run["cutoff"]
         finish = o["flow_finish_ps"]
         done = finish >= 0
-        fct = np.where(done, finish - start, 0)
+        fct = np.where(done, finish - f.start_ps.astype(np.int64), 0)
         cells = -(-size // self.payload)
         p_slots = -(-self.prop_ps // self.tau)
         ideal = (cells + p_slots) * self.tau
         norm = np.where(done, fct / np.maximum(ideal, 1), 0.0)
-        mask = ~done
-        flows = pa.table({
-            "flow_id": pa.array(np.arange(n_fl, dtype=np.int64)),
-            "src": pa.array(src), "dst": pa.array(dst), "size_bytes": pa.array(size),
-            "start_ps": pa.array(start),
-            "finish_ps": pa.array(finish, mask=mask),
-            "fct_ps": pa.array(fct, mask=mask),
-            "ideal_fct_ps": pa.array(ideal),
-            "slowdown": pa.array(norm, mask=mask),
-            "completed": pa.array(done),
-            "hops": pa.array(o["flow_hops"]),
-            "delivered_bytes": pa.array(o["flow_delivered"]),
-        })
+        flows = flows_table(self.config, f, o, ideal=ideal, extra={"delivered_bytes": o["flow_delivered"]})
         ts = self._series(o["series"])
-        sim_s = duration_ps / 1e12
+        sim_s = live.duration / 1e12
         from ..slotted import packets_summary, services_summary
 
         services = services_summary(self._services, o["metrics"])
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)
-        summary = core_summary(arch="shale", seed=seed, nodes=self.n, endpoints=self.n,
-                               duration_ps=duration_ps, wall=wall, o=o, flows=flows, mice=mice,
-                               rate_bps=self.rate, workload=wl_desc)
+        if self._steady_window is not None:
+            am["steady"] = self._steady(*self._steady_window)
+        summary = core_summary(arch="shale", seed=live.seed, nodes=self.n, endpoints=self.n,
+                               duration_ps=live.duration, wall=wall, o=o, flows=flows, mice=mice,
+                               rate_bps=self.rate, workload=live.workload)
         summary["packets"] = packets_summary(o)
         summary["services"] = services
         summary["arch_metrics"] = am
         info = {"arch": "shale", "options": self.o.model_dump(),
-                "duration_ps": duration_ps, "seed": seed, "failed_nodes": failed.tolist()}
+                "duration_ps": live.duration, "seed": live.seed, "failed_nodes": failed.tolist()}
         return Result(summary, flows, ts, info)
 
     def _series(self, ser: dict[str, np.ndarray]) -> pa.Table:
