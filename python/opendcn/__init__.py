@@ -19,11 +19,13 @@ from .errors import ConfigError, DeadlockError, InvariantError
 from .network import FixedFabric, Network, NetworkBase, Result
 from .timeflow import Circuit, Entry, Hop, Path
 from . import arch  # noqa: E402  (architectures import the names above)
+from .db import results  # noqa: E402
+from .sweeps import sweep  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
-    "NetworkBase", "Path",
+    "NetworkBase", "Path", "results", "sweep",
     "Result", "analysis", "arch", "engine_version", "routing", "topology", "workload",
 ]

@@ -359,6 +359,76 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
         raise typer.Exit(code)
 
 
+@app.command()
+def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch, duration, [options], [vary])"),
+          out_dir: Path = typer.Option(Path("results/sweep"), "--out", help="results tree (resumable)"),
+          executor: str = typer.Option("local", help="local (process pool), dask, slurm or submitit-local"),
+          workers: Optional[int] = typer.Option(None, help="worker processes (local / Dask LocalCluster); "
+                                                           "default one per core"),
+          scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (default: a LocalCluster)"),
+          progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar")) -> None:
+    """Run a grid of runs (architectures x options x loads x seeds); skips points already done."""
+    from .sweeps import sweep as run_sweep
+
+    try:
+        show = progress if progress is not None else sys.stderr.isatty()
+        recs = run_sweep(file, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=show)
+    except ConfigError as e:
+        _fail(e, 2)
+    counts = {k: sum(r["status"] == k for r in recs) for k in ("ok", "skipped", "failed")}
+    typer.echo(f"{len(recs)} points: {counts['ok']} run, {counts['skipped']} already done, "
+               f"{counts['failed']} failed -> {out_dir}")
+    for r in recs:
+        if r["status"] == "failed":
+            typer.echo(f"  failed {r['path']}: {r['error']}")
+    if counts["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def query(results_dir: Path = typer.Argument(..., metavar="DIR", help="results tree"),
+          sql: str = typer.Argument(..., help="SQL over the views runs, flows, timeseries, fct_by_size, "
+                                              "goodput_vs_load"),
+          fmt: str = typer.Option("table", "--format", help="table, csv or json")) -> None:
+    """Answer a question about a results tree with SQL (DuckDB reads it in place)."""
+    from . import db as results
+
+    try:
+        if fmt not in ("table", "csv", "json"):
+            raise ConfigError("--format", fmt, "expected table, csv or json")
+        cols, rows = results.query(results_dir, sql)
+    except ConfigError as e:
+        _fail(e, 2)
+    if fmt == "json":
+        sys.stdout.write(json.dumps([dict(zip(cols, r)) for r in rows], default=str, indent=1) + "\n")
+    elif fmt == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(cols)
+        w.writerows(rows)
+    else:
+        t = Table()
+        for c in cols:
+            t.add_column(c)
+        for r in rows:
+            t.add_row(*[f"{v:.6g}" if isinstance(v, float) else str(v) for v in r])
+        out.print(t)
+
+
+@app.command()
+def report(results_dir: Path = typer.Argument(..., metavar="DIR", help="results tree (a sweep's --out)"),
+           out_dir: Optional[Path] = typer.Option(None, "--out", help="where report.html goes (default DIR)")) -> None:
+    """Write a self-contained HTML report of a sweep: metrics against every varied parameter."""
+    from .sweep_report import write_sweep_report
+
+    try:
+        page = write_sweep_report(results_dir, out_dir)
+    except ConfigError as e:
+        _fail(e, 2)
+    typer.echo(f"wrote {page}")
+
+
 def main() -> None:
     try:
         app()

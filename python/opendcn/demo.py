@@ -53,4 +53,9 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
     path = write_report(results, out_dir, title="opendcn demo: RotorNet, Clos and Opera", workload_desc=desc)
     if console is not None:
         console.print(f"report: {path}")
+        console.print("next: a grid of runs (architectures x loads x seeds) with a results database and a report:\n"
+                      "  opendcn sweep examples/sweep_small.toml --out results/sweep\n"
+                      "  opendcn query results/sweep \"select arch, load, avg(goodput), avg(p99_mice_us) "
+                      "from runs group by all order by all\"\n"
+                      "  opendcn report results/sweep", highlight=False)
     return path

@@ -1,0 +1,511 @@
+"""Sweeps: a grid (or zip) of runs over architectures, their options, workload options,
+loads and seeds, executed on a local process pool, a Dask cluster or Slurm, with every
+point's results landing in one hive-partitioned results tree.
+
+A sweep file (TOML) names what is fixed and what varies::
+
+    arch = "rotornet"              # or a list: arch is then varied too
+    duration = "1ms"
+    mode = "grid"                  # grid: every combination; zip: the lists side by side
+
+    [options]                      # fixed: architecture options and run options
+    nodes = 8
+    workload = "hadoop"
+
+    [vary]                         # varied: any architecture option, load, seed, workload, ...
+    load = [0.2, 0.4, 0.6]
+    routing = ["vlb", "direct"]
+    seed = [1, 2]
+
+Each point is one run: ``od.arch.<arch>(**options)`` on the workload the run options
+describe (``workload``, ``load``, ``pattern``, ``flows_file``, ``incast_degree``,
+``incast_size``, ``flow_size``, ``mice_threshold``; as ``opendcn run``), for ``duration``
+with ``seed``. Its **spec hash** is the SHA-256 of the point's canonical JSON (with the
+opendcn version). Its results go to ``OUT/arch=A/<varied option>=V/.../seed=S/``:
+``summary.json``, ``spec.json``, ``flows.parquet``, ``timeseries.parquet``, ``point.json``
+(the point, its hash, wall time) and ``summary.parquet`` (one row: the point's parameters
+and the flattened summary). A point's folder is written to a scratch name and renamed into
+place when complete, so an interrupted or failed point leaves nothing half-written.
+
+**Resuming**: a point whose folder holds a ``point.json`` with the same spec hash is
+skipped. A point that fails (a bad option, an invariant violation, a killed worker) is
+recorded in ``OUT/failed/<hash>.json`` with its error, and the sweep goes on; the next
+run of the sweep tries it again. ``OUT/sweep.json`` lists every point and its status.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import tempfile
+import time
+import tomllib
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from .errors import ConfigError
+
+__all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "flatten"]
+
+#: options of a run that are not architecture options (as ``opendcn run`` takes them)
+RUN_OPTIONS = {"workload": "hadoop", "load": 0.3, "pattern": "uniform", "flows_file": None,
+               "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB"}
+EXECUTORS = ("local", "dask", "slurm", "submitit-local")
+_TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: the architecture, its options, the run options, duration and seed."""
+
+    arch: str
+    options: dict[str, Any]
+    run: dict[str, Any]
+    duration: str
+    seed: int
+    #: the names of the varied parameters (they name the point's folder, in this order)
+    varied: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"arch": self.arch, "options": dict(sorted(self.options.items())),
+                "run": dict(sorted(self.run.items())), "duration": self.duration, "seed": self.seed}
+
+    @property
+    def spec_hash(self) -> str:
+        """SHA-256 of the point's canonical JSON and the opendcn version (16 hex digits)."""
+        from . import __version__
+
+        text = json.dumps({**self.as_dict(), "opendcn": __version__}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def value(self, name: str) -> Any:
+        if name == "arch":
+            return self.arch
+        if name == "seed":
+            return self.seed
+        if name == "duration":
+            return self.duration
+        if name in self.run:
+            return self.run[name]
+        return self.options[name]
+
+    def relpath(self) -> Path:
+        """``arch=A/<varied>=V/.../seed=S`` (values URL-quoted where a path needs it)."""
+        names = ["arch", *[n for n in self.varied if n not in ("arch", "seed")], "seed"]
+        return Path(*[f"{n}={quote(str(self.value(n)), safe='.:+-@')}" for n in names])
+
+    def params(self) -> dict[str, Any]:
+        """The point's parameters as flat columns (arch, seed, duration, every option)."""
+        out: dict[str, Any] = {"arch": self.arch, "seed": self.seed, "duration": self.duration}
+        out.update({k: v for k, v in self.run.items() if v is not None})
+        out.update(self.options)
+        return out
+
+
+@dataclass
+class Sweep:
+    """A parsed sweep: its points (each checked against its architecture's options)."""
+
+    points: list[Point]
+    varied: tuple[str, ...]
+    source: str = "<dict>"
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_list(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
+    """Parse a sweep file (TOML) or dict into its points; ConfigError names what is wrong
+    (``sweep.<key>``) — an unknown architecture or option, an empty grid, zip lists of
+    different lengths — before anything runs."""
+    from . import arch as archmod
+
+    source = "<dict>"
+    if not isinstance(spec, dict):
+        source = str(spec)
+        try:
+            text = Path(spec).read_text()
+        except OSError as e:
+            raise ConfigError("sweep", source, f"cannot read: {e.strerror or e}") from None
+        try:
+            spec = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError("sweep", source, f"not valid TOML: {e}") from None
+    unknown = set(spec) - _TOP
+    if unknown:
+        raise ConfigError("sweep." + sorted(unknown)[0], spec[sorted(unknown)[0]],
+                          "unknown key; expected " + ", ".join(sorted(_TOP)))
+    fixed = dict(spec.get("options", {}) or {})
+    vary = dict(spec.get("vary", {}) or {})
+    if not isinstance(fixed, dict) or not isinstance(vary, dict):
+        raise ConfigError("sweep.options", fixed, "expected tables [options] and [vary]")
+    mode = spec.get("mode", "grid")
+    if mode not in ("grid", "zip"):
+        raise ConfigError("sweep.mode", mode, "expected grid or zip")
+    if "arch" not in spec and "arch" not in vary:
+        raise ConfigError("sweep.arch", None, "name the architecture (arch = \"...\") or vary it")
+    if "arch" in spec:
+        if "arch" in vary:
+            raise ConfigError("sweep.arch", spec["arch"], "given both fixed and in [vary]")
+        archs = _as_list(spec["arch"])
+        if len(archs) > 1:
+            vary["arch"] = archs
+        else:
+            fixed["arch"] = archs[0]
+    for k in ("seed", "duration"):
+        if k in spec:
+            if k in vary:
+                raise ConfigError(f"sweep.{k}", spec[k], "given both fixed and in [vary]")
+            fixed[k] = spec[k]
+    both = set(fixed) & set(vary)
+    if both:
+        k = sorted(both)[0]
+        raise ConfigError(f"sweep.vary.{k}", vary[k], "also fixed in [options]")
+    for k, v in vary.items():
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"sweep.vary.{k}", v, "expected a non-empty list of values")
+    names = list(vary)
+    if mode == "zip":
+        lengths = {len(vary[k]) for k in names}
+        if len(lengths) > 1:
+            raise ConfigError("sweep.vary", {k: len(vary[k]) for k in names}, "zip needs lists of one length")
+        combos = list(zip(*[vary[k] for k in names])) if names else [()]
+    else:
+        combos = list(itertools.product(*[vary[k] for k in names]))
+    if not combos:
+        raise ConfigError("sweep.vary", vary, "the grid is empty")
+    points = []
+    for combo in combos:
+        values = {**fixed, **dict(zip(names, combo))}
+        name = values.pop("arch")
+        a = archmod.get(name)
+        seed = values.pop("seed", 1)
+        duration = str(values.pop("duration", "1ms"))
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError("sweep.seed", seed, "expected a non-negative integer")
+        run = {k: values.pop(k, d) for k, d in RUN_OPTIONS.items()}
+        for k in values:
+            if k not in a.model.model_fields:
+                where = "sweep.vary." if k in vary else "sweep.options."
+                raise ConfigError(where + k, values[k], f"not an option of {name} nor a run option; {name} takes "
+                                  + ", ".join(sorted(a.model.model_fields)) + "; runs take "
+                                  + ", ".join(sorted(RUN_OPTIONS)))
+        points.append(Point(name, dict(values), run, duration, int(seed), tuple(names)))
+    return Sweep(points, tuple(names), source, fixed)
+
+
+# ------------------------------------------------------------------------------ one point
+def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts to one level (``fct_us.mice.p99`` -> ``fct_us_mice_p99``); lists are
+    kept as JSON text."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}".replace(".", "_").replace("-", "_").replace(" ", "_")
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "_"))
+        elif isinstance(v, (list, tuple)):
+            out[key] = json.dumps(v)
+        else:
+            out[key] = v
+    return out
+
+
+def summary_row(point: Point, summary: dict[str, Any], wall: float) -> dict[str, Any]:
+    """One row of the results database: the point's parameters, its hash, the headline
+    metrics under short names, and every summary field flattened."""
+    fct = summary.get("fct_us", {})
+    params = point.params()
+    row: dict[str, Any] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
+    row.update({
+        "param_names": list(params),
+        "spec_hash": point.spec_hash,
+        "point_wall_s": wall,
+        "goodput": summary.get("goodput_normalized"),
+        "p99_mice_us": fct.get("mice", {}).get("p99"),
+        "mean_mice_us": fct.get("mice", {}).get("mean"),
+        "p99_all_us": fct.get("all", {}).get("p99"),
+        "mean_all_us": fct.get("all", {}).get("mean"),
+    })
+    for k, v in flatten(summary).items():
+        row.setdefault(k, v)
+    return row
+
+
+def run_point(point: Point, root: str) -> dict[str, Any]:
+    """Run one point and write its folder under ``root`` (atomically); returns its record
+    (``status`` ok or failed, with the error). Runs in a worker process."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from . import arch as archmod
+    from .cli import make_workload
+    from .errors import InvariantError
+
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"hash": point.spec_hash, "path": str(point.relpath()), "point": point.as_dict()}
+    dest = Path(root) / point.relpath()
+    try:
+        net = archmod.get(point.arch).make(**point.options)
+        r = point.run
+        wl, desc = make_workload(str(r["workload"]), float(r["load"]), str(r["pattern"]),
+                                 None if r["flows_file"] is None else Path(r["flows_file"]),
+                                 int(r["incast_degree"]), str(r["incast_size"]),
+                                 None if r["flow_size"] is None else str(r["flow_size"]))
+        wl.description = desc
+        result = net.run(wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
+    except (ConfigError, InvariantError) as e:
+        return {**rec, "status": "failed", "error": f"{type(e).__name__}: {e}",
+                "wall_s": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - a sweep records any failure of a point and goes on
+        return {**rec, "status": "failed", "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
+    try:
+        result.write(tmp / "r")
+        for f in (tmp / "r").iterdir():
+            os.replace(f, tmp / f.name)
+        (tmp / "r").rmdir()
+        row = summary_row(point, result.summary, wall)
+        pq.write_table(pa.Table.from_pylist([row]), tmp / "summary.parquet")
+        (tmp / "point.json").write_text(json.dumps({**rec, "status": "ok", "wall_s": wall}, indent=2,
+                                                   sort_keys=True, default=str))
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {**rec, "status": "ok", "wall_s": wall, "goodput": result.summary["goodput_normalized"]}
+
+
+def done_points(root: Path, points: Sequence[Point]) -> set[str]:
+    """Hashes of the points whose complete results are already under ``root``."""
+    done = set()
+    for p in points:
+        f = root / p.relpath() / "point.json"
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if rec.get("hash") == p.spec_hash and rec.get("status") == "ok" and (f.parent / "summary.parquet").exists():
+            done.add(p.spec_hash)
+    return done
+
+
+# ------------------------------------------------------------------------------ executors
+class _Local:
+    """A pool of worker processes on this machine (default: one per core)."""
+
+    def __init__(self, workers: int | None):
+        self.pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        return cf.as_completed(list(futures))
+
+    @staticmethod
+    def result(f: Any) -> Any:
+        return f.result()
+
+    def cancel(self, futures: Iterable[Any]) -> None:
+        for f in futures:
+            f.cancel()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Dask:
+    """A Dask distributed scheduler at ``address``, or a LocalCluster of worker processes."""
+
+    def __init__(self, address: str | None, workers: int | None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - a dependency of opendcn
+            raise ConfigError("--executor", "dask", "needs the 'distributed' package") from None
+        self.cluster = None
+        if address:
+            try:
+                self.client = Client(address, timeout="10s")
+            except (OSError, TimeoutError) as e:
+                raise ConfigError("--scheduler", address, f"no Dask scheduler answers there ({e})") from None
+        else:
+            self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                        processes=True, dashboard_address=None)
+            self.client = Client(self.cluster)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        from distributed import as_completed
+
+        return as_completed(list(futures))
+
+    @staticmethod
+    def result(f: Any) -> Any:
+        return f.result()
+
+    def cancel(self, futures: Iterable[Any]) -> None:
+        self.client.cancel(list(futures))
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+class _Submitit:
+    """Slurm through submitit (``slurm``), or submitit's local executor (``submitit-local``)."""
+
+    def __init__(self, folder: Path, kind: str, workers: int | None, slurm: dict[str, Any] | None):
+        import submitit
+
+        folder.mkdir(parents=True, exist_ok=True)
+        if kind == "slurm":
+            self.ex: Any = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
+            self.ex.update_parameters(**(slurm or {}))
+        else:
+            self.ex = submitit.LocalExecutor(folder=str(folder))
+            self.ex.update_parameters(timeout_min=24 * 60)
+        self.pool = cf.ThreadPoolExecutor(max_workers=64)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        job = self.ex.submit(fn, *args)
+        return self.pool.submit(job.result)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        return cf.as_completed(list(futures))
+
+    @staticmethod
+    def result(f: Any) -> Any:
+        return f.result()
+
+    def cancel(self, futures: Iterable[Any]) -> None:
+        for f in futures:
+            f.cancel()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _executor(kind: str, out: Path, workers: int | None, scheduler: str | None,
+              slurm: dict[str, Any] | None) -> Any:
+    if kind == "local":
+        return _Local(workers)
+    if kind == "dask":
+        return _Dask(scheduler, workers)
+    if kind in ("slurm", "submitit-local"):
+        return _Submitit(out / "submitit", kind, workers, slurm)
+    raise ConfigError("--executor", kind, "expected one of " + ", ".join(EXECUTORS))
+
+
+# ------------------------------------------------------------------------------ the sweep
+def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.PathLike[str], *,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          slurm: dict[str, Any] | None = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Run every point of ``spec`` not already done under ``out``; returns one record per
+    point (``status``: ok, skipped or failed, with ``error``). Failed points are also
+    written to ``out/failed/<hash>.json``; ``out/sweep.json`` lists every point."""
+    sw = spec if isinstance(spec, Sweep) else load_sweep(spec)
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise ConfigError("--out", str(root), "exists and is not a directory")
+    if executor not in EXECUTORS:
+        raise ConfigError("--executor", executor, "expected one of " + ", ".join(EXECUTORS))
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise ConfigError("--workers", workers, "must be >= 1")
+    hashes = [p.spec_hash for p in sw.points]
+    if len(set(hashes)) != len(hashes):
+        raise ConfigError("sweep.vary", sw.source, "two points of the sweep are the same run")
+    root.mkdir(parents=True, exist_ok=True)
+    done = done_points(root, sw.points)
+    records: dict[str, dict[str, Any]] = {p.spec_hash: {"hash": p.spec_hash, "path": str(p.relpath()),
+                                                        "status": "skipped"} for p in sw.points
+                                          if p.spec_hash in done}
+    todo = [p for p in sw.points if p.spec_hash not in done]
+    failed_dir = root / "failed"
+    bar = _bar(progress, len(sw.points), len(done))
+    if todo:
+        ex = _executor(executor, root, workers, scheduler, slurm)
+        futures = {}
+        try:
+            for p in todo:
+                futures[ex.submit(run_point, p, str(root))] = p
+            for f in ex.as_completed(futures):
+                p = futures[f]
+                try:
+                    rec = ex.result(f)
+                except Exception as e:  # noqa: BLE001 - a killed worker fails its point only
+                    rec = {"hash": p.spec_hash, "path": str(p.relpath()), "point": p.as_dict(),
+                           "status": "failed", "error": f"{type(e).__name__}: {e}"}
+                records[p.spec_hash] = rec
+                if rec["status"] == "failed":
+                    failed_dir.mkdir(exist_ok=True)
+                    (failed_dir / f"{p.spec_hash}.json").write_text(json.dumps(rec, indent=2, default=str))
+                else:
+                    (failed_dir / f"{p.spec_hash}.json").unlink(missing_ok=True)
+                bar.advance(rec)
+        except KeyboardInterrupt:
+            ex.cancel(futures)
+            raise
+        finally:
+            bar.close()
+            ex.close()
+            _write_index(root, sw, records)
+    else:
+        bar.close()
+        _write_index(root, sw, records)
+    return [records[p.spec_hash] for p in sw.points]
+
+
+def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> None:
+    index = {"source": sw.source, "varied": list(sw.varied), "fixed": sw.fixed,
+             "points": [{"hash": p.spec_hash, "path": str(p.relpath()), **p.as_dict(),
+                         "status": records.get(p.spec_hash, {}).get("status", "not run"),
+                         **({"error": records[p.spec_hash]["error"]} if "error" in records.get(p.spec_hash, {})
+                            else {})}
+                        for p in sw.points]}
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".sweep.json.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(index, fh, indent=2, default=str)
+    os.replace(tmp, root / "sweep.json")
+
+
+class _bar:
+    """A whole-sweep progress bar with an ETA (rich), or nothing."""
+
+    def __init__(self, on: bool, total: int, done: int):
+        self.progress: Any = None
+        if not on:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.progress = Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[failed]} failed"), TimeRemainingColumn())
+        self.progress.start()
+        self.task = self.progress.add_task("sweep", total=total, completed=done, failed=0)
+        self.failed = 0
+
+    def advance(self, rec: dict[str, Any]) -> None:
+        if self.progress is None:
+            return
+        self.failed += rec["status"] == "failed"
+        self.progress.update(self.task, advance=1, failed=self.failed)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()

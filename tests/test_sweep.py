@@ -1,0 +1,174 @@
+"""Sweeps on every executor, resuming, failed points, the results database and the report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import opendcn as od
+from opendcn import db as results
+from opendcn.sweeps import load_sweep, sweep
+from opendcn.sweep_report import sweep_report, write_sweep_report
+
+TINY = {"arch": "rotornet", "duration": "60us", "options": {"nodes": 4, "uplinks": 1},
+        "vary": {"load": [0.2, 0.5], "routing": ["vlb", "direct"], "seed": [1, 2]}}
+
+
+def _rows(root: Path) -> dict[str, dict]:
+    """Each point's summary as written, without the wall-clock fields."""
+    out = {}
+    for f in sorted(root.rglob("summary.json")):
+        s = json.loads(f.read_text())
+        s.pop("wall_s")
+        out[str(f.parent.relative_to(root))] = s
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep") / "local"
+    recs = sweep(TINY, root, workers=2)
+    return root, recs
+
+
+def test_grid_points_and_partitions(local_tree):
+    root, recs = local_tree
+    assert [r["status"] for r in recs] == ["ok"] * 8
+    paths = sorted(str(p.parent.relative_to(root)) for p in root.rglob("point.json"))
+    assert len(paths) == 8 and "arch=rotornet/load=0.2/routing=vlb/seed=1" in paths
+    for p in root.rglob("point.json"):
+        for f in ("summary.json", "spec.json", "flows.parquet", "timeseries.parquet", "summary.parquet"):
+            assert (p.parent / f).is_file()
+    index = json.loads((root / "sweep.json").read_text())
+    assert len(index["points"]) == 8 and {p["status"] for p in index["points"]} == {"ok"}
+
+
+def test_dask_local_cluster_gives_identical_results(local_tree, tmp_path):
+    root, _ = local_tree
+    recs = sweep(TINY, tmp_path / "dask", executor="dask", workers=2)
+    assert [r["status"] for r in recs] == ["ok"] * 8
+    assert _rows(tmp_path / "dask") == _rows(root)
+
+
+def test_submitit_local_executor(local_tree, tmp_path):
+    root, _ = local_tree
+    spec = {**TINY, "vary": {"load": [0.2], "routing": ["vlb"], "seed": [1]}}
+    recs = sweep(spec, tmp_path / "sub", executor="submitit-local")
+    assert [r["status"] for r in recs] == ["ok"]
+    key = "arch=rotornet/load=0.2/routing=vlb/seed=1"
+    assert _rows(tmp_path / "sub")[key] == _rows(root)[key]
+
+
+def test_rerun_skips_done_points_and_reruns_a_deleted_one(local_tree, tmp_path):
+    root, _ = local_tree
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    assert [r["status"] for r in sweep(TINY, copy, workers=2)] == ["skipped"] * 8
+    gone = copy / "arch=rotornet/load=0.5/routing=direct/seed=2"
+    before = (gone / "summary.json").read_text()
+    shutil.rmtree(gone)
+    recs = sweep(TINY, copy, workers=2)
+    assert sorted(r["status"] for r in recs) == ["ok"] + ["skipped"] * 7
+    assert next(r for r in recs if r["status"] == "ok")["path"] == str(gone.relative_to(copy))
+    after = json.loads((gone / "summary.json").read_text())
+    after.pop("wall_s")
+    was = json.loads(before)
+    was.pop("wall_s")
+    assert after == was
+    # a point whose parameters changed is not mistaken for done
+    changed = {**TINY, "duration": "70us"}
+    assert {r["status"] for r in sweep(changed, copy, workers=2)} == {"ok"}
+
+
+def test_a_failed_point_is_recorded_and_the_rest_complete(tmp_path):
+    spec = {**TINY, "vary": {"load": [0.2], "routing": ["vlb", "warp"], "seed": [1]}}
+    recs = sweep(spec, tmp_path / "f", workers=2)
+    by = {r["path"]: r for r in recs}
+    bad = by["arch=rotornet/load=0.2/routing=warp/seed=1"]
+    assert bad["status"] == "failed" and "ConfigError" in bad["error"] and "--routing" in bad["error"]
+    assert by["arch=rotornet/load=0.2/routing=vlb/seed=1"]["status"] == "ok"
+    assert not (tmp_path / "f/arch=rotornet/load=0.2/routing=warp").exists()   # nothing half-written
+    assert json.loads((tmp_path / "f/failed" / f"{bad['hash']}.json").read_text())["error"] == bad["error"]
+    assert not list((tmp_path / "f").rglob(".*tmp-*"))
+
+
+def test_query_returns_the_numbers_of_the_summaries(local_tree):
+    root, _ = local_tree
+    cols, rows = results.query(root, "select path, goodput, p99_mice_us, bytes_delivered, seed, load, routing "
+                                     "from runs order by path")
+    assert len(rows) == 8
+    for path, goodput, p99, delivered, seed, load, routing in rows:
+        s = json.loads((root / path / "summary.json").read_text())
+        assert goodput == s["goodput_normalized"] and p99 == s["fct_us"]["mice"]["p99"]
+        assert delivered == s["bytes"]["delivered"] and seed == s["seed"]
+        assert f"load={load}" in path and f"routing={routing}" in path
+    cols, rows = results.query(root, "select path, sum(flows) from fct_by_size group by path order by path")
+    for path, n in rows:
+        assert n == json.loads((root / path / "summary.json").read_text())["flows"]["started"]
+    rel = od.results(root)
+    assert len(rel.fetchall()) == 8
+    assert rel.filter("load > 0.3").aggregate("count(*)").fetchall() == [(4,)]
+    cols, rows = results.query(root, "select * from goodput_vs_load")
+    assert len(rows) == 4 and "goodput" in cols
+
+
+def test_report_references_only_existing_files_and_labels_every_axis(local_tree, tmp_path):
+    root, _ = local_tree
+    figs, page = sweep_report(root)
+    for name, fig in figs.items():
+        for ax in fig.axes:
+            assert ax.get_xlabel() and ax.get_ylabel(), name
+            assert "(" in ax.get_ylabel() or ax.get_ylabel().startswith("fraction"), (name, ax.get_ylabel())
+    out = write_sweep_report(root, tmp_path / "rep")
+    html = out.read_text()
+    refs = re.findall(r"(?:src|href)=['\"]([^'\"]+)['\"]", html)
+    assert refs and all((out.parent / r).is_file() for r in refs)
+    assert {"by_load.png", "by_routing.png"} <= set(refs)
+
+
+def _cli(*args, cwd=None):
+    exe = Path(sys.executable).parent / "opendcn"
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize("text, field", [
+    ("arch = \"rotornet\"\n[vary\n", "sweep"),
+    ("arch = \"rotornet\"\n[options]\nwarp = 3\n", "sweep.options.warp"),
+    ("arch = \"rotornet\"\n[vary]\nload = []\n", "sweep.vary.load"),
+    ("arch = \"nosuchnet\"\n", "ARCH"),
+    ("arch = \"rotornet\"\nsped = 3\n", "sweep.sped"),
+])
+def test_bad_sweep_files_are_named_errors(tmp_path, text, field):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    with pytest.raises(od.ConfigError) as e:
+        load_sweep(f)
+    assert e.value.field == field
+    p = _cli("sweep", f, "--out", tmp_path / "o", "--no-progress")
+    assert p.returncode == 2 and field in p.stderr
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").rglob("point.json"))
+
+
+def test_cli_sweep_query_report_and_unreachable_scheduler(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('arch = "rotornet"\nduration = "40us"\n[options]\nnodes = 4\nuplinks = 1\n[vary]\nload = [0.2, 0.4]\n')
+    p = _cli("sweep", f, "--out", tmp_path / "o", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert "2 points: 2 run" in p.stdout
+    q = _cli("query", tmp_path / "o", "select load, goodput from runs order by load", "--format", "json")
+    assert q.returncode == 0, q.stderr
+    rows = json.loads(q.stdout)
+    assert [r["load"] for r in rows] == [0.2, 0.4]
+    assert _cli("report", tmp_path / "o").returncode == 0 and (tmp_path / "o" / "report.html").is_file()
+    bad = _cli("query", tmp_path / "o", "select nosuchcolumn from runs")
+    assert bad.returncode == 2 and "nosuchcolumn" in bad.stderr
+    dead = _cli("sweep", f, "--out", tmp_path / "d", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9",
+                "--no-progress")
+    assert dead.returncode == 2 and "--scheduler" in dead.stderr
+    assert not list((tmp_path / "d").rglob("point.json"))
