@@ -12,7 +12,7 @@ from opendcn.errors import ConfigError
 
 TRENDS = [
     "PB+PQ at 100 % load: mean mice FCT < 2 epochs",
-    "PB+PQ at 100 % load: > 80 % of mice within 2 epochs",
+    "PB+PQ at 100 % load: > 80 % of mice within the second turning point of the FCT CDF",
     "mice p99 FCT 10-100x below the TO baseline at every load",
     "NegotiaToR goodput above the baseline at high load",
     "thin-clos slightly below parallel (goodput within 10 %, not above)",

@@ -340,17 +340,21 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
 
 
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator)"),
+def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator, or all)"),
               quick: bool = typer.Option(False, "--quick", help="small, fast version"),
               out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)"),
               tors: Optional[int] = typer.Option(None, help="override the number of ToRs (multiple of 8, >= 16)"),
-              duration: Optional[str] = typer.Option(None, help="override the simulated time per point")) -> None:
+              duration: Optional[str] = typer.Option(None, help="override the simulated time per point"),
+              executor: str = typer.Option("local", help="where the runs go: local, dask, slurm, submitit-local"),
+              workers: Optional[int] = typer.Option(None, help="worker processes (default one per core)"),
+              scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import reproduce as rep
 
     try:
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
-                       tors=tors, duration=duration)
+                       tors=tors, duration=duration, executor=executor, workers=workers, scheduler=scheduler,
+                       progress=sys.stderr.isatty())
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

@@ -57,7 +57,10 @@ __all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "f
 
 #: options of a run that are not architecture options (as ``opendcn run`` takes them)
 RUN_OPTIONS = {"workload": "hadoop", "load": 0.3, "pattern": "uniform", "flows_file": None,
-               "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB"}
+               "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB",
+               "flows": None, "mix": None}
+#: the keys of one workload of a ``mix`` (each a Poisson workload, as the run options say)
+MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size")
 EXECUTORS = ("local", "dask", "slurm", "submitit-local")
 _TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out"}
 
@@ -98,14 +101,25 @@ class Point:
         return self.options[name]
 
     def relpath(self) -> Path:
-        """``arch=A/<varied>=V/.../seed=S`` (values URL-quoted where a path needs it)."""
-        names = ["arch", *[n for n in self.varied if n not in ("arch", "seed")], "seed"]
+        """``arch=A/<varied>=V/.../seed=S`` (values URL-quoted where a path needs it); a
+        point that varies nothing of a scalar kind (a study's single points) is
+        ``arch=A/point=<spec hash>/seed=S``."""
+        names = ["arch", *[n for n in self.varied if n not in ("arch", "seed", "flows", "mix")], "seed"]
+        if len(names) == 2:
+            return Path(f"arch={quote(self.arch, safe='.:+-@')}", f"point={self.spec_hash}", f"seed={self.seed}")
         return Path(*[f"{n}={quote(str(self.value(n)), safe='.:+-@')}" for n in names])
 
     def params(self) -> dict[str, Any]:
-        """The point's parameters as flat columns (arch, seed, duration, every option)."""
+        """The point's parameters as flat columns (arch, seed, duration, every option;
+        explicit flows and mixes as their description)."""
         out: dict[str, Any] = {"arch": self.arch, "seed": self.seed, "duration": self.duration}
-        out.update({k: v for k, v in self.run.items() if v is not None})
+        out.update({k: v for k, v in self.run.items() if v is not None and k not in ("flows", "mix")})
+        if self.run.get("flows") is not None:
+            out["flows"] = f"{len(self.run['flows'])} explicit flows"
+            for k in ("workload", "load", "pattern"):
+                out.pop(k, None)
+        if self.run.get("mix") is not None:
+            out["mix"] = json.dumps(self.run["mix"], sort_keys=True)
         out.update(self.options)
         return out
 
@@ -241,6 +255,40 @@ def summary_row(point: Point, summary: dict[str, Any], wall: float) -> dict[str,
     return row
 
 
+def point_workload(r: dict[str, Any]) -> Any:
+    """The workload of a point's run options: explicit ``flows`` ([start, src, dst,
+    bytes] rows), a ``mix`` of Poisson workloads (dicts of :data:`MIX_KEYS`), or one
+    workload as ``opendcn run`` builds it."""
+    from . import workload as wlmod
+    from .cli import make_workload
+
+    if r.get("flows") is not None:
+        wl = wlmod.flows(r["flows"])
+        wl.description = f"{len(r['flows'])} explicit flows"
+        return wl
+    if r.get("mix") is not None:
+        parts = []
+        for i, m in enumerate(r["mix"]):
+            bad = set(m) - set(MIX_KEYS)
+            if bad:
+                raise ConfigError(f"mix[{i}].{sorted(bad)[0]}", m[sorted(bad)[0]],
+                                  "expected keys " + ", ".join(MIX_KEYS))
+            d = {**{k: RUN_OPTIONS[k] for k in MIX_KEYS}, **m}
+            w, _ = make_workload(str(d["workload"]), float(d["load"]), str(d["pattern"]), None,
+                                 int(d["incast_degree"]), str(d["incast_size"]),
+                                 None if d["flow_size"] is None else str(d["flow_size"]))
+            parts.append(w)
+        wl = wlmod.mix(*parts)
+        wl.description = "mix of " + "; ".join(json.dumps(m, sort_keys=True) for m in r["mix"])
+        return wl
+    wl, desc = make_workload(str(r["workload"]), float(r["load"]), str(r["pattern"]),
+                             None if r["flows_file"] is None else Path(r["flows_file"]),
+                             int(r["incast_degree"]), str(r["incast_size"]),
+                             None if r["flow_size"] is None else str(r["flow_size"]))
+    wl.description = desc
+    return wl
+
+
 def run_point(point: Point, root: str) -> dict[str, Any]:
     """Run one point and write its folder under ``root`` (atomically); returns its record
     (``status`` ok or failed, with the error). Runs in a worker process."""
@@ -248,7 +296,6 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from . import arch as archmod
-    from .cli import make_workload
     from .errors import InvariantError
 
     t0 = time.perf_counter()
@@ -257,11 +304,7 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
     try:
         net = archmod.get(point.arch).make(**point.options)
         r = point.run
-        wl, desc = make_workload(str(r["workload"]), float(r["load"]), str(r["pattern"]),
-                                 None if r["flows_file"] is None else Path(r["flows_file"]),
-                                 int(r["incast_degree"]), str(r["incast_size"]),
-                                 None if r["flow_size"] is None else str(r["flow_size"]))
-        wl.description = desc
+        wl = point_workload(r)
         result = net.run(wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
     except (ConfigError, InvariantError) as e:
         return {**rec, "status": "failed", "error": f"{type(e).__name__}: {e}",

@@ -9,6 +9,10 @@ the cell the intermediate sends it in the round robin, so it is one round-robin 
 the propagation delay old; a source sends a relay cell for d to m only while its last
 report of m's queue for d plus its own cells sent since is below ``--relay-cap`` cells
 (default 8 = twice the report loop of 4 cycles at 128 x 8; queues may overshoot it).
+DECIDE: the report is not free: every cell carries one count per final destination
+(``--report-bits`` each, by default enough for 0..2 x ``--relay-cap``: 5 bits, 80 B at
+128 ToRs), charged as header bytes on top of ``--header``, so the cell payload shrinks
+(1035 B instead of 1115 B at the defaults). ``--cc ideal`` carries no report.
 ``ideal`` keeps the earlier idealization (credits known instantly, queues never above the
 cap) for comparison.
 
@@ -30,12 +34,13 @@ are in ``crates/opendcn-core/src/slotted/sirius.rs``.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import model_validator
 
 from ..errors import ConfigError
-from ..options import Int, ServiceOptions, Size, Time, like, opt
+from ..options import AutoInt, Int, ServiceOptions, Size, Time, like, opt
 from ..slotted import SlottedNetwork
 from . import register
 from .negotiator import AwgrOptions
@@ -49,20 +54,38 @@ class SiriusOptions(ServiceOptions, AwgrOptions):
     cc: Literal["inband", "ideal"] = opt("inband", "intermediate congestion control: inband (occupancy "
                                          "piggybacked on round-robin cells, one cycle + propagation old) or "
                                          "ideal (instant credits)")
+    report_bits: AutoInt = opt("auto", "bits per destination of the occupancy report an inband cell carries, "
+                                       "charged as header bytes (N x bits / 8); auto: enough for 0..2 x "
+                                       "--relay-cap with inband, 0 with ideal")
 
     @model_validator(mode="after")
     def _check(self) -> "SiriusOptions":
         if self.guardband >= self.slot:
             raise ConfigError("--guardband", self.guardband, "must be shorter than --slot")
         self.check_thin_clos()
+        if self.report_bits is not None and self.report_bits < 0:
+            raise ConfigError("--report-bits", self.report_bits, "must be >= 0")
         if self.payload <= 0:
             raise ConfigError("--slot", self.slot, "leaves no room for a cell payload")
         return self
 
     @property
+    def report_bytes(self) -> int:
+        """Bytes of the occupancy report on every cell: one count per final destination."""
+        bits = self.report_bits
+        if bits is None:
+            bits = math.ceil(math.log2(2 * self.relay_cap + 1)) if self.cc == "inband" else 0
+        return math.ceil(self.n_tors * bits / 8)
+
+    @property
+    def cell_header(self) -> int:
+        """Header bytes of a cell: ``--header`` plus the occupancy report."""
+        return self.header + self.report_bytes
+
+    @property
     def payload(self) -> int:
         """Cell payload bytes: what one slot carries at the port rate, less the header."""
-        return ((self.slot - self.guardband) * self.port_rate) // (8 * 10**12) - self.header
+        return ((self.slot - self.guardband) * self.port_rate) // (8 * 10**12) - self.cell_header
 
 
 @register("sirius", "Sirius-like: thin-clos AWGRs, cyclic round robin, VLB relay with intermediate congestion "
@@ -70,12 +93,14 @@ class SiriusOptions(ServiceOptions, AwgrOptions):
 def build(o: SiriusOptions) -> SlottedNetwork:
     nodes, rate = o.n_tors, o.port_rate
     params = dict(tors=nodes, ports=o.ports, port_rate_bps=rate, slot_ps=o.slot, guardband_ps=o.guardband,
-                  header_bytes=o.header, prop_ps=o.propagation, pq=o.pq, pias_t1=o.pias_first,
+                  header_bytes=o.cell_header, prop_ps=o.propagation, pq=o.pq, pias_t1=o.pias_first,
                   pias_t2=o.pias_first + o.pias_second, relay_cap=o.relay_cap, cc=o.cc,
                   sample_ps=o.sample_interval)
     net = SlottedNetwork("sirius", "sirius", params, nodes=nodes, ports=o.ports, link_rate=rate,
                          host_rate=o.host_rate, propagation=o.propagation, slice_ps=o.slot,
-                         guardband=o.guardband, mtu=o.payload, header=o.header, sample_interval=o.sample_interval)
-    net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc)
+                         guardband=o.guardband, mtu=o.payload, header=o.cell_header,
+                         sample_interval=o.sample_interval)
+    net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc,
+                            report_bytes=o.report_bytes, cell_payload_bytes=o.payload)
     o.apply_services(net)
     return net

@@ -27,7 +27,8 @@
 //!     `relay_cap`. Cells other sources sent meanwhile are unknown to i, so queues can
 //!     overshoot the threshold (buffers are unlimited; nothing is dropped; the peak is
 //!     reported as `max_relay_queue_cells`). The report's bytes (one count per
-//!     destination) are not charged to the 10-B header (a simulator idealization).
+//!     destination) are charged by the architecture as cell header bytes (`header_bytes`
+//!     includes them; `--report-bits`, default enough for counts up to 2 x `relay_cap`).
 //!   - `Ideal` (the earlier model, kept for comparison): credits known without delay —
 //!     m accepts at most `relay_cap` cells per d (queued at m plus on their way), so a
 //!     queue never exceeds the threshold.
