@@ -34,7 +34,7 @@ def test_hierarchical_example_reconfigures_the_core_without_losing_routes():
     s = _load("hierarchical").run(racks=4, hosts=3, duration="1ms", period="250us")
     assert s["invariants"]["ok"]
     assert s["drops"]["no_route"] == 0
-    assert s["arch_metrics"]["core_reconfigurations"] == 4
+    assert s["arch_metrics"]["reconfigurations"] == 3       # at 250, 500 and 750 us (not at the end)
     assert s["flows"]["completed"] > 0
 
 

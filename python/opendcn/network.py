@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -384,6 +384,14 @@ class Network(NetworkBase):
             for i, d in enumerate(durations):
                 if d <= self.config.guardband:
                     raise ConfigError(f"slice_durations[{i}]", d, "slice must be longer than the guardband")
+        if self._live is not None and self.electrical_ports or (self._live is not None and self.fabric == "electrical"):
+            kinds = self._port_kinds()
+            def wires(cs: Sequence[Circuit]) -> set[tuple[int, int, int, int]]:
+                return {(c.n1, c.p1, c.n2, c.p2) for c in cs
+                        if kinds[self.gport(c.n1, c.p1)] == _KIND["electrical"]}
+            if wires(circuits) != wires(self.circuits):
+                raise ConfigError("circuits", "electrical links", "electrical links are static: a running network "
+                                  "keeps them as they are (only optical circuits change)")
         if self._live is not None:
             # run-time reconfiguration: same kind of schedule, same number of slices
             if static != self._static or s != self.slices:
@@ -432,7 +440,7 @@ class Network(NetworkBase):
                               "(the far end of a directed circuit): nothing can be sent through it")
 
     # ------------------------------------------------------------------ routing
-    def deploy_routing(self, paths: Sequence[Path] | str, lookup: str = "hop",
+    def deploy_routing(self, paths: Sequence[Path] | Mapping[int, Sequence[Entry]] | str, lookup: str = "hop",
                        multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0) -> None:
         """Install routes: a list of paths compiled to time-flow tables (``lookup="hop"``)
         or to source routes (``lookup="source"``), or a built-in router name: ``"vlb"``,
@@ -480,7 +488,7 @@ class Network(NetworkBase):
             self._routes = []
             return
         try:
-            paths = list(paths)
+            paths = list(paths)  # type: ignore[arg-type]  # (a mapping of tables returned above)
         except TypeError:
             raise ConfigError("paths", paths, "expected a list of opendcn.Path or a built-in router name") from None
         for i, p in enumerate(paths):

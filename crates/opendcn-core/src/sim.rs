@@ -3069,10 +3069,15 @@ impl Sim {
             return Err(SpecError::new("reconfigure.peer", peer.len(),
                 format!("expected {rows} slices x {} ports entries (the cycle keeps its slices)", self.ports.len())));
         }
-        for (i, &q) in peer.iter().enumerate() {
+        let mut peer = peer;
+        for (i, q) in peer.iter_mut().enumerate() {
             let gp = i % self.ports.len();
-            if q != NONE && (!self.optical[gp] || !self.optical.get(q as usize).copied().unwrap_or(false)) {
-                return Err(SpecError::new(format!("reconfigure.peer[{}][{gp}]", i / self.ports.len()), q,
+            if !self.optical[gp] {
+                // as at construction: only optical ports take their peer from the schedule
+                // (electrical links are static; the caller keeps them as they are)
+                *q = NONE;
+            } else if *q != NONE && !self.optical.get(*q as usize).copied().unwrap_or(false) {
+                return Err(SpecError::new(format!("reconfigure.peer[{}][{gp}]", i / self.ports.len()), *q,
                     "circuits must join two optical ports"));
             }
         }

@@ -1,0 +1,478 @@
+"""Traffic-aware architectures (OpenOptics §6): each a packet-engine network with its own
+control loop inside simulated time.
+
+Every ``--period`` the control loop reads what the design's controller can know — the
+traffic matrix of the period (bytes injected per node pair) or the demand (bytes not yet
+delivered of the flows present) — computes new circuits, installs the routes first and
+then the circuits (OpenOptics' TA workflow; packets queued on a changed port are routed
+again at their node), and circuits that change are down for ``--reconfiguration``.
+
+- ``cthrough`` (c-Through): every ToR has one port on an optical circuit switch and one
+  on an electrical packet switch (rate-limited, ``--electrical-rate``). Each period the
+  OCS is set to the maximum-weight matching of the demand (Edmonds' algorithm); a packet
+  takes its circuit when its destination is the ToR's current circuit peer, else the
+  electrical network. DECIDE: the demand estimate is the bytes not yet delivered of the
+  flows present (what c-Through reads from enlarged host socket buffers); the endpoints
+  are the ToRs, whose back-pressured injection stands in for host buffering.
+- ``mordia`` (Mordia): one OCS port per ToR, a TDMA schedule of ``--slots`` slices per
+  cycle rebuilt every period from the demand by a Birkhoff–von Neumann style
+  decomposition: maximum-weight permutations are peeled off the demand (each takes the
+  smallest entry it covers) and get slices in proportion to their weight (largest
+  remainders); DECIDE: a full round robin (N − 1 slices) stays in every cycle so every
+  pair has a circuit whatever the estimate, and routing is direct (a packet waits for its
+  pair's slice).
+- ``jupiter`` (Jupiter topology engineering): blocks with ``--uplinks`` OCS ports each;
+  every period the block topology is recomputed from the traffic matrix: one link per
+  block pair, the remaining ports given to the pairs with the most traffic per link
+  (degree-constrained greedy). Traffic takes direct links and one-transit paths (WCMP):
+  DECIDE: a packet picks among the block's direct ports to its destination and, for
+  transit, the ports to blocks with a direct link onward, weighted by listing each port
+  once per path it carries (so a pair with k parallel links gets k shares).
+- ``sorn`` (semi-oblivious RotorNet, OpenOptics Fig. 5c): a round robin whose slots are
+  re-skewed toward the measured hot pairs every period (``od.topology.sorn``), UCMP
+  routing over earliest paths.
+- ``hierarchical`` (OpenOptics Fig. 5d): hosts are the nodes; traffic-oblivious rotors
+  inside racks (port 0), a traffic-aware core OCS between racks (port 1: host k of a rack
+  to host k of another) whose matchings follow the rack-level traffic; earliest-path
+  routing over both compiled to per-hop time-flow tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import networkx as nx
+import numpy as np
+from pydantic import model_validator
+from scipy.optimize import linear_sum_assignment
+
+from .. import routing, topology
+from ..config import Config
+from ..errors import ConfigError
+from ..network import Network, _Live
+from ..options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
+from ..timeflow import Circuit, Entry
+from . import register
+
+
+class TaOptions(TransportOptions, FabricOptions):
+    """What every traffic-aware design has: a control period and a reconfiguration delay."""
+
+    nodes: Int = like(FabricOptions, "nodes", 8)
+    period: Time = opt("500us", "control period: circuits are recomputed this often", gt=0)
+    reconfiguration: Time = opt("10us", "time a changed circuit is down")
+    transport: str = like(TransportOptions, "transport", "tcp")
+
+    @model_validator(mode="after")
+    def _check_period(self) -> "TaOptions":
+        if self.reconfiguration >= self.period:
+            raise ConfigError("--reconfiguration", self.reconfiguration, "must be shorter than --period")
+        return self
+
+
+class TrafficAware(Network):
+    """A network whose ``control`` hook runs every ``period`` of simulated time."""
+
+    period_ps: int = 0
+    needs_tm = True
+    reconfigs = 0
+
+    def control(self, tm: np.ndarray) -> None:  # pragma: no cover - every design overrides it
+        raise NotImplementedError
+
+    def _advance(self, live: _Live, progress: bool) -> None:
+        sim = live.sim
+        if self.needs_tm:
+            sim.set_collect_tm(True)
+        periods = 0
+        while sim.now + self.period_ps < live.duration and not sim.stopped:
+            sim.run_until(sim.now + self.period_ps)
+            tm = self._tm(sim.take_tm()) if self.needs_tm else self.demand()
+            self.control(tm)
+            periods += 1
+        self.arch_metrics["control_periods"] = periods
+        super()._advance(live, progress)
+
+    def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
+        result.summary["arch_metrics"]["reconfigurations"] = int(self.reconfigs)
+
+
+def _edmonds(weight: np.ndarray) -> list[tuple[int, int]]:
+    """Maximum-weight matching of a symmetric weight matrix (pairs a < b, sorted)."""
+    n = weight.shape[0]
+    g = nx.Graph()
+    for a in range(n):
+        for b in range(a + 1, n):
+            if weight[a, b] > 0:
+                g.add_edge(a, b, weight=float(weight[a, b]))
+    return sorted(tuple(sorted(e)) for e in nx.max_weight_matching(g))  # type: ignore[misc]
+
+
+# ----------------------------------------------------------------------------- c-Through
+class CThroughOptions(TaOptions):
+    uplinks: Int = like(FabricOptions, "uplinks", 1)
+    electrical_rate: Rate = opt("10Gbps", "rate of a ToR's link to the electrical packet switch", gt=0)
+
+    @model_validator(mode="after")
+    def _one_port(self) -> "CThroughOptions":
+        if self.uplinks != 1:
+            raise ConfigError("--uplinks", self.uplinks, "c-Through has one OCS port per ToR")
+        return self
+
+
+class CThrough(TrafficAware):
+    needs_tm = False
+
+    def setup(self, o: CThroughOptions) -> None:
+        self.period_ps = o.period
+        self.n = o.nodes
+        self.reconfigs = 0
+        self.circuit_pairs = 0
+        self.wires = [Circuit(i, 1, o.nodes, i, None) for i in range(o.nodes)]
+        self._install([])
+
+    def _install(self, pairs: list[tuple[int, int]]) -> None:
+        n = self.n
+        peer = {a: b for a, b in pairs} | {b: a for a, b in pairs}
+        tables: dict[int, list[Entry]] = {k: [] for k in range(n + 1)}
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    tables[a].append(Entry(None, None, b, None, 0 if peer.get(a) == b else 1))
+            tables[n].append(Entry(None, None, a, None, a))
+        circuits = [Circuit(a, 0, b, 0, None) for a, b in pairs] + self.wires
+        if self._live is None:
+            self.deploy_topo(circuits)
+            self.deploy_routing(tables)
+        else:
+            self.deploy_routing(tables)            # routes first ...
+            self.deploy_topo(circuits)             # ... then circuits
+        self.pairs = pairs
+
+    def control(self, demand: np.ndarray) -> None:
+        d = demand.astype(float)
+        pairs = _edmonds(d + d.T)
+        if pairs != self.pairs:
+            self.reconfigs += 1
+            self._install(pairs)
+        self.circuit_pairs += len(pairs)
+
+
+@register("cthrough", "c-Through: electrical packet switch plus an OCS set every period to the maximum-weight "
+          "matching of the demand", CThroughOptions)
+def build_cthrough(o: CThroughOptions) -> Network:
+    cfg = Config.from_dict(o.config(reconfiguration_delay=o.reconfiguration, uplinks=2))
+    net = CThrough(cfg, switches=1, switch_ports=o.nodes, electrical_ports=1, switch_link_rate=o.electrical_rate,
+                   arch="cthrough")
+    net.setup(o)
+    o.apply_transport(net)
+    net.arch_metrics.update(period_ps=o.period, electrical_rate_bps=o.electrical_rate)
+    return net
+
+
+# ----------------------------------------------------------------------------- Mordia
+class MordiaOptions(TaOptions):
+    uplinks: Int = like(FabricOptions, "uplinks", 1)
+    slots: Int = opt(8, "demand-driven slices per cycle (a round robin of N - 1 slices is added)", ge=1)
+    slice: Time = opt("10us", "TDMA slice, guardband included", gt=0)
+    guardband: Time = opt("1us", "reconfiguration guardband at the start of each slice")
+
+    @model_validator(mode="after")
+    def _mordia(self) -> "MordiaOptions":
+        if self.uplinks != 1:
+            raise ConfigError("--uplinks", self.uplinks, "Mordia has one OCS port per ToR")
+        return self
+
+
+def bvn(demand: np.ndarray, terms: int) -> list[tuple[np.ndarray, float]]:
+    """Peel up to ``terms`` maximum-weight permutations off ``demand`` (no fixed points);
+    each takes the smallest positive entry it covers (a sparse demand's permutations carry
+    filler circuits where it has none). Returns (perm, weight) pairs.
+
+    >>> d = np.array([[0, 3, 1], [1, 0, 3], [3, 1, 0]])
+    >>> [(p.tolist(), w) for p, w in bvn(d, 4)]
+    [([1, 2, 0], 3.0), ([2, 0, 1], 1.0)]
+    """
+    n = demand.shape[0]
+    rest = demand.astype(float).copy()
+    np.fill_diagonal(rest, 0.0)
+    out = []
+    for _ in range(terms):
+        cost = np.where(np.eye(n, dtype=bool), 1e18, -rest)
+        rows, cols = linear_sum_assignment(cost)
+        vals = rest[rows, cols]
+        if (rows == cols).any() or not (vals > 0).any():
+            break
+        w = float(vals[vals > 0].min())
+        out.append((cols.copy(), w))
+        rest[rows, cols] = np.maximum(vals - w, 0.0)
+    return out
+
+
+class Mordia(TrafficAware):
+    needs_tm = False
+
+    def setup(self, o: MordiaOptions) -> None:
+        self.period_ps = o.period
+        self.n, self.slots = o.nodes, o.slots
+        self.reconfigs = 0
+        self.schedule = self._schedule(np.zeros((o.nodes, o.nodes)))
+        self.deploy_topo(self.schedule, slices=self.slots + self.n - 1)
+        self.deploy_routing("direct")
+
+    def _schedule(self, demand: np.ndarray) -> list[Circuit]:
+        n, k = self.n, self.slots
+        rr = [np.array([(i + s) % n for i in range(n)]) for s in range(1, n)]
+        terms = bvn(demand, k)
+        perms: list[np.ndarray] = []
+        if terms:
+            w = np.array([t[1] for t in terms])
+            share = w / w.sum() * k
+            count = np.floor(share).astype(int)
+            for i in np.argsort(-(share - count), kind="stable")[: k - count.sum()]:
+                count[i] += 1
+            for (p, _), c in zip(terms, count):
+                perms += [p] * int(c)
+        perms += [rr[i % len(rr)] for i in range(k - len(perms))]
+        out = []
+        for s, p in enumerate(perms + rr):
+            out += [Circuit(i, 0, int(p[i]), 0, s, True) for i in range(n)]
+        return out
+
+    def control(self, demand: np.ndarray) -> None:
+        new = self._schedule(demand)
+        if new != self.schedule:
+            self.reconfigs += 1
+            self.schedule = new
+            self.deploy_topo(new, slices=self.slots + self.n - 1)
+
+
+@register("mordia", "Mordia: a TDMA schedule of OCS circuits rebuilt every period by a BvN decomposition of the "
+          "demand", MordiaOptions)
+def build_mordia(o: MordiaOptions) -> Network:
+    cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband, reconfiguration_delay=o.reconfiguration))
+    net = Mordia(cfg, arch="mordia")
+    net.setup(o)
+    o.apply_transport(net)
+    net.arch_metrics.update(period_ps=o.period, slots=o.slots, cycle_slices=o.slots + o.nodes - 1)
+    return net
+
+
+# ----------------------------------------------------------------------------- Jupiter
+class JupiterOptions(TaOptions):
+    uplinks: Int = like(FabricOptions, "uplinks", 14)
+    period: Time = like(TaOptions, "period", "1ms")
+    multipath: Literal["packet", "flow"] = opt("flow", "WCMP choice per packet or per flow (hash)")
+
+    @model_validator(mode="after")
+    def _ports(self) -> "JupiterOptions":
+        if self.uplinks < self.nodes - 1:
+            raise ConfigError("--uplinks", self.uplinks, f"need a link to every other block ({self.nodes - 1})")
+        return self
+
+
+def engineer(tm: np.ndarray, ports: int) -> np.ndarray:
+    """Links per block pair (symmetric): one per pair, then each remaining port pair to the
+    pair with the most traffic per link whose blocks both have a free port.
+
+    >>> engineer(np.array([[0, 9, 0], [9, 0, 0], [0, 0, 0]]), 3).tolist()
+    [[0, 2, 1], [2, 0, 1], [1, 1, 0]]
+    """
+    n = tm.shape[0]
+    links = np.ones((n, n), dtype=int) - np.eye(n, dtype=int)
+    free = np.full(n, ports - (n - 1))
+    w = (tm + tm.T).astype(float)
+    while True:
+        best, pair = -1.0, None
+        for a in range(n):
+            if free[a] <= 0:
+                continue
+            for b in range(a + 1, n):
+                if free[b] > 0:
+                    v = w[a, b] / links[a, b]
+                    if v > best:
+                        best, pair = v, (a, b)
+        if pair is None:
+            return links
+        a, b = pair
+        links[a, b] += 1
+        links[b, a] += 1
+        free[a] -= 1
+        free[b] -= 1
+
+
+class Jupiter(TrafficAware):
+    def setup(self, o: JupiterOptions) -> None:
+        self.period_ps, self.n, self.u, self.multipath = o.period, o.nodes, o.uplinks, o.multipath
+        self.reconfigs = 0
+        self.links = engineer(np.zeros((o.nodes, o.nodes)), o.uplinks)
+        self._install(self.links)
+
+    def _install(self, links: np.ndarray) -> None:
+        n = self.n
+        nxt = [0] * n
+        circuits = []
+        ports: dict[tuple[int, int], list[int]] = {}
+        for a in range(n):
+            for b in range(a + 1, n):
+                for _ in range(int(links[a, b])):
+                    circuits.append(Circuit(a, nxt[a], b, nxt[b], None))
+                    ports.setdefault((a, b), []).append(nxt[a])
+                    ports.setdefault((b, a), []).append(nxt[b])
+                    nxt[a] += 1
+                    nxt[b] += 1
+        tables: dict[int, list[Entry]] = {k: [] for k in range(n)}
+        for a in range(n):
+            for d in range(n):
+                if a == d:
+                    continue
+                use = list(ports[(a, d)])
+                for k in range(n):
+                    if k not in (a, d):
+                        use += ports[(a, k)][: int(links[k, d])]
+                tables[a] += [Entry(None, None, d, None, p) for p in sorted(set(use))]
+        if self._live is None:
+            self.deploy_topo(circuits)
+            self.deploy_routing(tables, multipath=self.multipath)
+        else:
+            self.deploy_routing(tables, multipath=self.multipath)
+            self.deploy_topo(circuits)
+
+    def control(self, tm: np.ndarray) -> None:
+        new = engineer(tm, self.u)
+        if not np.array_equal(new, self.links):
+            self.reconfigs += 1
+            self.links = new
+            self._install(new)
+
+
+@register("jupiter", "Jupiter: block topology engineered from the traffic matrix every period, direct and "
+          "one-transit paths", JupiterOptions)
+def build_jupiter(o: JupiterOptions) -> Network:
+    cfg = Config.from_dict(o.config(reconfiguration_delay=o.reconfiguration))
+    net = Jupiter(cfg, arch="jupiter")
+    net.setup(o)
+    o.apply_transport(net)
+    net.arch_metrics.update(period_ps=o.period)
+    return net
+
+
+# ----------------------------------------------------------------------------- sorn
+class SornOptions(TaOptions):
+    nodes: Int = like(FabricOptions, "nodes", 16)
+    uplinks: Int = like(FabricOptions, "uplinks", 1)
+    slice: Time = opt("2us", "time slice, guardband included", gt=0)
+    guardband: Time = opt("200ns", "reconfiguration guardband at the start of each slice")
+    copies: Int = opt(3, "slots per matching in the cycle (one stays fixed, the rest follow the traffic)", ge=1)
+    max_hop: Int = opt(2, "most hops of a UCMP path", ge=1)
+    transport: str = like(TransportOptions, "transport", "ideal")
+
+
+class Sorn(TrafficAware):
+    def setup(self, o: SornOptions) -> None:
+        self.period_ps, self.copies = o.period, o.copies
+        self.reconfigs = 0
+        self.deploy_topo(topology.sorn(self.config, None, copies=o.copies))
+        self.deploy_routing("ucmp", max_hop=o.max_hop)
+
+    def control(self, tm: np.ndarray) -> None:
+        self.deploy_topo(topology.sorn(self.config, tm, copies=self.copies))
+        self.reconfigs += 1
+
+
+@register("sorn", "semi-oblivious RotorNet: round-robin slots re-skewed toward the measured hot pairs every "
+          "period, UCMP routing", SornOptions, tiny={"nodes": 8})
+def build_sorn(o: SornOptions) -> Network:
+    cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband))
+    net = Sorn(cfg, arch="sorn")
+    net.setup(o)
+    o.apply_transport(net)
+    net.arch_metrics.update(period_ps=o.period, copies=o.copies)
+    return net
+
+
+# ----------------------------------------------------------------------------- hierarchical
+class HierarchicalOptions(TaOptions):
+    nodes: Int = like(FabricOptions, "nodes", 16)
+    uplinks: Int = like(FabricOptions, "uplinks", 2)
+    racks: Int | None = opt(None, "racks (the nodes are hosts, nodes / racks per rack); default the most racks "
+                                  "with at least racks - 1 hosts each", ge=2)
+    slice: Time = opt("2us", "rotor slice inside racks, guardband included", gt=0)
+    guardband: Time = opt("200ns", "rotor guardband at the start of each slice")
+    reconfiguration: Time = like(TaOptions, "reconfiguration", "20us")
+    transport: str = like(TransportOptions, "transport", "ideal")
+
+    @property
+    def n_racks(self) -> int:
+        if self.racks is not None:
+            return self.racks
+        return max(r for r in range(2, self.nodes + 1)
+                   if self.nodes % r == 0 and self.nodes // r >= max(2, r - 1))
+
+    @model_validator(mode="after")
+    def _layout(self) -> "HierarchicalOptions":
+        if self.nodes < 4:
+            raise ConfigError("--nodes", self.nodes, "need at least 2 racks of 2 hosts")
+        if self.uplinks != 2:
+            raise ConfigError("--uplinks", self.uplinks, "a host has one rotor port and one core port")
+        r = self.n_racks
+        if self.nodes % r or self.nodes // r < 2:
+            raise ConfigError("--racks", r, f"must divide --nodes {self.nodes} into racks of >= 2 hosts")
+        if self.nodes // r < r - 1:
+            raise ConfigError("--racks", r, "need at least racks - 1 hosts per rack (one core matching each "
+                              "keeps every rack pair connected)")
+        return self
+
+
+def core_matchings(rack_tm: np.ndarray, hosts: int) -> list[list[tuple[int, int]]]:
+    """``hosts`` rack matchings: a round robin over racks first (every rack pair stays one
+    core hop apart), then a greedy decomposition of the rack traffic (repeated
+    maximum-weight matching, a served pair's weight divided by 4)."""
+    racks = rack_tm.shape[0]
+    base: dict[int | None, list[tuple[int, int]]] = {}
+    for c in topology.round_robin(racks, dimension=1, uplink=1):
+        base.setdefault(c.ts, []).append((min(c.n1, c.n2), max(c.n1, c.n2)))
+    out = [sorted(base[k]) for k in sorted(base, key=lambda x: -1 if x is None else x)][:hosts]
+    w = (rack_tm + rack_tm.T).astype(float) + 1.0
+    for _ in range(hosts - len(out)):
+        m = _edmonds(w)
+        out.append(m)
+        for a, b in m:
+            w[a, b] = w[b, a] = w[a, b] / 4
+    return out
+
+
+class Hierarchical(TrafficAware):
+    def setup(self, o: HierarchicalOptions) -> None:
+        self.period_ps, self.racks, self.hosts = o.period, o.n_racks, o.nodes // o.n_racks
+        self.reconfigs = 0
+        self.rotor = []
+        for c in topology.round_robin(self.hosts, dimension=1, uplink=1):
+            for r in range(self.racks):
+                self.rotor.append(Circuit(r * self.hosts + c.n1, 0, r * self.hosts + c.n2, 0, c.ts))
+        circuits = self.rotor + self._core(np.zeros((self.racks, self.racks)))
+        self.deploy_topo(circuits)
+        self.deploy_routing(routing.first_hop_tables(routing.hoho(circuits, max_hop=3)))
+
+    def _core(self, rack_tm: np.ndarray) -> list[Circuit]:
+        h = self.hosts
+        return [Circuit(a * h + k, 1, b * h + k, 1, None)
+                for k, m in enumerate(core_matchings(rack_tm, h)) for a, b in m]
+
+    def control(self, tm: np.ndarray) -> None:
+        r, h = self.racks, self.hosts
+        new = self.rotor + self._core(tm.reshape(r, h, r, h).sum(axis=(1, 3)))
+        self.deploy_routing(routing.first_hop_tables(routing.hoho(new, max_hop=3)))   # routes first ...
+        self.deploy_topo(new)                                                         # ... then circuits
+        self.reconfigs += 1
+
+
+@register("hierarchical", "hierarchical RDCN: rotors inside racks, a traffic-aware core OCS between racks, "
+          "earliest-path tables", HierarchicalOptions, tiny={"nodes": 8})
+def build_hierarchical(o: HierarchicalOptions) -> Network:
+    cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband, reconfiguration_delay=o.reconfiguration))
+    net = Hierarchical(cfg, arch="hierarchical")
+    net.setup(o)
+    o.apply_transport(net)
+    net.arch_metrics.update(period_ps=o.period, racks=o.n_racks)
+    return net

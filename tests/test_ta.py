@@ -1,0 +1,132 @@
+"""Traffic-aware architectures: their controllers' algorithms against exact oracles, and
+every design's runs: zero lost payload with a reliable transport, deterministic, circuits
+that follow the traffic."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import opendcn as od
+from opendcn.arch.ta import _edmonds, bvn, core_matchings, engineer
+
+TA = ["cthrough", "mordia", "jupiter", "sorn", "hierarchical"]
+
+
+def _hot(nodes: int, pairs: list[tuple[int, int]]) -> od.workload.Workload:
+    """Background Hadoop plus long flows between a few pairs."""
+    hot = od.workload.flows([(f"{20 * k}us", a, b, 400_000) for k in range(20) for a, b in pairs])
+    return od.workload.mix(od.workload.poisson("hadoop", load=0.1), hot)
+
+
+def test_edmonds_is_the_maximum_weight_matching():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        w = rng.integers(0, 10, (6, 6)).astype(float)
+        w = w + w.T
+        m = _edmonds(w)
+        best = 0.0
+        nodes = list(range(6))
+        for perm in itertools.permutations(nodes):
+            pairs = {tuple(sorted((perm[i], perm[i + 1]))) for i in range(0, 6, 2)}
+            best = max(best, sum(w[a, b] for a, b in pairs))
+        assert sum(w[a, b] for a, b in m) == best
+        assert len({x for e in m for x in e}) == 2 * len(m)  # a matching
+
+
+def test_bvn_peels_permutations_that_sum_to_at_most_the_demand():
+    rng = np.random.default_rng(1)
+    d = rng.integers(0, 50, (5, 5)).astype(float)
+    np.fill_diagonal(d, 0)
+    terms = bvn(d, 10)
+    acc = np.zeros_like(d)
+    for p, w in terms:
+        assert sorted(p.tolist()) == list(range(5)) and all(p[i] != i for i in range(5))
+        acc[np.arange(5), p] += w
+    assert terms and all(w > 0 for _, w in terms)
+    # a doubly stochastic demand made of two permutations is decomposed exactly
+    a, b = np.array([1, 2, 3, 4, 0]), np.array([2, 3, 4, 0, 1])
+    ds = np.zeros((5, 5))
+    ds[np.arange(5), a] += 3
+    ds[np.arange(5), b] += 1
+    got = sorted((p.tolist(), w) for p, w in bvn(ds, 5))
+    assert got == sorted([(a.tolist(), 3.0), (b.tolist(), 1.0)])
+
+
+def test_engineered_topology_respects_ports_and_follows_traffic():
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        tm = rng.integers(0, 100, (6, 6))
+        links = engineer(tm, 9)
+        assert (links == links.T).all() and (links.sum(axis=1) <= 9).all()
+        off = ~np.eye(6, dtype=bool)
+        assert (links[off] >= 1).all()
+    tm = np.zeros((4, 4))
+    tm[0, 1] = 100
+    assert engineer(tm, 5)[0, 1] == 3        # both spare port pairs go to the hot pair
+
+
+def test_core_matchings_keep_every_rack_pair_connected():
+    m = core_matchings(np.arange(16).reshape(4, 4), 5)
+    assert len(m) == 5
+    pairs = {p for mm in m[:3] for p in mm}
+    assert pairs == {(a, b) for a in range(4) for b in range(a + 1, 4)}
+
+
+@pytest.mark.parametrize("name", TA)
+def test_ta_runs_lose_nothing_with_tcp_and_are_deterministic(name):
+    a = od.arch.get(name)
+    opts = {**a.tiny, "transport": "tcp", "period": "200us"}
+    n = opts.get("nodes", 8)
+
+    def run():
+        return a.make(**opts).run(_hot(n, [(0, 1), (2, 3)]), duration="1ms", seed=2).summary
+
+    s1, s2 = run(), run()
+    assert s1["trace_hash"] == s2["trace_hash"] and s1["bytes"] == s2["bytes"]
+    assert s1["bytes"]["dropped"] == 0 and s1["flows"]["completed"] > 0     # TCP recovers every loss
+    assert s1["invariants"]["ok"] and s1["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert s1["arch_metrics"]["control_periods"] == 4
+    assert s1["arch_metrics"]["reconfigurations"] >= 1
+
+
+def test_cthrough_puts_the_hot_pair_on_a_circuit():
+    net = od.arch.cthrough(nodes=8, period="100us")
+    r = net.run(_hot(8, [(0, 5)]), duration="1ms", seed=1)
+    assert (0, 5) in net.pairs
+    # circuits held for a period are static ones in the engine's link classes
+    assert r.summary["delivered_bytes_by_link_class"].get("static_optical", 0) > 0
+    assert r.summary["bytes"]["dropped"] == 0
+
+
+def test_mordia_gives_the_hot_pair_more_slices():
+    net = od.arch.mordia(nodes=6, period="100us", slots=6)
+    net.run(_hot(6, [(1, 4)]), duration="800us", seed=1)
+    slices = {c.ts for c in net.schedule if (c.n1, c.n2) == (1, 4)}
+    assert len(slices) >= 3                       # round robin once + demand slices
+    for s in {c.ts for c in net.schedule}:        # every slice a permutation
+        cs = [c for c in net.schedule if c.ts == s]
+        assert sorted(c.n1 for c in cs) == list(range(6)) and sorted(c.n2 for c in cs) == list(range(6))
+
+
+def test_ta_options_are_checked():
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.cthrough(period="10us", reconfiguration="20us")
+    assert e.value.field == "--reconfiguration"
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.jupiter(nodes=8, uplinks=4)
+    assert e.value.field == "--uplinks"
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.hierarchical(nodes=16, racks=3)
+    assert e.value.field == "--racks"
+
+
+def test_electrical_links_stay_as_they_are_during_a_run():
+    net = od.arch.cthrough(nodes=4, period="100us")
+    net.start(od.workload.poisson("hadoop", 0.1), duration="300us")
+    bad = [od.Circuit(0, 0, 1, 0, None)] + [od.Circuit(i, 1, 4, (i + 1) % 4, None) for i in range(4)]
+    with pytest.raises(od.ConfigError) as e:
+        net.deploy_topo(bad)
+    assert "electrical links are static" in str(e.value)
