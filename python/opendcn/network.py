@@ -448,7 +448,7 @@ class Network(NetworkBase):
                               "(the far end of a directed circuit): nothing can be sent through it")
 
     # ------------------------------------------------------------------ routing
-    def deploy_routing(self, paths: Sequence[Path] | Path | str, lookup: str = "hop",
+    def deploy_routing(self, paths: Sequence[Path] | Path | str | dict[int, list[Entry]], lookup: str = "hop",
                        multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0,
                        partial: bool = False) -> None:
         """Install routes: a list of paths (or one path, e.g. from
