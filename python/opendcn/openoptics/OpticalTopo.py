@@ -21,7 +21,7 @@ A circuit with ``node1 == node2`` holds the port (idle for that slice), and
 >>> round_robin(nb_node=4)
 [[0, 0, 3, 0, 0], [0, 1, 2, 0, 0], [1, 0, 2, 0, 0], [1, 3, 1, 0, 0], [2, 0, 1, 0, 0], [2, 2, 3, 0, 0]]
 >>> sorted({c[0] for c in opera(8, 4)}), len(opera(8, 4))
-([0, 1, 2, 3, 4, 5, 6, 7], 128)
+([0, 1, 2, 3, 4, 5, 6, 7], 144)
 """
 
 from __future__ import annotations

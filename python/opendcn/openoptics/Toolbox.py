@@ -260,6 +260,16 @@ class BaseNetwork:
             self._check_circuit(f"circuits[{i}]", ts, a, b, p, q, value=c)
         if self._pending is not None or self._native is not None and self._native._live is not None:
             return self._reconfigure(items)
+        before = {ts: g.copy() for ts, g in self.slice_to_topo.items()}
+        for ts, g in before.items():
+            g.graph["taken"] = set(self.slice_to_topo[ts].graph.get("taken", set()))
+        try:
+            return self._deploy(items, start_fresh)
+        except ConfigError:
+            self.slice_to_topo = before         # a refused deployment changes nothing
+            raise
+
+    def _deploy(self, items: list[Any], start_fresh: bool) -> bool:
         if start_fresh:
             self.slice_to_topo = {}
         last = -1
