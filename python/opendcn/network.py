@@ -333,12 +333,28 @@ class Network(NetworkBase):
         circuit changes are routed again at their node (``queued="reroute"``: routes are
         installed before circuits change) or dropped (``queued="drop"``, reason
         ``reconfiguration``; end-to-end transports send them again).
+
+        A circuit given as a plain list or tuple is read in the field order
+        ``(n1, p1, n2, p2, ts)``; errors about such a circuit say so.
         """
         if queued not in ("reroute", "drop"):
             raise ConfigError("queued", queued, "expected reroute or drop")
+        if circuits is not None and not isinstance(circuits, (str, bytes, list)):
+            try:
+                circuits = list(circuits)
+            except TypeError:
+                pass  # _as_circuits says what was expected
+        given = circuits
+        circuits = _as_circuits(circuits)
+        try:
+            self._deploy_topo(circuits, slices, slice_durations, queued)
+        except ConfigError as e:
+            raise _plain_circuit_hint(e, given) from None
+
+    def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
+                     slice_durations: Sequence[Any] | None, queued: str) -> None:
         from .topology import schedule_table
 
-        circuits = _as_circuits(circuits)
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
         for i, c in enumerate(circuits):
             for node, port in ((c.n1, c.p1), (c.n2, c.p2)):
@@ -440,13 +456,23 @@ class Network(NetworkBase):
                               "(the far end of a directed circuit): nothing can be sent through it")
 
     # ------------------------------------------------------------------ routing
-    def deploy_routing(self, paths: Sequence[Path] | Mapping[int, Sequence[Entry]] | str, lookup: str = "hop",
-                       multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0) -> None:
-        """Install routes: a list of paths compiled to time-flow tables (``lookup="hop"``)
+    def deploy_routing(self, paths: Sequence[Path] | Path | str | Mapping[int, Sequence[Entry]], lookup: str = "hop",
+                       multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0,
+                       partial: bool = False) -> None:
+        """Install routes: a list of paths (or one path, e.g. from
+        ``od.routing.earliest_path``) compiled to time-flow tables (``lookup="hop"``)
         or to source routes (``lookup="source"``), or a built-in router name: ``"vlb"``,
         ``"direct"`` (decide exactly as the compiled tables would), ``"hoho"`` (per hop,
         earliest path with at most ``max_hop`` hops) or ``"ucmp"`` (source routed, earliest
-        paths chosen by flow age with weight ``alpha`` on extra hops)."""
+        paths chosen by flow age with weight ``alpha`` on extra hops).
+
+        On a cyclic schedule, paths must say in which slice every hop leaves when its port's
+        circuit changes with the slice (paths of ``ecmp`` or ``ksp`` on the union graph do
+        not: use ``ksp(..., per_slice=True)``), and the paths of every (source, destination)
+        pair must cover every arrival slice of the network's cycle, or a packet arriving in
+        a missing slice would have no route; both raise ``ConfigError`` naming the path or
+        the slice. ``partial=True`` accepts paths that leave slices uncovered (packets
+        arriving there are dropped as ``no_route``)."""
         from .routing import compile_paths, compile_routes
 
         if lookup not in ("hop", "source"):
@@ -487,15 +513,22 @@ class Network(NetworkBase):
             self._compiled = {}
             self._routes = []
             return
+        if isinstance(paths, Path):
+            paths = [paths]
+        if paths is None:
+            raise ConfigError("paths", paths, "expected a list of opendcn.Path or a built-in router name")
         try:
             paths = list(paths)  # type: ignore[arg-type]  # (a mapping of tables returned above)
         except TypeError:
             raise ConfigError("paths", paths, "expected a list of opendcn.Path or a built-in router name") from None
+        if not isinstance(partial, bool):
+            raise ConfigError("partial", partial, "expected True or False")
         for i, p in enumerate(paths):
             if not isinstance(p, Path):
                 raise ConfigError(f"paths[{i}]", p, "expected an opendcn.Path")
             for h in p.hops:
                 self._check_sends(h.node, h.port, h.dep_ts, f"paths[{i}]", p)
+        self._check_cyclic_paths(paths, partial)
         self._paths = paths
         if lookup == "hop":
             self._compiled = compile_paths(paths, lookup="hop")
@@ -512,6 +545,42 @@ class Network(NetworkBase):
                 self._live.sim.set_tables(self._table_columns())
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
+
+    def _check_cyclic_paths(self, paths: list[Path], partial: bool) -> None:
+        """On a cyclic schedule: every hop through a port whose circuit changes with the
+        slice names its departure slice, and (unless ``partial``) every (src, dst) pair's
+        paths cover every arrival slice of the cycle."""
+        if self._static or self.fabric == "electrical" or self._peer is None:
+            return
+        peer = self._peer
+        changing = np.any(peer != peer[:1], axis=0) | np.any(peer < 0, axis=0)
+        for i, p in enumerate(paths):
+            for j, h in enumerate(p.hops):
+                if h.dep_ts is None and 0 <= h.node < self.total_nodes and 0 <= h.port < self.user_ports[h.node] \
+                        and changing[self.gport(h.node, h.port)]:
+                    raise ConfigError(f"paths[{i}]", p, f"hop {j} leaves node {h.node} by port {h.port} without a "
+                                      f"departure slice, but that port's circuit changes with the slice (a cyclic "
+                                      f"schedule of {self.slices} slices): it would take whichever circuit is up. "
+                                      "Route slice by slice, e.g. od.routing.ksp(net, per_slice=True)")
+        if partial:
+            return
+        covered: dict[tuple[int, int], set[int]] = {}
+        everything = set(range(self.slices))
+        for p in paths:
+            got = covered.setdefault((p.src, p.dst), set())
+            if p.ts is None:
+                got |= everything
+            elif isinstance(p.ts, (int, np.integer)):
+                got.add(int(p.ts) % self.slices)
+        for (src, dst), got in sorted(covered.items()):
+            if got != everything:
+                miss = min(everything - got)
+                have = ", ".join(map(str, sorted(got)))
+                raise ConfigError("paths", f"slice {miss}", f"no path from node {src} to node {dst} for packets "
+                                  f"arriving in slice {miss}: the network cycles through {self.slices} slices "
+                                  f"(0..{self.slices - 1}) and these paths cover slice(s) {have} only. Compute "
+                                  "paths over the network's own cycle (e.g. od.routing.direct(net), or "
+                                  "slices=net.slices), or pass partial=True to drop such packets as no_route")
 
     def add(self, entry: Entry, node: int) -> None:
         """Install one time-flow entry at ``node`` by hand (validated)."""
@@ -966,6 +1035,23 @@ class _Live:
         self.sim, self.flows, self.duration, self.seed, self.t0, self.workload = sim, flows, duration, seed, t0, wl
 
 
+def _plain_circuit_hint(e: ConfigError, given: Any) -> ConfigError:
+    """A circuit given as a plain list or tuple was read as ``(n1, p1, n2, p2, ts)``: when
+    it is the one refused, say so (OpenOptics writes ``[ts, n1, n2, p1, p2]``)."""
+    import re
+
+    m = re.fullmatch(r"circuits\[(\d+)\]", e.field)
+    try:
+        item = list(given)[int(m.group(1))] if m else None
+    except (TypeError, IndexError):
+        item = None
+    if item is None or isinstance(item, Circuit):
+        return e
+    return ConfigError(e.field, item, f"{e.reason}; a plain list or tuple is read as (n1, p1, n2, p2, ts) — "
+                       "OpenOptics-style [ts, n1, n2, p1, p2] circuits are converted by opendcn.openoptics "
+                       "(or build opendcn.Circuit(n1, p1, n2, p2, ts) by name)")
+
+
 def _as_circuits(circuits: Any) -> list[Circuit]:
     """Check the shape of a circuit list (ranges are checked against the network)."""
     if circuits is None or isinstance(circuits, (str, bytes)):
@@ -981,7 +1067,8 @@ def _as_circuits(circuits: Any) -> list[Circuit]:
         elif isinstance(c, (tuple, list)) and len(c) in (4, 5):
             out.append(Circuit(*c))
         else:
-            raise ConfigError(f"circuits[{i}]", c, "expected Circuit(n1, p1, n2, p2, ts)")
+            raise ConfigError(f"circuits[{i}]", c, "expected Circuit(n1, p1, n2, p2, ts) (in this field order; "
+                              "OpenOptics-style [ts, n1, n2, p1, p2] circuits are converted by opendcn.openoptics)")
     return out
 
 

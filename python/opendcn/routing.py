@@ -55,6 +55,19 @@ Action = tuple[int, "int | None"]  # (port, dep_ts)
 # ---------------------------------------------------------------------------------------
 # schedule view
 # ---------------------------------------------------------------------------------------
+def _network_schedule(circuits: Any, slices: int | None) -> tuple[Any, int | None]:
+    """(circuits, cycle length): a :class:`~opendcn.network.Network` stands for its own
+    circuits and its number of slices (an explicit ``slices`` wins); a plain list of
+    circuits has the cycle length ``slices`` (None: its largest ``ts`` + 1)."""
+    if hasattr(circuits, "circuits") and hasattr(circuits, "slices") and not isinstance(circuits, (list, tuple)):
+        net = circuits
+        static = getattr(net, "_static", False)
+        return list(net.circuits), (slices if slices is not None else (None if static else int(net.slices)))
+    if slices is not None and (not _is_int(slices) or slices < 1):
+        raise ConfigError("slices", slices, "must be an integer number of slices >= 1")
+    return circuits, slices
+
+
 class _View:
     """Validated per-slice adjacency of a schedule, built once per routing call.
 
@@ -63,12 +76,13 @@ class _View:
     ``static`` is True when every circuit has ``ts=None`` (then ``S == 1``).
     """
 
-    def __init__(self, circuits: Iterable[Any]):
+    def __init__(self, circuits: Iterable[Any], slices: int | None = None):
+        circuits, slices = _network_schedule(circuits, slices)
         circuits, arr = _as_array(circuits)
         self.arr = arr
         self.empty = arr.shape[0] == 0
         if self.empty:
-            self.S, self.static, self.ports = 1, True, 0
+            self.S, self.static, self.ports = slices or 1, True, 0
             self.nodes: list[int] = []
             self.adj: list[dict[int, list[tuple[int, int, int]]]] = [{}]
             self.union: dict[int, list[tuple[int, int, int]]] = {}
@@ -77,7 +91,7 @@ class _View:
             return
         n_count = max(int(arr[:, [0, 2]].max()), 0) + 1
         p_count = max(int(arr[:, [1, 3]].max()), 0) + 1
-        table = schedule_table(circuits, n_count, p_count)
+        table = schedule_table(circuits, n_count, p_count, slices)
         self.S = table.shape[0]
         self.static = bool(np.all(arr[:, 4] == _STATIC))
         self.ports = p_count
@@ -209,7 +223,7 @@ _UNREACHED = float("inf")
 
 
 def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
-                  max_hop: int) -> Path | None:
+                  max_hop: int, *, slices: int | None = None) -> Path | None:
     """The path from ``src`` to ``dst`` that arrives earliest when starting in slice ``ts``.
 
     A packet may wait at any node for a later slice (up to one full cycle per hop) and
@@ -224,11 +238,19 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
     taken as always-on — with fewest hops, then the smallest ``(port, next node)``
     sequence; hops carry ``dep_ts=None``. Returns None if ``dst`` is unreachable.
 
+    The cycle has ``slices`` slices (default: the largest ``ts`` of the circuits + 1);
+    ``circuits`` may also be a :class:`~opendcn.network.Network`, whose number of slices
+    is used (a deployed schedule may end with idle slices).
+
     >>> from opendcn.topology import round_robin
     >>> earliest_path(round_robin(4), 0, 3, ts=0, max_hop=1).hops
     (Hop(node=0, port=0, dep_ts=2),)
     """
-    view = _View(circuits)
+    return _earliest(_View(circuits, slices), src, dst, ts, max_hop)
+
+
+def _earliest(view: _View, src: Any, dst: Any, ts: Any, max_hop: Any) -> Path | None:
+    """:func:`earliest_path` on a schedule view built once (routers call it per triple)."""
     src = view.check_node("src", src)
     dst = view.check_node("dst", dst)
     if src == dst:
@@ -288,23 +310,25 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
 # ---------------------------------------------------------------------------------------
 # traffic-oblivious routers
 # ---------------------------------------------------------------------------------------
-def hoho(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
+def hoho(circuits: Iterable[Any], max_hop: int = 3, *, slices: int | None = None) -> list[Path]:
     """HOHO (hop-on hop-off): for every source, arrival slice and destination, the
     earliest path (``earliest_path`` with ``max_hop``). Deployed per hop, every node takes
     the first hop of its own earliest path; the built-in router ``"hoho"`` decides the
-    same arrival slice and hop count without materializing paths."""
-    _, items, triples = _timed_triples(circuits, "HOHO")
-    out = [p for s, d, a in triples if (p := earliest_path(items, s, d, a, max_hop)) is not None]
+    same arrival slice and hop count without materializing paths. ``slices``: as for
+    :func:`direct`."""
+    view, triples = _timed_triples(circuits, "HOHO", slices)
+    out = [p for s, d, a in triples if (p := _earliest(view, s, d, a, max_hop)) is not None]
     return _sorted_paths(out)
 
 
-def _timed_triples(circuits: Iterable[Any], who: str) -> tuple[Any, list[Any], list[tuple[int, int, int]]]:
-    """(schedule view, circuits, every (src, dst, arrival slice)) of a cyclic schedule."""
-    view = _View(circuits)
+def _timed_triples(circuits: Iterable[Any], who: str,
+                   slices: int | None = None) -> tuple[_View, list[tuple[int, int, int]]]:
+    """(schedule view, every (src, dst, arrival slice)) of a cyclic schedule."""
+    view = _View(circuits, slices)
     if view.static:
         raise ConfigError("circuits", "static", f"{who} routes across the slices of a cyclic schedule")
     triples = [(s, d, a) for s in view.nodes for d in view.nodes if s != d for a in range(view.S)]
-    return view, list(circuits), triples
+    return view, triples
 
 
 def _arrival_offset(p: Path, S: int) -> int:
@@ -331,18 +355,18 @@ def first_hop_tables(paths: Iterable[Path]) -> dict[int, list[Entry]]:
     return {n: sorted(es, key=_entry_key) for n, es in sorted(out.items())}
 
 
-def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
+def ucmp(circuits: Iterable[Any], max_hop: int = 3, *, slices: int | None = None) -> list[Path]:
     """UCMP's candidate set: for every source, arrival slice and destination, the
     earliest path with at most h hops for h = 1..max_hop, kept when strictly earlier than
     the best path with fewer hops (the latency/hop-count Pareto frontier). The choice
     among them by flow age (uniform cost = latency + alpha x extra hops x flow-age time)
     is made per flow by the built-in source-routed router ``"ucmp"``."""
-    view, items, triples = _timed_triples(circuits, "UCMP")
+    view, triples = _timed_triples(circuits, "UCMP", slices)
     out = []
     for s, d, a in triples:
         best = None
         for h in range(1, max_hop + 1):
-            p = earliest_path(items, s, d, a, h)
+            p = _earliest(view, s, d, a, h)
             if p is None:
                 continue
             arr = _arrival_offset(p, view.S)
@@ -352,7 +376,7 @@ def ucmp(circuits: Iterable[Any], max_hop: int = 3) -> list[Path]:
     return _sorted_paths(out)
 
 
-def direct(circuits: Iterable[Any]) -> list[Path]:
+def direct(circuits: Iterable[Any], *, slices: int | None = None) -> list[Path]:
     """Direct-circuit routing: wait at the source for the next circuit to the destination.
 
     For every ordered pair ``(s, d)`` connected in some slice and every arrival slice
@@ -360,11 +384,17 @@ def direct(circuits: Iterable[Any]) -> list[Path]:
     s–d connection at or after ``a`` cyclically (smallest ``(dep - a) mod S``, then lowest
     port). Static schedule: one path per pair with ``ts=None`` and ``dep_ts=None``.
 
+    The cycle has ``slices`` slices (default: the circuits' largest ``ts`` + 1). Pass the
+    :class:`~opendcn.network.Network` itself (``direct(net)``) to route over its deployed
+    schedule, idle trailing slices included:
+
     >>> from opendcn.topology import round_robin
     >>> [(p.ts, p.hops[0].dep_ts) for p in direct(round_robin(4)) if (p.src, p.dst) == (0, 2)]
     [(0, 1), (1, 1), (2, 1)]
+    >>> [(p.ts, p.hops[0].dep_ts) for p in direct(round_robin(4), slices=4) if (p.src, p.dst) == (0, 2)]
+    [(0, 1), (1, 1), (2, 1), (3, 1)]
     """
-    view = _View(circuits)
+    view = _View(circuits, slices)
     out = []
     for (u, v) in sorted(view.conn):
         nt = view.next_conn(u, v)
@@ -375,7 +405,7 @@ def direct(circuits: Iterable[Any]) -> list[Path]:
     return _sorted_paths(out)
 
 
-def vlb(circuits: Iterable[Any]) -> list[Path]:
+def vlb(circuits: Iterable[Any], *, slices: int | None = None) -> list[Path]:
     """Valiant load balancing with per-slice spraying (RotorNet, Sirius): always 2 hops.
 
     For each source ``s``, arrival slice ``a`` and destination ``d != s``: ``a'`` is the
@@ -385,12 +415,13 @@ def vlb(circuits: Iterable[Any]) -> list[Path]:
     ``(dep2, p2)`` the first m–d connection at or after ``a'`` cyclically (smallest rank,
     then lowest port). The intermediate is never the destination; the alternatives of one
     ``(s, a, d)`` are spread per packet by multipath. Static schedule: slices are None.
+    ``slices``: as for :func:`direct`.
 
     >>> from opendcn.topology import round_robin
     >>> [p.hops for p in vlb(round_robin(4)) if (p.src, p.dst, p.ts) == (0, 3, 0)]
     [(Hop(node=0, port=0, dep_ts=0), Hop(node=1, port=0, dep_ts=1))]
     """
-    view = _View(circuits)
+    view = _View(circuits, slices)
     S = view.S
     out = []
     for s in view.nodes:
@@ -466,22 +497,58 @@ def ecmp(circuits: Iterable[Any], endpoints: Iterable[int] | None = None) -> lis
     return _sorted_paths(out)
 
 
-def ksp(circuits: Iterable[Any], k: int = 4, endpoints: Iterable[int] | None = None) -> list[Path]:
+def ksp(circuits: Iterable[Any], k: int = 4, endpoints: Iterable[int] | None = None, *,
+        per_slice: bool = False, slices: int | None = None) -> list[Path]:
     """The ``k`` shortest simple paths per ordered pair of endpoints, on the static graph.
 
     Node paths come in the order of ``networkx.shortest_simple_paths`` (increasing hop
     count) and each expands into its port choices (parallel circuits are distinct paths);
-    the first ``k`` of these are kept. Paths and hops carry ``None`` slices.
+    the first ``k`` of these are kept. Paths and hops carry ``None`` slices: they suit
+    static schedules only (``Network.deploy_routing`` refuses them on a cyclic one).
+
+    ``per_slice=True`` routes a cyclic schedule slice by slice (as Opera does): for every
+    slice ``s`` the ``k`` shortest paths over the circuits up in ``s``, for packets that
+    arrive in ``s``, every hop taken in ``s``. A pair not connected within a slice has no
+    path for that slice. ``slices``: the cycle length, as for :func:`direct`.
 
     >>> ring = [Circuit(i, 0, (i + 1) % 4, 1) for i in range(4)]
     >>> [p.nodes for p in ksp(ring, k=2, endpoints=[0, 2]) if p.src == 0]
     [[0, 1], [0, 3]]
+    >>> from opendcn.topology import round_robin
+    >>> [(p.ts, p.nodes) for p in ksp(round_robin(4, uplink=2), k=1, per_slice=True) if (p.src, p.dst) == (0, 3)]
+    [(0, [0, 1]), (1, [0])]
     """
     if not _is_int(k) or k < 1:
         raise ConfigError("k", k, "must be an integer >= 1")
-    view = _View(circuits)
+    if not isinstance(per_slice, bool):
+        raise ConfigError("per_slice", per_slice, "expected True or False")
+    view = _View(circuits, slices)
     eps = _endpoints(view, endpoints)
+    if per_slice and not view.static:
+        out: list[Path] = []
+        for t in range(view.S):
+            g, ports = _slice_graph(view, t)
+            out.extend(_k_shortest(g, ports, eps, k, t))
+        return _sorted_paths(out)
     g, ports = _static_graph(view)
+    return _sorted_paths(_k_shortest(g, ports, eps, k, None))
+
+
+def _slice_graph(view: _View, t: int) -> tuple[nx.DiGraph, dict[tuple[int, int], list[int]]]:
+    """The circuits up in slice ``t`` as a directed graph and, per ordered pair, the ports."""
+    g = nx.DiGraph()
+    g.add_nodes_from(view.nodes)
+    ports: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for u, conns in view.adj[t].items():
+        for p, v, _ in conns:
+            ports[(u, v)].append(p)
+            g.add_edge(u, v)
+    return g, {key: sorted(x) for key, x in ports.items()}
+
+
+def _k_shortest(g: Any, ports: dict[tuple[int, int], list[int]], eps: list[int], k: int,
+                t: int | None) -> list[Path]:
+    """The first ``k`` port-expanded shortest simple paths per ordered pair, in slice ``t``."""
     out = []
     for s in eps:
         for d in eps:
@@ -490,13 +557,13 @@ def ksp(circuits: Iterable[Any], k: int = 4, endpoints: Iterable[int] | None = N
             got: list[Path] = []
             for node_path in nx.shortest_simple_paths(g, s, d):
                 for hops in _expand(node_path, ports):
-                    got.append(Path(s, d, None, hops))
+                    got.append(Path(s, d, t, tuple(Hop(h.node, h.port, t) for h in hops)))
                     if len(got) == k:
                         break
                 if len(got) == k:
                     break
             out.extend(got)
-    return _sorted_paths(out)
+    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -36,7 +36,8 @@ import numpy as np
 from .errors import ConfigError
 from .timeflow import Circuit
 
-__all__ = ["connect", "round_robin", "schedule_table", "cycle_length", "Circuit"]
+__all__ = ["connect", "round_robin", "opera", "shale", "static", "bipartite_matching", "schedule_table",
+           "cycle_length", "Circuit"]
 
 # Placeholder for ``ts=None`` inside integer arrays (never a valid or user-given slice).
 _STATIC = np.iinfo(np.int64).min
@@ -505,3 +506,158 @@ def de_bruijn(b: int, d: int, *, first_port: int = 0) -> list[Circuit]:
     succ = static_successors(b, d).tolist()
     return [Circuit(v, first_port + j, w, first_port + j, None, True)
             for j, row in enumerate(succ) for v, w in enumerate(row) if v != w]
+
+
+# ---------------------------------------------------------------------------------------
+# the schedules of the architectures, and traffic-aware generators
+# ---------------------------------------------------------------------------------------
+def opera(config: Any, uplink: int | None = None, *, matchings: str = "auto",
+          seed: int = 1) -> list[Circuit]:
+    """Opera's rotor schedule (NSDI'20), as ``od.arch.opera`` deploys it: ``U`` rotor
+    uplinks each cycle through ``N / U`` perfect matchings of a 1-factorization of the
+    ``N`` ToRs, staggered so that exactly one rotor takes a new matching per slice; the
+    cycle has ``N`` slices and rotor ``k`` is port ``k`` at both ends of its circuits.
+
+    ``matchings``: ``"generate"`` (a seeded shuffle of the circle-method factorization;
+    among the first assignments whose every slice is connected, the one with the shortest
+    longest path, as Opera's generator keeps), ``"opera"`` (Opera's own 108 x 6 file), a
+    file in that format, or ``"auto"`` (``opera`` for 108 ToRs x 6 uplinks, else
+    ``generate``). ``uplink`` defaults to ``config.uplinks`` and must divide ``N``.
+
+    >>> c = opera(8, uplink=4)
+    >>> cycle_length(c), len(c)   # 8 slices x 4 rotors x 4 pairs, less the idle matching
+    (8, 112)
+    """
+    from . import _core
+    from .arch.opera import _load_matchings
+
+    n, default_uplinks = _nodes_uplinks(config)
+    u = default_uplinks if uplink is None else uplink
+    for name, v in (("nodes", n), ("uplink", u), ("seed", seed)):
+        if not _is_int(v) or v < 0:
+            raise ConfigError(name, v, "must be an integer >= 0")
+    if n < 4:
+        raise ConfigError("nodes", n, "Opera needs at least 4 ToRs")
+    if u < 2 or n % u:
+        raise ConfigError("uplink", u, f"must be >= 2 and divide the number of ToRs {n}")
+    which = ("opera" if (n, u) == (108, 6) else "generate") if matchings == "auto" else matchings
+    m = _load_matchings(which, int(n), int(u))
+    try:
+        # the timing arguments (reconfiguration, propagation, serialization, queue) do
+        # not change which circuits exist
+        fab = _core.rotor_fabric(int(n), int(u), m, int(seed), 0, 0, 10_000, 500_000, 1_200_000, 8)
+    except _core.EngineSpecError as e:
+        field, value, reason = e.args
+        raise ConfigError(str(field), value, str(reason)) from None
+    peer = np.asarray(fab["peer"]).reshape(n, n, u)
+    s_idx, a, k = np.nonzero(peer > np.arange(n)[None, :, None])
+    b = peer[s_idx, a, k]
+    return [Circuit(int(x), int(r), int(y), int(r), int(j)) for j, x, r, y in zip(s_idx, a, k, b)]
+
+
+def shale(config: Any, h: int = 2) -> list[Circuit]:
+    """Shale's EBS schedule as ``od.arch.shale`` runs it, as directed circuits on one port:
+    ``N = m**h`` nodes, node coordinates its base-``m`` digits; ``h`` phases of ``m - 1``
+    slices; in slice ``i * (m - 1) + j - 1`` (phase ``i``, offset ``j = 1..m-1``) node
+    ``x`` with digit ``c_i`` sends to the node that differs only in digit ``i``, which is
+    ``(c_i + j) mod m``, and receives from the one whose digit is ``(c_i - j) mod m``.
+    ``h = 1`` is the single round robin SRRD. (The h-dimensional *matchings* of
+    OpenOptics' ``round_robin(dimension=h)`` are :func:`round_robin`.)
+
+    >>> [(c.n1, c.n2, c.ts) for c in shale(4, h=1) if c.n1 == 0]
+    [(0, 1, 0), (0, 2, 1), (0, 3, 2)]
+    """
+    n, _ = _nodes_uplinks(config)
+    if not _is_int(h) or h < 1:
+        raise ConfigError("h", h, "must be an integer >= 1")
+    if not _is_int(n) or n < 2:
+        raise ConfigError("nodes", n, "need an integer number of nodes >= 2")
+    m = _integer_root(int(n), int(h)) if h > 1 else int(n)
+    if m is None:
+        raise ConfigError("nodes", n, f"must be a perfect {h}-th power (m**{h}) for h={h}")
+    out = []
+    for i in range(int(h)):
+        w = m**i
+        for j in range(1, m):
+            t = i * (m - 1) + j - 1
+            for x in range(int(n)):
+                c = (x // w) % m
+                y = x + ((c + j) % m - c) * w
+                out.append(Circuit(x, 0, y, 0, t, True))
+    return out
+
+
+def static(config: Any, uplink: int | None = None, *, seed: int = 1) -> list[Circuit]:
+    """A static expander: a random ``U``-regular graph on the ``N`` nodes
+    (``networkx.random_regular_graph(U, N, seed)``, an expander with high probability) as
+    circuits with ``ts=None``. Ports are given in the graph's edge order: a node's ``k``-th
+    edge uses its port ``k``. ``U`` (default ``config.uplinks``) must be below ``N``, and
+    ``U * N`` even.
+
+    >>> c = static(6, uplink=2)
+    >>> len(c), sorted({c.ts for c in c})
+    (6, [None])
+    """
+    import networkx as nx
+
+    n, default_uplinks = _nodes_uplinks(config)
+    u = default_uplinks if uplink is None else uplink
+    if not _is_int(n) or n < 2:
+        raise ConfigError("nodes", n, "need an integer number of nodes >= 2")
+    if not _is_int(u) or not 1 <= u < n:
+        raise ConfigError("uplink", u, f"must be an integer 1..{n - 1}")
+    if (u * n) % 2:
+        raise ConfigError("uplink", u, f"a {u}-regular graph on {n} nodes needs an even uplink x nodes")
+    if not _is_int(seed) or seed < 0:
+        raise ConfigError("seed", seed, "must be an integer >= 0")
+    g = nx.random_regular_graph(int(u), int(n), seed=int(seed))
+    used = [0] * int(n)
+    out = []
+    for a, b in g.edges():
+        out.append(Circuit(int(a), used[a], int(b), used[b], None))
+        used[a] += 1
+        used[b] += 1
+    return out
+
+
+def bipartite_matching(config: Any, tm: Any, uplink: int | None = None,
+                       prev: Sequence[Circuit] | None = None) -> list[Circuit]:
+    """Traffic-aware topology (c-Through's, OpenOptics' ``bipartite_matching``): a
+    maximum-weight matching of the nodes, weighing each pair by its traffic both ways
+    (``tm[i][j] + tm[j][i]``), among the matchings of largest size, as static circuits
+    (``ts=None``) on port 0. With ``U`` uplinks (default ``config.uplinks``) port ``k``
+    takes a maximum-weight matching of the pairs ports ``0..k-1`` did not connect. A
+    traffic matrix without traffic returns ``prev`` (the circuits in force), or no
+    circuits.
+
+    >>> tm = [[0, 5, 0, 0], [0, 0, 0, 0], [0, 0, 0, 9], [0, 0, 1, 0]]
+    >>> sorted((c.n1, c.n2) for c in bipartite_matching(4, tm))
+    [(0, 1), (2, 3)]
+    """
+    import networkx as nx
+
+    n, default_uplinks = _nodes_uplinks(config)
+    u = default_uplinks if uplink is None else uplink
+    if not _is_int(u) or not 1 <= u < n:
+        raise ConfigError("uplink", u, f"must be an integer 1..{n - 1}")
+    try:
+        t = np.asarray(tm, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError("tm", tm, f"expected a {n}x{n} matrix of numbers") from None
+    if t.shape != (n, n) or not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ConfigError("tm", getattr(t, "shape", tm), f"expected a non-negative {n}x{n} matrix")
+    if not np.any(t > 0):
+        return list(prev) if prev is not None else []
+    w = t + t.T
+    taken: set[tuple[int, int]] = set()
+    out = []
+    for port in range(int(u)):
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_weighted_edges_from((a, b, float(w[a, b])) for a in range(n) for b in range(a + 1, n)
+                                  if (a, b) not in taken)
+        pairs = sorted(tuple(sorted(e)) for e in nx.max_weight_matching(g, maxcardinality=True))
+        for a, b in pairs:
+            taken.add((a, b))
+            out.append(Circuit(int(a), port, int(b), port, None))
+    return out

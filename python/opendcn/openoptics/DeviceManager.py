@@ -1,0 +1,97 @@
+"""Monitoring of an OpenOptics network running on opendcn (``net.device_manager``).
+
+- :meth:`DeviceManager.get_device_metric`: per switch ``"tor<i>"``, ``pq_depth`` (packets
+  waiting, keyed ``(port, queue)``), ``pq_latency`` (not measured: empty) and
+  ``drop_ctr``. In a traffic-aware run the queue is the destination node (bytes of its
+  flows not yet delivered, in packets); in a traffic-oblivious run it is the port's
+  calendar queues taken together (``queue`` 0), as the engine measures a port;
+- :meth:`DeviceManager.switch_counters`: per switch, packets from its hosts, packets
+  delivered to its hosts, and packets of its hosts that were lost;
+- :meth:`DeviceManager.queue_occupancy`: bytes queued at one port over the last run.
+
+``drop_ctr`` counts the packets lost among those a switch's hosts sent (the engine
+reports drops by reason, not by the switch where they happen).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["DeviceManager"]
+
+
+class DeviceManager:
+    """Reads the network a :class:`~opendcn.openoptics.Toolbox.BaseNetwork` runs."""
+
+    def __init__(self, net: Any):
+        self._net = net
+
+    def _tor(self, host: int) -> int:
+        return host // self._net.nb_host_per_tor
+
+    def switch_counters(self) -> dict[str, dict[str, int]]:
+        """``{"tor<i>": {"from_host", "delivered", "lost"}}`` over the last run's packets."""
+        out = {f"tor{i}": {"from_host": 0, "delivered": 0, "lost": 0} for i in range(self._net.nb_node)}
+        for p in self._net._packets:
+            src, dst = out[f"tor{self._tor(p.src)}"], out[f"tor{self._tor(p.dst)}"]
+            src["from_host"] += 1
+            if p.finish >= 0:
+                dst["delivered"] += 1
+            else:
+                src["lost"] += 1
+        return out
+
+    def get_device_metric(self) -> dict[str, dict[str, Any]]:
+        """The metrics of every switch now (during a run) or at the end of the last run."""
+        net = self._net
+        native = net._native
+        live = native is not None and native._live is not None
+        lost = {k: v["lost"] for k, v in self.switch_counters().items()}
+        out: dict[str, dict[str, Any]] = {f"tor{i}": {"pq_depth": {}, "pq_latency": {}, "drop_ctr": lost[f"tor{i}"]}
+                                          for i in range(net.nb_node)}
+        if native is None:
+            return out
+        pkt = native.config.mtu + native.config.header
+        if net.arch_mode == "TA":
+            if live:
+                tm = native.demand()
+                for a in range(net.nb_node):
+                    for b in range(net.nb_node):
+                        if a != b and tm[a, b] > 0:
+                            out[f"tor{a}"]["pq_depth"][(0, b)] = math.ceil(int(tm[a, b]) / pkt)
+            return out
+        for node in range(net.nb_node):
+            for port in range(net.nb_link):
+                gp = native.gport(node, port)
+                if live:
+                    queued = native._live.sim.port_bytes(gp)
+                elif net.result is not None:
+                    t = self.queue_occupancy(node, port)
+                    col = t["queued_bytes"].to_pylist()
+                    queued = col[-1] if col else 0
+                else:
+                    queued = 0
+                out[f"tor{node}"]["pq_depth"][(port, 0)] = math.ceil(queued / pkt)
+        return out
+
+    def queue_occupancy(self, node: int, port: int, interval: Any = None) -> Any:
+        """Bytes queued at uplink ``port`` of ``node`` (all its calendar queues) over the
+        last run: a pyarrow table ``time_ps``, ``queued_bytes`` (``interval``: the largest
+        sample per interval)."""
+        net = self._net
+        if net.result is None or net._native is None:
+            raise ConfigError("device_manager", "no run", "run the network (net.start()) first")
+        if not 0 <= node < net.nb_node or not 0 <= port < net.nb_link:
+            raise ConfigError("port", (node, port), f"expected node 0..{net.nb_node - 1}, port 0..{net.nb_link - 1}")
+        return net.result.port_series(node, port, "queued_bytes", interval, how="max")
+
+    def set_active_queue(self, sw_name: str, active_qid: int) -> None:
+        """Not available: opendcn's engine rotates calendar queues with the schedule, and a
+        traffic-aware network is paused and activated with ``net.pause_calendar_queue()`` /
+        ``net.activate_calendar_queue()``."""
+        raise ConfigError("set_active_queue", (sw_name, active_qid), "opendcn rotates calendar queues with the "
+                          "schedule; use net.pause_calendar_queue() / net.activate_calendar_queue() in "
+                          "traffic-aware runs")

@@ -1,0 +1,311 @@
+"""opendcn.openoptics: our own scripts, one per OpenOptics API area, checked exactly where
+the schedule determines the result (written for opendcn; not taken from OpenOptics)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import opendcn as od
+from opendcn.openoptics import OpticalRouting as R
+from opendcn.openoptics import OpticalTopo as T
+from opendcn.openoptics import Toolbox, utils
+from opendcn.openoptics.TimeFlowTable import TimeFlowEntry, TimeFlowHop
+
+SLICE_US = 100
+
+
+def _net(nb_node: int = 4, nb_link: int = 1, **kw) -> Toolbox.BaseNetwork:
+    args = dict(backend="ns3", time_slice_duration_us=SLICE_US, guardband_us=1, quiet=True,
+                ocs_tor_link_bw_gbps=100, tor_host_link_bw_gbps=100, simulation_stop_s=0.01)
+    args.update(kw)
+    return Toolbox.BaseNetwork("t", nb_node=nb_node, nb_link=nb_link, **args)
+
+
+def _slice_of(t_s: float) -> int:
+    return int(t_s * 1e6 // SLICE_US)
+
+
+# -- topology generators ------------------------------------------------------------------
+def test_round_robin_follows_openoptics_slice_order():
+    rr = T.round_robin(nb_node=6)
+    assert [c for c in rr if c[0] == 0] == [[0, 0, 5, 0, 0], [0, 1, 4, 0, 0], [0, 2, 3, 0, 0]]
+    assert [c for c in rr if c[0] == 1] == [[1, 0, 4, 0, 0], [1, 5, 3, 0, 0], [1, 1, 2, 0, 0]]
+    pairs = {frozenset(c[1:3]) for c in rr}
+    assert len(pairs) == 15 and len(rr) == 15                     # every pair exactly once
+    odd = T.round_robin(nb_node=5)
+    assert T.get_nb_time_slice_from_circuits(odd) == 5 and len(odd) == 10
+    loops = [c for c in T.round_robin(nb_node=4, self_loop=True) if c[1] == c[2]]
+    assert {c[0] for c in loops} == {3} and len(loops) == 4
+
+
+def test_opera_staggers_ports_one_reconfiguration_per_slice():
+    c = T.opera(8, 4)
+    held: dict[tuple[int, int], dict[int, int]] = {}
+    for ts, a, b, p, q in c:
+        assert p == q
+        held.setdefault((a, p), {})[ts] = b
+        held.setdefault((b, q), {})[ts] = a
+    for (node, port), peers in held.items():
+        assert len(peers) == 8                                     # every port busy in every slice
+        changes = [ts for ts in range(8) if peers[ts] != peers[(ts - 1) % 8]]
+        assert all((ts - port) % 4 == 0 for ts in changes)          # port p changes in slices p, p+4
+    assert len(T.opera(8, 4, disable_last_ts=True)) == len(c) * 3 // 4
+
+
+def test_shale_runs_one_round_robin_per_dimension_on_its_port():
+    c = T.shale(9, 2)
+    for ts, a, b, p, q in c:
+        da, db = divmod(a, 3), divmod(b, 3)
+        assert p == q and sum(x != y for x, y in zip(da, db)) == 1
+        assert (da[0] != db[0]) == (p == 0)
+    with pytest.raises(od.ConfigError, match="nb_node"):
+        T.shale(10, 2)
+
+
+def test_static_topo_and_bipartite_matching():
+    assert T.static_topo(6, 2) == [[0, c.n1, c.n2, c.p1, c.p2] for c in od.topology.static(6, uplink=2, seed=1)]
+    tm = {(0, 1): 1, (2, 3): 5, (0, 2): 3, (1, 3): 4}   # 3 + 4 > 1 + 5
+    assert sorted(tuple(sorted(c[1:3])) for c in T.bipartite_matching(4, 1, tm)) == [(0, 2), (1, 3)]
+    prev = [[0, 0, 1, 0, 0]]
+    assert T.bipartite_matching(4, 1, {(0, 1): 0}, prev_circuits=prev) is prev
+    with pytest.raises(od.ConfigError, match="nb_link"):
+        T.bipartite_matching(4, 2, tm)
+
+
+def test_guardband_slices_and_schedule_files(tmp_path):
+    g = T.add_guardband(T.round_robin(nb_node=4))
+    assert T.get_nb_time_slice_from_circuits(g) == 6 and [c for c in g if c[0] % 2] == \
+        [[1, -1, -1, -1, -1], [3, -1, -1, -1, -1], [5, -1, -1, -1, -1]]
+    f = tmp_path / "s.txt"
+    f.write_text("1 0 3 2\n2 3 0 1\n")
+    assert T.from_schedule(str(f), 4, 1) == [[0, 0, 1, 0, 0], [0, 2, 3, 0, 0], [1, 0, 2, 0, 0], [1, 1, 3, 0, 0]]
+
+
+# -- routing helpers ---------------------------------------------------------------------
+def test_direct_vlb_hoho_ksp_paths():
+    net = _net()
+    assert net.deploy_topo(T.round_robin(nb_node=4))              # 0-3 | 0-2 | 0-1
+    topo = net.get_topo()
+    assert [(p.arrival_ts, p.steps[0].send_ts) for p in R.find_direct_path(topo, 0, 1)] == [(0, 2), (1, 2), (2, 2)]
+    vlb = {(p.src, p.dst, p.arrival_ts): p for p in R.routing_vlb(topo, net.tor_ocs_ports)}
+    assert len(vlb[(0, 3, 0)].steps) == 1                           # a circuit is up: direct
+    two = vlb[(0, 1, 0)].steps
+    assert (two[0].send_port, two[0].send_ts, two[1].step_type, two[1].send_node) == (0, 0, "node", 1)
+    rnd = {(p.src, p.dst, p.arrival_ts): p for p in R.routing_vlb(topo, [0], random=True)}
+    assert rnd[(0, 1, 0)].steps[0].send_port == 255
+    hoho = {(p.src, p.dst, p.arrival_ts): p for p in R.routing_hoho(topo)}
+    # 0 -> 1 arriving in slice 0: over 3 in slice 0, then 3-1 in slice 1 (earlier than slice 2)
+    assert [(s.cur_node, s.send_ts) for s in hoho[(0, 1, 0)].steps] == [(0, 0), (3, 1)]
+    assert all(len(p.steps) == 1 for p in R.routing_hoho(topo, max_hop=1))
+    ksp = R.routing_ksp(_opera_topo(8, 4))
+    assert all(s.send_ts == p.arrival_ts for p in ksp for s in p.steps) and len(ksp) == 8 * 56
+    with pytest.raises(od.ConfigError, match="single time slice"):
+        R.routing_direct_ta(topo)
+
+
+def _opera_topo(n: int, links: int):
+    net = _net(n, links)
+    net.deploy_topo(T.opera(n, links))
+    return net.get_topo()
+
+
+# -- manual time-flow entries and deployment ---------------------------------------------
+def test_manual_entries_send_in_their_slice_both_modes():
+    for mode in ("Source", "Per-hop"):
+        net = _net()
+        net.deploy_topo(T.round_robin(nb_node=4))
+        # 0 <-> 1 only in slice 2
+        net.add_time_flow_entry(0, [TimeFlowEntry(1, a, TimeFlowHop(0, send_port=0, send_ts=2)) for a in range(3)],
+                                routing_mode=mode)
+        assert net.add_time_flow_entry(1, [TimeFlowEntry(0, a, TimeFlowHop(1, send_port=0, send_ts=2))
+                                           for a in range(3)], routing_mode=mode)
+        flows = net.udp_traffic().echo(0, 1, num_packets=1, start_s=0.00001, packet_size_bytes=64).install()
+        net.start()
+        st = flows[0].stats()
+        arrive = 0.00001 + st.delay_avg_s
+        assert st.rx_packets == 1 and _slice_of(arrive) % 3 == 2
+        back = net.get_flow_stats()[1]
+        assert back.rx_packets == 1
+
+
+def test_deploy_returns_true_and_converts_openoptics_circuits():
+    net = _net()
+    assert net.deploy_topo([[0, 0, 1, 0, 0], [1, 0, 2, 0, 0]]) is True
+    assert set(net.get_topo(1).edges) == {(0, 2), (2, 0)}
+    assert net.deploy_routing(R.routing_direct(net.get_topo()), routing_mode="Per-hop") is True
+    assert net.connect(time_slice=0, node1=2, node2=3) and not net.connect(time_slice=0, node1=3, node2=1)
+
+
+# -- traffic builders and statistics -----------------------------------------------------
+def _direct_net(**kw) -> Toolbox.BaseNetwork:
+    net = _net(**kw)
+    net.deploy_topo(T.round_robin(nb_node=4))
+    net.deploy_routing(R.routing_direct(net.get_topo()))
+    return net
+
+
+def test_udp_flow_delays_follow_the_schedule():
+    net = _direct_net()
+    # 0 -> 2 is up in slice 1 only: datagrams sent in slices 0..2 of the first cycle
+    f = net.udp_traffic().flow(0, 2, num_packets=6, interval_s=50e-6, start_s=10e-6, packet_size_bytes=100).install()
+    net.start()
+    st = f[0].stats()
+    assert (st.tx_packets, st.rx_packets, st.lost_packets) == (6, 6, 0)
+    sent = [10e-6 + k * 50e-6 for k in range(6)]
+    arrive = [s + d for s, d in zip(sent, _delays(net, f[0].spec))]
+    assert all(_slice_of(t) % 3 == 1 for t in arrive)
+    delays = _delays(net, f[0].spec)
+    assert (st.delay_min_s, st.delay_max_s) == (min(delays), max(delays))
+    # the first datagram (sent at 10 us, slice 0) waits for slice 1 (up at 101 us)
+    # (1 us host link, 1 us guardband, 2 us through the OCS, 1 us host link)
+    assert 94e-6 < delays[0] < 95e-6 and delays[2] < 5e-6            # sent at 110 us: in slice 1
+    assert st.tx_bytes == 6 * 128 and st.throughput_bps > 0 and st.jitter_avg_s >= 0
+
+
+def _delays(net, spec):
+    return [(p.finish - p.start) / 1e12 for p in net._packets if p.spec is spec and p.reply_of < 0]
+
+
+def test_every_udp_shape_and_tcp_bulk():
+    net = _direct_net(simulation_stop_s=0.005)
+    u = net.udp_traffic()
+    u.onoff(0, 1, rate="8Mbps", start_s=0.0, stop_s=0.001, packet_size_bytes=1000)   # one per ms -> 1 datagram
+    u.many_to_one([0, 1, 2, 3], 3, num_packets=2, interval_s=1e-4, start_s=0.0)
+    u.all_to_all(num_packets=1, start_s=0.002)
+    u.from_matrix({(1, 2): "800kbps"}, packet_size_bytes=100, start_s=0.0, stop_s=0.002)
+    u.bidirectional(2, 0, num_packets=1, start_s=0.003)
+    installed = u.install()
+    shapes = [(s.spec.mode, s.spec.src, s.spec.dst) for s in installed]
+    assert shapes[:4] == [("onoff", 0, 1), ("client-server", 0, 3), ("client-server", 1, 3), ("client-server", 2, 3)]
+    assert len(installed) == 1 + 3 + 12 + 1 + 2
+    net.start()
+    stats = [s.stats() for s in installed]
+    assert stats[0].tx_packets == 1 and all(s.lost_packets == 0 for s in stats)
+    assert stats[16].tx_packets == 2                                # 800 kbit/s of 100 B for 2 ms
+    with pytest.raises(od.ConfigError, match="install"):
+        u.install()
+
+    tnet = _direct_net(simulation_stop_s=0.05, tor_host_link_bw_gbps=1)
+    t = tnet.tcp_traffic().bulk(0, 1, size_bytes=200_000, start_s=0.0).onoff(2, 3, rate="80Mbps", start_s=0.0,
+                                                                             stop_s=0.01).install()
+    tnet.start()
+    a, b = (x.stats() for x in t)
+    assert a.rx_bytes == 200_000 and a.fct_s > 200_000 * 8 / 1e9 and math.isnan(a.delay_avg_s)
+    assert b.rx_bytes == 100_000 and b.lost_packets == 0
+
+
+# -- default start(): pings ----------------------------------------------------------------
+def test_start_without_traffic_pings_every_pair_in_its_circuit_slice():
+    net = _direct_net()
+    net.start()
+    assert len(net.ping_results) == 12 and all(len(v) == 3 for v in net.ping_results.values())
+    assert all(x is not None for v in net.ping_results.values() for x in v)
+    # echo replies use the same circuit back: a ping sent in the 0-1 slice returns at once
+    for p in net._packets:
+        if p.reply_of < 0:
+            assert _slice_of(p.finish / 1e12) % 3 == {frozenset((0, 3)): 0, frozenset((1, 2)): 0,
+                                                      frozenset((0, 2)): 1, frozenset((1, 3)): 1,
+                                                      frozenset((0, 1)): 2, frozenset((2, 3)): 2}[
+                frozenset((p.src, p.dst))]
+
+
+def test_guardband_longer_than_the_slice_lets_nothing_cross():
+    with pytest.warns(RuntimeWarning, match="no circuit is ever up"):
+        net = _net(time_slice_duration_us=10, guardband_us=20)
+    net.deploy_topo(T.round_robin(nb_node=4))
+    net.deploy_routing(R.routing_direct(net.get_topo()))
+    net.start()
+    assert all(x is None for v in net.ping_results.values() for x in v)
+
+
+# -- monitoring ----------------------------------------------------------------------------
+def test_monitoring_counts_and_queue_occupancy():
+    net = _direct_net(snapshot_interval_us=10)
+    f = net.udp_traffic().flow(0, 1, num_packets=20, interval_s=5e-6, start_s=0.0, packet_size_bytes=1000).install()
+    net.start()
+    c = net.device_manager.switch_counters()
+    assert c["tor0"] == {"from_host": 20, "delivered": 0, "lost": 0} and c["tor1"]["delivered"] == 20
+    occ = net.device_manager.queue_occupancy(0, 0)
+    q = dict(zip(occ["time_ps"].to_pylist(), occ["queued_bytes"].to_pylist()))
+    # the datagrams wait at ToR 0's uplink until slice 2 (200 us) and leave then
+    assert q[100_000_000] == 20 * (1000 + 54) and q[250_000_000] == 0
+    m = net.device_manager.get_device_metric()
+    assert m["tor0"]["drop_ctr"] == 0 and f[0].stats().rx_packets == 20
+    assert utils.metric_to_matrix({"tor0": {"pq_depth": {(0, 1): 3}}}) == {(0, 1): 3}
+
+
+# -- traffic-aware control loop --------------------------------------------------------------
+def test_traffic_aware_loop_reconfigures_towards_the_demand():
+    net = _net(arch_mode="TA", simulation_stop_s=0.05)
+    assert net.deploy_topo([[0, 0, 1, 0, 0], [0, 2, 3, 0, 0]])
+    net.deploy_routing(R.routing_direct_ta(net.get_topo()), routing_mode="Per-hop", arch_mode="TA", start_fresh=True)
+    late = net.udp_traffic().flow(0, 2, num_packets=5, interval_s=1e-3, start_s=0.02, packet_size_bytes=200)
+    early = late.flow(0, 2, num_packets=1, start_s=0.001, packet_size_bytes=200)
+    flows = early.install()
+    assert net.start_traffic_aware(T.bipartite_matching, R.routing_direct_ta, routing_mode="Per-hop",
+                                   update_interval=0.01)
+    assert net.reconfigurations >= 1
+    assert flows[0].stats().rx_packets == 5                          # after 0-2 was connected
+    assert flows[1].stats().lost_packets == 1                        # before: no circuit (engine, see docs)
+    with pytest.raises(od.ConfigError, match="traffic-aware run"):
+        net.pause_calendar_queue()
+    with pytest.raises(od.ConfigError, match="arch_mode"):
+        _net().activate_calendar_queue()
+
+
+# -- bad input names the OpenOptics argument -----------------------------------------------
+@pytest.mark.parametrize("kw,field", [({"nb_node": 1}, "nb_node"), ({"backend": "Nope"}, "backend"),
+                                      ({"bogus": 1}, "bogus"), ({"link_delay_ms": 1}, "link_delay_ms"),
+                                      ({"time_slice_duration_us": -5}, "time_slice_duration_us"),
+                                      ({"arch_mode": "X"}, "arch_mode")])
+def test_bad_network_arguments(kw, field):
+    args = {"nb_node": 4, **kw}
+    with pytest.raises(od.ConfigError) as e:
+        Toolbox.BaseNetwork("bad", quiet=True, **{"backend": "ns3", **args})
+    assert e.value.field == field
+
+
+def test_bad_topology_routing_and_traffic_arguments():
+    net = _net()
+    with pytest.raises(od.ConfigError) as e:
+        net.deploy_topo([[0, 0, 1, 0, 0], [0, 0, 9, 0, 0]])
+    assert e.value.field == "circuits[1]" and e.value.value == [0, 0, 9, 0, 0]
+    with pytest.raises(od.ConfigError, match="already connected") as e:
+        net.deploy_topo([[0, 0, 1, 0, 0], [0, 0, 2, 0, 0]])
+    assert e.value.field == "circuits[1]"
+    with pytest.raises(od.ConfigError) as e:
+        net.connect(time_slice=0, node1=7, node2=1)
+    assert e.value.field == "node1"
+    net.deploy_topo(T.round_robin(nb_node=4))
+    paths = R.routing_direct(net.get_topo())
+    with pytest.raises(od.ConfigError) as e:
+        net.deploy_routing(paths, routing_mode="Per-Hop")
+    assert e.value.field == "routing_mode"
+    with pytest.raises(od.ConfigError) as e:
+        R.find_direct_path(net.get_topo(), 0, 0)
+    assert e.value.field == "node2"
+    for call, field in ((lambda: net.udp_traffic().flow(0, 9), "src" if False else "dst"),
+                        (lambda: net.udp_traffic().flow(0, 1, start_s=-1), "start_s"),
+                        (lambda: net.udp_traffic().flow(0, 1, rate="fast"), "rate"),
+                        (lambda: net.tcp_traffic().bulk(0, 1, size_bytes=0), "size_bytes")):
+        with pytest.raises(od.ConfigError) as e:
+            call()
+        assert e.value.field == field
+    bad = R.routing_direct(net.get_topo())
+    bad[0].steps[0].send_ts = 0                      # in slice 0 port 0 of node 0 leads to node 3
+    with pytest.raises(od.ConfigError, match="ends at node 3, not at its destination 1") as e:
+        net.deploy_routing(bad, routing_mode="Source", start_fresh=True)
+    assert e.value.field.startswith("paths[")
+    assert isinstance(e.value, ValueError)                             # OpenOptics raised ValueError
+
+
+def test_every_backend_is_announced_once(capsys):
+    Toolbox._ANNOUNCED.discard("Tofino")
+    Toolbox.BaseNetwork("a", nb_node=4, backend="Tofino", config_file="x.toml")
+    Toolbox.BaseNetwork("b", nb_node=4, backend="Tofino")
+    out = capsys.readouterr().out
+    assert out.count("'Tofino' backend runs on opendcn's packet engine") == 1
+    assert np.isfinite(Toolbox.PS)
