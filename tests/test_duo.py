@@ -412,3 +412,19 @@ def test_exp_is_a_regular_directed_expander():
 def test_cli_lists_the_skewed_pattern():
     proc = cli("workloads")
     assert proc.returncode == 0 and "skewed" in proc.stdout
+
+
+def test_deploy_topo_takes_the_time_of_a_run_time_change():
+    net = od.arch.duo(nodes=8, hosts_per_tor=2)
+    with pytest.raises(od.ConfigError) as e:
+        net.deploy_topo(net.circuits, at="1ms")
+    assert e.value.field == "at" and "running" in e.value.reason
+    net.start(od.workload.poisson("websearch", load=0.3), duration="2ms", seed=1)
+    live = net._live
+    live.sim.run_until(10**9)
+    with pytest.raises(od.ConfigError) as e:
+        net.deploy_topo(net.circuits, queued="drop", at=live.sim.now - 1)
+    assert e.value.field == "at"
+    net.deploy_topo(net.circuits, queued="drop", at="1.5ms")
+    r = net.finish()
+    _ledgers_exact(r.summary)

@@ -40,11 +40,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import field_validator, model_validator
 
-from .. import debruijn, topology
+from .. import _core, debruijn, topology
 from ..analysis import fct_stats
 from ..config import Config
 from ..errors import ConfigError
-from ..network import Network, Result, _Live, _atomic_write
+from ..network import Network, Result, _atomic_write, _engine_error, _Live
 from ..options import ArchOptions, AutoInt, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..timeflow import Circuit, Entry, Hop, Path
@@ -376,8 +376,8 @@ class DuoNetwork(Network):
     def _install(self, live: _Live) -> None:
         try:
             live.sim.set_tables(self._table_columns())
-        except Exception as e:  # an engine spec error: a bug here, not the user's input
-            raise ConfigError("tables", type(e).__name__, str(e)) from None
+        except _core.EngineSpecError as e:
+            raise _engine_error(e) from None
 
     # ------------------------------------------------------------------ running
     def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
@@ -398,7 +398,7 @@ class DuoNetwork(Network):
         end = live.duration
         bar = _Progress(end, self.arch) if progress else None
         self._avail = [0, 0, 0, int((self._usable >= 0).sum()), int((self._da >= 0).sum())]
-        t = self.rho
+        t = (sim.now // self.rho + 1) * self.rho  # the first update after the engine's clock
         while t < end and not sim.stopped:
             sim.run_until(t)
             if bar:
