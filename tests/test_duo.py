@@ -361,6 +361,8 @@ def test_metrics(busy_runs):
         da = am["da_link_bytes"]
         assert 0 < da["da"] < da["all_uplinks"]
         assert am["greedy_da"]["steps"] == 5 and am["duty_cycle"] == pytest.approx(0.9)
+        # LPM tables stay within (k_s + k_d) * d prefixes (Claim 1 / Thm. 3.2: O(k log n))
+        assert am["table_entries"]["max"] <= (2 + 6) * 3
     # the same demand: Duo's greedy routing takes DA shortcuts, SEGR only direct links
     assert busy_runs["duo"][1].summary["arch_metrics"]["mean_path_length"] < \
         busy_runs["exp"][1].summary["arch_metrics"]["mean_path_length"]

@@ -269,10 +269,6 @@ class DuoNetwork(Network):
         self.rho, self.delta, self.v_th = o.rho, o.delta, o.v_th
         #: the static matchings: entry [j, v] is the node egress port j of v reaches
         self.static = debruijn.static_successors(b, d)
-        self._static_adj = np.zeros((n, n), dtype=bool)
-        for row in self.static:
-            self._static_adj[np.arange(n), row] = True
-        np.fill_diagonal(self._static_adj, False)
         _setup_ports(self, o)
         self._multipath = o.multipath
         self._records: list[dict[str, Any]] = []
