@@ -323,7 +323,8 @@ class Network(NetworkBase):
         return int(self.port_offset[node] + port)
 
     def deploy_topo(self, circuits: Sequence[Circuit], *, slices: int | None = None,
-                    slice_durations: Sequence[Any] | None = None, queued: str = "reroute") -> None:
+                    slice_durations: Sequence[Any] | None = None, queued: str = "reroute",
+                    at: Any = None) -> None:
         """Check circuits against the fabric and install them (raises ``ConfigError``).
 
         Circuits with ``ts`` set form a cyclic schedule of ``slices`` slices (default:
@@ -332,7 +333,9 @@ class Network(NetworkBase):
         old ones after ``config.reconfiguration_delay``; packets queued on a port whose
         circuit changes are routed again at their node (``queued="reroute"``: routes are
         installed before circuits change) or dropped (``queued="drop"``, reason
-        ``reconfiguration``; end-to-end transports send them again).
+        ``reconfiguration``; end-to-end transports send them again). ``at`` (during a
+        run only) is the simulated time of the change, default the engine's current time
+        (the last event run; a control loop that stepped to ``t`` passes ``at=t``).
 
         A circuit given as a plain list or tuple is read in the field order
         ``(n1, p1, n2, p2, ts)``; errors about such a circuit say so.
@@ -347,12 +350,12 @@ class Network(NetworkBase):
         given = circuits
         circuits = _as_circuits(circuits)
         try:
-            self._deploy_topo(circuits, slices, slice_durations, queued)
+            self._deploy_topo(circuits, slices, slice_durations, queued, at)
         except ConfigError as e:
             raise _plain_circuit_hint(e, given) from None
 
     def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
-                     slice_durations: Sequence[Any] | None, queued: str) -> None:
+                     slice_durations: Sequence[Any] | None, queued: str, at: Any = None) -> None:
         from .topology import schedule_table
 
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
@@ -415,8 +418,11 @@ class Network(NetworkBase):
                                   f"({self.slices} {'static' if self._static else 'cyclic'} slices)")
             if durations is not None:
                 raise ConfigError("slice_durations", slice_durations, "slice durations cannot change during a run")
+            when = self._live.sim.now if at is None else parse_time(at, "at")
+            if when < self._live.sim.now:
+                raise ConfigError("at", at, f"before the engine's current time ({self._live.sim.now} ps)")
             try:
-                self._live.sim.reconfigure(self._live.sim.now, peer.reshape(-1).astype(np.int64),
+                self._live.sim.reconfigure(when, peer.reshape(-1).astype(np.int64),
                                            self.config.reconfiguration_delay, queued == "drop")
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
@@ -425,6 +431,8 @@ class Network(NetworkBase):
             self._rx_only = self._receive_only(peer)
             self._paths = None
             return
+        if at is not None:
+            raise ConfigError("at", at, "a change time applies to a running network only")
         self.circuits = list(circuits)
         self._peer = peer
         self._rx_only = self._receive_only(peer)

@@ -15,7 +15,7 @@ A workload is a recipe; :meth:`Workload.generate` turns it into concrete
   ``R`` per-node host-side bandwidth (bit/s), ``N`` nodes, ``tau`` mean network-wide
   inter-arrival time. So flows arrive at ``1/tau = L * R * N / (8 * F_bytes)`` per second.
 * **Endpoints and pairs** follow a pattern (:data:`PATTERNS`): ``uniform``,
-  ``permutation``, ``incast``, ``all-to-all``. Endpoints are numbered ``0..E-1``; with
+  ``permutation``, ``incast``, ``all-to-all``, ``skewed``. Endpoints are numbered ``0..E-1``; with
   ``hosts_per_node = H > 0`` there are ``E = N * H`` endpoints and endpoint ``e`` lives on
   node ``e // H``; with ``H = 0`` the nodes themselves are the endpoints (``E = N``).
 * **Explicit flows** (:func:`flows`, :func:`from_file`) replace the generator; files are
@@ -24,7 +24,7 @@ A workload is a recipe; :meth:`Workload.generate` turns it into concrete
 Units: times are integer picoseconds (``start_ps``), sizes integer bytes (KB = 1000 B),
 rates bit/s. All randomness comes from named streams of :mod:`opendcn.rng`
 (``traffic.arrivals``, ``traffic.sizes``, ``traffic.pairs``, ``traffic.permutation``,
-``traffic.incast``), so the same seed always gives the same flows, and changing how many
+``traffic.incast``, ``traffic.skewed``), so the same seed always gives the same flows, and changing how many
 draws one stream makes never changes the others. Every bad input raises
 :class:`~opendcn.errors.ConfigError` naming the field (or file and line) and the value.
 
@@ -154,6 +154,9 @@ PATTERNS: dict[str, str] = {
               "incast_size to one receiver at the same instant",
     "all-to-all": "at start, every endpoint sends flow_size bytes to every endpoint on "
                   "another node (load ignored)",
+    "skewed": "Poisson arrivals among a random fraction `active` of the nodes (fixed per "
+              "run); src and dst uniform over their endpoints, on two different active nodes; "
+              "load per active node",
 }
 
 
@@ -666,7 +669,8 @@ def _distinct_rows(rng: np.random.Generator, rows: int, m: int, k: int) -> np.nd
 
 class _Poisson(Workload):
     def __init__(self, cdf: CDF | None, load: float, pattern: str, incast_degree: int,
-                 incast_size: int, flow_size: int | None, start_ps: int):
+                 incast_size: int, flow_size: int | None, start_ps: int, active: float = 1.0):
+        self.active = active
         self.cdf = cdf
         self.load = load
         self.pattern = pattern
@@ -683,6 +687,8 @@ class _Poisson(Workload):
             extra = f", incast_degree={self.incast_degree}"
         if self.pattern == "all-to-all":
             return f"poisson(all-to-all, flow_size={self.flow_size}, start={self.start_ps}ps)"
+        if self.pattern == "skewed":
+            extra = f", active={self.active}"
         return f"poisson({what}, load={self.load}, pattern={self.pattern!r}{extra})"
 
     @property
@@ -707,6 +713,8 @@ class _Poisson(Workload):
             return self._all_to_all(ctx)
         if self.pattern == "incast":
             return self._incast(ctx)
+        if self.pattern == "skewed":
+            return self._skewed(ctx)
         times = _poisson_times(ctx.rng("traffic.arrivals"),
                                self._rate_per_ps(ctx, self.mean_flow_bytes),
                                self.start_ps, ctx.duration_ps)
@@ -725,6 +733,28 @@ class _Poisson(Workload):
             perm = _derangement(ctx.rng("traffic.permutation"), nn)
             dnode = perm[src // h]
         dst = dnode * h + (rng.integers(0, h, n) if h > 1 else 0)
+        return FlowArrays(times, src, dst, sizes)
+
+    def _skewed(self, ctx: _Ctx) -> FlowArrays:
+        # the active nodes: round(active * N), at least 2, a uniform subset fixed per run;
+        # the load applies to them (each offers load x R), so 1.0 is every active node at
+        # its full host-side rate
+        m = min(ctx.nodes, max(2, round(self.active * ctx.nodes)))
+        nodes = np.sort(ctx.rng("traffic.skewed").permutation(ctx.nodes)[:m])
+        rate = self.load * ctx.rate_bps * m / (8.0 * self.mean_flow_bytes) / 1e12
+        times = _poisson_times(ctx.rng("traffic.arrivals"), rate, self.start_ps, ctx.duration_ps)
+        n = times.size
+        if self.flow_size is not None:
+            sizes = np.full(n, self.flow_size, dtype=np.int64)
+        else:
+            assert self.cdf is not None
+            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        h = ctx.hosts
+        rng = ctx.rng("traffic.pairs")
+        si = rng.integers(0, m, n)
+        di = (si + rng.integers(1, m, n)) % m
+        src = nodes[si] * h + (rng.integers(0, h, n) if h > 1 else 0)
+        dst = nodes[di] * h + (rng.integers(0, h, n) if h > 1 else 0)
         return FlowArrays(times, src, dst, sizes)
 
     def _incast(self, ctx: _Ctx) -> FlowArrays:
@@ -771,7 +801,8 @@ def _positive_size(value: object, field: str) -> int:
 
 def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "uniform", *,
             incast_degree: int = 20, incast_size: int | str = "1KB",
-            flow_size: int | str | None = None, start: int | str = "0us") -> Workload:
+            flow_size: int | str | None = None, start: int | str = "0us",
+            active: float = 0.5) -> Workload:
     """Open-loop traffic: a network-wide Poisson arrival process at load ``load``.
 
     ``cdf`` is a :class:`CDF`, a shipped workload name or a CDF file path (may be None for
@@ -786,7 +817,12 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
       event); each picks a receiver endpoint and ``incast_degree`` distinct senders on
       other nodes, each sending ``incast_size`` bytes at the event instant;
     * ``all-to-all`` — at ``start`` every endpoint sends ``flow_size`` bytes (required)
-      to every endpoint on another node; ``load`` is ignored.
+      to every endpoint on another node; ``load`` is ignored;
+    * ``skewed`` — skewed connectivity (Duo, Zerwas et al. POMACS 2023, §4.2.8): a
+      uniform random subset of ``round(active * N)`` nodes (at least 2, fixed per run)
+      is active; src and dst are uniform over the endpoints of two different active
+      nodes, and ``load`` applies to the active nodes only (flows arrive at
+      ``L * R * N_active / (8 * F)`` per second; 1.0 = every active node at full rate).
 
     Arrivals begin at ``start`` (a time with unit, or int picoseconds) and stop at the
     run's duration.
@@ -798,6 +834,9 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
                 or not math.isfinite(float(load)) or not 0 < float(load) <= MAX_LOAD):
             raise ConfigError("load", load, f"load must be a number in (0, {MAX_LOAD:g}]")
         load = float(load)
+    if (isinstance(active, (bool, np.bool_)) or not isinstance(active, (int, float, np.number))
+            or not 0 < float(active) <= 1):
+        raise ConfigError("active", active, "the share of active nodes must be a number in (0, 1]")
     if not _is_int(incast_degree) or incast_degree < 1:
         raise ConfigError("incast_degree", incast_degree, "must be an integer >= 1")
     isize = _positive_size(incast_size, "incast_size")
@@ -806,7 +845,7 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
         start = int(start)
     start_ps = parse_time(start, field="start")
     resolved = None if cdf is None else get_cdf(cdf)
-    if pattern in ("uniform", "permutation"):
+    if pattern in ("uniform", "permutation", "skewed"):
         if resolved is None and fsize is None:
             raise ConfigError("workload", cdf,
                               f"pattern {pattern!r} needs a flow-size distribution "
@@ -816,7 +855,7 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
                               "give either a flow-size distribution or flow_size, not both")
     if pattern == "all-to-all" and fsize is None:
         raise ConfigError("flow_size", flow_size, "required for pattern 'all-to-all'")
-    return _Poisson(resolved, load, pattern, int(incast_degree), isize, fsize, start_ps)
+    return _Poisson(resolved, load, pattern, int(incast_degree), isize, fsize, start_ps, float(active))
 
 
 class _Mix(Workload):

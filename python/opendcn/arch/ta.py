@@ -85,16 +85,29 @@ class TrafficAware(Network):
         if self.needs_tm:
             sim.set_collect_tm(True)
         periods = 0
-        while sim.now + self.period_ps < live.duration and not sim.stopped:
-            sim.run_until(sim.now + self.period_ps)
+        t = 0
+        while t + self.period_ps < live.duration and not sim.stopped:
+            t += self.period_ps
+            sim.run_until(t)
             tm = self._tm(sim.take_tm()) if self.needs_tm else self.demand()
+            self._control_at = t
             self.control(tm)
             periods += 1
+        self._control_at = None
         self.arch_metrics["control_periods"] = periods
         super()._advance(live, progress)
 
     def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
         result.summary["arch_metrics"]["reconfigurations"] = int(self.reconfigs)
+
+    _control_at: int | None = None
+
+    def deploy_topo(self, circuits: Any, **kw: Any) -> None:
+        """As :meth:`Network.deploy_topo`; inside the control loop the change happens at the
+        period boundary the loop stepped to (not at the engine's last event before it)."""
+        if self._live is not None and self._control_at is not None and kw.get("at") is None:
+            kw["at"] = self._control_at
+        super().deploy_topo(circuits, **kw)
 
 
 def _edmonds(weight: np.ndarray) -> list[tuple[int, int]]:
