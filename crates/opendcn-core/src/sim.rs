@@ -71,6 +71,8 @@ const DROP_RETURNED: usize = 8;
 
 /// Events the event list keeps in view ahead of the one being run (for prefetching).
 const LOOKAHEAD: usize = 8;
+/// How far ahead the next hop of an arrival is prefetched (its packet is in cache by then).
+const NEAR: usize = 3;
 
 /// Packet kinds.
 const K_DATA: u8 = 0;
@@ -223,41 +225,47 @@ struct CalQ {
     planned: VecDeque<Planned>,
 }
 
+/// A port. The fields a packet-hop touches come first, in two cache lines (`repr(C)`
+/// keeps this order; the assertion below keeps them within 128 bytes).
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 struct Port {
-    kind: PortKind,
-    rate: Rate,
-    prop: Ps,
-    cap: u64,
+    // first line: admission and planning
+    /// The least of the calendar queues' first departures (`Ps::MAX`: nothing planned),
+    /// read first so that a port with nothing due costs no more.
+    next_dep: Ps,
     /// Bytes planned but not yet departed (the buffer occupancy).
     bytes: u64,
-    peer: u32,
-    /// Tail of the FIFO of an electrical / host / static optical port.
-    busy_until: Ps,
+    cap: u64,
+    rate: Rate,
+    prop: Ps,
+    down_until: Ps,
     /// First of its calendar queues in `Sim::cal` (NONE: not yet used): one per slice
     /// index of a slotted port, one for any other port.
     cal: u32,
-    /// A small heap of the calendar queues' first departures, and the least of them
-    /// (`Ps::MAX`: nothing planned), read first so that a port with nothing due costs
-    /// no more.
-    heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
-    next_dep: Ps,
-    down_until: Ps,
-    /// Last packet released (departed) and the end of its serialization.
-    last_pkt: u32,
-    last_end: Ps,
-    tx_bytes: u64,
-    tx_bytes_sampled: u64,
-    /// ECN marking threshold in bytes (0: off).
-    ecn_k: u64,
+    kind: PortKind,
     /// Served model (priority classes / trimming): per class its FIFO of packets and
     /// bytes, the byte caps, trimming, and whether a `PortFree` event is pending.
     served: bool,
     trim: bool,
+    free_pending: bool,
+    // second line: departures
+    /// A small heap of the calendar queues' first departures.
+    heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    /// Tail of the FIFO of an electrical / host / static optical port.
+    busy_until: Ps,
+    tx_bytes: u64,
+    /// Last packet released (departed) and the end of its serialization.
+    last_end: Ps,
+    /// ECN marking threshold in bytes (0: off).
+    ecn_k: u64,
+    last_pkt: u32,
+    peer: u32,
+    // the rest
+    tx_bytes_sampled: u64,
     classes: Vec<VecDeque<u32>>,
     class_bytes: Vec<u64>,
     class_cap: Vec<u64>,
-    free_pending: bool,
     /// Credit-based flow control: bytes of credit per virtual channel (empty: none), the
     /// returns on their way back (virtual channel, bytes), the next channel to serve, and
     /// since when the port has waited for credit with packets queued (`Ps::MAX`: not).
@@ -271,6 +279,8 @@ struct Port {
     deficit: Vec<u64>,
     drr: usize,
 }
+
+const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, peer) + 4 <= 128);
 
 #[derive(Debug, Clone)]
 struct Endpoint {
@@ -977,6 +987,9 @@ impl Sim {
             if let Some(&(_, ev)) = self.heap.ahead(LOOKAHEAD - 1) {
                 self.prefetch(ev);
             }
+            if let Some(&(_, Ev::Arrive(p, _))) = self.heap.ahead(NEAR) {
+                self.prefetch_next_hop(p);
+            }
             let (time, ev) = self.heap.pop().expect("peeked");
             self.now = time;
             self.events += 1;
@@ -1028,6 +1041,35 @@ impl Sim {
         if let Ev::Arrive(p, _) = ev {
             if let Some(pk) = self.pool.get(p as usize) {
                 crate::prefetch::read_all(pk);
+            }
+        }
+    }
+
+    /// Hint the cache about where a coming arrival (whose packet was prefetched earlier)
+    /// goes next, under VLB or direct routing (which answer cheaply): its flow when it is
+    /// delivered, else its next port and calendar queue.
+    #[inline]
+    fn prefetch_next_hop(&self, pid: u32) {
+        let (Router::Vlb(ci) | Router::Direct(ci)) = &self.router else { return };
+        let Some(p) = self.pool.get(pid as usize) else { return };
+        if p.to_host || p.at == p.dst_node {
+            if let Some(f) = self.flows.get(p.flow as usize) {
+                crate::prefetch::read(f);
+            }
+            return;
+        }
+        if matches!(self.router, Router::Vlb(_)) && p.src_node == p.at {
+            return;
+        }
+        if let Some(a) = ci.first_direct(p.at, p.dst_node, p.tag) {
+            if let Some(pt) = self.ports.get(a.port as usize) {
+                crate::prefetch::read(pt);
+                crate::prefetch::read(&pt.heads);
+                if pt.cal != NONE && a.dep != WILD {
+                    if let Some(cq) = self.cal.get((pt.cal + a.dep) as usize) {
+                        crate::prefetch::read(cq);
+                    }
+                }
             }
         }
     }
