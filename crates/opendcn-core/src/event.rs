@@ -1,27 +1,40 @@
-//! The event list: a monotone radix heap keyed by time, FIFO among equal times.
+//! The event list: a monotone radix heap keyed by time, FIFO among equal times, with a
+//! short sorted run of the next events in front of it.
 //!
 //! Simulation time never goes backwards, so every event pushed is at or after the last
 //! event popped — the condition under which a radix heap is exact. Events with equal
 //! times pop in insertion order (the `(time, seq)` order). Push is O(1); an element moves
 //! down a bucket at most 64 times over its life, usually once or twice.
+//!
+//! The front run holds the next few events in order (at least `lookahead` of them when
+//! that many are pending), so that the engine can see them coming and prefetch what they
+//! will touch ([`EventList::ahead`]). An event pushed before the last time taken out of
+//! the radix heap goes into the run at its place in `(time, seq)` order.
 
 use std::collections::VecDeque;
 
 use crate::units::Ps;
 
+/// How far ahead of the last time taken from the radix heap the front run may be filled
+/// (bucket index: 2^16 ps = 65.5 ns).
+const HORIZON_BITS: u32 = 16;
+
 /// A radix heap of `time → T`; equal times pop in insertion order.
 ///
-/// Bucket 0 holds the events at exactly the last popped time (a FIFO); bucket `b > 0`
-/// holds events whose time first differs from it at bit `b − 1`. All events with one
-/// time always sit in one bucket, in insertion order, so FIFO order among equal times
-/// is kept through redistribution.
+/// `front` holds events in `(time, seq)` order, every one of them at or before `last`;
+/// the radix heap holds the rest, all after `last`: bucket `b ≥ 1` holds events whose
+/// time first differs from `last` at bit `b − 1`. All events with one time always sit in
+/// one bucket, in insertion order, so FIFO order among equal times is kept through
+/// redistribution.
 pub struct EventList<T: Copy> {
     last: Ps,
-    now: VecDeque<T>,
+    front: VecDeque<(Ps, T)>,
     buckets: Vec<Vec<(Ps, T)>>,
     /// Bit b set when `buckets[b]` is non-empty.
     mask: u128,
     len: usize,
+    /// Events kept in `front` when that many are pending.
+    lookahead: usize,
 }
 
 impl<T: Copy> Default for EventList<T> {
@@ -32,7 +45,13 @@ impl<T: Copy> Default for EventList<T> {
 
 impl<T: Copy> EventList<T> {
     pub fn new() -> Self {
-        EventList { last: 0, now: VecDeque::new(), buckets: (0..65).map(|_| Vec::new()).collect(), mask: 0, len: 0 }
+        Self::with_lookahead(1)
+    }
+
+    /// An event list that keeps the next `k` events (at least one) in order in front.
+    pub fn with_lookahead(k: usize) -> Self {
+        EventList { last: 0, front: VecDeque::new(), buckets: (0..65).map(|_| Vec::new()).collect(), mask: 0, len: 0,
+                    lookahead: k.max(1) }
     }
 
     #[inline]
@@ -43,38 +62,18 @@ impl<T: Copy> EventList<T> {
     /// Schedule `ev` at `time` (≥ the time of the last popped event).
     #[inline]
     pub fn push(&mut self, time: Ps, ev: T) {
-        if time < self.last {
-            // only from outside the event loop (a peek settled a later time as `last`)
-            self.rebase(time);
-        }
         self.len += 1;
-        if time == self.last {
-            self.now.push_back(ev);
-        } else {
+        if time > self.last {
             let b = Self::bucket(self.last, time);
             self.buckets[b].push((time, ev));
             self.mask |= 1 << b;
-        }
-    }
-
-    /// Re-file every pending event relative to an earlier `last` (equal times keep their
-    /// order: they always share one bucket, which is re-filed in order).
-    fn rebase(&mut self, time: Ps) {
-        let old = self.last;
-        let mut items: Vec<(Ps, T)> = self.now.drain(..).map(|ev| (old, ev)).collect();
-        for b in 1..self.buckets.len() {
-            items.append(&mut self.buckets[b]);
-        }
-        self.mask = 0;
-        self.last = time;
-        for (t, ev) in items {
-            if t == time {
-                self.now.push_back(ev);
-            } else {
-                let b = Self::bucket(time, t);
-                self.buckets[b].push((t, ev));
-                self.mask |= 1 << b;
-            }
+        } else if self.front.back().is_none_or(|x| x.0 <= time) {
+            self.front.push_back((time, ev));
+        } else {
+            // before events already taken out of the radix heap: after those at or
+            // before its time (it is the latest pushed)
+            let i = self.front.partition_point(|x| x.0 <= time);
+            self.front.insert(i, (time, ev));
         }
     }
 
@@ -90,44 +89,61 @@ impl<T: Copy> EventList<T> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Ps> {
-        self.settle()?;
-        Some(self.last)
+        self.settle();
+        self.front.front().map(|x| x.0)
     }
 
-    /// Make bucket 0 hold the earliest events; `None` when empty.
+    /// The event `k` places after the earliest (0: the earliest), if it is in the front
+    /// run (call after `peek_time` or `pop`).
     #[inline]
-    fn settle(&mut self) -> Option<()> {
-        if self.len == 0 {
-            return None;
+    pub fn ahead(&self, k: usize) -> Option<&(Ps, T)> {
+        self.front.get(k)
+    }
+
+    /// Fill the front run up to `lookahead` events from the radix heap, taking events
+    /// beyond the first only while they are near (less than 2^`HORIZON_BITS` ps after
+    /// `last`): an event pushed before `last` is inserted into the run, so `last` must not
+    /// run far ahead of the time being simulated.
+    #[inline]
+    fn settle(&mut self) {
+        if self.front.is_empty() && self.mask != 0 {
+            self.refill();
         }
-        if self.now.is_empty() {
-            let i = self.mask.trailing_zeros() as usize;
-            let mut items = std::mem::take(&mut self.buckets[i]);
-            self.mask &= !(1 << i);
-            let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
-            self.last = new_last;
-            for &(t, ev) in &items {
-                if t == new_last {
-                    self.now.push_back(ev);
-                } else {
-                    let b = Self::bucket(new_last, t);
-                    self.buckets[b].push((t, ev));
-                    self.mask |= 1 << b;
-                }
+        while self.front.len() < self.lookahead && self.mask != 0 && self.mask.trailing_zeros() <= HORIZON_BITS {
+            self.refill();
+        }
+    }
+
+    /// Move the earliest events of the radix heap (those at its least time) to the back of
+    /// the front run.
+    fn refill(&mut self) {
+        let i = self.mask.trailing_zeros() as usize;
+        let mut items = std::mem::take(&mut self.buckets[i]);
+        self.mask &= !(1 << i);
+        let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
+        self.last = new_last;
+        for &(t, ev) in &items {
+            if t == new_last {
+                self.front.push_back((t, ev));
+            } else {
+                let b = Self::bucket(new_last, t);
+                self.buckets[b].push((t, ev));
+                self.mask |= 1 << b;
             }
-            items.clear();
-            self.buckets[i] = items; // keep the allocation
         }
-        Some(())
+        items.clear();
+        self.buckets[i] = items; // keep the allocation
     }
 
     /// Remove and return the earliest event as `(time, event)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, T)> {
-        self.settle()?;
-        let ev = self.now.pop_front().expect("settled");
+        if self.front.is_empty() {
+            self.settle();
+        }
+        let x = self.front.pop_front()?;
         self.len -= 1;
-        Some((self.last, ev))
+        Some(x)
     }
 }
 
@@ -139,13 +155,16 @@ mod tests {
     proptest! {
         /// Interleaved pushes (never before the last pop) pop in (time, insertion) order.
         #[test]
-        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec((0u64..50, any::<bool>()), 1..400)) {
-            let mut h = EventList::new();
+        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec((0u64..50, any::<bool>(), any::<bool>()), 1..400),
+                                             k in 1usize..12) {
+            let mut h = EventList::with_lookahead(k);
             let mut reference: Vec<(u64, u64, u32)> = Vec::new();
             let mut now = 0u64;
             let mut seq = 0u64;
             let mut id = 0u32;
-            for (dt, pop) in ops {
+            for (dt, pop, far) in ops {
+                // some events beyond the front run's horizon
+                let dt = if far { dt << 15 } else { dt };
                 if pop && !reference.is_empty() {
                     reference.sort();
                     let (t, _, want) = reference.remove(0);
@@ -157,6 +176,20 @@ mod tests {
                     id += 1;
                     h.push(now + dt, id);
                     reference.push((now + dt, seq, id));
+                    if dt % 3 == 0 {
+                        // the engine peeks between pushes: the front run refills early
+                        h.peek_time();
+                    }
+                }
+            }
+            // the front run holds the next events in order (at least the earliest)
+            if h.peek_time().is_some() {
+                reference.sort();
+                prop_assert!(h.ahead(0).is_some());
+                for (i, &(t, _, want)) in reference.iter().enumerate().take(k) {
+                    if let Some(&x) = h.ahead(i) {
+                        prop_assert_eq!(x, (t, want));
+                    }
                 }
             }
             // a push before the settled minimum (from outside the event loop) still pops in order

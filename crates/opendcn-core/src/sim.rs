@@ -69,6 +69,11 @@ const DROP_INJECTED: usize = 7;
 /// room): it goes back to its holder host, nothing is lost.
 const DROP_RETURNED: usize = 8;
 
+/// Events the event list keeps in view ahead of the one being run (for prefetching).
+const LOOKAHEAD: usize = 8;
+/// How far ahead the next hop of an arrival is prefetched (its packet is in cache by then).
+const NEAR: usize = 3;
+
 /// Packet kinds.
 const K_DATA: u8 = 0;
 const K_ACK: u8 = 1;
@@ -207,43 +212,60 @@ enum Gate {
 /// A planned transmission: departure time, wire bytes, packet.
 type Planned = (Ps, u32, u32);
 
+/// One calendar queue of a port (a slice index of a slotted port's cycle; the only queue
+/// of any other port): the state one packet-hop reads and writes, in one cache line.
+#[derive(Debug, Clone, Default)]
+#[repr(align(64))]
+struct CalQ {
+    /// (absolute slice, time) at which the queue's tail ends (slotted ports).
+    tail: (u64, Ps),
+    /// Bytes planned but not started.
+    bytes: u64,
+    /// Planned transmissions not yet departed (departures grow along the FIFO).
+    planned: VecDeque<Planned>,
+}
+
+/// A port. The fields a packet-hop touches come first, in two cache lines (`repr(C)`
+/// keeps this order; the assertion below keeps them within 128 bytes).
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 struct Port {
-    kind: PortKind,
-    rate: Rate,
-    prop: Ps,
-    cap: u64,
+    // first line: admission and planning
+    /// The least of the calendar queues' first departures (`Ps::MAX`: nothing planned),
+    /// read first so that a port with nothing due costs no more.
+    next_dep: Ps,
     /// Bytes planned but not yet departed (the buffer occupancy).
     bytes: u64,
-    peer: u32,
-    /// Tail of the FIFO of an electrical / host / static optical port.
-    busy_until: Ps,
-    /// Per slice index: (absolute slice, time) at which its calendar queue's tail ends.
-    tails: Vec<(u64, Ps)>,
-    /// Planned transmissions not yet departed, one FIFO per slice index (departures grow
-    /// along each FIFO), and a small heap of the FIFOs' first departures.
-    planned: Vec<VecDeque<Planned>>,
-    /// Bytes planned but not started, per calendar queue (same index as `planned`).
-    qbytes: Vec<u64>,
-    heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    cap: u64,
+    rate: Rate,
+    prop: Ps,
     down_until: Ps,
-    /// Last packet released (departed) and the end of its serialization.
-    last_pkt: u32,
-    last_end: Ps,
-    tx_bytes: u64,
-    tx_bytes_sampled: u64,
-    rx_abs: u32,
-    rx_sender: u32,
-    /// ECN marking threshold in bytes (0: off).
-    ecn_k: u64,
+    /// First of its calendar queues in `Sim::cal` (NONE: not yet used): one per slice
+    /// index of a slotted port, one for any other port.
+    cal: u32,
+    kind: PortKind,
     /// Served model (priority classes / trimming): per class its FIFO of packets and
     /// bytes, the byte caps, trimming, and whether a `PortFree` event is pending.
     served: bool,
     trim: bool,
+    free_pending: bool,
+    // second line: departures
+    /// A small heap of the calendar queues' first departures.
+    heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    /// Tail of the FIFO of an electrical / host / static optical port.
+    busy_until: Ps,
+    tx_bytes: u64,
+    /// Last packet released (departed) and the end of its serialization.
+    last_end: Ps,
+    /// ECN marking threshold in bytes (0: off).
+    ecn_k: u64,
+    last_pkt: u32,
+    peer: u32,
+    // the rest
+    tx_bytes_sampled: u64,
     classes: Vec<VecDeque<u32>>,
     class_bytes: Vec<u64>,
     class_cap: Vec<u64>,
-    free_pending: bool,
     /// Credit-based flow control: bytes of credit per virtual channel (empty: none), the
     /// returns on their way back (virtual channel, bytes), the next channel to serve, and
     /// since when the port has waited for credit with packets queued (`Ps::MAX`: not).
@@ -257,6 +279,8 @@ struct Port {
     deficit: Vec<u64>,
     drr: usize,
 }
+
+const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, peer) + 4 <= 128);
 
 #[derive(Debug, Clone)]
 struct Endpoint {
@@ -543,6 +567,11 @@ pub struct Sim {
     port_offset: Vec<u32>,
     optical: Vec<bool>,
     ports: Vec<Port>,
+    /// The ports' calendar queues (see `Port::cal`).
+    cal: Vec<CalQ>,
+    /// Per receiving port: the absolute slice and the sender of the last packet it
+    /// received (the collision check).
+    rx_last: Vec<(u32, u32)>,
     eps: Vec<Endpoint>,
     hosts_mode: bool,
     flows: Vec<Flow>,
@@ -751,17 +780,14 @@ impl Sim {
             bytes: 0,
             peer: spec.port_peer[gp],
             busy_until: 0,
-            tails: Vec::new(),
-            planned: Vec::new(),
-            qbytes: Vec::new(),
+            cal: NONE,
             heads: std::collections::BinaryHeap::new(),
+            next_dep: Ps::MAX,
             down_until: 0,
             last_pkt: NONE,
             last_end: 0,
             tx_bytes: 0,
             tx_bytes_sampled: 0,
-            rx_abs: u32::MAX,
-            rx_sender: NONE,
             ecn_k: d.ecn_k,
             served: d.served(),
             trim: d.trim,
@@ -819,7 +845,7 @@ impl Sim {
         }).collect();
         let mut sim = Sim {
             now: 0,
-            heap: EventList::new(),
+            heap: EventList::with_lookahead(LOOKAHEAD),
             sched,
             router,
             multipath: spec.multipath,
@@ -827,6 +853,8 @@ impl Sim {
             port_offset: spec.port_offset.clone(),
             optical,
             ports,
+            cal: Vec::new(),
+            rx_last: vec![(u32::MAX, NONE); n_ports],
             eps,
             hosts_mode: spec.hosts_mode,
             flows,
@@ -956,6 +984,12 @@ impl Sim {
             if self.stopped {
                 break;
             }
+            if let Some(&(_, ev)) = self.heap.ahead(LOOKAHEAD - 1) {
+                self.prefetch(ev);
+            }
+            if let Some(&(_, Ev::Arrive(p, _))) = self.heap.ahead(NEAR) {
+                self.prefetch_next_hop(p);
+            }
             let (time, ev) = self.heap.pop().expect("peeked");
             self.now = time;
             self.events += 1;
@@ -996,6 +1030,47 @@ impl Sim {
         }
         if t_end > self.now && self.deadlock.is_none() && !self.stopped {
             self.now = t_end;
+        }
+    }
+
+    /// Hint the cache about the memory a coming event will touch first (the packet of an
+    /// arrival): the loop is bound by memory latency, and the event list shows the next
+    /// events [`LOOKAHEAD`] ahead.
+    #[inline]
+    fn prefetch(&self, ev: Ev) {
+        if let Ev::Arrive(p, _) = ev {
+            if let Some(pk) = self.pool.get(p as usize) {
+                crate::prefetch::read_all(pk);
+            }
+        }
+    }
+
+    /// Hint the cache about where a coming arrival (whose packet was prefetched earlier)
+    /// goes next, under VLB or direct routing (which answer cheaply): its flow when it is
+    /// delivered, else its next port and calendar queue.
+    #[inline]
+    fn prefetch_next_hop(&self, pid: u32) {
+        let (Router::Vlb(ci) | Router::Direct(ci)) = &self.router else { return };
+        let Some(p) = self.pool.get(pid as usize) else { return };
+        if p.to_host || p.at == p.dst_node {
+            if let Some(f) = self.flows.get(p.flow as usize) {
+                crate::prefetch::read(f);
+            }
+            return;
+        }
+        if matches!(self.router, Router::Vlb(_)) && p.src_node == p.at {
+            return;
+        }
+        if let Some(a) = ci.first_direct(p.at, p.dst_node, p.tag) {
+            if let Some(pt) = self.ports.get(a.port as usize) {
+                crate::prefetch::read(pt);
+                crate::prefetch::read(&pt.heads);
+                if pt.cal != NONE && a.dep != WILD {
+                    if let Some(cq) = self.cal.get((pt.cal + a.dep) as usize) {
+                        crate::prefetch::read(cq);
+                    }
+                }
+            }
         }
     }
 
@@ -1740,7 +1815,8 @@ impl Sim {
         let bpt = self.eqo_bytes_per_tick(port);
         let est = self.eqo.read(&self.sched, port, dep, bpt, self.now);
         self.release_departed(port);
-        let exact = self.ports[port as usize].qbytes.get(dep as usize).copied().unwrap_or(0);
+        let base = self.ports[port as usize].cal;
+        let exact = if base == NONE { 0 } else { self.cal.get((base + dep) as usize).map_or(0, |q| q.bytes) };
         self.eqo.record(est, exact);
         let s = self.sched.slice(self.sched.next_occurrence(cur, dep));
         let up_from = (s.start + self.sched.guard_of(port, s.idx)).max(self.now);
@@ -1863,26 +1939,48 @@ impl Sim {
     fn release_departed(&mut self, port: u32) {
         let now = self.now;
         let pt = &mut self.ports[port as usize];
+        if pt.next_dep > now {
+            return;
+        }
         while let Some(&std::cmp::Reverse((t, idx))) = pt.heads.peek() {
             if t > now {
                 break;
             }
             pt.heads.pop();
-            let q = &mut pt.planned[idx as usize];
-            while let Some(&(t, wire, pid)) = q.front() {
+            let cq = &mut self.cal[(pt.cal + idx) as usize];
+            while let Some(&(t, wire, pid)) = cq.planned.front() {
                 if t > now {
                     pt.heads.push(std::cmp::Reverse((t, idx)));
                     break;
                 }
-                q.pop_front();
+                cq.planned.pop_front();
                 pt.bytes -= wire as u64;
-                pt.qbytes[idx as usize] -= wire as u64;
+                cq.bytes -= wire as u64;
                 pt.tx_bytes += wire as u64;
                 self.class_tx[self.port_class[port as usize] as usize] += wire as u64;
                 pt.last_pkt = pid;
                 pt.last_end = t + pt.rate.tx(wire as u64);
             }
         }
+        pt.next_dep = pt.heads.peek().map_or(Ps::MAX, |r| r.0 .0);
+    }
+
+    /// The first of `port`'s calendar queues in `cal`, made on first use.
+    #[inline]
+    fn cal_of(&mut self, port: u32) -> u32 {
+        let base = self.ports[port as usize].cal;
+        if base != NONE {
+            return base;
+        }
+        let n = if self.ports[port as usize].kind == PortKind::Optical && !self.sched.is_static() {
+            self.sched.slices() as usize
+        } else {
+            1
+        };
+        let base = self.cal.len() as u32;
+        self.cal.resize_with(self.cal.len() + n, CalQ::default);
+        self.ports[port as usize].cal = base;
+        base
     }
 
     /// Plan the transmission of a packet whose buffer space is already counted: find its
@@ -1955,19 +2053,16 @@ impl Sim {
         }
         let queued = self.ports[port as usize].bytes - wire;
         self.ecn_mark(port, pid, queued);
+        let base = self.cal_of(port);
         let pt = &mut self.ports[port as usize];
-        if pt.planned.is_empty() {
-            let n = if kind == PortKind::Optical && cyclic { self.sched.slices() as usize } else { 1 };
-            pt.planned = vec![VecDeque::new(); n];
-            pt.qbytes = vec![0; n];
-        }
         let qi = if kind == PortKind::Optical && cyclic { idx } else { 0 };
-        pt.qbytes[qi as usize] += wire;
-        let q = &mut pt.planned[qi as usize];
-        if q.is_empty() {
+        let cq = &mut self.cal[(base + qi) as usize];
+        cq.bytes += wire;
+        if cq.planned.is_empty() {
             pt.heads.push(std::cmp::Reverse((d, qi)));
+            pt.next_dep = pt.next_dep.min(d);
         }
-        q.push_back((d, wire as u32, pid));
+        cq.planned.push_back((d, wire as u32, pid));
         let prop = pt.prop;
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.port_node[rx as usize] };
@@ -1996,17 +2091,15 @@ impl Sim {
     fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<(Ps, u64, u32, u32)> {
         let n = self.sched.slices();
         let now = self.now;
-        if self.ports[port as usize].tails.is_empty() {
-            self.ports[port as usize].tails = vec![(0, 0); n as usize];
-        }
+        let base = self.cal_of(port) as usize;
         let down = self.ports[port as usize].down_until;
-        let fits = |sched: &Schedule, tails: &[(u64, Ps)], abs: u64| -> Option<Ps> {
+        let fits = |sched: &Schedule, tails: &[CalQ], abs: u64| -> Option<Ps> {
             let s = sched.slice(abs);
-            let (ta, tt) = tails[s.idx as usize];
+            let (ta, tt) = tails[s.idx as usize].tail;
             let t0 = now.max(s.start + sched.guard_of(port, s.idx)).max(if ta == abs { tt } else { 0 }).max(down);
             (t0 + ser <= s.end).then_some(t0)
         };
-        let tails = &self.ports[port as usize].tails;
+        let tails = &self.cal[base..base + n as usize];
         let (abs, t0) = if dep == WILD {
             // first slice with a circuit and room, within two cycles
             let mut found = None;
@@ -2017,7 +2110,7 @@ impl Sim {
                 if self.sched.peer(port, idx) == NONE {
                     continue;
                 }
-                let (ta, _) = tails[idx as usize];
+                let (ta, _) = tails[idx as usize].tail;
                 if ta > abs {
                     continue; // this queue already spilled into a later occurrence
                 }
@@ -2032,7 +2125,7 @@ impl Sim {
                 return None;
             }
             let first = self.sched.next_occurrence(cur, dep);
-            let mut abs = first.max(tails[dep as usize].0);
+            let mut abs = first.max(tails[dep as usize].tail.0);
             while down > now && self.sched.slice(abs).end <= down {
                 abs += n as u64; // the circuit is still being reconfigured
             }
@@ -2050,7 +2143,7 @@ impl Sim {
         };
         let idx = (abs % n as u64) as u32;
         if commit {
-            self.ports[port as usize].tails[idx as usize] = (abs, t0 + ser);
+            self.cal[base + idx as usize].tail = (abs, t0 + ser);
         }
         Some((t0, abs, idx, self.sched.peer(port, idx)))
     }
@@ -2070,12 +2163,11 @@ impl Sim {
         }
         if p.rx != NONE {
             // two different senders into one receiving port in one slice is a collision
-            let r = &mut self.ports[p.rx as usize];
-            if r.rx_abs == p.sent_abs && r.rx_sender != p.from && r.rx_sender != NONE {
+            let r = &mut self.rx_last[p.rx as usize];
+            if r.0 == p.sent_abs && r.1 != p.from && r.1 != NONE {
                 self.collisions += 1;
             }
-            r.rx_abs = p.sent_abs;
-            r.rx_sender = p.from;
+            *r = (p.sent_abs, p.from);
         }
         if p.to_host {
             if self.offload.enabled() && self.offload.held.contains_key(&pid) {
@@ -3130,15 +3222,22 @@ impl Sim {
             self.release_departed(gp);
             let pt = &mut self.ports[gp as usize];
             pt.down_until = now + delay;
-            pt.tails.clear();
             if pt.last_end > now && pt.last_pkt != NONE {
                 // being serialized while its circuit goes away
                 self.pool[pt.last_pkt as usize].doomed = true;
             }
             // planned but not started: cancel and plan again on the new circuit
-            let mut again: Vec<Planned> = std::mem::take(&mut pt.planned).into_iter().flatten().collect();
-            pt.qbytes.clear();
+            let mut again: Vec<Planned> = Vec::new();
+            if pt.cal != NONE {
+                let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
+                for cq in &mut self.cal[pt.cal as usize..(pt.cal + n) as usize] {
+                    cq.tail = (0, 0);
+                    cq.bytes = 0;
+                    again.extend(cq.planned.drain(..));
+                }
+            }
             pt.heads.clear();
+            pt.next_dep = Ps::MAX;
             self.eqo.reset_port(gp);
             again.sort_unstable();
             pt.busy_until = 0;
@@ -3371,7 +3470,7 @@ impl Sim {
 
 /// When a full port may have room again: its next planned departure, else `fallback`.
 fn pt_wake(pt: &Port, fallback: Ps) -> Ps {
-    pt.heads.peek().map(|r| r.0 .0).unwrap_or(fallback)
+    if pt.next_dep == Ps::MAX { fallback } else { pt.next_dep }
 }
 
 fn routes_hop(router: &Router, id: u32, pos: u32) -> Option<Action> {

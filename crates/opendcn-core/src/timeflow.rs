@@ -41,7 +41,16 @@ pub struct NodeTable {
     entries: Vec<Entry>,
     /// (dst, first entry, one past last entry), sorted by dst.
     index: Vec<(u32, u32, u32)>,
+    /// Per `index` entry: every entry of the range has a wildcard source and arrival
+    /// slice (the lookup is then the whole range, already in (dep, port) order).
+    wild: Vec<bool>,
+    /// Destination → its position in `index` (NONE: no entry), when destinations are
+    /// below `DENSE_DST`; empty otherwise (binary search).
+    by_dst: Vec<u32>,
 }
+
+/// Destinations up to which a node table keeps a dense index.
+const DENSE_DST: u32 = 4096;
 
 impl NodeTable {
     pub fn new(mut entries: Vec<Entry>) -> Self {
@@ -58,7 +67,18 @@ impl NodeTable {
             index.push((d, i as u32, j as u32));
             i = j;
         }
-        NodeTable { entries, index }
+        let wild = index.iter().map(|&(_, a, b)| entries[a as usize..b as usize].iter()
+            .all(|e| e.src == WILD && e.arr == WILD)).collect();
+        let mut by_dst = Vec::new();
+        if let Some(&(max, _, _)) = index.last() {
+            if max < DENSE_DST {
+                by_dst = vec![NONE; max as usize + 1];
+                for (k, &(d, _, _)) in index.iter().enumerate() {
+                    by_dst[d as usize] = k as u32;
+                }
+            }
+        }
+        NodeTable { entries, index, wild, by_dst }
     }
 
     pub fn len(&self) -> usize {
@@ -72,9 +92,22 @@ impl NodeTable {
     /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
     pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
-        let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
+        let k = if self.by_dst.is_empty() {
+            let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
+            k
+        } else {
+            match self.by_dst.get(dst as usize) {
+                Some(&k) if k != NONE => k as usize,
+                _ => return,
+            }
+        };
         let (_, a, b) = self.index[k];
         let range = &self.entries[a as usize..b as usize];
+        if self.wild[k] {
+            // one class: every entry, sorted by (dst, src, arr, dep, port) = (dep, port) here
+            out.extend(range.iter().map(|e| Action { port: e.port, dep: e.dep }));
+            return;
+        }
         // classes: 0 = src & arr exact, 1 = src exact, 2 = arr exact, 3 = both wildcard
         let mut best = 4u8;
         for e in range {
@@ -165,7 +198,15 @@ pub struct ConnIndex {
     /// Bit `a * nodes + b` set when node a has a circuit to node b in some slice.
     reach: Vec<u64>,
     nodes: usize,
+    /// Per (node, destination): where the destination's connections start in the node's
+    /// sorted `conns` (one more entry per node closes the last range); empty for networks
+    /// above `DENSE_NODES` nodes, which search instead.
+    start: Vec<u32>,
 }
+
+/// Largest network for which `ConnIndex` keeps a dense (node, destination) index
+/// (4 bytes per pair).
+const DENSE_NODES: usize = 2048;
 
 impl ConnIndex {
     pub fn new(sched: &Schedule, port_node: &[u32], port_offset: &[u32], optical: &[bool]) -> Self {
@@ -210,7 +251,16 @@ impl ConnIndex {
                 reach[bit / 64] |= 1 << (bit % 64);
             }
         }
-        ConnIndex { conns, slices: sched.slices(), slot_start, slot_ports, reach, nodes }
+        let mut start = Vec::new();
+        if nodes <= DENSE_NODES {
+            start.reserve(nodes * (nodes + 1));
+            for c in &conns {
+                for d in 0..=nodes as u32 {
+                    start.push(c.partition_point(|x| x.0 < d) as u32);
+                }
+            }
+        }
+        ConnIndex { conns, slices: sched.slices(), slot_start, slot_ports, reach, nodes, start }
     }
 
     #[inline]
@@ -223,12 +273,23 @@ impl ConnIndex {
     /// smallest rank `(slice - arr) mod S`, then lowest port.
     pub fn first_direct(&self, node: u32, dst: u32, arr: u32) -> Option<Action> {
         let c = &self.conns[node as usize];
-        let lo = c.partition_point(|x| x.0 < dst);
         let s = self.slices;
         let arr = if arr == WILD { 0 } else { arr };
-        c[lo..].iter().take_while(|x| x.0 == dst)
-            .min_by_key(|x| ((x.1 + s - arr % s) % s, x.2))
-            .map(|x| Action { port: x.2, dep: x.1 })
+        let range = if self.start.is_empty() {
+            let lo = c.partition_point(|x| x.0 < dst);
+            &c[lo..lo + c[lo..].iter().take_while(|x| x.0 == dst).count()]
+        } else {
+            let i = node as usize * (self.nodes + 1) + dst as usize;
+            if dst as usize >= self.nodes {
+                return None;
+            }
+            &c[self.start[i] as usize..self.start[i + 1] as usize]
+        };
+        match range {
+            [] => None,
+            [x] => Some(Action { port: x.2, dep: x.1 }),
+            _ => range.iter().min_by_key(|x| ((x.1 + s - arr % s) % s, x.2)).map(|x| Action { port: x.2, dep: x.1 }),
+        }
     }
 
     /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`: the ports
