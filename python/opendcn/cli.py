@@ -24,7 +24,7 @@ err = Console(stderr=True)
 out = Console()
 
 
-_RUN_FIELDS = {"duration", "seed", "load", "pattern", "mice_threshold", "workload", "incast_degree",
+_RUN_FIELDS = {"duration", "seed", "load", "pattern", "mice_threshold", "workload", "incast_degree", "active",
                "incast_size", "flow_size", "interval"}
 
 
@@ -59,7 +59,8 @@ def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
 
 
 def make_workload(workload: str, load: float, pattern: str, flows_file: Optional[Path],
-                  incast_degree: int, incast_size: str, flow_size: Optional[str]) -> tuple[Any, str]:
+                  incast_degree: int, incast_size: str, flow_size: Optional[str],
+                  active: float = 0.5) -> tuple[Any, str]:
     from . import workload as wl
 
     if flows_file is not None:
@@ -72,8 +73,11 @@ def make_workload(workload: str, load: float, pattern: str, flows_file: Optional
             raise ConfigError("--flow-size", None, "all-to-all needs --flow-size")
         return wl.poisson(None, load, "all-to-all", flow_size=flow_size), f"all-to-all {flow_size}"
     kw: dict[str, Any] = {"flow_size": flow_size} if flow_size else {}
+    if pattern == "skewed":
+        kw["active"] = active
     w = wl.poisson(None if flow_size else workload, load, pattern, **kw)
-    return w, f"{flow_size or workload}, {pattern}, load {load}"
+    extra = f", active {active}" if pattern == "skewed" else ""
+    return w, f"{flow_size or workload}, {pattern}{extra}, load {load}"
 
 
 # ------------------------------------------------------------------------------- run
@@ -108,7 +112,7 @@ def _run_params() -> list[inspect.Parameter]:
         _param("workload", str, typer.Option("hadoop", help="shipped CDF name or path to a CDF file")),
         _param("load", float, typer.Option(0.3, parser=_number(float, "a number"), metavar="FLOAT",
                                            help="offered load L = F / (R N tau), in (0, 1]")),
-        _param("pattern", str, typer.Option("uniform", help="uniform, permutation, incast, all-to-all")),
+        _param("pattern", str, typer.Option("uniform", help="uniform, permutation, incast, all-to-all, skewed")),
         _param("flows_file", Optional[Path], typer.Option(None, metavar="PATH",
                                                           help="explicit flows (CSV start,src,dst,bytes or htsim)")),
         _param("incast_degree", int, typer.Option(20, parser=_number(int, "a whole number"), metavar="INT",
@@ -116,6 +120,8 @@ def _run_params() -> list[inspect.Parameter]:
         _param("incast_size", str, typer.Option("1KB", metavar="SIZE", help="bytes per incast sender")),
         _param("flow_size", Optional[str], typer.Option(None, metavar="SIZE",
                                                         help="fixed flow size (all-to-all, or instead of a CDF)")),
+        _param("active", float, typer.Option(0.5, parser=_number(float, "a number"), metavar="FLOAT",
+                                             help="skewed pattern: fraction of the nodes that are active")),
     ]
 
 
@@ -173,7 +179,8 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         _check_out(out_dir, summary_json)
         net = arch.make(**opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
-                                 run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"])
+                                 run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"],
+                                 run_kw["active"])
         wl.description = desc
         progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")

@@ -58,9 +58,9 @@ __all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "f
 #: options of a run that are not architecture options (as ``opendcn run`` takes them)
 RUN_OPTIONS = {"workload": "hadoop", "load": 0.3, "pattern": "uniform", "flows_file": None,
                "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB",
-               "flows": None, "mix": None}
+               "active": 0.5, "flows": None, "mix": None}
 #: the keys of one workload of a ``mix`` (each a Poisson workload, as the run options say)
-MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size")
+MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size", "active")
 EXECUTORS = ("local", "dask", "slurm", "submitit-local")
 _TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out"}
 
@@ -276,7 +276,7 @@ def point_workload(r: dict[str, Any]) -> Any:
             d = {**{k: RUN_OPTIONS[k] for k in MIX_KEYS}, **m}
             w, _ = make_workload(str(d["workload"]), float(d["load"]), str(d["pattern"]), None,
                                  int(d["incast_degree"]), str(d["incast_size"]),
-                                 None if d["flow_size"] is None else str(d["flow_size"]))
+                                 None if d["flow_size"] is None else str(d["flow_size"]), float(d["active"]))
             parts.append(w)
         wl = wlmod.mix(*parts)
         wl.description = "mix of " + "; ".join(json.dumps(m, sort_keys=True) for m in r["mix"])
@@ -284,7 +284,7 @@ def point_workload(r: dict[str, Any]) -> Any:
     wl, desc = make_workload(str(r["workload"]), float(r["load"]), str(r["pattern"]),
                              None if r["flows_file"] is None else Path(r["flows_file"]),
                              int(r["incast_degree"]), str(r["incast_size"]),
-                             None if r["flow_size"] is None else str(r["flow_size"]))
+                             None if r["flow_size"] is None else str(r["flow_size"]), float(r["active"]))
     wl.description = desc
     return wl
 
