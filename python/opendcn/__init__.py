@@ -12,7 +12,7 @@
 True
 """
 
-from . import analysis, routing, topology, workload
+from . import analysis, models, routing, topology, workload
 from ._core import __version__ as engine_version
 from .config import Config
 from .errors import ConfigError, DeadlockError, InvariantError

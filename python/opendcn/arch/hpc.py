@@ -615,7 +615,7 @@ class ExpanderOptions(HpcOptions):
     overprovision: Int = opt(2, "network ports per ToR = overprovision x k/2 (the paper's cost equalisation: 2)", ge=1)
     ecmp_fraction: Float = opt(0.6, "HYB: share of a pair's paths that are shortest (ECMP); the rest are Valiant "
                                     "paths via random intermediate ToRs", gt=0, le=1)
-    seed: Int = opt(1, "seed of the random regular wiring", ge=0)
+    wiring_seed: Int = opt(1, "seed of the random regular wiring (the run's --seed draws the traffic)", ge=0)
 
 
 def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) -> list[Path]:
@@ -665,7 +665,7 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
           ExpanderOptions, tiny={"nodes": 8})
 def build_expander(o: ExpanderOptions) -> HpcNetwork:
     deg = o.overprovision * (o.radix // 2)
-    w = hpc.expander(o.nodes, deg, o.hosts, seed=o.seed)
+    w = hpc.expander(o.nodes, deg, o.hosts, seed=o.wiring_seed)
     net = HpcNetwork(o.config(deg), fabric="electrical", arch="expander_hyb")
     used = np.zeros(o.nodes, np.int64)
     circuits = []
@@ -678,7 +678,7 @@ def build_expander(o: ExpanderOptions) -> HpcNetwork:
     for c in circuits:
         peer[c.n1, c.p1] = c.n2
         peer[c.n2, c.p2] = c.n1
-    paths = hyb_paths(peer, o.ecmp_fraction, stream(o.seed, "hpc.hyb"))
+    paths = hyb_paths(peer, o.ecmp_fraction, stream(o.wiring_seed, "hpc.hyb"))
     net.deploy_routing(paths, lookup="source", multipath=o.multipath)
     o.apply(net)
     net.arch_metrics.update({"degree": deg, "diameter": hpc.diameter(w), "vcs": o.vcs,
