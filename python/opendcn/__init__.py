@@ -25,5 +25,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
     "NetworkBase", "Path",
-    "Result", "analysis", "arch", "engine_version", "routing", "topology", "workload",
+    "Result", "analysis", "arch", "engine_version", "models", "routing", "topology", "workload",
 ]

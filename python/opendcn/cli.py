@@ -420,18 +420,18 @@ def models_hpc(radix: int = typer.Option(32, help="packet switch radix k of the 
     for c in ("scale", "design", "switches", "transceivers", "OCS ports", "power kW", "M$ d=0.5", "M$ d=1",
               "M$ d=1.5"):
         t.add_column(c)
-    for r in sc:
-        t.add_row(r["scale"], r["design"], f"{r['eps']:,}", f"{r['transceivers']:,}", f"{r['ocs_ports']:,}",
-                  f"{r['power_kw']:,.1f}", f"{r['cost_musd_d0.5']:,.2f}", f"{r['cost_musd_d1']:,.2f}",
-                  f"{r['cost_musd_d1.5']:,.2f}")
+    for x in sc:
+        t.add_row(x["scale"], x["design"], f"{x['eps']:,}", f"{x['transceivers']:,}", f"{x['ocs_ports']:,}",
+                  f"{x['power_kw']:,.1f}", f"{x['cost_musd_d0.5']:,.2f}", f"{x['cost_musd_d1']:,.2f}",
+                  f"{x['cost_musd_d1.5']:,.2f}")
     out.print(t)
     if bn:
         t = Table(title=f"Controller compute time (mean of {repeats} random matrices)")
         for c in ("method", "units", "servers", "mean ms", "std ms"):
             t.add_column(c)
-        for r in bn:
-            t.add_row(r["method"], str(r["units"]), f"{r['servers']:,}", f"{r['mean_s'] * 1e3:,.2f}",
-                      f"{r['std_s'] * 1e3:,.2f}")
+        for x in bn:
+            t.add_row(x["method"], str(x["units"]), f"{x['servers']:,}", f"{x['mean_s'] * 1e3:,.2f}",
+                      f"{x['std_s'] * 1e3:,.2f}")
         out.print(t)
 
 

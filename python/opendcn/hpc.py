@@ -149,14 +149,6 @@ def dragonfly(k: int) -> Wiring:
     return Wiring(g * a, hosts, _links(links), groups=np.repeat(np.arange(g), a))
 
 
-def _round_robin_pairs(n: int) -> list[list[tuple[int, int]]]:
-    """Perfect (even n) or near-perfect (odd n) matchings covering every pair of 0..n-1
-    once (circle method)."""
-    from .topology import _circle_matchings
-
-    return [[(int(a), int(b)) for a, b in m] for m in _circle_matchings(n)]
-
-
 def global_pairs(pods: int, uplinks: int) -> np.ndarray:
     """Static global wiring of ``pods`` groups with ``uplinks`` global ports each (DF+):
     rounds of a round-robin 1-factorization add one link per pod pair while both pods
@@ -168,21 +160,25 @@ def global_pairs(pods: int, uplinks: int) -> np.ndarray:
     if uplinks < pods - 1:
         raise ConfigError("pods", pods, f"at most {uplinks + 1} pods: every pod pair needs a global link "
                                         f"and a pod has {uplinks} global ports")
+    from .topology import _circle_matchings
+
     free = np.zeros(pods, np.int64)
     rows = []
-    rounds = _round_robin_pairs(pods)
+    rounds = _circle_matchings(pods)
     while True:
         added = False
         for m in rounds:
-            for a, b in m:
-                if free[a] < uplinks and free[b] < uplinks:
-                    rows.append((a, free[a], b, free[b]))
-                    free[a] += 1
-                    free[b] += 1
-                    added = True
+            a, b = m[:, 0], m[:, 1]          # disjoint pairs: no pod twice in one matching
+            ok = (free[a] < uplinks) & (free[b] < uplinks)
+            if ok.any():
+                a, b = a[ok], b[ok]
+                rows.append(np.stack([a, free[a], b, free[b]], axis=1))
+                free[a] += 1
+                free[b] += 1
+                added = True
         if not added:
             break
-    return np.asarray(rows, np.int64).reshape(-1, 4)
+    return np.concatenate(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64)
 
 
 @dataclass
@@ -416,9 +412,8 @@ def stable_matching(w: np.ndarray, forbid_diagonal: bool = True) -> np.ndarray:
         else:
             free.append(i)
     m = np.full(n, -1, np.int64)
-    for j, i in enumerate(holder):
-        if i >= 0:
-            m[i] = j
+    held = holder >= 0
+    m[holder[held]] = np.flatnonzero(held)
     return m
 
 
@@ -450,9 +445,9 @@ def trn_configuration(demand: np.ndarray, uplinks: int, capacity: float, *, matc
     """``uplinks`` matchings (``(uplinks, n)`` array; row ``u`` maps each ToR to the peer
     of its uplink ``u``, -1: none) chosen from an ``n×n`` demand matrix by successive matchings:
     each matching runs on the demand not yet served (``demand − circuits·capacity``,
-    clipped at 0), so a heavy pair gets several circuits; once every demand is served,
-    the remaining uplinks are matched on ``demand / (circuits + 1)`` (spare circuits
-    follow the demand in proportion). ``matching`` = ``"weight"`` (maximum weight) or
+    clipped at 0), so a heavy pair gets several circuits; a pair whose demand is served
+    weighs ``demand / (circuits + 1)``, scaled below every unserved demand, so that spare
+    uplinks follow the demand in proportion without taking circuits from unserved pairs. ``matching`` = ``"weight"`` (maximum weight) or
     ``"stable"`` (Gale–Shapley)."""
     d = np.asarray(demand, dtype=np.float64).copy()
     np.fill_diagonal(d, 0.0)
@@ -462,7 +457,13 @@ def trn_configuration(demand: np.ndarray, uplinks: int, capacity: float, *, matc
     rows = np.arange(n)
     for u in range(uplinks):
         rem = np.clip(d - circuits * capacity, 0.0, None)
-        wgt = rem if rem.max() > 0 else d / (circuits + 1.0)
+        spare = np.where(rem > 0, 0.0, d / (circuits + 1.0))
+        if rem.max() > 0 and spare.max() > 0:
+            # demand not yet served first; spare uplinks follow the demand they already serve
+            # (scaled so that the spare terms of a whole matching stay below the smallest
+            # remaining demand)
+            spare *= rem[rem > 0].min() / (n * spare.max() * 2.0)
+        wgt = rem + spare
         m = max_weight_matching(wgt, rng=rng) if matching == "weight" else stable_matching(wgt)
         out[u] = m
         ok = m >= 0

@@ -122,6 +122,8 @@ class HpcNetwork(Network):
     whose circuits a controller may recompute during the run (``controller``)."""
 
     controller: Any = None
+    #: per-packet choice among the table's candidates ("packet" or "adaptive")
+    _mp: str = "packet"
 
     def set_tables(self, t: hpc.Tables) -> None:
         """Install routing tables (also during a run)."""
@@ -130,7 +132,7 @@ class HpcNetwork(Network):
         self._compiled = {}
         self._routes = []
         self._paths = None
-        self._multipath = getattr(self, "_mp", "packet")
+        self._multipath = self._mp
         if self._live is not None:
             self._live.sim.set_tables(self._table_columns())
 
@@ -229,14 +231,15 @@ class Controller:
         self.reconfigurations = 0
         self.changed_circuits = 0
         self.compute_s = 0.0
+        self.log: list[tuple[int, list[tuple[int, int]]]] = []
 
     def start(self, net: HpcNetwork, flows: _Cut, seed: int, duration_ps: int) -> None:
         """The first configuration, from the run's whole traffic matrix (the expected
-        pattern), served over the first period (or the whole run when static)."""
+        pattern), served until the first reconfiguration (or the end of the run)."""
         self.rng = stream(seed, "hpc.controller")
         self.reset()
         t0 = time.perf_counter()
-        horizon = self.period if self.period is not None else duration_ps
+        horizon = min(self.period, duration_ps) if self.period is not None else duration_ps
         self.apply(net, self.compute(net, _rack_tm(net, flows.src, flows.dst, flows.size), horizon), first=True)
         self.compute_s += time.perf_counter() - t0
 
@@ -244,13 +247,20 @@ class Controller:
         self.reconfigurations = 0
         self.changed_circuits = 0
         self.compute_s = 0.0
+        #: (time ps, sending (node, port) pairs whose circuit changed) per reconfiguration
+        self.log = []
 
     def step(self, net: HpcNetwork) -> None:
-        """One reconfiguration: the demand still to deliver, served over the next period."""
+        """One reconfiguration: the demand still to deliver, served over the next period.
+        A demand-aware controller keeps its circuits when nothing is waiting."""
         assert self.period is not None
         t0 = time.perf_counter()
-        self.apply(net, self.compute(net, net.demand().astype(np.float64), self.period), first=False)
+        demand = net.demand().astype(np.float64)
+        if demand.sum() > 0 or not self.demand_aware:
+            self.apply(net, self.compute(net, demand, self.period), first=False)
         self.compute_s += time.perf_counter() - t0
+
+    demand_aware = True
 
     def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> Any:
         raise NotImplementedError
@@ -267,11 +277,14 @@ class Controller:
         packets queued on a changed port again, with the new tables)."""
         new = self.circuits(net, state)
         if not first:
-            changed = len(set(net.circuits).symmetric_difference(new)) // 2
-            if changed == 0:
+            gone = set(net.circuits) - set(new)
+            if not gone:
                 return
             self.reconfigurations += 1
-            self.changed_circuits += changed
+            self.changed_circuits += len(gone)
+            ends = sorted({(c.n1, c.p1) for c in gone} | {(c.n2, c.p2) for c in gone if not c.directed})
+            assert net._live is not None
+            self.log.append((int(net._live.sim.now), ends))
         net.deploy_topo(new, queued="reroute")
         net.set_tables(self.routes(net))
 
@@ -312,6 +325,7 @@ class TrnController(Controller):
         super().reset()
         self.phase = 0
         self.cycle = None
+        self.demand_aware = self.o.control == "da"
 
     def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> np.ndarray:
         n = net.config.nodes
@@ -399,7 +413,7 @@ def clos_pod_tables(lay: hpc.PodLayout, gpeer: np.ndarray) -> hpc.Tables:
     destination pod; a spine with links to the destination pod uses them (direct path);
     a spine without forwards its own pod's packets over all its global ports (indirect
     path via an intermediate pod) and packets passing through down to any leaf."""
-    R, P, S, G = lay.racks, lay.pods, lay.spines, lay.glob
+    R, P, S = lay.racks, lay.pods, lay.spines
     r = lay.per_pod
     parts: list[hpc.Tables] = []
     leaves = np.arange(R)
@@ -463,7 +477,6 @@ def mesh_pod_tables(R: int, P: int, h_ocs: int, gpeer: np.ndarray) -> hpc.Tables
         return j if j < i else j - 1
 
     for pod in range(P):
-        members = np.arange(pod * r, pod * r + r)
         ocs_to = np.full((r, h_ocs), -1, np.int64)
         for c in range(h_ocs):
             for i in range(r):
@@ -472,7 +485,8 @@ def mesh_pod_tables(R: int, P: int, h_ocs: int, gpeer: np.ndarray) -> hpc.Tables
             v = pod * r + i
             for j in range(r):
                 if j != i:
-                    parts.append(hpc.Tables.of([v], -1, [pod * r + j], [mesh_port(i, j)]))
+                    parts.append(hpc.Tables.of(np.array([v]), -1, np.array([pod * r + j]),
+                                               np.array([mesh_port(i, j)])))
             for q in range(P):
                 if q == pod:
                     continue
@@ -502,6 +516,9 @@ class PrnController(Controller):
         self.lam = 0.0
         self.links: np.ndarray | None = None
         self.perm: np.ndarray | None = None
+        #: the static circuits inside the pods, and the leaf-spine numbering (PRN-2L)
+        self.intra: list[Circuit] = []
+        self.lay = hpc.PodLayout(racks=o.nodes, pods=pods, spines=h, glob=h)
 
     def pod_tm(self, tm: np.ndarray) -> np.ndarray:
         p, r = self.pods, self.r
@@ -549,8 +566,7 @@ def build_prn(o: PrnOptions) -> HpcNetwork:
     h = o.radix // 2
     ctl = PrnController(o, p, r)
     if o.intra == "clos":
-        lay = _pod_layout(o, p, r)
-        ctl.lay = lay
+        lay = ctl.lay
         net = HpcNetwork(o.config(h, o.delay), switches=p * h, switch_ports=r + h, arch="prn")
         ctl.intra = [Circuit(leaf, j, int(lay.spine(leaf // r, j)), leaf % r) for leaf in range(o.nodes)
                      for j in range(h)]
@@ -636,14 +652,14 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
     def all_sp(s: int, d: int) -> list[tuple[Hop, ...]]:
         if s == d:
             return [()]
-        out = []
+        out: list[tuple[Hop, ...]] = []
         for p in range(u):
             q = int(peer[s, p])
             if q >= 0 and dist[q, d] == dist[s, d] - 1:
                 out.extend((Hop(s, p, None),) + rest for rest in all_sp(q, d))
         return out
 
-    paths = []
+    paths: list[Path] = []
     for s in range(n):
         for d in range(n):
             if s == d:
