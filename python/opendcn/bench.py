@@ -61,6 +61,11 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
                                     "10s", "5ms"),
     # the paper's whole 10-second datamining trace (102 838 flows)
     "opera-108x6-dm10-10s": ("opera", {"stop_when": "ndp-done"}, "trace:dm10_10s.htsim", 0.0, "20s", "5ms"),
+    # HPC (Teh et al.): 128 racks x 16 hosts, lossless credit transport, rack permutation at
+    # 50 % injection, 100 KB messages; the static configuration of TRN / PRN is computed
+    # from the run's traffic at the start (part of the setup time)
+    **{f"{a}-128x16-credit-permutation-50%": (a, {"nodes": 128}, "pattern:permutation:100KB", 0.5, "1ms", "100us")
+       for a in ("trn", "prn", "fattree")},
 }
 
 
@@ -90,7 +95,11 @@ def run_one(name: str, quick: bool) -> dict[str, Any]:
     if quick and "warmup" in opts:
         opts = {**opts, "warmup": "2.816us"}
     net = arch.get(a).make(**opts)
-    w = workload.from_file(trace_path(wl[6:])) if wl.startswith("trace:") else workload.poisson(wl, load=load)
+    if wl.startswith("pattern:"):
+        _, pattern, size = wl.split(":")
+        w = workload.poisson(None, load, pattern, flow_size=size)
+    else:
+        w = workload.from_file(trace_path(wl[6:])) if wl.startswith("trace:") else workload.poisson(wl, load=load)
     duration = qdur if quick else dur
     if getattr(net, "engine", None) is not None or a == "opera":
         # architectures with their own slotted engine, and Opera (whose run stops when its
