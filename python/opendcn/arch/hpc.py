@@ -44,7 +44,7 @@ class HpcOptions(TransportOptions):
     """Hardware and transport shared by the HPC networks (the paper's §6.A defaults; link
     and host-link delays from the authors' public evaluation scripts)."""
 
-    nodes: Int = opt(128, "racks (ToRs); every rack has --hosts-per-rack hosts", ge=2)
+    nodes: Int = opt(128, "racks (ToRs), each a packet switch with its hosts below", ge=2)
     radix: Int = opt(32, "packet switch radix k (even, >= 4): k/2 ToR ports face hosts", ge=4)
     hosts_per_rack: AutoInt = opt("auto", "hosts below each ToR (auto: k/2)", ge=1)
     link_rate: Rate = opt("100Gbps", "rate of every link", gt=0)
