@@ -12,7 +12,7 @@
 True
 """
 
-from . import analysis, routing, topology, workload
+from . import analysis, models, routing, topology, workload
 from ._core import __version__ as engine_version
 from .config import Config
 from .errors import ConfigError, DeadlockError, InvariantError
@@ -27,5 +27,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
     "NetworkBase", "Path", "results", "sweep",
-    "Result", "analysis", "arch", "engine_version", "routing", "topology", "workload",
+    "Result", "analysis", "arch", "engine_version", "models", "routing", "topology", "workload",
 ]

@@ -1,4 +1,4 @@
-"""The ``opendcn`` command line: run, archs, workloads, bench, demo.
+"""The ``opendcn`` command line: run, archs, workloads, bench, demo, reproduce, models.
 
 Bad input of any kind exits with code 2 and a message naming the option and value;
 an engine invariant violation exits with code 3.
@@ -438,6 +438,82 @@ def report(results_dir: Path = typer.Argument(..., metavar="DIR", help="results 
     except ConfigError as e:
         _fail(e, 2)
     typer.echo(f"wrote {page}")
+
+
+models_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                         help="Analytic models of the seed papers: tables of scale, power, cost and compute time.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("hpc")
+def models_hpc(radix: int = typer.Option(32, help="packet switch radix k of the scale, power and cost tables"),
+               bench: bool = typer.Option(True, "--bench/--no-bench", help="time the controllers (Fig. 7)"),
+               repeats: int = typer.Option(3, help="runs per controller benchmark point"),
+               pods: str = typer.Option("4,8,16", help="pod counts of the LP benchmark"),
+               tors: str = typer.Option("64,128,256,512", help="ToR counts of the matching benchmarks"),
+               as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """TRN vs PRN for HPC (Teh et al., JOCN 2022): Moore bound, Tables 1 and 2, power and cost, controller time."""
+    from .models import hpc as m
+
+    try:
+        def ints(text: str, flag: str) -> list[int]:
+            try:
+                return [int(x) for x in text.split(",") if x.strip()]
+            except ValueError:
+                raise ConfigError(flag, text, "expected comma-separated integers") from None
+
+        t1 = {k: m.table1(k) for k in sorted({32, 64, radix})}
+        t2 = m.table2(radix)
+        sc = m.scales_table(radix)
+        bn = m.controller_benchmark(ints(tors, "--tors"), ints(pods, "--pods"), repeats, radix) if bench else []
+    except ConfigError as e:
+        flags = {"k": "--radix", "repeats": "--repeats", "pod_counts": "--pods"}
+        _fail(ConfigError(flags.get(e.field, e.field), e.value, e.reason), 2)
+    if as_json:
+        doc = {"moore_bound": {f"k={k},d={d}": m.moore_bound(k, d) for k in (16, 32) for d in (1, 2, 3)},
+               "table1": {str(k): {a: {f: str(getattr(r, f)) for f in ("ocs_radix", "switches", "endpoints", "diameter")}
+                                   for a, r in rows.items()} for k, rows in t1.items()},
+               "table2": {a: dict(zip(m.SCALES, v)) for a, v in t2.items()}, "scales": sc, "controllers": bn}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    t = Table(title="Moore bound M(k, d) = 1 + k((k-1)^d - 1)/(k-2)")
+    for c in ("k", "d=1", "d=2", "d=3"):
+        t.add_column(c)
+    for k in (8, 16, 32):
+        t.add_row(str(k), *(f"{m.moore_bound(k, d):,}" for d in (1, 2, 3)))
+    out.print(t)
+    for k, rows in t1.items():
+        t = Table(title=f"Table 1 at k = {k} (fractions where the printed formula is not an integer)")
+        for c in ("", "OCS radix", "switches", "endpoints", "diameter"):
+            t.add_column(c)
+        for a, r in rows.items():
+            t.add_row(a, *(f"{float(v):,.6g}" if not isinstance(v, int) else f"{v:,}"
+                           for v in (r.ocs_radix, r.switches, r.endpoints)), str(r.diameter))
+        out.print(t)
+    t = Table(title=f"Table 2: minimum OCS radix (k = {radix})")
+    t.add_column("")
+    for name, n in m.SCALES.items():
+        t.add_column(f"{name} ({n:,} servers)")
+    for a, v in t2.items():
+        t.add_row(a, *(f"{x:,}" for x in v))
+    out.print(t)
+    t = Table(title="Power and cost (section 5): OCS port = delta x switch price / k")
+    for c in ("scale", "design", "switches", "transceivers", "OCS ports", "power kW", "M$ d=0.5", "M$ d=1",
+              "M$ d=1.5"):
+        t.add_column(c)
+    for x in sc:
+        t.add_row(x["scale"], x["design"], f"{x['eps']:,}", f"{x['transceivers']:,}", f"{x['ocs_ports']:,}",
+                  f"{x['power_kw']:,.1f}", f"{x['cost_musd_d0.5']:,.2f}", f"{x['cost_musd_d1']:,.2f}",
+                  f"{x['cost_musd_d1.5']:,.2f}")
+    out.print(t)
+    if bn:
+        t = Table(title=f"Controller compute time (mean of {repeats} random matrices)")
+        for c in ("method", "units", "servers", "mean ms", "std ms"):
+            t.add_column(c)
+        for x in bn:
+            t.add_row(x["method"], str(x["units"]), f"{x['servers']:,}", f"{x['mean_s'] * 1e3:,.2f}",
+                      f"{x['std_s'] * 1e3:,.2f}")
+        out.print(t)
 
 
 def main() -> None:

@@ -65,6 +65,10 @@ __all__ = [
     "list_workloads",
     "mix",
     "poisson",
+    "rack_matrix",
+    "fanout",
+    "rank_trace",
+    "RANK_TRACES",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "workloads"
@@ -157,7 +161,18 @@ PATTERNS: dict[str, str] = {
     "skewed": "Poisson arrivals among a random fraction `active` of the nodes (fixed per "
               "run); src and dst uniform over their endpoints, on two different active nodes; "
               "load per active node",
+    "group-permutation": "Poisson arrivals; a rack sends to all racks of the next group "
+                         "(pod) of group_size racks, uniformly (HPC)",
+    "stencil-3d": "Poisson arrivals; racks on a 3-D torus, each sends to its neighbours "
+                  "along every dimension, uniformly (HPC)",
+    "storage": "Poisson arrivals; first half of the racks compute, second half storage; "
+               "storage sends to compute only, compute half to compute, half to storage (HPC)",
+    "bisection": "Poisson arrivals; a random half of the racks sends uniformly to the "
+                 "other half and back (HPC)",
 }
+
+#: the HPC patterns, drawn rack to rack from :func:`rack_matrix`
+RACK_PATTERNS = ("group-permutation", "stencil-3d", "storage", "bisection")
 
 
 # --------------------------------------------------------------------------- flows
@@ -669,8 +684,10 @@ def _distinct_rows(rng: np.random.Generator, rows: int, m: int, k: int) -> np.nd
 
 class _Poisson(Workload):
     def __init__(self, cdf: CDF | None, load: float, pattern: str, incast_degree: int,
-                 incast_size: int, flow_size: int | None, start_ps: int, active: float = 1.0):
+                 incast_size: int, flow_size: int | None, start_ps: int, active: float = 1.0,
+                 group_size: int | None = None):
         self.active = active
+        self.group_size = group_size
         self.cdf = cdf
         self.load = load
         self.pattern = pattern
@@ -727,7 +744,10 @@ class _Poisson(Workload):
         h, nn = ctx.hosts, ctx.nodes
         rng = ctx.rng("traffic.pairs")
         src = rng.integers(0, ctx.endpoints, n)
-        if self.pattern == "uniform":
+        if self.pattern in RACK_PATTERNS:
+            m = rack_matrix(self.pattern, nn, group_size=self.group_size, seed=ctx.seed)
+            dnode = _draw_rows(m, src // h, rng)
+        elif self.pattern == "uniform":
             dnode = (src // h + rng.integers(1, nn, n)) % nn
         else:  # permutation
             perm = _derangement(ctx.rng("traffic.permutation"), nn)
@@ -802,7 +822,7 @@ def _positive_size(value: object, field: str) -> int:
 def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "uniform", *,
             incast_degree: int = 20, incast_size: int | str = "1KB",
             flow_size: int | str | None = None, start: int | str = "0us",
-            active: float = 0.5) -> Workload:
+            active: float = 0.5, group_size: int | None = None) -> Workload:
     """Open-loop traffic: a network-wide Poisson arrival process at load ``load``.
 
     ``cdf`` is a :class:`CDF`, a shipped workload name or a CDF file path (may be None for
@@ -823,6 +843,10 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
       is active; src and dst are uniform over the endpoints of two different active
       nodes, and ``load`` applies to the active nodes only (flows arrive at
       ``L * R * N_active / (8 * F)`` per second; 1.0 = every active node at full rate).
+    * the HPC patterns of Teh et al. (JOCN 2022, §6.B) — ``group-permutation``,
+      ``stencil-3d``, ``storage``, ``bisection`` — pick the destination rack from the
+      source rack's row of :func:`rack_matrix` (``group_size``: racks per group for
+      ``group-permutation``, default a eighth of the racks), then a host in it.
 
     Arrivals begin at ``start`` (a time with unit, or int picoseconds) and stop at the
     run's duration.
@@ -845,7 +869,9 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
         start = int(start)
     start_ps = parse_time(start, field="start")
     resolved = None if cdf is None else get_cdf(cdf)
-    if pattern in ("uniform", "permutation", "skewed"):
+    if group_size is not None and (not _is_int(group_size) or group_size < 1):
+        raise ConfigError("group_size", group_size, "must be an integer >= 1")
+    if pattern in ("uniform", "permutation", "skewed") + RACK_PATTERNS:
         if resolved is None and fsize is None:
             raise ConfigError("workload", cdf,
                               f"pattern {pattern!r} needs a flow-size distribution "
@@ -855,7 +881,235 @@ def poisson(cdf: CDF | str | os.PathLike | None, load: float, pattern: str = "un
                               "give either a flow-size distribution or flow_size, not both")
     if pattern == "all-to-all" and fsize is None:
         raise ConfigError("flow_size", flow_size, "required for pattern 'all-to-all'")
-    return _Poisson(resolved, load, pattern, int(incast_degree), isize, fsize, start_ps, float(active))
+    return _Poisson(resolved, load, pattern, int(incast_degree), isize, fsize, start_ps, float(active),
+                    None if group_size is None else int(group_size))
+
+
+# --------------------------------------------------------------------------- HPC patterns
+
+
+def _draw_rows(m: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column per entry of ``rows``, drawn from that row of the stochastic matrix ``m``."""
+    cum = np.cumsum(m, axis=1)
+    cum[:, -1] = 1.0
+    u = rng.random(len(rows))
+    return (cum[rows] < u[:, None]).sum(axis=1).astype(np.int64)
+
+
+def _grid3(n: int) -> tuple[int, int, int]:
+    """The most cubic X*Y*Z = n (X <= Y <= Z)."""
+    best = (1, 1, n)
+    for x in range(1, round(n ** (1 / 3)) + 2):
+        if n % x:
+            continue
+        for y in range(x, int(math.isqrt(n // x)) + 1):
+            if (n // x) % y == 0:
+                z = n // x // y
+                if max(x, y, z) - min(x, y, z) < max(best) - min(best):
+                    best = (x, y, z)
+    return best
+
+
+def rack_matrix(pattern: str, nodes: int, *, group_size: int | None = None, seed: int = 1) -> np.ndarray:
+    """The rack-to-rack pattern of Teh et al. (JOCN 2022, §6.B) as a row-stochastic
+    ``nodes × nodes`` matrix (row = source rack, zero diagonal):
+
+    * ``permutation`` — a random derangement (stream ``traffic.permutation``), f̄ = 1;
+    * ``uniform`` — every other rack equally, f̄ = N − 1;
+    * ``group-permutation`` — groups of ``group_size`` consecutive racks (default N/8,
+      the paper's 8 pods); a rack sends to all racks of the next group equally;
+    * ``stencil-3d`` — racks at the points of the most cubic X×Y×Z torus; a rack sends
+      to its (up to 6 distinct) neighbours ±1 along each dimension equally;
+    * ``storage`` — racks ``0..N/2−1`` compute, the rest storage; storage sends to the
+      compute racks equally, compute sends half to the other compute racks and half to
+      the storage racks;
+    * ``bisection`` — a random balanced split (stream ``traffic.bisection``); each rack
+      sends to the racks of the other half equally.
+
+    >>> rack_matrix("group-permutation", 4, group_size=2)
+    array([[0. , 0. , 0.5, 0.5],
+           [0. , 0. , 0.5, 0.5],
+           [0.5, 0.5, 0. , 0. ],
+           [0.5, 0.5, 0. , 0. ]])
+    >>> fanout(rack_matrix("stencil-3d", 64))
+    6.0
+    """
+    n = _int_param(nodes, "nodes", 2)
+    m = np.zeros((n, n))
+    if pattern == "uniform":
+        m[:] = 1.0
+    elif pattern == "permutation":
+        perm = _derangement(stream(seed, "traffic.permutation"), n)
+        m[np.arange(n), perm] = 1.0
+    elif pattern == "group-permutation":
+        g = group_size if group_size is not None else n // 8
+        if not _is_int(g) or g < 1 or n % g or n // g < 2:
+            raise ConfigError("group_size", g, f"the groups must split the {n} racks into at least 2 equal groups")
+        grp = np.arange(n) // g
+        m[:] = ((grp[None, :] == (grp[:, None] + 1) % (n // g))).astype(float)
+    elif pattern == "stencil-3d":
+        dims = _grid3(n)
+        idx = np.arange(n).reshape(dims)
+        for axis in range(3):
+            if dims[axis] < 2:
+                continue
+            for step in (1, -1):
+                nb = np.roll(idx, step, axis=axis)
+                m[idx.ravel(), nb.ravel()] = 1.0
+    elif pattern == "storage":
+        half = n // 2
+        if half < 2:
+            raise ConfigError("nodes", n, "the storage pattern needs at least 4 racks")
+        comp, stor = np.arange(half), np.arange(half, n)
+        m[np.ix_(stor, comp)] = 1.0 / half
+        m[np.ix_(comp, comp)] = 0.5 / (half - 1)
+        m[np.ix_(comp, stor)] = 0.5 / (n - half)
+    elif pattern == "bisection":
+        order = stream(seed, "traffic.bisection").permutation(n)
+        a, b = order[: n // 2], order[n // 2:]
+        m[np.ix_(a, b)] = 1.0
+        m[np.ix_(b, a)] = 1.0
+    else:
+        raise ConfigError("pattern", pattern, "unknown rack pattern; known: uniform, permutation, "
+                          + ", ".join(RACK_PATTERNS))
+    np.fill_diagonal(m, 0.0)
+    return m / m.sum(axis=1, keepdims=True)
+
+
+def fanout(matrix: np.ndarray) -> float:
+    """Fan-out f̄ of a rack-level traffic matrix: the mean number of non-zero entries in
+    the rows that have any (Teh et al. §6.B).
+
+    >>> fanout(np.array([[0, 1, 0], [1, 0, 0], [1, 2, 0]]))
+    1.3333333333333333
+    """
+    nz = (np.asarray(matrix) != 0).sum(axis=1)
+    nz = nz[nz > 0]
+    return float(nz.mean()) if len(nz) else 0.0
+
+
+# --------------------------------------------------------------------------- rank-pair traces
+
+HPC_DIR = Path(__file__).resolve().parent / "data" / "hpc"
+
+#: shipped rank-pair matrices of Teh et al.'s HPC traces (data/hpc/SOURCES.md)
+RANK_TRACES = {"amg": "teh2022_hpc_AMG.pdf.txt.gz", "amr": "teh2022_hpc_AMR.pdf.txt",
+               "minidft": "teh2022_hpc_MiniDFT.pdf.txt"}
+
+
+def _read_rank_pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import gzip
+
+    try:
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        text = raw.decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError("trace", str(path), "no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("trace", str(path), f"cannot read file: {e}") from None
+    src, dst, prob = [], [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        cols = line.split(",")
+        if len(cols) != 4:
+            raise ConfigError(f"{path}:{lineno}", line, "expected 'pair_id,src,dst,probability'")
+        try:
+            a, b, p = int(cols[1]), int(cols[2]), float(cols[3])
+        except ValueError:
+            raise ConfigError(f"{path}:{lineno}", line, "src and dst must be integer ranks, the probability a number") from None
+        if a < 0 or b < 0 or not (math.isfinite(p) and p >= 0):
+            raise ConfigError(f"{path}:{lineno}", line, "ranks must be >= 0 and the probability finite and >= 0")
+        src.append(a)
+        dst.append(b)
+        prob.append(p)
+    if not prob or sum(prob) <= 0:
+        raise ConfigError("trace", str(path), "no rank pair with a positive probability")
+    pr = np.asarray(prob, dtype=np.float64)
+    return np.asarray(src, np.int64), np.asarray(dst, np.int64), pr / pr.sum()
+
+
+class _RankTrace(Workload):
+    """Poisson flow arrivals placed on rank pairs by their byte probabilities."""
+
+    def __init__(self, name: str, src: np.ndarray, dst: np.ndarray, prob: np.ndarray, cdf: CDF | None,
+                 flow_size: int | None, load: float):
+        self.name, self.src, self.dst, self.prob = name, src, dst, prob
+        self.cdf, self.flow_size, self.load = cdf, flow_size, load
+        self.ranks = int(max(src.max(), dst.max())) + 1
+
+    def __repr__(self) -> str:
+        return f"rank_trace({self.name!r}, load={self.load}, {len(self.prob)} pairs, {self.ranks} ranks)"
+
+    @property
+    def mean_flow_bytes(self) -> float:
+        return float(self.flow_size) if self.flow_size is not None else (self.cdf.mean if self.cdf else 0.0)
+
+    def rack_matrix(self, hosts_per_node: int, nodes: int) -> np.ndarray:
+        """Byte probabilities per (source rack, destination rack): rank r on host r."""
+        h = max(1, hosts_per_node)
+        self._check(nodes * h)
+        m = np.zeros((nodes, nodes))
+        np.add.at(m, (self.src // h, self.dst // h), self.prob)
+        np.fill_diagonal(m, 0.0)
+        return m
+
+    def fanout(self, hosts_per_node: int, nodes: int) -> float:
+        """Fan-out f̄ of the rack-level matrix (pairs within one rack do not count)."""
+        return fanout(self.rack_matrix(hosts_per_node, nodes))
+
+    def _check(self, endpoints: int) -> None:
+        if self.ranks > endpoints:
+            bad = int(self.src.max() if self.src.max() >= endpoints else self.dst.max())
+            raise ConfigError("trace.rank", bad, f"rank unknown to a network of {endpoints} endpoints "
+                              f"(the trace {self.name} has ranks 0..{self.ranks - 1}: one per host)")
+
+    def _generate(self, ctx: _Ctx) -> FlowArrays:
+        self._check(ctx.endpoints)
+        rate = self.load * ctx.rate_bps * ctx.nodes / (8.0 * self.mean_flow_bytes) / 1e12
+        times = _poisson_times(ctx.rng("traffic.arrivals"), rate, 0, ctx.duration_ps)
+        n = times.size
+        pick = ctx.rng("traffic.pairs").choice(len(self.prob), size=n, p=self.prob)
+        src, dst = self.src[pick], self.dst[pick]
+        keep = src != dst
+        if self.flow_size is not None:
+            sizes = np.full(n, self.flow_size, dtype=np.int64)
+        else:
+            assert self.cdf is not None
+            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        return FlowArrays(times[keep], src[keep], dst[keep], sizes[keep])
+
+
+def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLike | None = "websearch", *,
+               flow_size: int | str | None = None) -> Workload:
+    """Flows of an HPC application's rank-pair traffic matrix (Teh et al., JOCN 2022):
+    ``trace`` is a shipped name (:data:`RANK_TRACES`: ``amg``, ``amr``, ``minidft``) or a
+    file ``pair_id,src,dst,probability`` (``#`` comments; ``.gz`` allowed). Rank ``r``
+    runs on endpoint ``r`` (a rank the network does not have is a ConfigError naming it).
+    Flows arrive as a Poisson process at ``load`` (as :func:`poisson`), each on a rank pair
+    drawn by its byte probability, with a size from ``cdf`` (default ``websearch``, as the
+    authors' NetBench runs) or ``flow_size``. ``.fanout(hosts_per_node, nodes)`` is the
+    rack-level fan-out f̄.
+
+    >>> wl = rank_trace("minidft", load=0.3)
+    >>> wl.ranks, round(wl.fanout(16, 256), 2)
+    (3885, 11.5)
+    """
+    name = str(trace)
+    key = name.strip().lower()
+    path = HPC_DIR / RANK_TRACES[key] if key in RANK_TRACES else Path(trace)
+    if key not in RANK_TRACES and not path.is_file():
+        raise ConfigError("trace", name, f"unknown trace; shipped: {', '.join(RANK_TRACES)} (or a file path)")
+    if (isinstance(load, (bool, np.bool_)) or not isinstance(load, (int, float, np.number))
+            or not math.isfinite(float(load)) or not 0 < float(load) <= MAX_LOAD):
+        raise ConfigError("load", load, f"load must be a number in (0, {MAX_LOAD:g}]")
+    src, dst, prob = _read_rank_pairs(path)
+    fsize = None if flow_size is None else _positive_size(flow_size, "flow_size")
+    resolved = None if fsize is not None or cdf is None else get_cdf(cdf)
+    if resolved is None and fsize is None:
+        raise ConfigError("workload", cdf, "a rank trace needs a flow-size distribution (or flow_size)")
+    return _RankTrace(key if key in RANK_TRACES else path.name, src, dst, prob, resolved, fsize, float(load))
 
 
 class _Mix(Workload):

@@ -96,7 +96,7 @@ def _public(arch: Arch[Any]) -> Callable[..., Any]:
     return public
 
 
-from . import clos, duo, negotiator, opera, rotornet, shale, sirius, ta  # noqa: E402,F401  (registration side effects)
+from . import clos, duo, hpc, negotiator, opera, rotornet, shale, sirius, ta  # noqa: E402,F401  (registration side effects)
 
 # ``od.arch.<name>`` is the builder, not the module that defines it
 for _name, _arch in REGISTRY.items():

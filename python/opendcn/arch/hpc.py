@@ -1,0 +1,767 @@
+"""The networks of Teh et al., "Performance trade-offs in reconfigurable networks for HPC"
+(JOCN 2022), on the packet engine with the lossless ``credit`` transport:
+
+- ``trn`` — ToR-reconfigurable (TRN-Flat): every ToR's uplinks go to OCSes, one circuit
+  per uplink; demand-aware (``--control da``: ``k`` successive maximum-weight or stable
+  matchings) or rotating a fixed set of matchings (``--control rotor``, TRN-R); shortest
+  paths on the circuits (direct, else via one intermediate ToR), 2 virtual channels;
+- ``prn`` — pod-reconfigurable: racks of a pod on a leaf–spine (``--intra clos``, PRN-2L)
+  or a full mesh (``--intra mesh``, PRN-M), pods joined by OCS circuits whose counts come
+  from the throughput-maximising LP; TAGO-like routing, 2 virtual channels;
+- ``dfplus`` — Dragonfly+ / Megafly (PRN-2L's static counterpart), TAGO-like, 2 VCs;
+- ``expander_hyb`` — a static random regular expander with HYB (hybrid Valiant–ECMP)
+  routing, 4 VCs;
+- ``fattree`` — the non-blocking three-level fat tree, ECMP, 1 VC.
+
+Racks are the engine's nodes (``--nodes``); spines, aggregation and core switches are
+switch nodes behind them. The wiring, controllers and tables live in :mod:`opendcn.hpc`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import model_validator
+
+from .. import hpc
+from ..config import Config
+from ..errors import ConfigError, InvariantError
+from ..network import Network, _Cut, _Live
+from ..options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
+from ..rng import stream
+from ..timeflow import Circuit, Entry, Hop, Path
+from . import register
+
+
+# ---------------------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------------------
+class HpcOptions(TransportOptions):
+    """Hardware and transport shared by the HPC networks (the paper's §6.A defaults; link
+    and host-link delays from the authors' public evaluation scripts)."""
+
+    nodes: Int = opt(128, "racks (ToRs), each a packet switch with its hosts below", ge=2)
+    radix: Int = opt(32, "packet switch radix k (even, >= 4): k/2 ToR ports face hosts", ge=4)
+    hosts_per_rack: AutoInt = opt("auto", "hosts below each ToR (auto: k/2)", ge=1)
+    link_rate: Rate = opt("100Gbps", "rate of every link", gt=0)
+    propagation: Time = opt("30ns", "propagation delay of a switch-to-switch link", ge=0)
+    host_propagation: Time = opt("10ns", "propagation delay of a host link", ge=0)
+    buffer: Size = opt("20KB", "buffer per switch egress port (the VOQ), split over the virtual channels", gt=0)
+    mtu: Size = opt("1500B", "payload bytes per packet", gt=0)
+    vcs: Int = opt(2, "virtual channels of the credit transport (the paper's Table 3)", ge=1, le=8)
+    multipath: Literal["packet", "adaptive"] = opt(
+        "packet", "per-packet load balancing: uniform among the candidates, or the least-queued one")
+    transport: str = like(TransportOptions, "transport", "credit")
+
+    @model_validator(mode="after")
+    def _radix(self) -> "HpcOptions":
+        hpc.check_radix(self.radix)
+        return self
+
+    @property
+    def hosts(self) -> int:
+        return self.radix // 2 if self.hosts_per_rack is None else self.hosts_per_rack
+
+    def config(self, uplinks: int, delay: int = 0) -> Config:
+        return Config(nodes=self.nodes, uplinks=uplinks, link_rate=self.link_rate, propagation=self.propagation,
+                      hosts_per_node=self.hosts, host_propagation=self.host_propagation, buffer=self.buffer,
+                      mtu=self.mtu, reconfiguration_delay=delay)
+
+    def apply(self, net: Network) -> None:
+        """The transport: the rule and, for ``credit``, the virtual channels."""
+        self.apply_transport(net)
+        if "credit" in net._transport.rule.names:
+            net.transport(vcs=self.vcs)
+
+
+class ReconfOptions(HpcOptions):
+    """When a reconfigurable network's controller recomputes its circuits."""
+
+    period: Time | None = opt(None, "reconfiguration period (none: one configuration, computed at the start "
+                                    "from the run's traffic matrix, kept for the whole run)", gt=0)
+    reconfiguration_delay: Time = opt("0ns", "time a changed circuit is down at each reconfiguration", ge=0)
+    duty_cycle: Float | None = opt(None, "uptime / period (sets the delay to (1 - duty) x period)", gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _timing(self) -> "ReconfOptions":
+        if self.duty_cycle is not None and self.period is None:
+            raise ConfigError("--duty-cycle", self.duty_cycle, "a duty cycle needs a reconfiguration --period")
+        if self.duty_cycle is not None and self.reconfiguration_delay:
+            raise ConfigError("--duty-cycle", self.duty_cycle, "give either --duty-cycle or --reconfiguration-delay")
+        if self.period is not None and self.delay >= self.period:
+            raise ConfigError("--reconfiguration-delay", self.reconfiguration_delay,
+                              "must be shorter than the reconfiguration period")
+        return self
+
+    @property
+    def delay(self) -> int:
+        if self.duty_cycle is not None and self.period is not None:
+            return int(round((1.0 - self.duty_cycle) * self.period))
+        return self.reconfiguration_delay
+
+
+def _auto_pods(o: HpcOptions, pods: int | None) -> tuple[int, int]:
+    """(pods, racks per pod): ``pods`` given, or enough pods of at most k/2 racks (>= 2)."""
+    p = pods if pods is not None else max(2, math.ceil(o.nodes / (o.radix // 2)))
+    if p < 2:
+        raise ConfigError("--pods", p, "need at least 2 pods")
+    if o.nodes % p:
+        raise ConfigError("--pods", p, f"the pods must divide the racks (--nodes {o.nodes})")
+    return p, o.nodes // p
+
+
+# ---------------------------------------------------------------------------------------
+# the network: tables as columns, a controller stepping the run
+# ---------------------------------------------------------------------------------------
+class HpcNetwork(Network):
+    """A packet-engine network whose routes are :class:`~opendcn.hpc.Tables` columns and
+    whose circuits a controller may recompute during the run (``controller``)."""
+
+    controller: Any = None
+    #: per-packet choice among the table's candidates ("packet" or "adaptive")
+    _mp: str = "packet"
+
+    def set_tables(self, t: hpc.Tables) -> None:
+        """Install routing tables (also during a run)."""
+        self._hpc_tables = t
+        self._router = "table"
+        self._compiled = {}
+        self._routes = []
+        self._paths = None
+        self._multipath = self._mp
+        if self._live is not None:
+            self._live.sim.set_tables(self._table_columns())
+
+    def _table_columns(self) -> dict[str, np.ndarray]:
+        t = getattr(self, "_hpc_tables", None)
+        if t is None:
+            return super()._table_columns()
+        wild = np.full(len(t), -1, np.int64)
+        return {"tf_node": t.node, "tf_arr": wild, "tf_src": t.src, "tf_dst": t.dst, "tf_dep": wild,
+                "tf_port": self.port_offset[t.node] + t.port}
+
+    def tables(self, node: int) -> list[Entry]:
+        t = getattr(self, "_hpc_tables", None)
+        if t is None:
+            return super().tables(node)
+        sel = np.flatnonzero(t.node == node)
+        return [Entry(None, None if t.src[i] < 0 else int(t.src[i]), int(t.dst[i]), None, int(t.port[i]))
+                for i in sel]
+
+    def _engine(self, flows: _Cut, duration_ps: int, seed: int) -> Any:
+        if self.controller is not None:
+            self.controller.start(self, flows, seed, duration_ps)
+        return super()._engine(flows, duration_ps, seed)
+
+    def _advance(self, live: _Live, progress: bool) -> None:
+        period = self.controller.period if self.controller is not None else None
+        if period is None:
+            super()._advance(live, progress)
+            return
+        sim = live.sim
+        t = period
+        while t < live.duration and not sim.stopped:
+            sim.run_until(t)
+            if sim.stopped:
+                break
+            self.controller.step(self)
+            t += period
+        sim.run_until(live.duration)
+        if sim.stopped:
+            live.duration = int(sim.now)
+        if self.net_series:
+            sim.final_sample()
+
+    def _deliver(self, result: Any, o: dict[str, Any], seed: int, out: Any) -> Any:
+        try:
+            return super()._deliver(result, o, seed, out)
+        except InvariantError as e:
+            if o["drops"].get("reconfiguration") and "credit" in self._transport.rule.names:
+                raise InvariantError(f"{e}; {int(o['drops']['reconfiguration'])} bytes were being serialized on "
+                                     "circuits that changed: the packet engine switches a circuit at once instead "
+                                     "of draining its port first (drain, switch, undrain), so a reconfiguring "
+                                     "network is not lossless under load yet") from None
+            raise
+
+    def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
+        if self.controller is not None:
+            result.summary["arch_metrics"].update(self.controller.metrics())
+
+    def _port_kinds(self) -> np.ndarray:
+        """Switch ports an electrical fabric leaves unconnected (a core switch uses one
+        port per pod) are unused, not electrical."""
+        kind = super()._port_kinds()
+        if self.fabric == "electrical" and self._peer is not None:
+            kind[(self._peer[0] < 0) & (kind == 2)] = 0
+        return kind
+
+    def peer_nodes(self) -> np.ndarray:
+        """``(nodes, ports)``: the node each port sends to under the current circuits (-1: none)."""
+        assert self._peer is not None
+        row = self._peer[0]
+        width = int(self.user_ports.max())
+        out = np.full((self.total_nodes, width), -1, np.int64)
+        for v in range(self.total_nodes):
+            a = int(self.port_offset[v])
+            q = row[a:a + int(self.user_ports[v])]
+            out[v, :len(q)] = np.where(q >= 0, np.searchsorted(self.port_offset, q, side="right") - 1, -1)
+        return out
+
+
+def _rack_tm(net: Network, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Bytes per (source rack, destination rack) of flows between hosts."""
+    h = net.config.hosts_per_node
+    n = net.config.nodes
+    tm = np.zeros((n, n), np.float64)
+    np.add.at(tm, (np.asarray(src) // h, np.asarray(dst) // h), np.asarray(size, np.float64))
+    np.fill_diagonal(tm, 0.0)
+    return tm
+
+
+class Controller:
+    """Recomputes circuits (and the routes on them) from the demand, at the start of the
+    run and then every ``period`` (None: only at the start)."""
+
+    def __init__(self, period: int | None):
+        self.period = period
+        self.reconfigurations = 0
+        self.changed_circuits = 0
+        self.compute_s = 0.0
+        self.log: list[tuple[int, list[tuple[int, int]]]] = []
+
+    def start(self, net: HpcNetwork, flows: _Cut, seed: int, duration_ps: int) -> None:
+        """The first configuration, from the run's whole traffic matrix (the expected
+        pattern), served until the first reconfiguration (or the end of the run)."""
+        self.rng = stream(seed, "hpc.controller")
+        self.reset()
+        t0 = time.perf_counter()
+        horizon = min(self.period, duration_ps) if self.period is not None else duration_ps
+        self.apply(net, self.compute(net, _rack_tm(net, flows.src, flows.dst, flows.size), horizon), first=True)
+        self.compute_s += time.perf_counter() - t0
+
+    def reset(self) -> None:
+        self.reconfigurations = 0
+        self.changed_circuits = 0
+        self.compute_s = 0.0
+        #: (time ps, sending (node, port) pairs whose circuit changed) per reconfiguration
+        self.log = []
+
+    def step(self, net: HpcNetwork) -> None:
+        """One reconfiguration: the demand still to deliver, served over the next period.
+        A demand-aware controller keeps its circuits when nothing is waiting."""
+        assert self.period is not None
+        t0 = time.perf_counter()
+        demand = net.demand().astype(np.float64)
+        if demand.sum() > 0 or not self.demand_aware:
+            self.apply(net, self.compute(net, demand, self.period), first=False)
+        self.compute_s += time.perf_counter() - t0
+
+    demand_aware = True
+
+    def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> Any:
+        raise NotImplementedError
+
+    def circuits(self, net: HpcNetwork, state: Any) -> list[Circuit]:
+        raise NotImplementedError
+
+    def routes(self, net: HpcNetwork) -> hpc.Tables:
+        raise NotImplementedError
+
+    def apply(self, net: HpcNetwork, state: Any, first: bool) -> None:
+        """Deploy the circuits of ``state`` and the routes on them. During a run the
+        tables change at once and the circuits at the same instant (the engine routes the
+        packets queued on a changed port again, with the new tables)."""
+        new = self.circuits(net, state)
+        if not first:
+            gone = set(net.circuits) - set(new)
+            if not gone:
+                return
+            self.reconfigurations += 1
+            self.changed_circuits += len(gone)
+            ends = sorted({(c.n1, c.p1) for c in gone} | {(c.n2, c.p2) for c in gone if not c.directed})
+            assert net._live is not None
+            self.log.append((int(net._live.sim.now), ends))
+        net.deploy_topo(new, queued="reroute")
+        net.set_tables(self.routes(net))
+
+    def metrics(self) -> dict[str, Any]:
+        return {"reconfigurations": self.reconfigurations, "changed_circuits": self.changed_circuits,
+                "controller_wall_s": round(self.compute_s, 4),
+                "period_ps": self.period}
+
+
+# ---------------------------------------------------------------------------------------
+# TRN
+# ---------------------------------------------------------------------------------------
+class TrnOptions(ReconfOptions):
+    nodes: Int = like(ReconfOptions, "nodes", 128)
+    control: Literal["da", "rotor"] = opt(
+        "da", "circuits from the demand (da: successive matchings) or a fixed rotating set of matchings (rotor, TRN-R)")
+    matching: Literal["weight", "stable"] = opt(
+        "weight", "DA matching: maximum weight (centralised) or stable (Gale-Shapley)")
+    overprovision: Int = opt(2, "uplinks per ToR = overprovision x k/2 (the paper's cost equalisation: 2)", ge=1)
+
+    @model_validator(mode="after")
+    def _rotor(self) -> "TrnOptions":
+        if self.control == "rotor" and self.period is None:
+            raise ConfigError("--period", None, "rotor control (TRN-R) moves to its next matchings every period")
+        return self
+
+
+class TrnController(Controller):
+    def __init__(self, o: TrnOptions):
+        super().__init__(o.period)
+        self.o = o
+        self.uplinks = o.overprovision * (o.radix // 2)
+        self.phase = 0
+        self.cycle: list[np.ndarray] | None = None
+        self.rng = stream(1, "hpc.controller")
+
+    def reset(self) -> None:
+        super().reset()
+        self.phase = 0
+        self.cycle = None
+        self.demand_aware = self.o.control == "da"
+
+    def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> np.ndarray:
+        n = net.config.nodes
+        if self.o.control == "rotor":
+            if self.cycle is None:
+                self.cycle = hpc.rotor_cycle(n, self.uplinks, self.rng)
+            conf = self.cycle[self.phase % len(self.cycle)]
+            self.phase += 1
+            return conf
+        # bytes one circuit carries until the next reconfiguration
+        cap = float(net.config.link_rate) / 8 * horizon_ps / 1e12
+        return hpc.trn_configuration(demand, self.uplinks, cap, matching=self.o.matching, rng=self.rng)
+
+    def circuits(self, net: HpcNetwork, state: np.ndarray) -> list[Circuit]:
+        return [Circuit(int(i), u, int(state[u, i]), u, None, True)
+                for u in range(state.shape[0]) for i in range(state.shape[1]) if state[u, i] >= 0]
+
+    def routes(self, net: HpcNetwork) -> hpc.Tables:
+        return hpc.ecmp_tables(net.peer_nodes(), np.arange(net.config.nodes))
+
+    def metrics(self) -> dict[str, Any]:
+        return {**super().metrics(), "control": self.o.control, "matching": self.o.matching,
+                "uplinks_per_tor": self.uplinks}
+
+
+@register("trn", "TRN: ToR-reconfigurable HPC network (OCS between ToR uplinks; demand-aware or rotor)",
+          TrnOptions, tiny={"nodes": 8})
+def build_trn(o: TrnOptions) -> HpcNetwork:
+    ctl = TrnController(o)
+    net = HpcNetwork(o.config(ctl.uplinks, o.delay), arch="trn")
+    net._mp = o.multipath
+    net.controller = ctl
+    # until the run starts, the first rotor configuration stands in
+    first = hpc.rotor_cycle(o.nodes, ctl.uplinks, stream(1, "hpc.initial"))[0]
+    net.deploy_topo(ctl.circuits(net, first))
+    net.set_tables(ctl.routes(net))
+    o.apply(net)
+    net.arch_metrics.update({"uplinks_per_tor": ctl.uplinks, "ocs_radix": o.nodes, "vcs": o.vcs,
+                             "duty_cycle": (1 - o.delay / o.period) if o.period else 1.0})
+    return net
+
+
+# ---------------------------------------------------------------------------------------
+# pods: PRN (2L and mesh) and Dragonfly+
+# ---------------------------------------------------------------------------------------
+class PodOptions(HpcOptions):
+    nodes: Int = like(HpcOptions, "nodes", 128)
+    pods: AutoInt = opt("auto", "pods (auto: racks / (k/2), at least 2); must divide the racks", ge=2)
+
+
+class PrnOptions(ReconfOptions, PodOptions):
+    intra: Literal["clos", "mesh"] = opt("clos", "racks inside a pod: two-level leaf-spine (PRN-2L) or full mesh (PRN-M)")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "PrnOptions":
+        p, r = _auto_pods(self, self.pods)
+        h = self.radix // 2
+        if self.intra == "clos" and r > h:
+            raise ConfigError("--pods", p, f"{r} racks per pod exceed the k/2 = {h} down ports of a spine")
+        if self.intra == "mesh" and r - 1 >= h:
+            raise ConfigError("--pods", p, f"a mesh pod of {r} racks leaves no inter-pod port "
+                                           f"(a ToR has k/2 = {h} network ports)")
+        return self
+
+
+def _pod_layout(o: HpcOptions, p: int, r: int) -> hpc.PodLayout:
+    h = o.radix // 2
+    return hpc.PodLayout(racks=o.nodes, pods=p, spines=h, glob=h)
+
+
+def _global_peer(rows: np.ndarray, p: int, uplinks: int, directed_perm: np.ndarray | None) -> np.ndarray:
+    """``(pods, uplinks)``: the pod each global port sends to."""
+    if directed_perm is not None:
+        return directed_perm.T.copy()
+    out = np.full((p, uplinks), -1, np.int64)
+    out[rows[:, 0], rows[:, 1]] = rows[:, 2]
+    out[rows[:, 2], rows[:, 3]] = rows[:, 0]
+    return out
+
+
+def clos_pod_tables(lay: hpc.PodLayout, gpeer: np.ndarray) -> hpc.Tables:
+    """TAGO-like routing on leaf–spine pods joined by global links (``gpeer[pod, o]``: the
+    pod global port ``o`` leads to). A leaf sends its own packets over all spines of its
+    pod (intra-pod ECMP) and packets passing through only to spines with a link to the
+    destination pod; a spine with links to the destination pod uses them (direct path);
+    a spine without forwards its own pod's packets over all its global ports (indirect
+    path via an intermediate pod) and packets passing through down to any leaf."""
+    R, P, S = lay.racks, lay.pods, lay.spines
+    r = lay.per_pod
+    parts: list[hpc.Tables] = []
+    leaves = np.arange(R)
+    lpod = leaves // r
+    # spine (pod, j) global ports: o = g*S + j -> peer pod gpeer[pod, o]
+    direct = np.zeros((P, S, P), bool)
+    for pod in range(P):
+        for o in range(lay.uplinks):
+            q = gpeer[pod, o]
+            if q >= 0:
+                direct[pod, o % S, q] = True
+    for d in range(R):
+        qd = d // r
+        # leaves
+        same = lpod == qd
+        src_l = leaves[(leaves != d) & same]
+        for j in range(S):
+            parts.append(hpc.Tables.of(src_l, -1, np.full(len(src_l), d), np.full(len(src_l), j)))
+        other = leaves[~same]
+        for j in range(S):
+            ok = other[direct[lpod[other], j, qd]]
+            parts.append(hpc.Tables.of(ok, -1, np.full(len(ok), d), np.full(len(ok), j)))
+            parts.append(hpc.Tables.of(other, other, np.full(len(other), d), np.full(len(other), j)))
+    for pod in range(P):
+        pod_leaves = np.arange(pod * r, pod * r + r)
+        for j in range(S):
+            sp = int(lay.spine(pod, j))
+            # down to the own pod's leaves
+            parts.append(hpc.Tables.of(np.full(r, sp), -1, pod_leaves, np.arange(r)))
+            ports_to = {q: [r + o // S for o in range(j, lay.uplinks, S) if gpeer[pod, o] == q] for q in range(P)}
+            all_glob = [r + o // S for o in range(j, lay.uplinks, S) if gpeer[pod, o] >= 0]
+            for q in range(P):
+                if q == pod:
+                    continue
+                dst = np.arange(q * r, q * r + r)
+                if ports_to[q]:
+                    for port in ports_to[q]:
+                        parts.append(hpc.Tables.of(np.full(r, sp), -1, dst, np.full(r, port)))
+                else:
+                    # passing through: down to any leaf of this pod
+                    for down in range(r):
+                        parts.append(hpc.Tables.of(np.full(r, sp), -1, dst, np.full(r, down)))
+                    # own pod's packets: via an intermediate pod
+                    s_, d_ = np.meshgrid(pod_leaves, dst, indexing="ij")
+                    for port in all_glob:
+                        parts.append(hpc.Tables.of(np.full(s_.size, sp), s_.ravel(), d_.ravel(),
+                                                   np.full(s_.size, port)))
+    return hpc.Tables.concat(parts)
+
+
+def mesh_pod_tables(R: int, P: int, h_ocs: int, gpeer: np.ndarray) -> hpc.Tables:
+    """TAGO-like routing on fully meshed pods (PRN-M): leaf port ``i`` (``i < r − 1``) goes
+    to the ``i``-th other leaf of its pod, port ``r − 1 + c`` is its ``c``-th OCS port
+    (pod global port ``o = c·r + index``). A ToR with links to the destination pod uses
+    them; otherwise it sends over the mesh to the pod's ToRs that have such links, and a
+    ToR's own packets may also leave through its own OCS ports (indirect path)."""
+    r = R // P
+    parts: list[hpc.Tables] = []
+
+    def mesh_port(i: int, j: int) -> int:
+        return j if j < i else j - 1
+
+    for pod in range(P):
+        ocs_to = np.full((r, h_ocs), -1, np.int64)
+        for c in range(h_ocs):
+            for i in range(r):
+                ocs_to[i, c] = gpeer[pod, c * r + i]
+        for i in range(r):
+            v = pod * r + i
+            for j in range(r):
+                if j != i:
+                    parts.append(hpc.Tables.of(np.array([v]), -1, np.array([pod * r + j]),
+                                               np.array([mesh_port(i, j)])))
+            for q in range(P):
+                if q == pod:
+                    continue
+                dst = np.arange(q * r, q * r + r)
+                mine = [r - 1 + c for c in range(h_ocs) if ocs_to[i, c] == q]
+                if mine:
+                    for port in mine:
+                        parts.append(hpc.Tables.of(np.full(r, v), -1, dst, np.full(r, port)))
+                    continue
+                mates = [mesh_port(i, j) for j in range(r) if j != i and (ocs_to[j] == q).any()]
+                for port in mates:
+                    parts.append(hpc.Tables.of(np.full(r, v), -1, dst, np.full(r, port)))
+                own = mates + [r - 1 + c for c in range(h_ocs) if ocs_to[i, c] >= 0]
+                for port in own:
+                    parts.append(hpc.Tables.of(np.full(r, v), v, dst, np.full(r, port)))
+    return hpc.Tables.concat(parts)
+
+
+class PrnController(Controller):
+    def __init__(self, o: PrnOptions, pods: int, racks_per_pod: int):
+        super().__init__(o.period)
+        self.o = o
+        self.pods = pods
+        self.r = racks_per_pod
+        h = o.radix // 2
+        self.uplinks = h * h if o.intra == "clos" else racks_per_pod * (h - (racks_per_pod - 1))
+        self.lam = 0.0
+        self.links: np.ndarray | None = None
+        self.perm: np.ndarray | None = None
+        #: the static circuits inside the pods, and the leaf-spine numbering (PRN-2L)
+        self.intra: list[Circuit] = []
+        self.lay = hpc.PodLayout(racks=o.nodes, pods=pods, spines=h, glob=h)
+
+    def pod_tm(self, tm: np.ndarray) -> np.ndarray:
+        p, r = self.pods, self.r
+        return tm.reshape(p, r, p, r).sum(axis=(1, 3))
+
+    def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> np.ndarray:
+        x, self.lam = hpc.prn_lp(self.pod_tm(demand), self.uplinks)
+        self.links = hpc.round_links(x, self.uplinks)
+        return hpc.permutations(self.links)
+
+    def circuits(self, net: HpcNetwork, perm: np.ndarray) -> list[Circuit]:
+        self.perm = perm
+        out = list(self.intra)
+        for o in range(perm.shape[0]):
+            for a in range(self.pods):
+                b = int(perm[o, a])
+                na, pa = self.gport(a, o)
+                nb, pb = self.gport(b, o)
+                out.append(Circuit(na, pa, nb, pb, None, True))
+        return out
+
+    def gport(self, pod: int, o: int) -> tuple[int, int]:
+        if self.o.intra == "clos":
+            n, p = self.lay.global_port(pod, o)
+            return int(n), int(p)
+        return pod * self.r + o % self.r, self.r - 1 + o // self.r
+
+    def routes(self, net: HpcNetwork) -> hpc.Tables:
+        assert self.perm is not None
+        gpeer = self.perm.T.copy()
+        if self.o.intra == "clos":
+            return clos_pod_tables(self.lay, gpeer)
+        return mesh_pod_tables(self.o.nodes, self.pods, self.uplinks // self.r, gpeer)
+
+    def metrics(self) -> dict[str, Any]:
+        return {**super().metrics(), "pods": self.pods, "racks_per_pod": self.r, "pod_uplinks": self.uplinks,
+                "lp_throughput": round(self.lam, 6), "intra": self.o.intra,
+                "pod_links_min": int(self.links[~np.eye(self.pods, dtype=bool)].min()) if self.links is not None else 0}
+
+
+@register("prn", "PRN: pod-reconfigurable HPC network (leaf-spine or mesh pods, LP-chosen OCS links between pods)",
+          PrnOptions, tiny={"nodes": 16})
+def build_prn(o: PrnOptions) -> HpcNetwork:
+    p, r = _auto_pods(o, o.pods)
+    h = o.radix // 2
+    ctl = PrnController(o, p, r)
+    if o.intra == "clos":
+        lay = ctl.lay
+        net = HpcNetwork(o.config(h, o.delay), switches=p * h, switch_ports=r + h, arch="prn")
+        ctl.intra = [Circuit(leaf, j, int(lay.spine(leaf // r, j)), leaf % r) for leaf in range(o.nodes)
+                     for j in range(h)]
+    else:
+        net = HpcNetwork(o.config(h, o.delay), arch="prn")
+        ctl.intra = [Circuit(pod * r + i, j - 1, pod * r + j, i) for pod in range(p) for i in range(r)
+                     for j in range(i + 1, r)]
+    net._mp = o.multipath
+    net.controller = ctl
+    # until the run starts: the LP's answer for uniform traffic
+    ctl.rng = stream(1, "hpc.initial")
+    ctl.apply(net, ctl.compute(net, np.zeros((o.nodes, o.nodes)), 1), first=True)
+    o.apply(net)
+    net.arch_metrics.update({"pods": p, "racks_per_pod": r, "pod_uplinks": ctl.uplinks, "ocs_radix": p,
+                             "vcs": o.vcs, "duty_cycle": (1 - o.delay / o.period) if o.period else 1.0})
+    return net
+
+
+class DfPlusOptions(PodOptions):
+    @model_validator(mode="after")
+    def _shape(self) -> "DfPlusOptions":
+        p, r = _auto_pods(self, self.pods)
+        h = self.radix // 2
+        if r > h:
+            raise ConfigError("--pods", p, f"{r} racks per group exceed the k/2 = {h} down ports of a spine")
+        if p - 1 > h * h:
+            raise ConfigError("--pods", p, f"at most (k/2)^2 + 1 = {h * h + 1} groups")
+        return self
+
+
+@register("dfplus", "Dragonfly+ (Megafly): leaf-spine groups with static global links, TAGO-like routing",
+          DfPlusOptions, tiny={"nodes": 16})
+def build_dfplus(o: DfPlusOptions) -> HpcNetwork:
+    p, r = _auto_pods(o, o.pods)
+    h = o.radix // 2
+    lay = _pod_layout(o, p, r)
+    net = HpcNetwork(o.config(h), fabric="electrical", switches=p * h, switch_ports=r + h, arch="dfplus")
+    net._mp = o.multipath
+    rows = hpc.global_pairs(p, lay.uplinks)
+    circuits = [Circuit(leaf, j, int(lay.spine(leaf // r, j)), leaf % r) for leaf in range(o.nodes) for j in range(h)]
+    for a, oa, b, ob in rows:
+        na, pa = lay.global_port(int(a), int(oa))
+        nb, pb = lay.global_port(int(b), int(ob))
+        circuits.append(Circuit(int(na), int(pa), int(nb), int(pb)))
+    net.deploy_topo(circuits)
+    net.set_tables(clos_pod_tables(lay, _global_peer(rows, p, lay.uplinks, None)))
+    o.apply(net)
+    counts = np.zeros((p, p), np.int64)
+    np.add.at(counts, (rows[:, 0], rows[:, 2]), 1)
+    counts = counts + counts.T
+    net.arch_metrics.update({"groups": p, "racks_per_group": r, "global_links": int(len(rows)), "vcs": o.vcs,
+                             "group_links_min": int(counts[~np.eye(p, dtype=bool)].min())})
+    return net
+
+
+# ---------------------------------------------------------------------------------------
+# expander with HYB routing
+# ---------------------------------------------------------------------------------------
+class ExpanderOptions(HpcOptions):
+    nodes: Int = like(HpcOptions, "nodes", 128)
+    vcs: Int = like(HpcOptions, "vcs", 4)
+    overprovision: Int = opt(2, "network ports per ToR = overprovision x k/2 (the paper's cost equalisation: 2)", ge=1)
+    ecmp_fraction: Float = opt(0.6, "HYB: share of a pair's paths that are shortest (ECMP); the rest are Valiant "
+                                    "paths via random intermediate ToRs", gt=0, le=1)
+    wiring_seed: Int = opt(1, "seed of the random regular wiring (the run's --seed draws the traffic)", ge=0)
+
+
+def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) -> list[Path]:
+    """HYB routes on a static graph (``peer[v, p]``: the ToR port ``p`` of ``v`` leads to):
+    every shortest path of a pair (ECMP), plus ``V = round(E·(1−f)/f)`` Valiant paths
+    through distinct random intermediate ToRs (a random shortest path to the
+    intermediate, then a random shortest path on), ``E`` being the pair's ECMP paths."""
+    from scipy import sparse
+    from scipy.sparse.csgraph import shortest_path
+
+    n, u = peer.shape
+    vv, pp = np.nonzero(peer >= 0)
+    g = sparse.csr_matrix((np.ones(len(vv)), (vv, peer[vv, pp])), shape=(n, n))
+    g.data[:] = 1.0
+    dist = shortest_path(g, directed=True, unweighted=True)
+
+    @functools.lru_cache(maxsize=None)
+    def all_sp(s: int, d: int) -> list[tuple[Hop, ...]]:
+        if s == d:
+            return [()]
+        out: list[tuple[Hop, ...]] = []
+        for p in range(u):
+            q = int(peer[s, p])
+            if q >= 0 and dist[q, d] == dist[s, d] - 1:
+                out.extend((Hop(s, p, None),) + rest for rest in all_sp(q, d))
+        return out
+
+    paths: list[Path] = []
+    for s in range(n):
+        for d in range(n):
+            if s == d:
+                continue
+            ecmp = all_sp(s, d)
+            paths.extend(Path(s, d, None, hops) for hops in ecmp)
+            if ecmp_fraction >= 1:
+                continue
+            v = max(1, int(round(len(ecmp) * (1 - ecmp_fraction) / ecmp_fraction)))
+            mids = [m for m in rng.permutation(n) if m not in (s, d)][:v]
+            for m in mids:
+                a = all_sp(s, int(m))
+                b = all_sp(int(m), d)
+                paths.append(Path(s, d, None, a[rng.integers(len(a))] + b[rng.integers(len(b))]))
+    return paths
+
+
+@register("expander_hyb", "Static expander (Jellyfish-like) with HYB hybrid Valiant-ECMP routing, 2x over-provisioned",
+          ExpanderOptions, tiny={"nodes": 8})
+def build_expander(o: ExpanderOptions) -> HpcNetwork:
+    deg = o.overprovision * (o.radix // 2)
+    w = hpc.expander(o.nodes, deg, o.hosts, seed=o.wiring_seed)
+    net = HpcNetwork(o.config(deg), fabric="electrical", arch="expander_hyb")
+    used = np.zeros(o.nodes, np.int64)
+    circuits = []
+    for a, b in w.links:
+        circuits.append(Circuit(int(a), int(used[a]), int(b), int(used[b])))
+        used[a] += 1
+        used[b] += 1
+    net.deploy_topo(circuits)
+    peer = np.full((o.nodes, deg), -1, np.int64)
+    for c in circuits:
+        peer[c.n1, c.p1] = c.n2
+        peer[c.n2, c.p2] = c.n1
+    paths = hyb_paths(peer, o.ecmp_fraction, stream(o.wiring_seed, "hpc.hyb"))
+    net.deploy_routing(paths, lookup="source", multipath=o.multipath)
+    o.apply(net)
+    net.arch_metrics.update({"degree": deg, "diameter": hpc.diameter(w), "vcs": o.vcs,
+                             "routes": len(net._routes), "ecmp_fraction": o.ecmp_fraction})
+    return net
+
+
+# ---------------------------------------------------------------------------------------
+# fat tree
+# ---------------------------------------------------------------------------------------
+class FatTreeOptions(HpcOptions):
+    nodes: Int = like(HpcOptions, "nodes", 128)
+    vcs: Int = like(HpcOptions, "vcs", 1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> "FatTreeOptions":
+        p, r = _fat_pods(self)
+        if p > self.radix:
+            raise ConfigError("--nodes", self.nodes, f"a three-level fat tree of radix {self.radix} has at most "
+                                                      f"{self.radix * self.radix // 2} racks")
+        return self
+
+
+def _fat_pods(o: HpcOptions) -> tuple[int, int]:
+    h = o.radix // 2
+    p = math.ceil(o.nodes / h)
+    if o.nodes % p:
+        raise ConfigError("--nodes", o.nodes, f"the racks must split evenly into pods of at most k/2 = {h}")
+    return p, o.nodes // p
+
+
+def fattree_circuits(racks: int, k: int) -> tuple[list[Circuit], int, int, int]:
+    """Non-blocking three-level fat tree of radix ``k`` over ``racks`` edge switches:
+    ``P = ⌈racks/(k/2)⌉`` pods of ``r`` edges and ``k/2`` aggregation switches (each edge
+    to every aggregation switch of its pod), and — with more than one pod — ``k/2`` groups
+    of ``r`` core switches, core ``c`` of group ``j`` linked once to aggregation switch
+    ``j`` of every pod (an aggregation switch has as many up as down ports). Nodes: edges
+    ``0..racks−1``, aggregation ``racks + pod·k/2 + j``, cores after them. Returns
+    (circuits, switch nodes, switch ports, pods)."""
+    h = k // 2
+    p = math.ceil(racks / h)
+    r = racks // p
+    circuits = []
+    agg0 = racks
+    core0 = racks + p * h
+    for e in range(racks):
+        for j in range(h):
+            circuits.append(Circuit(e, j, agg0 + (e // r) * h + j, e % r))
+    if p > 1:
+        for pod in range(p):
+            for j in range(h):
+                for c in range(r):
+                    circuits.append(Circuit(agg0 + pod * h + j, r + c, core0 + j * r + c, pod))
+    switches = p * h + (h * r if p > 1 else 0)
+    ports = max(2 * r if p > 1 else r, p if p > 1 else 0)
+    return circuits, switches, ports, p
+
+
+@register("fattree", "Non-blocking three-level fat tree with ECMP (the HPC reference)", FatTreeOptions,
+          tiny={"nodes": 32})
+def build_fattree(o: FatTreeOptions) -> HpcNetwork:
+    h = o.radix // 2
+    circuits, switches, ports, p = fattree_circuits(o.nodes, o.radix)
+    net = HpcNetwork(o.config(h), fabric="electrical", switches=switches, switch_ports=ports, arch="fattree")
+    net._mp = o.multipath
+    net.deploy_topo(circuits)
+    net.set_tables(hpc.ecmp_tables(net.peer_nodes(), np.arange(o.nodes)))
+    o.apply(net)
+    net.arch_metrics.update({"pods": p, "switches": o.nodes + switches, "vcs": o.vcs})
+    return net

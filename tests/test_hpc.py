@@ -1,0 +1,238 @@
+"""The HPC networks (trn, prn, dfplus, expander_hyb, fattree) on the packet engine: their
+controllers (matching, stable matching, the pod LP), workloads and fan-out, losslessness
+with the paper's virtual-channel counts, reconfiguration during a run, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+import opendcn as od
+from opendcn import hpc
+from opendcn.workload import fanout, rack_matrix
+
+TABLE3_VCS = {"trn": 2, "prn": 2, "dfplus": 2, "expander_hyb": 4, "fattree": 1}
+TINY = {"trn": {"nodes": 8}, "prn": {"nodes": 16}, "dfplus": {"nodes": 16}, "expander_hyb": {"nodes": 8},
+        "fattree": {"nodes": 32}}
+
+
+# ------------------------------------------------------------------- workloads, fan-out
+def test_fanout_of_permutation_is_1_and_of_uniform_n_minus_1():
+    for n in (8, 128):
+        assert fanout(rack_matrix("permutation", n)) == 1
+        assert fanout(rack_matrix("uniform", n)) == n - 1
+
+
+@pytest.mark.parametrize("pattern,expected", [("permutation", 1), ("uniform", 15), ("group-permutation", 2),
+                                              ("stencil-3d", 4), ("bisection", 8)])
+def test_generated_flows_follow_the_rack_pattern(pattern, expected):
+    """Flows drawn from a pattern hit exactly the pattern's rack pairs (16 racks x 2 hosts;
+    the 3-D stencil on a 2x2x4 torus has 1 + 1 + 2 distinct neighbours)."""
+    wl = od.workload.poisson(None, 0.8, pattern, flow_size="10KB", group_size=2 if pattern == "group-permutation"
+                             else None)
+    f = wl.generate(endpoints=32, hosts_per_node=2, rate_bps=200 * 10**9, nodes=16, duration_ps=400 * 10**6, seed=3)
+    tm = np.zeros((16, 16))
+    np.add.at(tm, (f.src // 2, f.dst // 2), 1)
+    m = rack_matrix(pattern, 16, group_size=2 if pattern == "group-permutation" else None, seed=3)
+    assert ((tm > 0) <= (m > 0)).all()                      # never off the pattern
+    assert fanout(tm) == pytest.approx(expected)          # and every pair of it used (many flows)
+
+
+def test_storage_pattern_sends_storage_traffic_to_compute_only():
+    m = rack_matrix("storage", 8)
+    assert (m[4:, 4:] == 0).all() and m[4:, :4].sum() == pytest.approx(4)
+    assert m[:4, :4].sum() == pytest.approx(2) and m[:4, 4:].sum() == pytest.approx(2)
+
+
+def test_rank_traces_and_their_fanout():
+    wl = od.workload.rank_trace("amr", 0.3)
+    assert wl.ranks == 1728
+    m = wl.rack_matrix(16, 128)
+    assert m.sum() <= 1 + 1e-9 and fanout(m) == wl.fanout(16, 128) > 1
+    f = wl.generate(endpoints=2048, hosts_per_node=16, rate_bps=1600 * 10**9, nodes=128, duration_ps=10**7, seed=1)
+    assert len(f) > 0 and f.src.max() < 1728 and f.dst.max() < 1728
+
+
+# ------------------------------------------------------------------- controllers
+def test_max_weight_matching_equals_scipys_optimum():
+    rng = np.random.default_rng(5)
+    for n in (10, 40, 128):
+        w = rng.random((n, n)) * 100
+        m = hpc.max_weight_matching(w, rng=rng)
+        assert sorted(m.tolist()) == list(range(n)) and (m != np.arange(n)).all()
+        x = w.copy()
+        np.fill_diagonal(x, -1e9)
+        r, c = linear_sum_assignment(x, maximize=True)
+        assert w[np.arange(n), m].sum() == pytest.approx(x[r, c].sum())
+
+
+def test_stable_matching_has_no_blocking_pair():
+    rng = np.random.default_rng(6)
+    for n in (2, 5, 16, 40):
+        for _ in range(5):
+            w = rng.integers(0, 20, (n, n)).astype(float)
+            m = hpc.stable_matching(w)
+            matched = m[m >= 0]
+            assert len(set(matched.tolist())) == len(matched) and all(m[i] != i for i in range(n))
+            unmatched = np.flatnonzero(m < 0)
+            # only a source refused by every other destination stays out, with its own destination
+            assert len(unmatched) <= 1
+            assert hpc.blocking_pairs(w, m) == []
+
+
+def test_trn_configuration_gives_a_heavy_pair_several_circuits():
+    n, k = 8, 4
+    d = np.zeros((n, n))
+    perm = (np.arange(n) + 3) % n
+    d[np.arange(n), perm] = 5.0
+    conf = hpc.trn_configuration(d, k, capacity=1.0, rng=np.random.default_rng(1))
+    assert conf.shape == (k, n)
+    for row in conf:
+        assert sorted(row.tolist()) == list(range(n)) and (row != np.arange(n)).all()
+    assert (conf == perm[None, :]).all()                 # every uplink serves the permutation
+
+
+def test_prn_lp_meets_its_constraints():
+    rng = np.random.default_rng(7)
+    for p, u in ((4, 16), (8, 256), (6, 5)):
+        tm = rng.random((p, p)) * (rng.random((p, p)) < 0.5)
+        x, lam = hpc.prn_lp(tm, u)
+        off = ~np.eye(p, dtype=bool)
+        assert lam > 0
+        assert np.allclose(x.sum(axis=1), u) and np.allclose(x.sum(axis=0), u)
+        assert (x[off] >= 1 - 1e-9).all() and np.allclose(np.diag(x), 0)
+        n = hpc.round_links(x, u)
+        assert (n.sum(axis=1) == u).all() and (n.sum(axis=0) == u).all()
+        assert (n[off] >= 1).all() and (np.diag(n) == 0).all()
+        assert (np.abs(n - x) < 1 + 1e-9).all()
+        perms = hpc.permutations(n)
+        assert perms.shape == (u, p)
+        back = np.zeros((p, p), np.int64)
+        for row in perms:
+            assert sorted(row.tolist()) == list(range(p)) and (row != np.arange(p)).all()
+            back[np.arange(p), row] += 1
+        assert (back == n).all()
+
+
+def test_prn_lp_follows_the_demand():
+    tm = np.zeros((4, 4))
+    tm[0, 1] = tm[1, 2] = tm[2, 3] = tm[3, 0] = 1.0           # a pod permutation
+    x, _ = hpc.prn_lp(tm, 16)
+    assert x[0, 1] > 8 and x[0, 2] < 4
+
+
+# ------------------------------------------------------------------- lossless runs
+@pytest.mark.parametrize("name", sorted(TABLE3_VCS))
+def test_lossless_without_deadlock_with_table3_vcs(name):
+    """Permutation at 50 % injection then uniform traffic at a tiny size: no drop, both
+    ledger balances exact (the pipeline raises otherwise), no deadlock."""
+    net = getattr(od.arch, name)(**TINY[name])
+    assert net._transport.credit_vcs == TABLE3_VCS[name]
+    for wl in (od.workload.poisson(None, 0.5, "permutation", flow_size="50KB"),
+               od.workload.poisson("hadoop", 0.6, "uniform")):
+        r = net.run(wl, duration="100us", seed=2)
+        s = r.summary
+        assert s["transport"]["rule"] == "credit" and s["transport"]["credit_vcs"] == TABLE3_VCS[name]
+        assert sum(s["drops"].values()) == 0 and s["bytes"]["dropped"] == 0
+        b, p = s["bytes"], s["packets"]
+        assert b["offered"] == b["delivered"] + b["in_flight"]
+        assert p["sent"] == p["delivered"] + p["in_flight"] + p["trimmed"]
+        assert s["flows"]["completed"] > 0
+
+
+def test_prn_mesh_is_lossless():
+    net = od.arch.prn(nodes=16, pods=4, intra="mesh")
+    r = net.run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=1)
+    assert sum(r.summary["drops"].values()) == 0 and r.summary["flows"]["completed"] > 0
+
+
+def test_trn_matches_the_permutation_with_all_its_uplinks():
+    net = od.arch.trn(nodes=8)
+    r = net.run(od.workload.poisson(None, 0.5, "permutation", flow_size="50KB"), duration="50us", seed=1)
+    dst = {}
+    for c in net.circuits:
+        dst.setdefault(c.n1, set()).add(c.n2)
+    assert all(len(v) == 1 for v in dst.values())          # every uplink of a ToR to its partner
+    assert r.summary["arch_metrics"]["uplinks_per_tor"] == 32
+
+
+# ------------------------------------------------------------------- reconfiguration
+@pytest.mark.parametrize("name,kw", [("trn", {"nodes": 8}), ("trn", {"nodes": 8, "matching": "stable"}),
+                                     ("prn", {"nodes": 16, "pods": 4})])
+def test_period_longer_than_the_run_equals_the_static_topology(name, kw):
+    wl = od.workload.poisson("hadoop", 0.4, "uniform")
+    static = getattr(od.arch, name)(**kw).run(wl, duration="60us", seed=4).summary
+    slow = getattr(od.arch, name)(**kw, period="1ms", reconfiguration_delay="0ns").run(wl, duration="60us", seed=4)
+    s = slow.summary
+    assert s["trace_hash"] == static["trace_hash"]
+    assert s["bytes"] == static["bytes"] and s["arch_metrics"]["reconfigurations"] == 0
+
+
+def test_no_byte_crosses_a_changed_circuit_while_it_is_down():
+    """A demand-aware TRN reconfigures every 40 us with a 20 us delay; new traffic at
+    30 us changes the circuits. In the samples inside each down time the changed ports
+    send nothing. (The ideal transport: a packet caught on a changed circuit is dropped
+    and counted, see docs/arch/trn.md.)"""
+    flows = [("0us", 0, 16, 200_000), ("30us", 4 * 16, 7 * 16, 2_000_000), ("31us", 5 * 16, 2 * 16, 2_000_000)]
+    net = od.arch.trn(nodes=8, period="40us", reconfiguration_delay="20us", transport="ideal")
+    r = net.run(od.workload.flows(flows), duration="200us", seed=1)
+    log = net.controller.log
+    assert log, "the new demand must change circuits"
+    ts = {c: np.asarray(r.timeseries[c]) for c in ("time_ps", "node", "port", "tx_bytes")}
+    checked = 0
+    for t_r, ports in log:
+        for node, port in ports:
+            sel = ((ts["node"] == node) & (ts["port"] == port) & (ts["time_ps"] > t_r)
+                   & (ts["time_ps"] <= t_r + 20_000_000))
+            assert (ts["tx_bytes"][sel] == 0).all(), (t_r, node, port)
+            checked += int(sel.sum())
+    assert checked > 0
+    assert r.summary["arch_metrics"]["duty_cycle"] == pytest.approx(0.5)
+
+
+def test_rotor_cycles_its_matchings():
+    net = od.arch.trn(nodes=16, radix=8, overprovision=1, control="rotor", period="10us", transport="ideal")
+    r = net.run(od.workload.poisson(None, 0.05, "uniform", flow_size="1KB"), duration="45us", seed=1)
+    cyc = net.controller.cycle
+    assert len(cyc) == 4                                   # 15 shifts over 4 uplinks
+    covered = {int((c[u, 0] - 0) % 16) for c in cyc for u in range(4)}
+    assert covered == set(range(1, 16))                    # every pair once per cycle
+    assert r.summary["arch_metrics"]["reconfigurations"] == 4
+
+
+# ------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("name,kw,flag,value", [
+    ("trn", {"radix": 31}, "--radix", 31),
+    ("prn", {"radix": 2}, "--radix", 2),
+    ("fattree", {"radix": 7}, "--radix", 7),
+    ("prn", {"nodes": 16, "pods": 3}, "--pods", 3),
+    ("dfplus", {"nodes": 15, "pods": 4}, "--pods", 4),
+    ("trn", {"period": "-5us"}, "--period", "-5us"),
+    ("prn", {"nodes": 16, "period": "10us", "duty_cycle": 1.5}, "--duty-cycle", 1.5),
+    ("trn", {"period": "10us", "duty_cycle": 0}, "--duty-cycle", 0),
+    ("trn", {"control": "rotor"}, "--period", None),
+])
+def test_bad_input_names_field_and_value(name, kw, flag, value):
+    with pytest.raises(od.ConfigError) as e:
+        getattr(od.arch, name)(**kw)
+    assert e.value.field == flag and e.value.value == value
+
+
+def test_trace_with_unknown_ranks():
+    net = od.arch.trn(nodes=8, radix=8)                     # 32 hosts; AMR has 1728 ranks
+    with pytest.raises(od.ConfigError) as e:
+        net.run(od.workload.rank_trace("amr", 0.3), duration="10us")
+    assert e.value.field == "trace.rank" and e.value.value >= 32
+
+
+def test_cli_exit_2_on_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from opendcn.cli import app
+
+    for args, flag in ((["run", "trn", "--radix", "9"], "--radix"),
+                       (["run", "prn", "--nodes", "16", "--pods", "3"], "--pods"),
+                       (["run", "trn", "--period", "10us", "--duty-cycle", "2"], "--duty-cycle")):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2 and flag in r.output, (args, r.output)
