@@ -13,6 +13,7 @@ and end only at endpoints (nodes, or hosts).
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import shutil
@@ -56,7 +57,7 @@ def check_run_args(duration: Any, seed: Any) -> tuple[int, int]:
         raise ConfigError("seed", seed, "expected a non-negative integer")
     return duration_ps, int(seed)
 
-class NetworkBase:
+class NetworkBase(abc.ABC):
     """What every network has, whatever engine runs it: a :class:`Config`, the
     architecture's name and metrics, OpenOptics' services, and one run pipeline.
 
@@ -169,13 +170,13 @@ class NetworkBase:
         return self._deliver(result, o, live.seed, out)
 
     # the hooks
+    @abc.abstractmethod
     def _engine(self, flows: "_Cut", duration_ps: int, seed: int) -> Any:
         """Build the engine for ``flows`` (raises ``_core.EngineSpecError`` on a bad spec)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _result(self, live: "_Live", o: dict[str, Any], wall: float, mice: int) -> "Result":
         """Turn the engine's output into a :class:`Result`."""
-        raise NotImplementedError
 
     def _advance(self, live: "_Live", progress: bool) -> None:
         """Run the engine to the end of the run (with a progress bar if asked)."""

@@ -19,6 +19,8 @@ switch nodes behind them. The wiring, controllers and tables live in :mod:`opend
 
 from __future__ import annotations
 
+import abc
+
 import functools
 import math
 import time
@@ -222,7 +224,7 @@ def _rack_tm(net: Network, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -
     return tm
 
 
-class Controller:
+class Controller(abc.ABC):
     """Recomputes circuits (and the routes on them) from the demand, at the start of the
     run and then every ``period`` (None: only at the start)."""
 
@@ -262,14 +264,17 @@ class Controller:
 
     demand_aware = True
 
+    @abc.abstractmethod
     def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> Any:
-        raise NotImplementedError
+        """Implemented by each controller."""
 
+    @abc.abstractmethod
     def circuits(self, net: HpcNetwork, state: Any) -> list[Circuit]:
-        raise NotImplementedError
+        """Implemented by each controller."""
 
+    @abc.abstractmethod
     def routes(self, net: HpcNetwork) -> hpc.Tables:
-        raise NotImplementedError
+        """Implemented by each controller."""
 
     def apply(self, net: HpcNetwork, state: Any, first: bool) -> None:
         """Deploy the circuits of ``state`` and the routes on them. During a run the

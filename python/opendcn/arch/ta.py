@@ -39,6 +39,7 @@ again at their node), and circuits that change are down for ``--reconfiguration`
 
 from __future__ import annotations
 
+import abc
 from typing import Any, Literal
 
 import networkx as nx
@@ -70,15 +71,16 @@ class TaOptions(TransportOptions, FabricOptions):
         return self
 
 
-class TrafficAware(Network):
+class TrafficAware(Network, abc.ABC):
     """A network whose ``control`` hook runs every ``period`` of simulated time."""
 
     period_ps: int = 0
     needs_tm = True
     reconfigs = 0
 
-    def control(self, tm: np.ndarray) -> None:  # pragma: no cover - every design overrides it
-        raise NotImplementedError
+    @abc.abstractmethod
+    def control(self, tm: np.ndarray) -> None:
+        """Act on the period's traffic matrix (or demand): new circuits and routes."""
 
     def _advance(self, live: _Live, progress: bool) -> None:
         sim = live.sim
