@@ -30,14 +30,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linear_sum_assignment, linprog
 from scipy.sparse.csgraph import maximum_bipartite_matching, shortest_path
 
 from .errors import ConfigError
+
+
+def linear_sum_assignment(*args: Any, **kw: Any) -> Any:
+    """scipy's assignment solver (scipy.optimize is imported when first needed)."""
+    from scipy.optimize import linear_sum_assignment as solve
+
+    return solve(*args, **kw)
+
+
+def linprog(*args: Any, **kw: Any) -> Any:
+    """scipy's LP solver (HiGHS; scipy.optimize is imported when first needed)."""
+    from scipy.optimize import linprog as solve
+
+    return solve(*args, **kw)
 
 __all__ = [
     "Wiring", "fattree", "dragonfly", "leaf_spine_pods", "prn_mesh", "kautz", "trn3d", "expander",

@@ -1129,12 +1129,13 @@ def _run_with_progress(sim: Any, end: int, label: str) -> None:
             bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated")
 
 
-def _atomic_write(path: FsPath, text: str) -> None:
+def _atomic_write(path: FsPath, data: str | bytes) -> None:
+    """Write ``data`` to a scratch file next to ``path`` and move it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import html
 import io
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .errors import ConfigError
+from .network import _atomic_write
 from .db import _param_columns, _q, connect
 
 __all__ = ["write_sweep_report"]
@@ -73,8 +73,8 @@ def write_sweep_report(path: str | os.PathLike[str], out: str | os.PathLike[str]
     dest = Path(out) if out is not None else Path(path)
     dest.mkdir(parents=True, exist_ok=True)
     for name, fig in figures.items():
-        _atomic(dest / name, _png(fig))
-    _atomic(dest / "report.html", page.encode())
+        _atomic_write(dest / name, _png(fig))
+    _atomic_write(dest / "report.html", page.encode())
     return dest / "report.html"
 
 
@@ -188,15 +188,3 @@ def sweep_report(path: str | os.PathLike[str]) -> tuple[dict[str, Figure], str]:
     if "goodput" not in cols:  # pragma: no cover - every sweep row has it
         raise ConfigError("DIR", str(path), "runs have no goodput column")
     return files, page
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

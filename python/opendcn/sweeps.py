@@ -347,14 +347,8 @@ def done_points(root: Path, points: Sequence[Point]) -> set[str]:
 
 
 # ------------------------------------------------------------------------------ executors
-class _Local:
-    """A pool of worker processes on this machine (default: one per core)."""
-
-    def __init__(self, workers: int | None):
-        self.pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return self.pool.submit(fn, *args)
+class _Futures:
+    """Executors whose results arrive as ``concurrent.futures`` futures."""
 
     def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
         return cf.as_completed(list(futures))
@@ -366,6 +360,16 @@ class _Local:
     def cancel(self, futures: Iterable[Any]) -> None:
         for f in futures:
             f.cancel()
+
+
+class _Local(_Futures):
+    """A pool of worker processes on this machine (default: one per core)."""
+
+    def __init__(self, workers: int | None):
+        self.pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.pool.submit(fn, *args)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -411,7 +415,7 @@ class _Dask:
             self.cluster.close()
 
 
-class _Submitit:
+class _Submitit(_Futures):
     """Slurm through submitit (``slurm``), or submitit's local executor (``submitit-local``)."""
 
     def __init__(self, folder: Path, kind: str, workers: int | None, slurm: dict[str, Any] | None):
@@ -429,17 +433,6 @@ class _Submitit:
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         job = self.ex.submit(fn, *args)
         return self.pool.submit(job.result)
-
-    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
-        return cf.as_completed(list(futures))
-
-    @staticmethod
-    def result(f: Any) -> Any:
-        return f.result()
-
-    def cancel(self, futures: Iterable[Any]) -> None:
-        for f in futures:
-            f.cancel()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -522,10 +515,9 @@ def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> N
                          **({"error": records[p.spec_hash]["error"]} if "error" in records.get(p.spec_hash, {})
                             else {})}
                         for p in sw.points]}
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".sweep.json.")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(index, fh, indent=2, default=str)
-    os.replace(tmp, root / "sweep.json")
+    from .network import _atomic_write
+
+    _atomic_write(root / "sweep.json", json.dumps(index, indent=2, default=str))
 
 
 class _bar:

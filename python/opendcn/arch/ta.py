@@ -45,7 +45,6 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 from pydantic import model_validator
-from scipy.optimize import linear_sum_assignment
 
 from .. import routing, topology
 from ..config import Config
@@ -54,6 +53,13 @@ from ..network import Network, _Live
 from ..options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
 from ..timeflow import Circuit, Entry
 from . import register
+
+
+def linear_sum_assignment(*args: Any, **kw: Any) -> Any:
+    """scipy's assignment solver (scipy.optimize is imported when first needed)."""
+    from scipy.optimize import linear_sum_assignment as solve
+
+    return solve(*args, **kw)
 
 
 class TaOptions(TransportOptions, FabricOptions):
