@@ -189,7 +189,8 @@ pub fn layout(s: &NegSpec) -> Result<Layout, SpecError> {
     let (n, p) = (s.tors, s.ports);
     let rr = match s.topology {
         Topology::Parallel => (n - 1).div_ceil(p),
-        Topology::ThinClos => n / p,
+        // W steps (W = 1 when N < S, as in `Fabric`)
+        Topology::ThinClos => if n < p { 1 } else { n / p },
     };
     let pre_slots = if s.pre_slots == 0 { rr } else { s.pre_slots };
     if pre_slots < rr {
@@ -2147,5 +2148,33 @@ mod tests {
         assert!(has(&e, "payload balance") && has(&e, "packet balance"), "{e:?}");
         sim.rq[1].pop_back();
         assert!(errors(&sim).is_empty());
+    }
+
+    /// Every ordered pair sends `size` bytes at t = 0.
+    fn all_to_all(s: &mut NegSpec, size: u64) {
+        for i in 0..s.tors {
+            for d in 0..s.tors {
+                if i != d {
+                    s.flow_start_ps.push(0);
+                    s.flow_src.push(i);
+                    s.flow_dst.push(d);
+                    s.flow_size.push(size);
+                }
+            }
+        }
+    }
+
+    /// Thin-clos with fewer ToRs than ports: W = 1, a one-step round robin (as `Fabric`).
+    #[test]
+    fn thin_clos_with_fewer_tors_than_ports_runs() {
+        let mut s = spec(3, 4, Topology::ThinClos);
+        s.duration_ps = 40_000_000;
+        all_to_all(&mut s, 20_000);
+        let mut sim = Negotiator::new(s).unwrap();
+        assert_eq!((sim.lay.rr_slots, sim.lay.pre_slots), (1, 1));
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert_eq!((o.flows_completed, o.bytes_delivered), (6, 120_000));
     }
 }
