@@ -390,8 +390,12 @@ class _Dask:
             except (OSError, TimeoutError) as e:
                 raise ConfigError("--scheduler", address, f"no Dask scheduler answers there ({e})") from None
         else:
-            self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=None)
+            try:
+                self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                            processes=True, dashboard_address=None)
+            except Exception as e:  # noqa: BLE001 - e.g. a __main__ that worker processes cannot import
+                raise ConfigError("--executor", "dask", f"could not start a local Dask cluster ({e}); run from "
+                                  "a script file or the CLI, or give --scheduler") from None
             self.client = Client(self.cluster)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
