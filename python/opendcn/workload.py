@@ -682,6 +682,14 @@ def _distinct_rows(rng: np.random.Generator, rows: int, m: int, k: int) -> np.nd
     return out
 
 
+def _draw_sizes(flow_size: int | None, cdf: CDF | None, ctx: _Ctx, n: int) -> np.ndarray:
+    """``n`` flow sizes: the fixed size, or draws from the CDF (stream traffic.sizes)."""
+    if flow_size is not None:
+        return np.full(n, flow_size, dtype=np.int64)
+    assert cdf is not None
+    return cdf.sample(ctx.rng("traffic.sizes"), n)
+
+
 class _Poisson(Workload):
     def __init__(self, cdf: CDF | None, load: float, pattern: str, incast_degree: int,
                  incast_size: int, flow_size: int | None, start_ps: int, active: float = 1.0,
@@ -736,11 +744,7 @@ class _Poisson(Workload):
                                self._rate_per_ps(ctx, self.mean_flow_bytes),
                                self.start_ps, ctx.duration_ps)
         n = times.size
-        if self.flow_size is not None:
-            sizes = np.full(n, self.flow_size, dtype=np.int64)
-        else:
-            assert self.cdf is not None
-            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        sizes = _draw_sizes(self.flow_size, self.cdf, ctx, n)
         h, nn = ctx.hosts, ctx.nodes
         rng = ctx.rng("traffic.pairs")
         src = rng.integers(0, ctx.endpoints, n)
@@ -764,11 +768,7 @@ class _Poisson(Workload):
         rate = self.load * ctx.rate_bps * m / (8.0 * self.mean_flow_bytes) / 1e12
         times = _poisson_times(ctx.rng("traffic.arrivals"), rate, self.start_ps, ctx.duration_ps)
         n = times.size
-        if self.flow_size is not None:
-            sizes = np.full(n, self.flow_size, dtype=np.int64)
-        else:
-            assert self.cdf is not None
-            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        sizes = _draw_sizes(self.flow_size, self.cdf, ctx, n)
         h = ctx.hosts
         rng = ctx.rng("traffic.pairs")
         si = rng.integers(0, m, n)
@@ -1073,11 +1073,7 @@ class _RankTrace(Workload):
         pick = ctx.rng("traffic.pairs").choice(len(self.prob), size=n, p=self.prob)
         src, dst = self.src[pick], self.dst[pick]
         keep = src != dst
-        if self.flow_size is not None:
-            sizes = np.full(n, self.flow_size, dtype=np.int64)
-        else:
-            assert self.cdf is not None
-            sizes = self.cdf.sample(ctx.rng("traffic.sizes"), n)
+        sizes = _draw_sizes(self.flow_size, self.cdf, ctx, n)
         return FlowArrays(times[keep], src[keep], dst[keep], sizes[keep])
 
 
