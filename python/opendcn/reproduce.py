@@ -46,9 +46,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .studies import text_table as _table
 from .units import parse_time
 
-NAMES = ("negotiator",)
+NAMES = ("negotiator", "shale", "opera")
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
@@ -65,8 +66,8 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
     if out.exists() and not out.is_dir():
         raise ConfigError("--out", str(out), "exists and is not a directory")
-    if tors is not None and (tors < 16 or tors % 8):
-        raise ConfigError("tors", tors, "need a multiple of 8, at least 16")
+    if tors is not None and tors < 2:
+        raise ConfigError("tors", tors, "need at least 2")
     kw: dict[str, Any] = dict(executor=executor, workers=workers, scheduler=scheduler, progress=progress)
     if name == "all":
         codes = []
@@ -95,24 +96,6 @@ def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _fmt(v: Any, nd: int = 3) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "ok" if v else "FAIL"
-    if isinstance(v, float):
-        return f"{v:.{nd}f}"
-    return str(v)
-
-
-def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    cells = [[c for c in cols]] + [[_fmt(r.get(c)) for c in cols] for r in rows]
-    w = [max(len(x[i]) for x in cells) for i in range(len(cols))]
-    lines = ["  ".join(x[i].rjust(w[i]) for i in range(len(cols))) for x in cells]
-    lines.insert(1, "  ".join("-" * w[i] for i in range(len(cols))))
-    return "\n".join(lines)
-
-
 #: Most flows one reproduce point starts (per-flow records must fit in memory).
 MAX_FLOWS = 4_000_000
 
@@ -129,6 +112,8 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     from .studies import Runner
     from .workload import get_cdf
 
+    if tors_ is not None and (tors_ < 16 or tors_ % 8):
+        raise ConfigError("tors", tors_, "NegotiaToR's study needs a multiple of 8, at least 16")
     tors = tors_ or (64 if quick else 128)
     ports = 8
     duration = duration_ or ("2ms" if quick else "30ms")
@@ -610,7 +595,19 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
     plt.close(fig)
 
 
-_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator}
+def _shale(*a: Any, **kw: Any) -> int:
+    from .reproduce_shale import study
+
+    return study(*a, **kw)
+
+
+def _opera(*a: Any, **kw: Any) -> int:
+    from .reproduce_opera import study
+
+    return study(*a, **kw)
+
+
+_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera}
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:

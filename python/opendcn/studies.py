@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable
 from .errors import ConfigError, InvariantError
 from .sweeps import RUN_OPTIONS, Point, Sweep, run_point, sweep
 
-__all__ = ["Runner", "Loaded", "Claim", "PASS", "FAIL", "NOT_CHECKABLE"]
+__all__ = ["Runner", "Loaded", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
+           "run_ok"]
 
 PASS, FAIL, NOT_CHECKABLE = "PASS", "FAIL", "NOT-CHECKABLE"
 
@@ -51,6 +52,14 @@ class Loaded:
     @property
     def spec_info(self) -> dict[str, Any]:
         return dict(json.loads((self.folder / "spec.json").read_text()))
+
+    @property
+    def timeseries(self) -> Any:
+        """The run's time series (pyarrow table; empty when the run sampled none)."""
+        import pyarrow.parquet as pq
+
+        f = self.folder / "timeseries.parquet"
+        return pq.read_table(f) if f.exists() else None
 
     @property
     def flows(self) -> Any:
@@ -119,3 +128,69 @@ class Runner:
         if rec["status"] != "ok":
             raise InvariantError(f"{p.relpath()}: {rec['error']}")
         return Loaded(tmp / p.relpath())
+
+
+# ------------------------------------------------------------------------ printing a study
+def fmt(v: Any, nd: int = 3) -> str:
+    """One table cell: floats with ``nd`` decimals, booleans as ok / FAIL, None as -."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "ok" if v else "FAIL"
+    if isinstance(v, float):
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def text_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
+    """``rows`` as a right-aligned plain-text table of the columns ``cols``."""
+    cells = [list(cols)] + [[fmt(r.get(c)) for c in cols] for r in rows]
+    w = [max(len(x[i]) for x in cells) for i in range(len(cols))]
+    lines = ["  ".join(x[i].rjust(w[i]) for i in range(len(cols))) for x in cells]
+    lines.insert(1, "  ".join("-" * w[i] for i in range(len(cols))))
+    return "\n".join(lines)
+
+
+def run_ok(s: dict[str, Any]) -> bool:
+    """A run's own checks: its invariants, no collision or guardband violation, and the
+    byte balance as the summary reports it (each term counted by the engine)."""
+    b = s["bytes"]
+    return bool(s["invariants"]["ok"]) and s["fabric"].get("collisions", 0) == 0 \
+        and s["fabric"].get("guardband_violations", 0) == 0 \
+        and b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
+
+
+_PAGE_CSS = ("body{font-family:sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse;"
+             "font-size:12px;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+             "th{background:#eee}td.l{text-align:left}.PASS{color:#060}.FAIL{color:#a00}"
+             ".NOT-CHECKABLE{color:#666}img{max-width:640px;margin:0.5em}")
+
+
+def write_page(out: Path, title: str, intro: str, claims: list[Claim],
+               sections: list[tuple[str, list[dict[str, Any]], list[str]]], images: list[str]) -> Path:
+    """``out/index.html``: the claims with their status and reason, each section's table,
+    and the plots ``images`` (file names in ``out``; names that do not exist are left
+    out, so the page references only files that are there)."""
+    import html
+
+    e = html.escape
+    parts = [f"<!doctype html><meta charset='utf-8'><title>{e(title)}</title><style>{_PAGE_CSS}</style>",
+             f"<h1>{e(title)}</h1><p>{e(intro)}</p><h2>Claims</h2><table><tr><th>status</th><th>claim</th>"
+             "<th>what was measured</th></tr>"]
+    for c in claims:
+        parts.append(f"<tr><td class='{e(c.status)}'>{e(c.status)}</td><td class='l'>{e(c.text)}</td>"
+                     f"<td class='l'>{e(c.detail)}</td></tr>")
+    parts.append("</table>")
+    for caption, rows, cols in sections:
+        parts.append(f"<h2>{e(caption)}</h2><table><tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
+        for r in rows:
+            parts.append("<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>")
+        parts.append("</table>")
+    imgs = [i for i in images if (out / i).exists()]
+    if imgs:
+        parts.append("<h2>Plots</h2>" + "".join(f"<img src='{e(i)}' alt='{e(i)}'>" for i in imgs))
+    page = out / "index.html"
+    tmp = out / ".index.html.tmp"
+    tmp.write_text("\n".join(parts))
+    tmp.replace(page)
+    return page

@@ -6,8 +6,12 @@ flow decides its transport, and the last term (a bare name) catches the rest::
     "dctcp"              every flow uses DCTCP
     "ndp<1MB,tcp"        flows strictly smaller than 1 MB use NDP, the others TCP (Duo)
     "ndp<=15MB,ideal"    flows of at most 15 MB use NDP
+    "rotorlb=100KB,ndp<30MB,rotorlb"
+                         flows of exactly 100 KB use RotorLB (opera-sim's ``-rlbflow``),
+                         the others NDP below 30 MB and RotorLB above
 
-``<`` is strict and ``<=`` is not; sizes take units (KB = 1000 B). Transports:
+``<`` is strict and ``<=`` is not, ``=`` matches one size exactly; sizes take units
+(KB = 1000 B). Transports:
 
 - ``ideal`` — back-pressured injection at the host-side rate; a dropped packet is lost
   (the engine's behaviour for the theory checks);
@@ -62,7 +66,7 @@ class Rule:
         codes = np.full(len(sizes), CODES[self.default], dtype=np.int64)
         decided = np.zeros(len(sizes), dtype=bool)
         for name, op, limit in self.terms:
-            hit = (sizes < limit) if op == "<" else (sizes <= limit)
+            hit = (sizes < limit) if op == "<" else (sizes <= limit) if op == "<=" else (sizes == limit)
             hit &= ~decided
             codes[hit] = CODES[name]
             decided |= hit
@@ -90,8 +94,8 @@ def parse_rule(rule: Any) -> Rule:
     terms: list[tuple[str, str, int]] = []
     for i, p in enumerate(parts):
         last = i == len(parts) - 1
-        if "<" in p:
-            op = "<=" if "<=" in p else "<"
+        if "<" in p or "=" in p:
+            op = "<=" if "<=" in p else "<" if "<" in p else "="
             name, _, size = p.partition(op)
             if not size.strip():
                 raise ConfigError("transport", rule, f"term {p!r}: a size must follow {op!r}")

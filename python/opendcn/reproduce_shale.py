@@ -1,0 +1,504 @@
+"""``opendcn reproduce shale``: Shale's evaluation (Hong et al., §3, §5) on the slotted engine.
+
+Six groups of runs, each a point of the sweep runner, at the paper's link model (8 lanes of
+50 Gb/s, 45.056-ns slots with a 4.096-ns guard band, 256-B cells, 0.5-us propagation):
+
+- **bounds against h** (h = 1, 2, 4 at N nodes): single-cell flows between random pairs on
+  an idle network — every cell within the intrinsic latency of two epochs,
+  2h(N^(1/h) - 1) timeslots, plus the hop delay of each hop it took; and uniform traffic at
+  0.9 and 1.25 times the worst-case throughput bound 1/(2h) — the first carried, the second
+  not;
+- **interleaving** (lower h = 2, higher h = 4, share s of the timeslots; s = 0 is h = 2
+  alone, s = 1 is h = 4 alone): uniform traffic of 4-KB and 40-KB flows at 90 % of each
+  combination's bound (1 - s)/4 + s/8, the 4-KB flows on the h = 4 sub-schedule
+  (``--cutoff 4KB``) and carrying its share of the bytes (equal utilisation, as the paper
+  chooses its cutoff): each combination carries its load; the short flows' FCT is printed
+  against s;
+- **congestion control** (h = 2, L = 0.24, the short-flow workload): every ``--cc`` of the
+  paper; size-normalized FCT t / (F + P) (F the flow in cells, P the propagation in
+  timeslots) per size bucket;
+- **scaling**: active buckets and the longest PIEO at growing N (h = 2 at L = 0.24, h = 4 at
+  L = 0.12), measured after a warm-up;
+- **failures** (h = 2, L = 0.2, 80 % of 1/(2h)): a fraction of the nodes fails at t = 0; ten
+  overlaid permutations among the live nodes, 50-KB flows; the live destinations'
+  throughput against the failure-free run.
+
+The paper's stated trends are checked PASS / FAIL; where a statement is qualitative the
+check's reading of it is printed with the numbers (DECIDE, listed in ``docs/experiments.md``):
+
+- "spray-short and hop-by-hop + spray are best": both have an overall p99 normalized FCT
+  within 10 % of the best congestion control's;
+- "priority hurts the tail": priority's p99 normalized FCT of the largest flows is above
+  that of no congestion control;
+- "ISD and RD are close to none": their overall p99 normalized FCT within 25 % of none's;
+- "NDP is decent but worse": NDP's p99 above hop-by-hop + spray's, and below none's;
+- "active buckets and PIEO length grow slowly": both grow by less than the square root of
+  the growth of N;
+- "throughput falls roughly in proportion to the failed fraction up to 8 %": the live
+  destinations' throughput over (1 - failed fraction) x the failure-free throughput stays
+  within 10 % of 1.
+
+Sizes: full mode runs N = 10 000 (the paper's default) for 200 000 timeslots (1.13 ms; the
+paper runs 2 000 000 for short flows: one such point takes about 1 h 45 min on one core
+here) and scales over 4 096, 10 000 and 50 625 nodes; quick mode runs N = 1 296 (= 36^2 = 6^4)
+for 20 000 timeslots and scales over 1 296 and 4 096. ``tors=`` overrides N (a perfect
+fourth power, so that h = 1, 2 and 4 all exist), ``duration=`` the run length.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ConfigError
+from .rng import stream
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, run_ok, text_table, write_page
+from .units import parse_time
+
+__all__ = ["study"]
+
+SLOT_PS = 45_056            # lane slot, guard band included
+LANES = 8
+TAU = SLOT_PS // LANES      # 5 632 ps: one timeslot
+PAYLOAD = 244               # cell payload (256 B - 12 B header)
+CCS = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
+
+
+def _root4(n: int) -> int | None:
+    r = round(n ** 0.25)
+    return r if r ** 4 == n and r >= 2 else None
+
+
+def _pairs(n: int, k: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    src = rng.integers(n, size=k)
+    dst = (src + 1 + rng.integers(n - 1, size=k)) % n
+    return list(zip(src.tolist(), dst.tolist()))
+
+
+def _perm_flows(live: list[int], load: float, rate_bps: int, duration_ps: int, size: int, seed: int,
+                perms: int = 10) -> list[list[int]]:
+    """``perms`` overlaid random derangements of the live nodes; each live node sends
+    fixed-size flows with Poisson arrivals at ``load`` x ``rate_bps``, each flow to the
+    node one of the permutations (chosen at random) gives it."""
+    rng = stream(seed, "reproduce.shale.failures")
+    n = len(live)
+    ps = []
+    for _ in range(perms):
+        while True:
+            p = rng.permutation(n)
+            if (p != np.arange(n)).all():
+                break
+        ps.append(p)
+    mean_gap = size * 8 / (load * rate_bps) * 1e12
+    out: list[list[int]] = []
+    for i, s in enumerate(live):
+        t = 0.0
+        while True:
+            t += rng.exponential(mean_gap)
+            if t >= duration_ps:
+                break
+            out.append([int(t), int(s), int(live[ps[int(rng.integers(perms))][i]]), size])
+    out.sort()
+    return out
+
+
+def _two_size_flows(n: int, load: float, rate_bps: int, duration_ps: int, short_share: float, seed: int,
+                    short: int = 4_000, long: int = 40_000) -> list[list[int]]:
+    """Uniform Poisson traffic of two flow sizes whose bytes split ``short_share`` /
+    ``1 - short_share`` between the short and the long flows, at ``load`` x ``rate_bps``
+    per node."""
+    rng = stream(seed, f"reproduce.shale.interleave.{short_share}")
+    q = short_share * long / (short - short_share * short + short_share * long)   # P(flow is short)
+    mean = q * short + (1 - q) * long
+    mean_gap = mean * 8 / (load * rate_bps) * 1e12
+    out: list[list[int]] = []
+    for src in range(n):
+        t = 0.0
+        while True:
+            t += rng.exponential(mean_gap)
+            if t >= duration_ps:
+                break
+            dst = (src + 1 + int(rng.integers(n - 1))) % n
+            out.append([int(t), src, dst, short if rng.random() < q else long])
+    out.sort()
+    return out
+
+
+def _flows_file(folder: Path, name: str, flows: list[list[int]]) -> str:
+    """``flows`` as a CSV flow file (``start,src,dst,bytes``, start in ps) named by its
+    content, written once; the path goes into the run's options, so a changed workload is
+    a new point."""
+    import hashlib
+
+    text = "\n".join(",".join(str(x) for x in f) for f in flows) + "\n"
+    path = folder / f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}.csv"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{path.name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(path)
+    return str(path)
+
+
+def _nfct(flows: Any, prop_slots: int) -> dict[str, np.ndarray]:
+    """Size-normalized FCT t / (F + P) of the completed flows (t and P in timeslots, F in
+    cells), with the flow sizes."""
+    d = flows.to_pydict()
+    done = np.asarray(d["completed"], dtype=bool)
+    size = np.asarray(d["size_bytes"], dtype=np.int64)[done]
+    fct = np.asarray([f for f, c in zip(d["fct_ps"], done) if c], dtype=np.float64) / TAU
+    cells = -(-size // PAYLOAD)
+    return {"size": size, "nfct": fct / (cells + prop_slots)}
+
+
+def _p(x: np.ndarray, q: float) -> float | None:
+    return float(np.percentile(x, q)) if len(x) else None
+
+
+def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
+          duration: str | None = None, *, executor: str = "local", workers: int | None = None,
+          scheduler: str | None = None, progress: bool = False) -> int:
+    n = tors or (1296 if quick else 10_000)
+    m4 = _root4(n)
+    if m4 is None:
+        raise ConfigError("tors", n, "Shale's study needs a perfect fourth power of nodes (h = 1, 2 and 4), "
+                          "e.g. 16, 81, 256, 1296, 10000")
+    dur = duration or ("112.64us" if quick else "1.1264ms")          # 20 000 / 200 000 timeslots
+    dur_ps = parse_time(dur, "duration")
+    slots = dur_ps // TAU
+    if slots < 2000:
+        raise ConfigError("duration", dur, "Shale's study needs at least 2 000 timeslots (11.264us)")
+    if tors is None:
+        scale_ns = [1296, 4096] if quick else [4096, 10_000, 50_625]
+    else:
+        scale_ns = [n, (m4 + 1) ** 4]
+    scale_warm = 500 if quick or tors else 4000
+    prop_ps = 500_000
+    d_slots = -(-(SLOT_PS + prop_ps) // TAU)                    # hop delay in timeslots
+    p_slots = -(-prop_ps // TAU)                                # P of the normalized FCT
+    rate = PAYLOAD * 8 * 10**12 // TAU                          # R: one cell payload per timeslot
+    seed = 1
+    echo(f"reproduce shale ({'quick' if quick else 'full'}): N = {n}, {slots} timeslots ({dur}) per loaded run, "
+         f"scaling over {scale_ns}")
+    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
+    S: dict[str, tuple[str, dict[str, Any], dict[str, Any], str]] = {}
+
+    def sh(**kw: Any) -> dict[str, Any]:
+        return {"nodes": n, **kw}
+
+    # -- bounds against h: idle single cells, uniform traffic around 1/(2h)
+    rng = stream(seed, "reproduce.shale.idle")
+    idle: dict[int, int] = {}
+    for h in (1, 2, 4):
+        e = h * (round(n ** (1 / h)) - 1)
+        bound = 2 * e + 2 * h * (d_slots + e // h + 1)
+        spread = 4 * e
+        cells = [[int(rng.integers(spread)) * TAU, a, b, PAYLOAD] for a, b in _pairs(n, 200, rng)]
+        cells.sort()
+        idle[h] = e
+        S[f"idle/h={h}"] = ("shale", sh(h=h), {"flows": cells}, f"{(spread + bound + 8) * TAU}ps")
+        for f in (0.9, 1.25):
+            S[f"load/h={h}/{f}"] = ("shale", sh(h=h), {"workload": "imc10", "pattern": "uniform", "load":
+                                                       round(f / (2 * h), 6), "flow_size": "10KB"}, dur)
+    # -- interleaving h = 2 (lower) with h = 4 (higher), share s
+    shares = [0.0, 0.4, 1.0] if quick else [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+    def il_opts(s: float) -> dict[str, Any]:
+        if s == 0.0:
+            return sh(h=2)
+        if s == 1.0:
+            return sh(h=4)
+        return sh(h=2, interleave=f"4:{s}")
+
+    def il_bound(s: float) -> float:
+        return (1 - s) / 4 + s / 8
+
+    traces = out / "traces"
+    for s in shares:
+        # equal utilisation: the short flows' share of the bytes is the h = 4 sub-schedule's
+        # share of the combined bound; flows up to 4 KB take the h = 4 sub-schedule
+        u = (s / 8) / il_bound(s)
+        flows = _two_size_flows(n, 0.9 * il_bound(s), rate, dur_ps, u, seed)
+        opts = il_opts(s)
+        if 0 < s < 1:
+            opts["cutoff"] = "4KB"
+        S[f"interleave/{s}"] = ("shale", opts, {"flows_file": _flows_file(traces, f"interleave_{s}", flows)}, dur)
+    # -- congestion control
+    for cc in CCS:
+        S[f"cc/{cc}"] = ("shale", sh(h=2, cc=cc), {"workload": "imc10", "pattern": "uniform", "load": 0.24}, dur)
+    # -- scaling of the end-host state
+    scale_dur = f"{(2 * scale_warm) * TAU}ps"
+    for nn in scale_ns:
+        for h, load in ((2, 0.24), (4, 0.12)):
+            S[f"scale/{nn}/h={h}"] = ("shale", {"nodes": nn, "h": h, "warmup": f"{scale_warm * TAU}ps"},
+                                      {"workload": "imc10", "pattern": "uniform", "load": load}, scale_dur)
+    # -- failures
+    fracs = [0.0, 0.02, 0.04, 0.08] if quick else [0.0, 0.01, 0.02, 0.04, 0.06, 0.08]
+    from .arch.shale import ShaleOptions, build as build_shale
+
+    fail_info: dict[float, dict[str, Any]] = {}
+    for frac in fracs:
+        opts = sh(h=2, fail_nodes=frac, fail_at="0us") if frac else sh(h=2)
+        net = build_shale(ShaleOptions(**opts))
+        failed = net.failed_nodes(seed=seed).tolist() if frac else []
+        live = [x for x in range(n) if x not in set(failed)]
+        flows = _perm_flows(live, 0.2, rate, dur_ps, 50_000, seed)
+        fail_info[frac] = {"failed": len(failed), "live": len(live)}
+        S[f"fail/{frac}"] = ("shale", opts, {"flows_file": _flows_file(traces, f"fail_{frac}", flows)}, dur)
+
+    R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
+
+    def get(label: str) -> Any:
+        return R.get(*S[label], seed=seed)
+
+    every_ok: list[bool] = []
+    claims: list[Claim] = []
+
+    # ---- bounds
+    lat_rows: list[dict[str, Any]] = []
+    lat_ok = True
+    link = (SLOT_PS + prop_ps) / TAU                      # one hop on the wire, in timeslots
+    for h in (1, 2, 4):
+        r = get(f"idle/h={h}")
+        every_ok.append(run_ok(r.summary))
+        d = r.flows.to_pydict()
+        first = -(-np.asarray(d["start_ps"]) // TAU)
+        lat = np.asarray(d["finish_ps"]) / TAU - first
+        hops = np.asarray(d["hops"])
+        phase = idle[h] // h
+        wait = lat - hops * link                          # time spent waiting for the schedule
+        # two epochs, and for every hop after the first at most one phase to get back in
+        # step with the schedule after the wire (the paper's bound assumes hops in adjacent
+        # phases; a hop delay that is not a whole number of phases breaks that) and the
+        # rounding of the hop delay up to whole timeslots
+        bound = 2 * idle[h] + (hops - 1) * phase + hops
+        ok = bool(np.all(d["completed"])) and bool(np.all(wait <= bound + 1e-9))
+        lat_ok &= ok
+        lat_rows.append({"h": h, "epoch_timeslots": idle[h], "intrinsic_timeslots": 2 * idle[h],
+                         "mean_latency": float(lat.mean()), "max_latency": float(lat.max()),
+                         "max_schedule_wait": float(wait.max()), "max_wait_over_bound": float((wait / bound).max()),
+                         "max_hops": int(hops.max()), "within_bound": ok})
+    falls = all(a["max_schedule_wait"] > b["max_schedule_wait"] for a, b in zip(lat_rows, lat_rows[1:]))
+    claims.append(Claim("intrinsic latency 2h(N^(1/h) - 1) timeslots: every idle cell waits for the schedule at most "
+                        "that long (plus one phase per hop after the first, to get back in step after the wire), and "
+                        "the wait falls as h grows", PASS if lat_ok and falls else FAIL,
+                        "; ".join(f"h={x['h']}: max wait {x['max_schedule_wait']:.1f} of 2 epochs = "
+                                  f"{2 * x['epoch_timeslots']} (x{x['max_wait_over_bound']:.2f} of the bound)"
+                                  for x in lat_rows) + f"; wire time {link:.1f} timeslots per hop not counted"))
+    thr_rows: list[dict[str, Any]] = []
+    for h in (1, 2, 4):
+        for f in (0.9, 1.25):
+            r = get(f"load/h={h}/{f}")
+            every_ok.append(run_ok(r.summary))
+            ts = r.timeseries.to_pydict()
+            half = len(ts["time_ps"]) // 2
+            steady = float(np.mean(ts["goodput_normalized"][half:]))
+            load = f / (2 * h)
+            thr_rows.append({"h": h, "bound": 1 / (2 * h), "load": load, "steady_goodput": steady,
+                             "carried": steady / load})
+    under = [x for x in thr_rows if x["load"] < x["bound"]]
+    over = [x for x in thr_rows if x["load"] > x["bound"]]
+    claims.append(Claim("worst-case throughput 1/(2h): uniform traffic at 0.9/(2h) is carried, at 1.25/(2h) it is not",
+                        PASS if all(x["carried"] >= 0.95 for x in under) and all(x["carried"] < 0.95 for x in over)
+                        else FAIL,
+                        "carried share of the offered load in the second half: " + ", ".join(
+                            f"h={x['h']} at {x['load']:.3f}: {x['carried']:.3f}" for x in thr_rows)))
+
+    # ---- interleaving
+    il_rows: list[dict[str, Any]] = []
+    for s in shares:
+        r = get(f"interleave/{s}")
+        every_ok.append(run_ok(r.summary))
+        il = r.summary["arch_metrics"].get("interleave") or {}
+        cutoff = il.get("cutoff_bytes")
+        nf = _nfct(r.flows, p_slots)
+        short = nf["nfct"][nf["size"] <= cutoff] if cutoff else nf["nfct"]
+        load = 0.9 * il_bound(s)
+        ts = r.timeseries.to_pydict()
+        half = len(ts["time_ps"]) // 2
+        carried = float(np.mean(ts["goodput_normalized"][half:])) / load
+        il_rows.append({"share_h4": s, "bound": il_bound(s), "load": load, "carried": carried,
+                        "cutoff_bytes": cutoff, "short_p50": _p(short, 50), "short_p99": _p(short, 99),
+                        "all_p99": _p(nf["nfct"], 99)})
+    claims.append(Claim("interleaving: a sub-schedule with a share f of the timeslots carries f of its throughput "
+                        "(90 % of (1 - s)/(2 x 2) + s/(2 x 4) is carried for every share s of the h = 4 sub-schedule)",
+                        PASS if all(x["carried"] >= 0.95 for x in il_rows) else FAIL,
+                        "carried share of the offered load in the second half: " + ", ".join(
+                            f"s={x['share_h4']}: {x['carried']:.3f}" for x in il_rows)
+                        + " (s = 0 is h = 2 alone, s = 1 is h = 4 alone)"))
+
+    # ---- congestion control
+    cc_rows: list[dict[str, Any]] = []
+    for cc in CCS:
+        r = get(f"cc/{cc}")
+        every_ok.append(run_ok(r.summary))
+        nf = _nfct(r.flows, p_slots)
+        big = nf["nfct"][nf["size"] >= 1_024_000]
+        small = nf["nfct"][nf["size"] < 4_000]
+        cc_rows.append({"cc": cc, "completed": int(len(nf["nfct"])), "p50": _p(nf["nfct"], 50),
+                        "p99": _p(nf["nfct"], 99), "p99_under_4KB": _p(small, 99),
+                        "p99_over_1MB": _p(big, 99), "goodput": r.summary["goodput_normalized"],
+                        "buffer_p99_cells": r.summary["arch_metrics"]["buffer_cells_percentiles"]["p99"]})
+    by = {x["cc"]: x for x in cc_rows}
+    best = min(x["p99"] for x in cc_rows if x["p99"] is not None)
+    claims.append(Claim("spray-short and hop-by-hop + spray are the best congestion controls (p99 normalized FCT "
+                        "within 10 % of the best)",
+                        PASS if by["spray"]["p99"] <= 1.1 * best and by["hbh+spray"]["p99"] <= 1.1 * best else FAIL,
+                        f"best {best:.2f}; spray {by['spray']['p99']:.2f}, hbh+spray {by['hbh+spray']['p99']:.2f}"))
+    pr, no = by["priority"]["p99_over_1MB"], by["none"]["p99_over_1MB"]
+    claims.append(Claim("priority hurts the tail (p99 normalized FCT of flows over 1 MB above none's)",
+                        NOT_CHECKABLE if pr is None or no is None else PASS if pr > no else FAIL,
+                        f"priority {pr}, none {no}" if pr is None or no is None else f"priority {pr:.2f}, none {no:.2f}"))
+    close = {cc: by[cc]["p99"] / by["none"]["p99"] for cc in ("isd", "rd")}
+    claims.append(Claim("ISD and RD are close to no congestion control (p99 within 25 %)",
+                        PASS if all(abs(v - 1) <= 0.25 for v in close.values()) else FAIL,
+                        ", ".join(f"{k}/none = {v:.2f}" for k, v in close.items())))
+    nd = by["ndp"]["p99"]
+    claims.append(Claim("NDP is decent but worse (p99 above hop-by-hop + spray's, below none's)",
+                        PASS if by["hbh+spray"]["p99"] < nd < by["none"]["p99"] else FAIL,
+                        f"hbh+spray {by['hbh+spray']['p99']:.2f} < ndp {nd:.2f} < none {by['none']['p99']:.2f}"))
+
+    # ---- scaling
+    sc_rows: list[dict[str, Any]] = []
+    for nn in scale_ns:
+        for h, _load in ((2, 0.24), (4, 0.12)):
+            r = get(f"scale/{nn}/h={h}")
+            every_ok.append(run_ok(r.summary))
+            am = r.summary["arch_metrics"]
+            sc_rows.append({"nodes": nn, "h": h, "max_active_buckets": am["max_active_buckets"],
+                            "max_pieo_length": am["max_pieo_length"], "buckets_hN": h * nn,
+                            "wall_s": r.summary["wall_s"]})
+    grow_ok, grow_txt = True, []
+    for h in (2, 4):
+        rs = [x for x in sc_rows if x["h"] == h]
+        a, b = rs[0], rs[-1]
+        lim = math.sqrt(b["nodes"] / a["nodes"])
+        ga = b["max_active_buckets"] / max(a["max_active_buckets"], 1)
+        gp = b["max_pieo_length"] / max(a["max_pieo_length"], 1)
+        grow_ok &= ga < lim and gp < lim
+        grow_txt.append(f"h={h}: N x{b['nodes'] / a['nodes']:.1f}, active buckets x{ga:.2f}, PIEO x{gp:.2f} "
+                        f"(limit x{lim:.2f})")
+    claims.append(Claim("active buckets and the PIEO length grow slowly with N (by less than sqrt of N's growth)",
+                        PASS if grow_ok else FAIL, "; ".join(grow_txt)))
+
+    # ---- failures
+    fl_rows: list[dict[str, Any]] = []
+    base_thr = None
+    for frac in fracs:
+        r = get(f"fail/{frac}")
+        every_ok.append(run_ok(r.summary))
+        thr = r.summary["arch_metrics"]["destination_throughput"]["live_total"]
+        if frac == 0.0:
+            base_thr = thr
+        assert base_thr is not None
+        info = fail_info[frac]
+        fl_rows.append({"fraction": frac, "failed_nodes": info["failed"], "live_throughput": thr,
+                        "relative": thr / base_thr, "proportional": thr / base_thr / (info["live"] / n),
+                        "dropped_bytes": r.summary["bytes"]["dropped"]})
+    claims.append(Claim("throughput falls roughly in proportion to the failed fraction up to 8 % (live throughput "
+                        "/ live share within 10 % of the failure-free run)",
+                        PASS if all(abs(x["proportional"] - 1) <= 0.1 for x in fl_rows) else FAIL,
+                        ", ".join(f"{100 * x['fraction']:g} %: {x['proportional']:.3f}" for x in fl_rows)))
+
+    # ---- determinism and the runs' own checks
+    again = R.fresh(*S["cc/hbh+spray"], seed=seed)
+    first = get("cc/hbh+spray")
+    same = again.summary["trace_hash"] == first.summary["trace_hash"] and \
+        again.summary["bytes"] == first.summary["bytes"]
+    claims.append(Claim("every run: exact conservation, 0 collisions, 0 guardband violations",
+                        PASS if all(every_ok) else FAIL, f"{len(every_ok)} runs"))
+    claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
+                        "hbh+spray point run twice"))
+
+    sections = [
+        ("idle network: one-cell latency (timeslots) against h", lat_rows,
+         ["h", "epoch_timeslots", "intrinsic_timeslots", "mean_latency", "max_latency", "max_schedule_wait",
+          "max_wait_over_bound", "max_hops", "within_bound"]),
+        ("uniform traffic around the worst-case bound 1/(2h)", thr_rows,
+         ["h", "bound", "load", "steady_goodput", "carried"]),
+        ("interleaving h = 2 with h = 4 (share s), 4-KB and 40-KB flows at 90 % of (1 - s)/4 + s/8", il_rows,
+         ["share_h4", "bound", "load", "carried", "cutoff_bytes", "short_p50", "short_p99", "all_p99"]),
+        ("congestion control, h = 2, L = 0.24: size-normalized FCT", cc_rows,
+         ["cc", "completed", "p50", "p99", "p99_under_4KB", "p99_over_1MB", "goodput", "buffer_p99_cells"]),
+        ("end-host state against N", sc_rows,
+         ["nodes", "h", "max_active_buckets", "max_pieo_length", "buckets_hN", "wall_s"]),
+        ("node failures at t = 0, h = 2, L = 0.2", fl_rows,
+         ["fraction", "failed_nodes", "live_throughput", "relative", "proportional", "dropped_bytes"]),
+    ]
+    for caption, rows, cols in sections:
+        echo("")
+        echo(caption)
+        echo(text_table(rows, cols))
+    echo("")
+    for c in claims:
+        echo(c.line())
+    out.mkdir(parents=True, exist_ok=True)
+    data = {"nodes": n, "duration": dur, "timeslots": int(slots), "hop_delay_timeslots": d_slots,
+            "propagation_timeslots": p_slots, "seed": seed,
+            **{caption: rows for caption, rows, _ in sections},
+            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+    (out / "shale.json").write_text(json.dumps(data, indent=2))
+    images = _plots(out, lat_rows, cc_rows, il_rows, fl_rows)
+    write_page(out, "reproduce shale", f"Shale (Hong et al.) on opendcn's slotted engine, N = {n}, {slots} timeslots "
+               "per loaded run.", claims, sections, images)
+    echo(f"\nwrote {out / 'shale.json'}, {out / 'index.html'} and plots under {out}")
+    return 0 if all(c.status != FAIL for c in claims) else 1
+
+
+def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, Any]],
+           il_rows: list[dict[str, Any]], fl_rows: list[dict[str, Any]]) -> list[str]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    names = []
+
+    def save(fig: Figure, name: str) -> None:
+        FigureCanvasAgg(fig)
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=110)
+        names.append(name)
+
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.add_subplot()
+    ax.bar([str(x["h"]) for x in lat_rows], [x["max_schedule_wait"] for x in lat_rows],
+           label="max wait for the schedule")
+    ax.plot([str(x["h"]) for x in lat_rows], [x["intrinsic_timeslots"] for x in lat_rows], "k_", ms=30,
+            label="2 epochs")
+    ax.set_xlabel("schedule dimension h")
+    ax.set_ylabel("idle one-cell wait (timeslots of 5.632 ns)")
+    ax.set_yscale("log")
+    ax.legend()
+    save(fig, "latency_vs_h.png")
+
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.add_subplot()
+    ccs = [x["cc"] for x in cc_rows]
+    ax.bar(ccs, [x["p99"] or 0 for x in cc_rows])
+    ax.set_xlabel("congestion control")
+    ax.set_ylabel("p99 size-normalized FCT (t / (F + P))")
+    ax.tick_params(axis="x", rotation=30)
+    save(fig, "cc_p99.png")
+
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.add_subplot()
+    ax.plot([x["share_h4"] for x in il_rows], [x["short_p99"] or np.nan for x in il_rows], "o-", label="short flows")
+    ax.plot([x["share_h4"] for x in il_rows], [x["all_p99"] or np.nan for x in il_rows], "s--", label="all flows")
+    ax.set_xlabel("share s of timeslots on the h = 4 sub-schedule")
+    ax.set_ylabel("p99 size-normalized FCT")
+    ax.legend()
+    save(fig, "interleave.png")
+
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.add_subplot()
+    xs = [100 * x["fraction"] for x in fl_rows]
+    ax.plot(xs, [x["relative"] for x in fl_rows], "o-", label="live destinations' throughput")
+    ax.plot(xs, [1 - x / 100 for x in xs], "k--", label="1 - failed fraction")
+    ax.set_xlabel("failed nodes (%)")
+    ax.set_ylabel("throughput relative to no failure")
+    ax.legend()
+    save(fig, "failures.png")
+    return names
