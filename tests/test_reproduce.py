@@ -59,6 +59,8 @@ def test_reproduce_negotiator_tiny(tmp_path):
     assert [r["config"] for r in data["variants"]][:3] == ["base, no speedup", "iterative:3, no speedup",
                                                           "iterative:5, no speedup"]
     assert all(r["invariants_ok"] for r in data["variants"]) and len(data["variants"]) == 10
+    html = (tmp_path / "index.html").read_text()
+    assert "PASS" in html and "mice_p99.png" in html
     for f in ("mice_p99.png", "goodput.png", "ablation.png", "sweep_guardband.png", "sweep_predefined_slot.png",
               "sweep_scheduled_slots.png", "workloads.png", "all_to_all.png", "link_failures.png"):
         assert (tmp_path / f).stat().st_size > 0, f

@@ -484,7 +484,18 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     _plots(out, rows, abl, loads)
     _sweep_plots(out, sweeps, {k: (v[0], v[2]) for k, v in sweep_defs.items()}, wl_rows)
     _micro_plots(out, a2a, failures)
-    echo(f"\nwrote {out / 'negotiator.json'} and plots under {out}")
+    from .studies import FAIL, PASS, Claim, write_page
+
+    pngs = sorted(f.name for f in out.glob("*.png"))
+    write_page(out, "reproduce negotiator", f"NegotiaToR on opendcn's slotted engine, {tors} ToRs x {ports} ports, "
+               f"hadoop, {duration} per point.", [Claim(c, PASS if ok else FAIL, d) for c, ok, d in checks],
+               [("NegotiaToR and the baseline against load", rows,
+                 ["config", "load", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "invariants_ok"]),
+                ("ablation at the top load", abl, ["config", "goodput", "mice_mean_us", "mice_p99_us"]),
+                ("scheduler variants", variants, ["config", "goodput", "mice_p99_us", "match_ratio"]),
+                ("the baseline's unpublished parameters", sens,
+                 ["slot_ns", "relay_cap", "report", "load", "goodput", "mice_p99_us", "p99_ratio"])], pngs)
+    echo(f"\nwrote {out / 'negotiator.json'}, {out / 'index.html'} and plots under {out}")
     return 0 if all(ok for _, ok, _ in checks) else 1
 
 
