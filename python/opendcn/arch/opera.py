@@ -198,7 +198,11 @@ class OperaNetwork(Network):
         self.matchings_source = which
         self.fabric_metrics = {
             "superslice_ps": d, "eps_ps": int(fab["eps_ps"]), "delta_ps": int(fab["delta_ps"]),
+            # duty_cycle: the share of a superslice with every rotor up; link_duty_cycle: the
+            # share of time one rotor link carries traffic (it is down for r once every u
+            # superslices: the figure the Duo paper quotes for Opera, about 0.98)
             "reconf_ps": reconf, "cycle_ps": d * tors, "duty_cycle": 1 - reconf / d,
+            "link_duty_cycle": 1 - reconf / (u * d),
             "max_path_hops": int(fab["max_path_hops"]),
             "rlb_hold_ps": (u - 1) * d + int(fab["eps_ps"]),
         }
