@@ -48,7 +48,7 @@ from typing import Any, Callable
 from .errors import ConfigError
 from .units import parse_time
 
-NAMES = ("negotiator",)
+NAMES = ("negotiator", "duo")
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
@@ -610,7 +610,13 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
     plt.close(fig)
 
 
-_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator}
+def _duo(*args: Any, **kw: Any) -> int:
+    from .reproduce_duo import run_duo
+
+    return run_duo(*args, **kw)
+
+
+_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "duo": _duo}
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:
