@@ -11,7 +11,9 @@ hosts x 10 Gb/s per ToR). Experiments:
 - **permutation**: 500 KB flows, Poisson arrivals, a rack-level random permutation; the
   delivered throughput over the second half of each run (steady state) at the top load is
   compared with the DA share of the capacity k_d / k (Duo, SEGR) and with Opera's VLB
-  bound (1/2 of the capacity, x its duty cycle);
+  bound (1/2 of the capacity); printed beside it: the throughput in each quarter of the
+  run, and Duo and SEGR with equal-length ports chosen per packet (the authors' simulator
+  sprays NDP per packet; our default hashes per flow);
 - **heavy-tailed workloads** (the Opera/Duo tables of data mining, web search and Hadoop
   inter-rack): delivered volume per design and load;
 - **FCT by flow size** (data mining, 40 % load): p99 per bucket;
@@ -115,7 +117,8 @@ def plan(quick: bool, tors: int | None = None, duration: str | None = None) -> d
         epss = [0.5, 0.7, 0.9, eps]
         fths = ["0B", "100KB", "1MB", "15MB"]
     return {"tors": n, "uplinks": 8, "hosts_per_tor": 8, "k_s": 2, "k_d": 6, "duration": dur,
-            "duration_ps": dur_ps, "perm_duration": perm, "perm_duration_ps": parse_time(perm, "duration"), "rho_ps": rho, "delta_ps": delta, "epsilon": eps, "rho_scaling": scaled,
+            "duration_ps": dur_ps, "perm_duration": perm, "perm_duration_ps": parse_time(perm, "duration"),
+            "rho_ps": rho, "delta_ps": delta, "epsilon": eps, "rho_scaling": scaled,
             "loads": loads, "fct_load": 0.4, "opera_max_load": 0.6, "scale": scale, "active": active,
             "rhos_ps": rhos, "epsilons": epss, "f_ths": fths, "seed": 1}
 
@@ -240,7 +243,8 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     rho, delta = P["rho_ps"], P["delta_ps"]
     kd_share = P["k_d"] / P["uplinks"]
     echo(f"reproduce duo ({'quick' if quick else 'full'}): {n} racks x {P['uplinks']} uplinks x "
-         f"{P['hosts_per_tor']} hosts, 10 Gb/s, {dur} per point, permutation {P['perm_duration']} (the paper: 10 s); rho {rho / 1e9:g} ms, delta "
+         f"{P['hosts_per_tor']} hosts, 10 Gb/s, {dur} per point, permutation {P['perm_duration']} (the paper: "
+         f"10 s); rho {rho / 1e9:g} ms, delta "
          f"{delta / 1e6:g} us ({P['rho_scaling']}), epsilon {P['epsilon']:.2f}; Opera: 10 us reconfiguration, "
          f"NDP < 15 MB, RotorLB above; workloads: Opera/Duo tables")
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
@@ -386,14 +390,15 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     first = get(det_label).summary
     deterministic = all(again[k] == first[k] for k in first if k != "wall_s")
 
-    claims = _claims(P, perm + spray, wl_rows, fct, sens, fth, scale, skew, all_rows, kd_share, deterministic, det_label,
-                     quick)
+    claims = _claims(P, perm + spray, wl_rows, fct, sens, fth, scale, skew, all_rows, kd_share, deterministic,
+                     det_label, quick)
     echo("")
     for c in claims:
         echo(c.line())
     out.mkdir(parents=True, exist_ok=True)
     data = {"plan": {k: v for k, v in P.items()}, "archs": list(ARCHS), "workloads": WORKLOADS,
-            "permutation": perm, "permutation_per_packet": spray, "workload_rows": wl_rows, "fct_p99_by_size": fct, "sensitivity": sens,
+            "permutation": perm, "permutation_per_packet": spray, "workload_rows": wl_rows,
+            "fct_p99_by_size": fct, "sensitivity": sens,
             "f_th": fth, "scale_out": scale, "skewed": skew,
             "runs": len(S), "wall_s_total": sum(r["wall_s"] for r in all_rows),
             "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
@@ -509,7 +514,8 @@ def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[st
     ratios = []
     for m in P["scale"]:
         g = {r["arch"]: r["goodput"] for r in scale if r["nodes"] == m}
-        ratios.append((m, g["duo"] / g["exp"] if g["exp"] else math.inf, g["duo"] / g["segr"] if g["segr"] else math.inf))
+        ratios.append((m, g["duo"] / g["exp"] if g["exp"] else math.inf,
+                       g["duo"] / g["segr"] if g["segr"] else math.inf))
     finite = all(math.isfinite(x) for _, e, s_ in ratios for x in (e, s_))
     add(12, ratios[-1][1] > ratios[0][1] and ratios[-1][2] > ratios[0][2] if finite else None,
         "Duo/EXP and Duo/SEGR delivered: " + ", ".join(f"n={m}: {e:.3f}, {s:.3f}" for m, e, s in ratios)
