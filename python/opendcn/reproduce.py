@@ -49,7 +49,7 @@ from .errors import ConfigError
 from .studies import text_table as _table
 from .units import parse_time
 
-NAMES = ("negotiator", "shale", "opera")
+NAMES = ("negotiator", "shale", "opera", "duo")
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
@@ -58,7 +58,7 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
         scheduler: str | None = None, progress: bool = False) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>``); returns 0 if every trend check passed. ``tors`` / ``duration``
-    override the mode's size and per-point duration (a multiple of 8 ToRs, at least 16).
+    override the mode's size and per-point duration (each study says which sizes it takes).
     The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
     ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes."""
     if name != "all" and name not in NAMES:
@@ -618,7 +618,13 @@ def _opera(*a: Any, **kw: Any) -> int:
     return study(*a, **kw)
 
 
-_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera}
+def _duo(*a: Any, **kw: Any) -> int:
+    from .reproduce_duo import run_duo
+
+    return run_duo(*a, **kw)
+
+
+_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera, "duo": _duo}
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:

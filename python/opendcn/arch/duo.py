@@ -206,6 +206,33 @@ def _tor_hops(result: Result, hosts: bool) -> dict[int, int]:
     return {h - (1 if hosts else 0): v for h, v in by.items()}
 
 
+def _da_link_classes(net: Network, s: dict[str, Any], tx: np.ndarray, port: np.ndarray, up: np.ndarray,
+                     da: np.ndarray, da_ports: range) -> dict[str, Any]:
+    """The ToR uplinks split into Duo's two link classes from the per-port transmit
+    counters: ``static`` (the de Bruijn ports 0..k_s-1) and ``demand_aware`` (the DA ports
+    k_s..k_s+k_d-1), each with its ports per ToR, wire bytes sent and utilisation (bytes /
+    the ports' capacity over the run); ``host`` is the engine's host-link class. The engine
+    itself classes every uplink as static optical (its schedule is static between the
+    controller's reconfigurations): the two classes sum to its ``static_optical`` bytes."""
+    eng = s.get("link_classes", {})
+    so = eng.get("static_optical", {})
+    n, u = net.config.nodes, net.config.uplinks
+    # capacity of one port over the run, as the engine counts it (rate x its clock)
+    end_ps = round(float(s.get("sim_time_s", 0.0)) * 1e12)
+    per_port = net.config.link_rate * end_ps / 8e12
+    if so.get("utilisation"):
+        per_port = so["tx_bytes"] / so["utilisation"] / (n * u)
+    out: dict[str, Any] = {}
+    for name, sel, ports in (("static", up & (port < da_ports.start), da_ports.start),
+                             ("demand_aware", da, len(da_ports))):
+        b = int(tx[sel].sum())
+        cap = per_port * n * ports
+        out[name] = {"ports_per_tor": ports, "tx_bytes": b, "utilisation": b / cap if cap else 0.0}
+    if "host" in eng:
+        out["host"] = dict(eng["host"])
+    return out
+
+
 def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: range | None) -> dict[str, Any]:
     """The metrics the Duo paper compares designs by (§4.1): RX volume over time, p99 FCT
     per flow-size bucket, reordering, traffic-weighted mean path length, raw and
@@ -247,6 +274,7 @@ def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: ra
             total = int(tx[up].sum())
             out["da_link_bytes"] = {"da": int(tx[da].sum()), "all_uplinks": total,
                                     "share": float(tx[da].sum() / total) if total else 0.0}
+            out["link_classes"] = _da_link_classes(net, s, tx, port, up, da, da_ports)
     return out
 
 

@@ -1,0 +1,623 @@
+"""``opendcn reproduce duo``: the evaluation of Duo (Zerwas et al., POMACS 7(1), 2023, §4)
+on shortened runs of the packet engine, with the paper's stated trends checked.
+
+Designs: ``duo`` (de Bruijn backbone + DA links, greedy LPM routing, Greedy-DA every ρ),
+``segr`` (the same fabric, DA links only as direct one-hop links), ``exp`` (a static
+8-regular expander, k-shortest paths) and ``opera`` at Duo's size (64 racks x 8 uplinks x
+8 hosts, 10 Gb/s, 10 µs reconfiguration, NDP below 15 MB and RotorLB above: Opera's own
+defaults). Load is a fraction of the total ToR uplink capacity (= host-side bandwidth, 8
+hosts x 10 Gb/s per ToR). Experiments:
+
+- **permutation**: 500 KB flows, Poisson arrivals, a rack-level random permutation; the
+  delivered throughput over the second half of each run (steady state) at the top load is
+  compared with the DA share of the capacity k_d / k (Duo, SEGR) and with Opera's VLB
+  bound (1/2 of the capacity); printed beside it: the throughput in each quarter of the
+  run, and Duo and SEGR with equal-length ports chosen per packet (the authors' simulator
+  sprays NDP per packet; our default hashes per flow);
+- **heavy-tailed workloads** (the Opera/Duo tables of data mining, web search and Hadoop
+  inter-rack): delivered volume per design and load;
+- **FCT by flow size** (data mining, 40 % load): p99 per bucket;
+- **path length**: traffic-weighted mean ToR hops per design and load, Duo's one-hop
+  share of the delivered payload and its DA ports' share of the wire bytes;
+- **sensitivity** of Duo to ρ and the duty cycle ε = (ρ - δ) / ρ, and the effect of the
+  NDP/TCP threshold f_th on the FCT of flows under 10 KB;
+- **scale-out**: Duo, SEGR and EXP at three sizes;
+- **skewed traffic**: a random share of the racks active, each at its full host-side rate
+  (data mining sizes), Duo vs Opera.
+
+Decisions (see the printed header): runs are short (the paper runs 10 s per point; 1 s of
+Duo at 64 racks and 50 % load costs about 9 min of CPU here). Greedy-DA needs several
+update periods per run, so quick mode scales ρ and δ by 1/10 together (ρ = 1 ms,
+δ = 10 µs), keeping ε = 99 %; full mode keeps the paper's ρ = 10 ms and δ = 100 µs and
+runs 100 ms (10 periods) per point. A ``duration`` override shorter than 4 ρ scales ρ to a
+quarter of the run and δ to ρ / 100 (ε kept). Claims that depend on ρ (through the DA
+links' reaction time) say so. Heavy-tailed workloads carry most of their bytes in flows
+of tens to hundreds of MB that cannot finish in a short run: the delivered volume of a
+short run is not the paper's 10-s steady state, and buckets with too few completed flows
+are NOT-CHECKABLE, never read.
+
+Every run's invariants are checked (exact byte conservation, no optical collision, no
+guardband violation) and one point is run twice to check determinism.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ConfigError
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, Runner
+from .studies import fmt as _fmt
+from .studies import text_table as _table
+from .studies import write_page
+from .units import parse_time
+
+#: designs of the paper's main comparison
+ARCHS = ("duo", "segr", "exp", "opera")
+#: the Opera/Duo flow-size tables (Opera's simulator ships them; the Duo paper uses them)
+WORKLOADS = {"datamining": "datamining-opera", "websearch": "websearch-opera", "hadoop": "hadoop-interrack"}
+#: fewest completed flows in a size bucket for its p99 to be read
+MIN_BUCKET = 20
+#: claim texts, in the order they are printed and stored
+CLAIMS = (
+    "permutation: Duo and SEGR saturate near the DA share of capacity k_d/k",
+    "permutation: Opera saturates near its VLB bound",
+    "permutation: EXP far lower than Duo",
+    "heavy-tailed workloads: Duo delivers the most",
+    "heavy-tailed workloads: Opera and EXP align",
+    "small flows: Duo has the lowest p99 FCT",
+    "1-15 MB flows: Opera has a lower p99 FCT than Duo",
+    "flows above 15 MB: the p99 FCT curves converge",
+    "path length: Duo's is the shortest at low load",
+    "path length: Duo's one-hop share falls as load grows",
+    "sensitivity: delivered volume does not grow as the duty cycle falls",
+    "f_th: flows under 10 KB have a higher p99 FCT without the NDP/TCP split (f_th = 0)",
+    "scale-out: Duo's advantage over EXP and SEGR grows with n",
+    "skewed traffic: Duo beats Opera when fewer than half of the racks are active",
+    "skewed traffic: Opera catches up with Duo when half of the racks or more are active",
+    "every run: exact conservation, 0 collisions, 0 guardband violations",
+    "deterministic (same seed, same summary)",
+)
+
+
+def _is_pow2(n: int) -> bool:
+    return n >= 4 and n & (n - 1) == 0
+
+
+def plan(quick: bool, tors: int | None = None, duration: str | None = None) -> dict[str, Any]:
+    """The study's parameters for a mode and the overrides (sizes, loads, ρ, δ, durations)."""
+    n = tors or 64
+    if not _is_pow2(n):
+        raise ConfigError("tors", n, "Duo needs n = 2**d racks (k_s = 2, d >= 2): 16, 32, 64, 128, 256, ...")
+    dur = duration or ("20ms" if quick else "100ms")
+    dur_ps = parse_time(dur, "duration")
+    # the permutation keeps every design near saturation: 2.5 s of CPU per simulated ms
+    # for Duo at 80 % load, so quick mode runs it shorter (its 500 KB flows settle in
+    # well under a millisecond)
+    perm = duration or ("4ms" if quick else "100ms")
+    rho, delta = (1_000_000_000, 10_000_000) if quick else (10_000_000_000, 100_000_000)
+    scaled = "rho and delta / 10 (duty cycle kept)" if quick else "the paper's"
+    short = min(dur_ps, parse_time(perm, "duration"))
+    if short < 4 * rho:
+        rho = max(short // 4, 1_000_000)
+        delta = max(rho // 100, 1)
+        scaled = "rho = duration / 4, delta = rho / 100 (duty cycle kept)"
+    eps = (rho - delta) / rho
+    if quick:
+        loads = {"permutation": [0.3, 0.8], "datamining": [0.1, 0.4, 0.6], "websearch": [0.4], "hadoop": [0.4]}
+        scale = [max(4, n // 4), max(4, n // 2), n]
+        active = [0.125, 0.25, 0.5, 0.75]
+        rhos = [max(rho // 10, 1_000_000), rho]
+        epss = [0.5, 0.9, eps]
+        fths = ["0B", "100KB", "1MB", "15MB"]
+    else:
+        ladder = [round(0.1 * k, 1) for k in range(1, 9)]
+        loads = {"permutation": ladder, "datamining": ladder, "websearch": ladder, "hadoop": ladder}
+        scale = [n, 2 * n, 4 * n]
+        active = [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 1.0]
+        rhos = [rho // 10, rho, 5 * rho]
+        epss = [0.5, 0.7, 0.9, eps]
+        fths = ["0B", "100KB", "1MB", "15MB"]
+    return {"tors": n, "uplinks": 8, "hosts_per_tor": 8, "k_s": 2, "k_d": 6, "duration": dur,
+            "duration_ps": dur_ps, "perm_duration": perm, "perm_duration_ps": parse_time(perm, "duration"),
+            "rho_ps": rho, "delta_ps": delta, "epsilon": eps, "rho_scaling": scaled,
+            "loads": loads, "fct_load": 0.4, "opera_max_load": 0.6, "scale": scale, "active": active,
+            "rhos_ps": rhos, "epsilons": epss, "f_ths": fths, "seed": 1}
+
+
+def _eps_delta(rho: int, eps: float) -> int:
+    """δ for a period ρ and duty cycle ε = (ρ - δ) / ρ (whole picoseconds)."""
+    return max(0, round(rho * (1 - eps)))
+
+
+def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
+    s = r.summary
+    m = s.get("arch_metrics", {})
+    b = s["bytes"]
+    ok = bool(s["invariants"]["ok"]) and s["fabric"] == {"collisions": 0, "guardband_violations": 0} \
+        and b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
+    pm = m.get("path_mix") or {}
+    row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]), "steady": _steady(r, dur_ps),
+           "delivered_gb": b["delivered"] / 1e9, "offered_gb": b["offered"] / 1e9,
+           "mean_path_length": m.get("mean_path_length"), "one_hop_share": pm.get("one_hop"),
+           "da_wire_share": (m.get("da_link_bytes") or {}).get("share"), "duty_cycle": m.get("duty_cycle"),
+           "completed": s["flows"]["completed"], "started": s["flows"]["started"],
+           "reconf_drop_pkts": int(s["packets"]["dropped"].get("reconfiguration", 0))
+           if isinstance(s.get("packets", {}).get("dropped"), dict) else None,
+           "invariants_ok": ok, "wall_s": s["wall_s"]}
+    if row["mean_path_length"] is None:
+        row["mean_path_length"] = _path_length(s)
+    if not b["delivered"]:
+        # nothing delivered: no path to average over
+        row.update(mean_path_length=None, one_hop_share=None)
+    return row
+
+
+def _path_length(s: dict[str, Any]) -> float | None:
+    """Traffic-weighted mean ToR-to-ToR hops from the summary (the engine counts the host
+    downlink as one hop): for designs without Duo's metrics (Opera)."""
+    by = {int(h): int(v) for h, v in s.get("delivered_bytes_by_hops", {}).items()}
+    tot = sum(by.values())
+    return sum((h - 1) * v for h, v in by.items()) / tot if tot else None
+
+
+def _steady(r: Loaded, dur_ps: int) -> float:
+    """Delivered throughput over the second half of the run, normalised to the total ToR
+    uplink capacity (the network rows of the time series); the whole run's goodput if the
+    run has no series."""
+    s = r.summary
+    f = r.folder / "timeseries.parquet"
+    if not f.exists():
+        return float(s["goodput_normalized"])
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    ts = pq.read_table(f, columns=["time_ps", "node", "delivered_bytes"])
+    node = np.asarray(ts["node"])
+    t = np.asarray(ts["time_ps"])[node == -1]
+    v = np.asarray(ts["delivered_bytes"].fill_null(0))[node == -1]
+    sel = t > dur_ps // 2
+    if not sel.any():
+        return float(s["goodput_normalized"])
+    # the samples after the half: bytes delivered in (t_prev, t]
+    t0 = t[~sel].max() if (~sel).any() else 0
+    span = t[sel].max() - t0
+    cap = s["goodput_normalized"] and s["bytes"]["delivered"] / s["goodput_normalized"] / dur_ps
+    if not span or not cap:
+        return float(s["goodput_normalized"])
+    return float(v[sel].sum() / (cap * span))
+
+
+def _quarters(r: Loaded, dur_ps: int) -> list[float] | None:
+    """Delivered throughput in each quarter of the run (normalised to the uplink
+    capacity): whether a short run has reached its steady state."""
+    s = r.summary
+    f = r.folder / "timeseries.parquet"
+    if not f.exists() or not s["goodput_normalized"]:
+        return None
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    ts = pq.read_table(f, columns=["time_ps", "node", "delivered_bytes"])
+    node = np.asarray(ts["node"])
+    t = np.asarray(ts["time_ps"])[node == -1]
+    v = np.asarray(ts["delivered_bytes"].fill_null(0))[node == -1]
+    cap = s["bytes"]["delivered"] / s["goodput_normalized"] / dur_ps        # bytes per ps of capacity
+    out = []
+    for q in range(4):
+        lo, hi = q * dur_ps // 4, (q + 1) * dur_ps // 4
+        sel = (t > lo) & (t <= hi)
+        out.append(float(v[sel].sum() / (cap * (hi - lo))))
+    return out
+
+
+def _fct(r: Loaded) -> dict[str, Any]:
+    from .analysis import fct_stats
+    from .arch.duo import FCT_BUCKETS
+
+    import numpy as np
+
+    st = fct_stats(r.flows, sizes=FCT_BUCKETS)
+    f = r.flows
+    done = np.asarray(f["completed"])
+    size = np.asarray(f["size_bytes"])
+    rto = np.asarray(f["timeouts"].fill_null(0)) > 0
+    # completed flows of the bucket that waited for a retransmission timeout
+    return {b: {"count": st[b]["count"], "p99_us": st[b]["p99"],
+                "with_timeout": int((done & rto & (size >= lo) & (size < hi)).sum())}
+            for b, (lo, hi) in FCT_BUCKETS.items()}
+
+
+def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
+            duration: str | None = None, *, executor: str = "local", workers: int | None = None,
+            scheduler: str | None = None, progress: bool = False) -> int:
+    """The study (see the module docstring); returns 0 if every checkable claim passed."""
+    P = plan(quick, tors, duration)
+    n, dur, dur_ps, seed = P["tors"], P["duration"], P["duration_ps"], P["seed"]
+    rho, delta = P["rho_ps"], P["delta_ps"]
+    kd_share = P["k_d"] / P["uplinks"]
+    echo(f"reproduce duo ({'quick' if quick else 'full'}): {n} racks x {P['uplinks']} uplinks x "
+         f"{P['hosts_per_tor']} hosts, 10 Gb/s, {dur} per point, permutation {P['perm_duration']} (the paper: "
+         f"10 s); rho {rho / 1e9:g} ms, delta "
+         f"{delta / 1e6:g} us ({P['rho_scaling']}), epsilon {P['epsilon']:.2f}; Opera: 10 us reconfiguration, "
+         f"NDP < 15 MB, RotorLB above; workloads: Opera/Duo tables")
+    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
+    sample = f"{max(dur_ps // 40, 1_000_000)}ps"
+    perm_sample = f"{max(P['perm_duration_ps'] // 40, 1_000_000)}ps"
+
+    def opts(arch: str, nodes: int = n, **kw: Any) -> dict[str, Any]:
+        base: dict[str, Any] = {"nodes": nodes, "uplinks": P["uplinks"], "hosts_per_tor": P["hosts_per_tor"]}
+        if arch in ("duo", "segr"):
+            base.update(rho=f"{rho}ps", delta=f"{delta}ps", sample_interval=sample)
+        elif arch == "exp":
+            base.update(sample_interval=sample)
+        return {**base, **kw}
+
+    def poisson(wl: str, load: float, **kw: Any) -> dict[str, Any]:
+        return {"workload": WORKLOADS[wl], "load": load, "pattern": "uniform", **kw}
+
+    perm_run = {"pattern": "permutation", "flow_size": "500KB"}
+    S: dict[str, tuple[str, dict[str, Any], dict[str, Any], str]] = {}
+    for load in P["loads"]["permutation"]:
+        for a in ARCHS:
+            S[f"perm/{a}@{load}"] = (a, opts(a, sample_interval=perm_sample) if a != "opera" else opts(a),
+                                     {**perm_run, "load": load}, P["perm_duration"])
+    # the routing's multipath granularity at the top permutation load: per-flow hash (our
+    # default) vs per-packet spraying (what the authors' simulator does for NDP)
+    top = max(P["loads"]["permutation"])
+    for a in ("duo", "segr"):
+        S[f"perm-packet/{a}@{top}"] = (a, opts(a, sample_interval=perm_sample, multipath="packet"),
+                                       {**perm_run, "load": top}, P["perm_duration"])
+    for wl in WORKLOADS:
+        for load in P["loads"][wl]:
+            for a in ARCHS:
+                if a == "opera" and load > P["opera_max_load"] + 1e-9:
+                    continue
+                S[f"wl/{wl}/{a}@{load}"] = (a, opts(a), poisson(wl, load), dur)
+    fl = P["fct_load"]
+    base_key = f"wl/datamining/duo@{fl}"
+    if base_key not in S:
+        for a in ARCHS:
+            S[f"wl/datamining/{a}@{fl}"] = (a, opts(a), poisson("datamining", fl), dur)
+    for r_ in P["rhos_ps"]:
+        for e in P["epsilons"]:
+            S[f"sens/{r_}/{e}"] = ("duo", opts("duo", rho=f"{r_}ps", delta=f"{_eps_delta(r_, e)}ps"),
+                                   poisson("datamining", fl), dur)
+    for f_th in P["f_ths"]:
+        S[f"fth/{f_th}"] = ("duo", opts("duo", **({} if f_th == "1MB" else {"f_th": f_th})),
+                             poisson("datamining", fl), dur)
+    for m in P["scale"]:
+        for a in ("duo", "segr", "exp"):
+            S[f"scale/{a}@{m}"] = (a, opts(a, nodes=m), poisson("datamining", fl), dur)
+    for act in P["active"]:
+        for a in ("duo", "opera"):
+            S[f"skew/{a}@{act}"] = (a, opts(a), {"workload": WORKLOADS["datamining"], "load": 1.0,
+                                                 "pattern": "skewed", "active": act}, dur)
+    R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
+
+    def get(label: str) -> Loaded:
+        return R.get(*S[label], seed=seed)
+
+    all_rows: list[dict[str, Any]] = []
+
+    def row(label: str, span_ps: int = dur_ps, **extra: Any) -> dict[str, Any]:
+        x = _row(label, get(label), span_ps, **extra)
+        all_rows.append(x)
+        return x
+
+    # ---- permutation
+    perm = [row(f"perm/{a}@{L}", P["perm_duration_ps"], arch=a, load=L) for L in P["loads"]["permutation"]
+            for a in ARCHS]
+    for x in perm:
+        q = _quarters(get(f"perm/{x['arch']}@{x['load']}"), P["perm_duration_ps"])
+        x["quarters"] = q
+        x["q1"], x["q2"], x["q3"], x["q4"] = q if q else (None,) * 4
+    echo("")
+    echo("permutation (500 KB flows): goodput over the run, steady = second half, normalised to the uplink capacity")
+    echo(_table(perm, ["arch", "load", "goodput", "steady", "q1", "q2", "q3", "q4", "mean_path_length",
+                       "completed", "started", "invariants_ok"]))
+    echo("  q1..q4: throughput in each quarter of the run (a rising q4 means the run is still in its transient)")
+    spray = []
+    for a in ("duo", "segr"):
+        x = row(f"perm-packet/{a}@{top}", P["perm_duration_ps"], arch=a, load=top, multipath="packet")
+        q = _quarters(get(f"perm-packet/{a}@{top}"), P["perm_duration_ps"])
+        x["quarters"] = q
+        x["q1"], x["q2"], x["q3"], x["q4"] = q if q else (None,) * 4
+        spray.append(x)
+    echo(f"  the same at load {top} with equal-length ports chosen per packet (the authors' simulator sprays NDP "
+         "per packet; the default hashes per flow):")
+    echo(_table(spray, ["arch", "load", "multipath", "goodput", "steady", "q1", "q2", "q3", "q4", "invariants_ok"]))
+    # ---- heavy-tailed workloads
+    wl_rows: list[dict[str, Any]] = []
+    for wl in WORKLOADS:
+        for L in sorted({*P["loads"][wl], *([fl] if wl == "datamining" else [])}):
+            for a in ARCHS:
+                if f"wl/{wl}/{a}@{L}" in S:
+                    wl_rows.append(row(f"wl/{wl}/{a}@{L}", workload=wl, arch=a, load=L))
+    echo("")
+    echo("heavy-tailed workloads: delivered volume (normalised goodput) and path length")
+    echo(_table(wl_rows, ["workload", "arch", "load", "goodput", "delivered_gb", "offered_gb", "mean_path_length",
+                          "one_hop_share", "da_wire_share", "invariants_ok"]))
+    # ---- FCT by size
+    fct = {a: _fct(get(f"wl/datamining/{a}@{fl}")) for a in ARCHS}
+    fct_rows = [{"bucket": b, **{f"{a}_p99_us": fct[a][b]["p99_us"] if fct[a][b]["count"] else None for a in ARCHS},
+                 **{f"{a}_n": fct[a][b]["count"] for a in ARCHS}} for b in fct["duo"]]
+    echo("")
+    echo(f"p99 FCT (us) by flow size, data mining at {fl:.0%} load (n = completed flows)")
+    echo(_table(fct_rows, ["bucket"] + [f"{a}_p99_us" for a in ARCHS] + [f"{a}_n" for a in ARCHS]))
+    # ---- sensitivity
+    sens = []
+    for r_ in P["rhos_ps"]:
+        for e in P["epsilons"]:
+            x = row(f"sens/{r_}/{e}", rho_ms=r_ / 1e9, epsilon=round(e, 4), delta_us=_eps_delta(r_, e) / 1e6)
+            sens.append(x)
+    echo("")
+    echo(f"sensitivity: Duo, data mining at {fl:.0%} load, update period rho x duty cycle epsilon")
+    echo(_table(sens, ["rho_ms", "epsilon", "delta_us", "goodput", "duty_cycle", "mean_path_length",
+                       "one_hop_share", "reconf_drop_pkts", "invariants_ok"]))
+    fth = []
+    for f_th in P["f_ths"]:
+        x = row(f"fth/{f_th}", f_th=f_th)
+        st = _fct(get(f"fth/{f_th}"))
+        x["under_10KB_p99_us"] = st["under_10KB"]["p99_us"]
+        x["under_10KB_n"] = st["under_10KB"]["count"]
+        x["10KB_100KB_p99_us"] = st["10KB_100KB"]["p99_us"]
+        fth.append(x)
+    echo("")
+    echo(f"f_th: Duo, data mining at {fl:.0%} load; p99 FCT of small flows")
+    echo(_table(fth, ["f_th", "under_10KB_p99_us", "under_10KB_n", "10KB_100KB_p99_us", "goodput",
+                      "invariants_ok"]))
+    # ---- scale-out
+    scale = [row(f"scale/{a}@{m}", arch=a, nodes=m) for m in P["scale"] for a in ("duo", "segr", "exp")]
+    echo("")
+    echo(f"scale-out: data mining at {fl:.0%} load")
+    echo(_table(scale, ["nodes", "arch", "goodput", "delivered_gb", "mean_path_length", "invariants_ok"]))
+    # ---- skewed
+    skew = [row(f"skew/{a}@{act}", arch=a, active=act) for act in P["active"] for a in ("duo", "opera")]
+    echo("")
+    echo("skewed traffic: a random share of the racks active, each at its full rate (data mining sizes)")
+    echo(_table(skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length", "invariants_ok"]))
+
+    # ---- determinism: the smallest Duo point again, outside the stored tree
+    det_label = f"scale/duo@{P['scale'][0]}"
+    again = R.fresh(*S[det_label], seed=seed).summary
+    first = get(det_label).summary
+    deterministic = all(again[k] == first[k] for k in first if k != "wall_s")
+
+    claims = _claims(P, perm + spray, wl_rows, fct, sens, fth, scale, skew, all_rows, kd_share, deterministic,
+                     det_label, quick)
+    echo("")
+    for c in claims:
+        echo(c.line())
+    out.mkdir(parents=True, exist_ok=True)
+    data = {"plan": {k: v for k, v in P.items()}, "archs": list(ARCHS), "workloads": WORKLOADS,
+            "permutation": perm, "permutation_per_packet": spray, "workload_rows": wl_rows,
+            "fct_p99_by_size": fct, "sensitivity": sens,
+            "f_th": fth, "scale_out": scale, "skewed": skew,
+            "runs": len({R.point(*v, seed=seed).spec_hash for v in S.values()}), "wall_s_total": sum(r["wall_s"] for r in all_rows),
+            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+    (out / "duo.json").write_text(json.dumps(data, indent=2, default=_jsonable))
+    _plots(out, P, perm, wl_rows, fct, sens, scale, skew)
+    write_page(out, "reproduce duo", f"Duo, SEGR, EXP and Opera on opendcn's packet engine, {n} racks; see duo.json "
+               "for every table.", claims,
+               [("permutation", perm + spray, ["arch", "load", "multipath", "goodput", "steady", "mean_path_length"]),
+                ("heavy-tailed workloads", wl_rows, ["workload", "arch", "load", "goodput", "delivered_gb",
+                                                     "mean_path_length"]),
+                ("scale-out", scale, ["nodes", "arch", "goodput", "delivered_gb", "mean_path_length"]),
+                ("skewed traffic", skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length"])],
+               sorted(f.name for f in out.glob("*.png")))
+    echo(f"\n{data['runs']} runs, {data['wall_s_total']:.0f} s of engine wall time (rows reusing a run counted "
+         f"again); wrote {out / 'duo.json'} and plots under {out}")
+    return 0 if all(c.status != FAIL for c in claims) else 1
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return str(v)
+
+
+def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[str, Any]], fct: dict[str, Any],
+            sens: list[dict[str, Any]], fth: list[dict[str, Any]], scale: list[dict[str, Any]],
+            skew: list[dict[str, Any]], all_rows: list[dict[str, Any]], kd_share: float, deterministic: bool,
+            det_label: str, quick: bool) -> list[Claim]:
+    C: list[Claim] = []
+
+    def add(i: int, ok: bool | None, detail: str) -> None:
+        C.append(Claim(CLAIMS[i], NOT_CHECKABLE if ok is None else PASS if ok else FAIL, detail))
+
+    rho_note = "depends on rho (DA links follow the demand once per period)"
+    top = max(P["loads"]["permutation"])
+    pt = {r["arch"]: r for r in perm if r["load"] == top and "multipath" not in r}
+    sp = {r["arch"]: r for r in perm if "multipath" in r}
+    dseg = [pt["duo"]["steady"], pt["segr"]["steady"]]
+    if top < kd_share:
+        add(0, None, f"the top permutation load {top} is below k_d/k = {kd_share:.2f}: no saturation to observe")
+    else:
+        qs = "; ".join(f"{a} by quarter of the run " + ", ".join(f"{x:.3f}" for x in pt[a]["quarters"] or [])
+                       for a in ("duo", "segr"))
+        add(0, all(abs(x - kd_share) <= 0.1 for x in dseg),
+            f"steady throughput at load {top}: Duo {dseg[0]:.3f}, SEGR {dseg[1]:.3f} vs k_d/k = {kd_share:.2f} "
+            f"(±0.10); {qs}; run {P['perm_duration']}; spraying per packet instead of hashing per flow: Duo "
+            f"{sp['duo']['steady']:.3f}, SEGR {sp['segr']['steady']:.3f}; {rho_note}")
+    op = pt["opera"]
+    vlb = 0.5
+    add(1, abs(op["steady"] - vlb) <= 0.1 if top >= vlb else None,
+        f"Opera steady throughput at load {top}: {op['steady']:.3f} vs the VLB bound 1/2 (±0.10). Why: 500 KB "
+        f"flows are below Opera's 15 MB cutoff, so they run NDP over the expander, one path per rack pair and "
+        f"slice; under a rack permutation a ToR's traffic then leaves on one of its {P['uplinks']} uplinks at a "
+        f"time: at most 1/{P['uplinks']} = {1 / P['uplinks']:.3f} of the capacity, less with multi-hop paths")
+    add(2, pt["exp"]["steady"] <= 0.75 * pt["duo"]["steady"],
+        f"steady throughput at load {top}: EXP {pt['exp']['steady']:.3f} vs Duo {pt['duo']['steady']:.3f} "
+        f"('far lower' read as at most 3/4 of Duo's)")
+    # heavy-tailed: at every (workload, load), Duo's delivered volume is the largest
+    groups: dict[tuple[str, float], dict[str, float]] = {}
+    for r in wl_rows:
+        groups.setdefault((r["workload"], r["load"]), {})[r["arch"]] = r["goodput"]
+    live = {k: v for k, v in groups.items() if max(v.values()) > 0}
+    add(3, all(v["duo"] >= max(v.values()) for v in live.values()) if live else None,
+        "; ".join(f"{wl}@{L}: " + ", ".join(f"{a} {g:.4f}" for a, g in groups[(wl, L)].items())
+                  for wl, L in sorted(groups)) + f" (short runs: transient, not the 10-s steady state; {rho_note})")
+    al = [(k, v["opera"], v["exp"]) for k, v in sorted(live.items()) if "opera" in v]
+    add(4, all(abs(o - e) <= 0.15 * max(o, e) for _, o, e in al) if al else None,
+        "Opera vs EXP within 15 %: " + ", ".join(f"{wl}@{L}: {o:.4f} vs {e:.4f}" for (wl, L), o, e in al))
+    # FCT by size: read only buckets with enough completed flows in every design compared
+
+    def bucket(b: str, archs: tuple[str, ...]) -> dict[str, float] | None:
+        if all(fct[a][b]["count"] >= MIN_BUCKET for a in archs):
+            return {a: fct[a][b]["p99_us"] for a in archs}
+        return None
+
+    small = [b for b in ("under_10KB", "10KB_100KB") if bucket(b, ARCHS)]
+    if small:
+        res = {b: bucket(b, ARCHS) for b in small}
+        add(5, all(v["duo"] <= min(v.values()) for v in res.values() if v),
+            "; ".join(f"{b}: " + ", ".join(f"{a} {x:.1f}" for a, x in (v or {}).items()) for b, v in res.items())
+            + "; completed flows that waited for a retransmission timeout (NDP/TCP RTO 1 ms): "
+            + "; ".join(f"{b}: " + ", ".join(f"{a} {fct[a][b]['with_timeout']}" for a in ARCHS) for b in small))
+    else:
+        add(5, None, f"fewer than {MIN_BUCKET} completed small flows in some design")
+    mid = bucket("1MB_15MB", ("duo", "opera"))
+    counts = ", ".join(f"{a} {fct[a]['1MB_15MB']['count']}" for a in ("duo", "opera"))
+    add(6, None if mid is None else mid["opera"] < mid["duo"],
+        f"1-15 MB p99: Duo {mid['duo']:.0f} us, Opera {mid['opera']:.0f} us (completed: {counts})" if mid else
+        f"fewer than {MIN_BUCKET} completed 1-15 MB flows (completed: {counts}); short runs also complete only the "
+        "fastest of them")
+    big = bucket("over_15MB", ARCHS)
+    cnt = ", ".join(f"{a} {fct[a]['over_15MB']['count']}" for a in ARCHS)
+    add(7, None if big is None else max(big.values()) <= 1.5 * min(big.values()),
+        "p99 above 15 MB: " + ", ".join(f"{a} {x:.0f} us" for a, x in big.items()) + " (within 1.5x)" if big else
+        f"fewer than {MIN_BUCKET} completed flows above 15 MB (completed: {cnt}); a 15 MB flow needs >= 12 ms at "
+        f"10 Gb/s and a run of {P['duration']} completes only those that started early")
+    dm = [r for r in wl_rows if r["workload"] == "datamining"]
+    low = min(r["load"] for r in dm)
+    pl = {r["arch"]: r["mean_path_length"] for r in dm if r["load"] == low}
+    add(8, None if pl.get("duo") is None else all(pl["duo"] < v for a, v in pl.items() if a != "duo" and v is not None),
+        f"data mining at load {low}: " + ", ".join(f"{a} {_fmt(v)}" for a, v in pl.items()) + f"; {rho_note}")
+    oh = sorted((r["load"], r["one_hop_share"]) for r in dm if r["arch"] == "duo" and r["one_hop_share"] is not None)
+    add(9, all(b[1] <= a[1] for a, b in zip(oh, oh[1:])) and oh[-1][1] < oh[0][1] if len(oh) >= 2 else None,
+        "Duo one-hop share of the delivered payload (static or DA one-hop paths; the engine cannot mark DA "
+        "links in a packet) by load: " + ", ".join(f"{L}: {s:.3f}" for L, s in oh) + f"; {rho_note}")
+    by_rho: dict[float, list[tuple[float, float]]] = {}
+    for r in sens:
+        by_rho.setdefault(r["rho_ms"], []).append((r["epsilon"], r["goodput"]))
+    ok = True
+    parts = []
+    for r_, pts in sorted(by_rho.items()):
+        pts.sort()
+        ok &= all(a[1] <= b[1] * 1.02 for a, b in zip(pts, pts[1:]))
+        parts.append(f"rho {r_:g} ms: " + ", ".join(f"eps {e:g} {g:.4f}" for e, g in pts))
+    add(10, ok if any(r["goodput"] > 0 for r in sens) else None, "; ".join(parts) + " (2 % tolerance)")
+    f0 = next(r for r in fth if r["f_th"] == "0B")
+    others = [r for r in fth if r["f_th"] != "0B"]
+    if f0["under_10KB_n"] >= MIN_BUCKET and all(r["under_10KB_n"] >= MIN_BUCKET for r in others):
+        add(11, all(f0["under_10KB_p99_us"] > r["under_10KB_p99_us"] for r in others),
+            ", ".join(f"f_th {r['f_th']}: {r['under_10KB_p99_us']:.1f} us" for r in fth))
+    else:
+        add(11, None, f"fewer than {MIN_BUCKET} completed flows under 10 KB in some run")
+    ratios = []
+    for m in P["scale"]:
+        g = {r["arch"]: r["goodput"] for r in scale if r["nodes"] == m}
+        ratios.append((m, g["duo"] / g["exp"] if g["exp"] else math.inf,
+                       g["duo"] / g["segr"] if g["segr"] else math.inf))
+    finite = all(math.isfinite(x) for _, e, s_ in ratios for x in (e, s_))
+    add(12, ratios[-1][1] > ratios[0][1] and ratios[-1][2] > ratios[0][2] if finite else None,
+        "Duo/EXP and Duo/SEGR delivered: " + ", ".join(f"n={m}: {e:.3f}, {s:.3f}" for m, e, s in ratios)
+        + f" (largest n vs smallest); {rho_note}")
+    sk: dict[float, dict[str, float]] = {}
+    for r in skew:
+        sk.setdefault(r["active"], {})[r["arch"]] = r["goodput"]
+    below = [a for a in sk if a < 0.5 and max(sk[a].values()) > 0]
+    add(13, all(sk[a]["duo"] > sk[a]["opera"] for a in below) if below else None,
+        ", ".join(f"active {a:g}: Duo {v['duo']:.4f} vs Opera {v['opera']:.4f}" for a, v in sorted(sk.items()))
+        + f"; {rho_note}")
+    above = [a for a in sk if a >= 0.5 and max(sk[a].values()) > 0]
+    add(14, any(sk[a]["opera"] >= sk[a]["duo"] for a in above) if above else None,
+        "Opera at least Duo's delivered volume at some share >= 0.5: " + ", ".join(
+            f"active {a:g}: Opera/Duo {sk[a]['opera'] / sk[a]['duo']:.3f}" for a in sorted(above) if sk[a]["duo"])
+        + "; short runs of a heavy-tailed workload (the crossover of the paper's 10-s runs may need the steady state)")
+    bad = [r["config"] for r in all_rows if not r["invariants_ok"]]
+    add(15, not bad, f"{len(all_rows)} rows" + (f"; failed: {', '.join(bad)}" if bad else ""))
+    add(16, deterministic, f"{det_label} run twice")
+    return C
+
+
+def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[str, Any]],
+           fct: dict[str, Any], sens: list[dict[str, Any]], scale: list[dict[str, Any]],
+           skew: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def lines(ax: Any, rows: list[dict[str, Any]], x: str, y: str, key: str = "arch") -> None:
+        for a in dict.fromkeys(r[key] for r in rows):
+            pts = sorted((r[x], r[y]) for r in rows if r[key] == a and r[y] is not None)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=str(a))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    lines(ax, perm, "load", "steady")
+    ax.axhline(P["k_d"] / P["uplinks"], ls="--", c="grey", lw=0.8)
+    ax.set_xlabel("offered load")
+    ax.set_ylabel("throughput (second half, normalised)")
+    ax.set_title("permutation, 500 KB flows")
+    fig.tight_layout()
+    fig.savefig(out / "permutation.png", dpi=120)
+    plt.close(fig)
+    wls = list(dict.fromkeys(r["workload"] for r in wl_rows))
+    fig, axes = plt.subplots(1, len(wls), figsize=(4 * len(wls), 3.3), squeeze=False)
+    for ax, w in zip(axes[0], wls):
+        lines(ax, [r for r in wl_rows if r["workload"] == w], "load", "delivered_gb")
+        ax.set_title(w)
+        ax.set_xlabel("offered load")
+        ax.set_ylabel("delivered (GB)")
+    fig.tight_layout()
+    fig.savefig(out / "workloads.png", dpi=120)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    buckets = list(next(iter(fct.values())))
+    for a, st in fct.items():
+        ax.plot(range(len(buckets)), [st[b]["p99_us"] if st[b]["count"] else float("nan") for b in buckets],
+                marker="o", label=a)
+    ax.set_xticks(range(len(buckets)), buckets, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("p99 FCT (us)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "fct_by_size.png", dpi=120)
+    plt.close(fig)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.3))
+    dm = [r for r in wl_rows if r["workload"] == "datamining"]
+    lines(a1, dm, "load", "mean_path_length")
+    a1.set_xlabel("offered load")
+    a1.set_ylabel("mean path length (ToR hops)")
+    lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_share")
+    a2.set_xlabel("offered load")
+    a2.set_ylabel("Duo one-hop share")
+    fig.tight_layout()
+    fig.savefig(out / "path_length.png", dpi=120)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    lines(ax, sens, "epsilon", "goodput", key="rho_ms")
+    ax.set_xlabel("duty cycle epsilon")
+    ax.set_ylabel("goodput (normalised)")
+    ax.set_title("sensitivity (legend: rho in ms)")
+    fig.tight_layout()
+    fig.savefig(out / "sensitivity.png", dpi=120)
+    plt.close(fig)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.3))
+    lines(a1, scale, "nodes", "goodput")
+    a1.set_xscale("log", base=2)
+    a1.set_xlabel("racks n")
+    a1.set_ylabel("goodput (normalised)")
+    lines(a2, skew, "active", "goodput")
+    a2.set_xlabel("share of racks active")
+    a2.set_ylabel("goodput (normalised)")
+    fig.tight_layout()
+    fig.savefig(out / "scale_skew.png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,92 @@
+"""``opendcn reproduce duo`` end to end at a tiny size (16 racks, 300 us per point): every
+claim printed and stored with a status and its numbers, invariants and determinism
+checked, the JSON and the plots written; bad sizes are a ConfigError (CLI exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from opendcn import reproduce
+from opendcn.cli import app
+from opendcn.errors import ConfigError
+from opendcn.reproduce_duo import CLAIMS, plan
+
+STATUSES = ("PASS", "FAIL", "NOT-CHECKABLE")
+
+
+def test_reproduce_duo_tiny(tmp_path):
+    lines: list[str] = []
+    code = reproduce.run("duo", quick=True, out=tmp_path, echo=lines.append, tors=16, duration="300us")
+    text = "\n".join(lines)
+    assert code in (0, 1)
+    for claim in CLAIMS:
+        found = [ln for ln in lines if f"  {claim}  [" in ln and ln.endswith("]")]
+        assert len(found) == 1, claim
+        status = found[0].split("  ")[0]
+        assert status in STATUSES, found[0]
+        assert found[0].split("  [", 1)[1].strip("]"), claim       # the numbers (or the reason) are given
+    assert "PASS  every run: exact conservation, 0 collisions, 0 guardband violations" in text
+    assert "PASS  deterministic (same seed, same summary)" in text
+    for title in ("permutation (500 KB flows)", "heavy-tailed workloads", "p99 FCT (us) by flow size",
+                  "sensitivity: Duo", "f_th: Duo", "scale-out:", "skewed traffic:"):
+        assert title in text, title
+    data = json.loads((tmp_path / "duo.json").read_text())
+    assert [c["claim"] for c in data["claims"]] == list(CLAIMS)
+    assert all(c["status"] in STATUSES and c["detail"] for c in data["claims"])
+    # a claim that cannot be checked says why
+    for c in data["claims"]:
+        if c["status"] == "NOT-CHECKABLE":
+            assert len(c["detail"]) > 20
+    p = data["plan"]
+    assert p["tors"] == 16 and p["duration"] == "300us"
+    # rho scaled to a quarter of the run, delta with it: the duty cycle stays 99 %
+    assert p["rho_ps"] == 75_000_000 and p["delta_ps"] == 750_000 and p["epsilon"] == pytest.approx(0.99)
+    assert {r["arch"] for r in data["permutation"]} == {"duo", "segr", "exp", "opera"}
+    # the quarters of a run and its second half come from the same network time series:
+    # together they are the run's delivered volume
+    for r in data["permutation"] + data["permutation_per_packet"]:
+        q = r["quarters"]
+        if q is None:
+            continue
+        assert sum(q) / 4 == pytest.approx(r["goodput"], rel=1e-9, abs=1e-12)
+        assert (q[2] + q[3]) / 2 == pytest.approx(r["steady"], rel=1e-9, abs=1e-12)
+    assert [r["multipath"] for r in data["permutation_per_packet"]] == ["packet", "packet"]
+    assert {r["workload"] for r in data["workload_rows"]} == {"datamining", "websearch", "hadoop"}
+    assert all(r["load"] <= 0.6 for r in data["workload_rows"] if r["arch"] == "opera")
+    assert sorted({r["nodes"] for r in data["scale_out"]}) == [4, 8, 16]
+    assert sorted({r["active"] for r in data["skewed"]}) == [0.125, 0.25, 0.5, 0.75]
+    assert [r["f_th"] for r in data["f_th"]] == ["0B", "100KB", "1MB", "15MB"]
+    assert {r["epsilon"] for r in data["sensitivity"]} == {0.5, 0.9, 0.99}
+    # the achieved duty cycle of the sensitivity runs that changed links is the configured one
+    for r in data["sensitivity"]:
+        assert r["duty_cycle"] == pytest.approx(r["epsilon"], abs=1e-6) or r["duty_cycle"] == 1.0
+    assert set(data["fct_p99_by_size"]) == {"duo", "segr", "exp", "opera"}
+    assert all(r["invariants_ok"] for r in data["permutation"] + data["workload_rows"] + data["scale_out"])
+    for f in ("permutation.png", "workloads.png", "fct_by_size.png", "path_length.png", "sensitivity.png",
+              "scale_skew.png"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    # the runs are points of the sweep runner: a second call reads them back
+    again: list[str] = []
+    assert reproduce.run("duo", quick=True, out=tmp_path, echo=again.append, tors=16, duration="300us") == code
+    assert any("run now, 0" not in ln and "stored from before" in ln for ln in again)
+
+
+def test_plan_modes():
+    q, f = plan(True), plan(False)
+    assert (q["rho_ps"], q["delta_ps"]) == (1_000_000_000, 10_000_000)        # 1 ms, 10 us: the paper's / 10
+    assert (f["rho_ps"], f["delta_ps"]) == (10_000_000_000, 100_000_000)      # 10 ms, 100 us
+    assert q["epsilon"] == pytest.approx(0.99) and f["epsilon"] == pytest.approx(0.99)
+    assert f["scale"] == [64, 128, 256] and q["scale"] == [16, 32, 64]
+    assert q["duration"] == "20ms" and q["perm_duration"] == "4ms"
+
+
+@pytest.mark.parametrize("tors", [24, 48])
+def test_reproduce_duo_rejects_sizes_that_are_not_powers_of_two(tmp_path, tors):
+    with pytest.raises(ConfigError, match="tors"):
+        reproduce.run("duo", quick=True, out=tmp_path, tors=tors)
+    res = CliRunner().invoke(app, ["reproduce", "duo", "--quick", "--tors", str(tors), "--out", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "tors" in res.output and str(tors) in res.output
