@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse.csgraph import maximum_bipartite_matching, shortest_path
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 
 def linear_sum_assignment(*args: Any, **kw: Any) -> Any:
@@ -338,6 +339,7 @@ def expander(n: int, degree: int, hosts: int, seed: int = 1) -> Wiring:
 
 
 def _csr(w: Wiring) -> sparse.csr_matrix:
+    from scipy import sparse
     a, b = w.links[:, 0], w.links[:, 1]
     if not w.directed:
         a, b = np.concatenate([a, b]), np.concatenate([b, a])
@@ -347,6 +349,7 @@ def _csr(w: Wiring) -> sparse.csr_matrix:
 
 
 def _dist(w: Wiring, sources: np.ndarray | None = None) -> np.ndarray:
+    from scipy.sparse.csgraph import shortest_path
     g = _csr(w)
     src = w.tors if sources is None else np.asarray(sources)
     return shortest_path(g, directed=True, unweighted=True, indices=src)
@@ -522,6 +525,7 @@ def prn_lp(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
     links; the flow on each pod pair fits its links (unit capacity per link); each
     commodity's paths carry ``λ · tm[s, d]``. Objective: maximise λ (the concurrent-flow
     scale factor). A zero traffic matrix is treated as uniform. Returns (x, λ)."""
+    from scipy import sparse
     t = np.asarray(tm, dtype=np.float64).copy()
     p = t.shape[0]
     np.fill_diagonal(t, 0.0)
@@ -595,6 +599,7 @@ def round_links(x: np.ndarray, uplinks: int) -> np.ndarray:
     pod pair, every row and column summing to ``uplinks`` (a transportation problem with
     integer bounds, whose basic solutions HiGHS returns are integral; the objective
     keeps the largest fractional parts)."""
+    from scipy import sparse
     p = x.shape[0]
     pairs = [(a, b) for a in range(p) for b in range(p) if a != b]
     lo = np.array([max(1.0, math.floor(x[a, b] + 1e-9)) for a, b in pairs])
@@ -621,6 +626,8 @@ def permutations(counts: np.ndarray) -> np.ndarray:
     """Decompose a non-negative integer matrix whose rows and columns all sum to ``U``
     into ``U`` permutations (König: a regular bipartite multigraph is a union of perfect
     matchings): ``(U, p)`` array, row ``o`` maps each pod to its peer on OCS ``o``."""
+    from scipy import sparse
+    from scipy.sparse.csgraph import maximum_bipartite_matching
     c = np.asarray(counts, np.int64).copy()
     p = c.shape[0]
     u = int(c.sum(axis=1)[0])
@@ -672,6 +679,8 @@ def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray) -> Tables:
     to (-1: none). At every node and for every destination in ``dests``, the ports whose
     peer is one hop closer to the destination (distances by BFS over the directed port
     graph), with a wildcard source."""
+    from scipy import sparse
+    from scipy.sparse.csgraph import shortest_path
     n, u = peer_node.shape
     vv, pp = np.nonzero(peer_node >= 0)
     g = sparse.csr_matrix((np.ones(len(vv)), (vv, peer_node[vv, pp])), shape=(n, n))

@@ -37,14 +37,16 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from .errors import ConfigError
 from .timeflow import Circuit, Entry, Hop, Path  # noqa: F401  (Circuit: the doctests build circuits)
 from .topology import _STATIC, _as_array, _is_int, schedule_table
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["neighbors", "direct", "vlb", "ecmp", "ksp", "earliest_path", "compile_paths",
            "compile_routes", "lookup"]
@@ -453,6 +455,7 @@ def vlb(circuits: Iterable[Any], *, slices: int | None = None) -> list[Path]:
 # ---------------------------------------------------------------------------------------
 def _static_graph(view: _View) -> tuple[nx.Graph, dict[tuple[int, int], list[int]]]:
     """Union graph of all circuits (always-on) and, per ordered pair, u's ports to v."""
+    import networkx as nx
     g = nx.Graph()
     g.add_nodes_from(view.nodes)
     ports: dict[tuple[int, int], set[int]] = defaultdict(set)
@@ -484,6 +487,7 @@ def ecmp(circuits: Iterable[Any], endpoints: Iterable[int] | None = None) -> lis
     >>> [[h.port for h in p.hops] for p in ecmp(leaf_spine, endpoints=[0, 1]) if p.src == 0]
     [[0, 1], [1, 1]]
     """
+    import networkx as nx
     view = _View(circuits)
     eps = _endpoints(view, endpoints)
     g, ports = _static_graph(view)
@@ -536,6 +540,7 @@ def ksp(circuits: Iterable[Any], k: int = 4, endpoints: Iterable[int] | None = N
 
 def _slice_graph(view: _View, t: int) -> tuple[nx.DiGraph, dict[tuple[int, int], list[int]]]:
     """The circuits up in slice ``t`` as a directed graph and, per ordered pair, the ports."""
+    import networkx as nx
     g = nx.DiGraph()
     g.add_nodes_from(view.nodes)
     ports: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -549,6 +554,7 @@ def _slice_graph(view: _View, t: int) -> tuple[nx.DiGraph, dict[tuple[int, int],
 def _k_shortest(g: Any, ports: dict[tuple[int, int], list[int]], eps: list[int], k: int,
                 t: int | None) -> list[Path]:
     """The first ``k`` port-expanded shortest simple paths per ordered pair, in slice ``t``."""
+    import networkx as nx
     out = []
     for s in eps:
         for d in eps:

@@ -42,7 +42,6 @@ from __future__ import annotations
 import abc
 from typing import Any, Literal
 
-import networkx as nx
 import numpy as np
 from pydantic import model_validator
 
@@ -120,6 +119,7 @@ class TrafficAware(Network, abc.ABC):
 
 def _edmonds(weight: np.ndarray) -> list[tuple[int, int]]:
     """Maximum-weight matching of a symmetric weight matrix (pairs a < b, sorted)."""
+    import networkx as nx
     n = weight.shape[0]
     g = nx.Graph()
     for a in range(n):
