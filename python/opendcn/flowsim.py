@@ -475,6 +475,7 @@ class _FlowSim:
         L = self.links
         self.pair_prop = self.R @ L.prop[:L.P]
         self.pair_sf = self.R @ (1.0 / np.maximum(L.cap[:L.P], 1.0))
+        self._pair_cache: dict[int, tuple[np.ndarray, float]] = {}
         self.stats["routing_s"] += time.perf_counter() - t0
         self.stats["routings"] += 1
 
@@ -483,6 +484,15 @@ class _FlowSim:
         routes in force when it starts: propagation of every link crossed and one
         packet's serialization at every link after the first (store and forward)."""
         L = self.links
+        if len(fl) == 1:
+            f = int(fl[0])
+            p1 = int(self.pair[f])
+            bits = float(self.last_bits[f]) * 1e12
+            v = 2 * L.host_prop + bits / float(L.cap[L.P + L.E + int(self.dst[f])])
+            if not self.same[f]:
+                v += float(self.pair_prop[p1]) + bits * float(self.pair_sf[p1])
+            self.latency[f] = max(v, 1e-9)
+            return
         p = self.pair[fl]
         fab = ~self.same[fl]
         down_rate = L.cap[L.P + L.E + self.dst[fl]]
@@ -526,6 +536,7 @@ class _FlowSim:
 
     def run(self) -> None:
         n = len(self.size)
+        starts = self.start.tolist()
         t = 0.0
         nxt_arr = 0
         active = np.zeros(0, np.int64)
@@ -540,7 +551,7 @@ class _FlowSim:
         #: per (source, destination) endpoint: the flows waiting behind the one being sent
         queues: dict[int, deque[int]] = {}
         while True:
-            t_arr = float(self.start[nxt_arr]) if nxt_arr < n else np.inf
+            t_arr = float(starts[nxt_arr]) if nxt_arr < n else np.inf
             t_done = np.inf
             if len(active):
                 r = self.rate[active]
@@ -601,7 +612,9 @@ class _FlowSim:
                     full = True
                 next_reconf = t + per
             if t_arr <= t:
-                hi = int(np.searchsorted(self.start, int(t), side="right"))
+                hi = nxt_arr
+                while hi < n and starts[hi] <= t:
+                    hi += 1
                 go = []
                 for f in range(nxt_arr, hi):   # a flow waits behind its queue's earlier flows
                     k = int(self.qkey[f])
@@ -630,14 +643,17 @@ class _FlowSim:
             started, ended = [], []
         self.active = active
 
-    def _links_of(self, f: int) -> tuple[np.ndarray, np.ndarray]:
-        """The links flow ``f`` crosses on the current routes, and its share on each."""
-        R, L = self.R, self.links
-        p = int(self.pair[f])
-        a, b = R.indptr[p], R.indptr[p + 1]
-        cols = np.concatenate([R.indices[a:b], [L.P + self.src[f], L.P + L.E + self.dst[f]]])
-        vals = np.concatenate([R.data[a:b], [1.0, 1.0]])
-        return cols, vals
+    def _fabric_of(self, p: int) -> tuple[np.ndarray, float]:
+        """The fabric links of rack pair ``p`` on the current routes, and the rate at
+        which the first of them fills for a flow alone (bit/s; inf: none)."""
+        got = self._pair_cache.get(p)
+        if got is None:
+            R = self.R
+            a, b = R.indptr[p], R.indptr[p + 1]
+            cols = R.indices[a:b]
+            lim = float((self.links.cap[cols] / R.data[a:b]).min()) if b > a else np.inf
+            got = self._pair_cache[p] = (cols, lim)
+        return got
 
     def _users(self, active: np.ndarray) -> None:
         """Active flows per link (on the current routes)."""
@@ -656,18 +672,27 @@ class _FlowSim:
         flow-link graph): a joining one alone on its links gets the rate at which its
         first link fills. False (the caller solves again) as soon as one shares."""
         ok = True
+        users, L = self.users, self.links
         for f in ended:
-            cols, _ = self._links_of(f)
-            self.users[cols] -= 1
-            if self.users[cols].any():
+            cols, _ = self._fabric_of(int(self.pair[f]))
+            up, down = L.P + int(self.src[f]), L.P + L.E + int(self.dst[f])
+            users[cols] -= 1
+            users[up] -= 1
+            users[down] -= 1
+            if users[up] or users[down] or (len(cols) and users[cols].any()):
                 ok = False
         for f in started:
-            cols, vals = self._links_of(f)
-            if self.users[cols].any() or (not self.same[f] and not self.reach[self.pair[f]]):
+            p = int(self.pair[f])
+            cols, lim = self._fabric_of(p)
+            up, down = L.P + int(self.src[f]), L.P + L.E + int(self.dst[f])
+            if users[up] or users[down] or (len(cols) and users[cols].any()) \
+                    or (not self.same[f] and not self.reach[p]):
                 ok = False
-            self.users[cols] += 1
+            users[cols] += 1
+            users[up] += 1
+            users[down] += 1
             if ok:
-                self.rate[f] = float((self.links.cap[cols] / vals).min()) / 8e12
+                self.rate[f] = min(lim, float(L.cap[up]), float(L.cap[down])) / 8e12
         return ok
 
     def result(self, seed: int, wall: float, mice: int, workload: str) -> Any:
