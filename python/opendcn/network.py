@@ -297,6 +297,14 @@ class Network(NetworkBase):
         self.stop_when = "duration"
         #: network-wide rows (node = port = -1) in the time series
         self.net_series = False
+        #: hold packets that find no route at a node until new tables or circuits give
+        #: them one, instead of dropping them as ``no_route`` (OpenOptics' paused
+        #: traffic-aware calendar queues). None (auto): on for a static optical schedule
+        #: with hop-by-hop routing — a traffic-aware fabric, whose routes a control loop
+        #: may add during the run; off otherwise. True is refused where no route can
+        #: appear later (a cyclic schedule, an electrical fabric, source routes).
+        self.hold_unrouted: bool | None = None
+        self._holding = False
 
     # ------------------------------------------------------------------ topology
     def _port_kinds(self) -> np.ndarray:
@@ -845,6 +853,7 @@ class Network(NetworkBase):
     # ------------------------------------------------------------------ spec
     def _spec(self, flows: Any, duration_ps: int, seed: int, collect_tm: bool) -> dict[str, Any]:
         c = self.config
+        self._holding = self._hold()
         n, u, h = c.nodes, c.uplinks, c.hosts_per_node
         P = self.n_ports
         kind = np.zeros(P, dtype=np.int64)
@@ -921,6 +930,7 @@ class Network(NetworkBase):
             "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
             "collect_tm": bool(collect_tm),
             "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
+            "hold_unrouted": self._holding,
             **self._services,
         }
         names = self._transport.rule.names
@@ -949,6 +959,22 @@ class Network(NetworkBase):
             spec["hop_port"] = np.array([x[0] for x in hops], dtype=np.int64)
             spec["hop_dep"] = np.array([x[1] for x in hops], dtype=np.int64)
         return spec
+
+    def _hold(self) -> bool:
+        """Whether the engine holds packets without a route (see ``hold_unrouted``)."""
+        h = self.hold_unrouted
+        can = self.fabric == "optical" and self._static and self._router != "source"
+        if h is None:
+            return can
+        if not isinstance(h, bool):
+            raise ConfigError("hold_unrouted", h, "expected True, False or None (auto)")
+        if h and not can:
+            why = ("source routes are fixed at the start of the run" if self._router == "source" else
+                   "an electrical fabric's links never change" if self.fabric != "optical" else
+                   "on a cyclic schedule a missing route is missing in every cycle (deploy_routing "
+                   "refuses such paths unless partial=True)")
+            raise ConfigError("hold_unrouted", h, f"nothing can give a held packet a route: {why}")
+        return h
 
     def _route_port(self, route: tuple, i: int, port: int) -> int:
         """Global port of hop ``i`` of a source route (the hop's node is found by walking)."""
@@ -1309,6 +1335,11 @@ class Result:
             **packet_metrics(o),
             "transport": net._transport.describe(int(c.buffer)),
         })
+        if net._holding:
+            h = o["hold"]
+            summary["held"] = {k: int(h[k]) for k in ("packets", "bytes", "peak_packets", "peak_bytes", "total",
+                                                       "released", "overflow", "refused")}
+            summary["held"]["peak_bytes_by_node"] = {str(i): int(v) for i, v in enumerate(h["peak_bytes_by_node"]) if v}
         if "transport" not in flows.column_names:
             names = {v: k for k, v in _TRANSPORT_CODES.items()}
             codes = o["flow_transport"] if "flow_transport" in o else net._transport.rule.assign(live.flows.size)

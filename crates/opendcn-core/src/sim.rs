@@ -109,11 +109,14 @@ enum Ev {
     Watchdog,
     /// RotorLB's offer/accept step (a rotor has just taken a new matching).
     Rlb,
+    /// Held packets (no route yet) are tried again (after new tables, or when a port
+    /// that a released packet needs has room again).
+    Release,
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 15] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb"];
+pub const EVENT_KINDS: [&str; 16] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb", "release"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -133,6 +136,7 @@ impl Ev {
             Ev::Credit(_) => 12,
             Ev::Watchdog => 13,
             Ev::Rlb => 14,
+            Ev::Release => 15,
         }
     }
 
@@ -141,7 +145,7 @@ impl Ev {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
             Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
             | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) => x as u64,
-            Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb => 0,
+            Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb | Ev::Release => 0,
         };
         id ^ (self.kind() as u64) << 32
     }
@@ -478,6 +482,10 @@ pub struct SimOutput {
     /// optical, reconfigurable optical, host downlink.
     pub class_tx_bytes: [u64; 4],
     pub class_capacity_bytes: [u64; 4],
+    /// Holding of packets without a route (zero when off), and per node the most wire
+    /// bytes its hold kept at once.
+    pub hold: HoldStats,
+    pub hold_peak_bytes_by_node: Vec<u64>,
 }
 
 /// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
@@ -586,7 +594,7 @@ pub struct Sim {
     seed: u64,
     // reconfiguration
     /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
-    reconfigs: Vec<(Vec<u32>, Ps, bool)>,
+    reconfigs: Vec<(Vec<u32>, Ps, bool, Ps)>,
     reconfigs_applied: u64,
     max_hop: u32,
     /// Bumped whenever a reconfiguration rebuilds a path-based router.
@@ -674,6 +682,43 @@ pub struct Sim {
     ll_total: u64,
     ll_done: u64,
     stopped: bool,
+    /// Holding packets that have no route yet (`SimSpec::hold_unrouted`): per node, per
+    /// destination node, the held packets in arrival order; per node the wire bytes held
+    /// (or reserved by a packet on its host link towards the hold) and the hold's
+    /// capacity; endpoints refused by a full hold (woken when it drains); the pending
+    /// release time (`Ps::MAX`: none) and the counters.
+    hold_on: bool,
+    holds: Vec<BTreeMap<u32, VecDeque<u32>>>,
+    hold_bytes: Vec<u64>,
+    hold_cap: Vec<u64>,
+    hold_waiters: Vec<Vec<u32>>,
+    release_at: Ps,
+    hold: HoldStats,
+    hold_peak_node: Vec<u64>,
+}
+
+/// Wake-up time of an endpoint refused by a full hold: none until the hold drains (the
+/// endpoint is kicked then).
+const HOLD_WAIT: Ps = Ps::MAX / 2;
+/// `Packet::q_port` of a packet crossing its host link towards its ToR's hold.
+const HOLD_PORT: u32 = NONE - 1;
+
+/// Packets held because they had no route yet (see `SimSpec::hold_unrouted`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HoldStats {
+    /// Held now (packets, wire bytes).
+    pub packets: u64,
+    pub bytes: u64,
+    /// The most held at once over the run (packets, wire bytes).
+    pub peak_packets: u64,
+    pub peak_bytes: u64,
+    /// Packets that entered a hold, and that left it with a route.
+    pub total: u64,
+    pub released: u64,
+    /// Relayed packets that found their node's hold full (dropped as `buffer_overflow`).
+    pub overflow: u64,
+    /// Injection attempts refused because the source node's hold was full.
+    pub refused: u64,
 }
 
 impl Sim {
@@ -942,6 +987,16 @@ impl Sim {
                 + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
             ll_done: 0,
             stopped: false,
+            hold_on: spec.hold_unrouted,
+            holds: vec![BTreeMap::new(); nodes],
+            hold_bytes: vec![0; nodes],
+            hold_cap: (0..nodes).map(|n| (spec.port_offset[n]..spec.port_offset[n + 1])
+                .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
+                .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
+            hold_waiters: vec![Vec::new(); nodes],
+            release_at: Ps::MAX,
+            hold: HoldStats::default(),
+            hold_peak_node: vec![0; nodes],
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -1026,6 +1081,7 @@ impl Sim {
                 Ev::Credit(port) => self.on_credit(port),
                 Ev::Watchdog => self.on_watchdog(),
                 Ev::Rlb => self.on_rlb(),
+                Ev::Release => self.on_release(),
             }
         }
         if t_end > self.now && self.deadlock.is_none() && !self.stopped {
@@ -1348,7 +1404,9 @@ impl Sim {
                 .into_iter().flatten().min().map(|t| t.max(ep.busy_until))
         };
         if let Some(t) = next {
-            self.schedule_inject(e, t.max(self.now));
+            if t < HOLD_WAIT {
+                self.schedule_inject(e, t.max(self.now));
+            }
         }
     }
 
@@ -1474,6 +1532,15 @@ impl Sim {
         } else {
             self.route(node, pid)
         };
+        let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK;
+        if hold_src && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
+            // no route yet and the node's hold is full: the source waits until it drains
+            self.hold.refused += 1;
+            if !self.hold_waiters[node as usize].contains(&e) {
+                self.hold_waiters[node as usize].push(e);
+            }
+            return Err(HOLD_WAIT);
+        }
         if !same_node {
             if let Some(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
@@ -1524,6 +1591,17 @@ impl Sim {
             return Ok(());
         }
         match act {
+            None if hold_src => {
+                // no route yet: held at the node (a host's packet crosses its link first)
+                self.hold_bytes[node as usize] += wire;
+                if self.hosts_mode {
+                    self.packet_hops += 1;
+                    self.pool[pid as usize].q_port = HOLD_PORT;
+                    self.push(t_arr, Ev::HostArrive(pid));
+                } else {
+                    self.hold_push(node, pid);
+                }
+            }
             None => self.drop_pkt(pid, DROP_NO_ROUTE),
             Some(a) => {
                 let served = self.ports[a.port as usize].served;
@@ -1608,6 +1686,11 @@ impl Sim {
 
     fn on_host_arrive(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
+        if p.q_port == HOLD_PORT {
+            self.pool[pid as usize].q_port = NONE;
+            self.hold_arrive(p.at, pid);
+            return;
+        }
         if p.q_port == NONE {
             // intra-node traffic: hand to the host downlink of the destination
             let dp = self.eps[p.dst_ep as usize].down_port;
@@ -1628,25 +1711,38 @@ impl Sim {
         let mut cands = std::mem::take(&mut self.scratch);
         let res = match &self.router {
             Router::Source(routes) => {
-                if p.route == NONE {
+                let mut fresh = p.route == NONE;
+                let mut out = None;
+                if !fresh {
+                    match routes.hop(p.route, p.pos) {
+                        Some(a) if self.port_node[a.port as usize] == node => {
+                            self.pool[pid as usize].pos += 1;
+                            out = Some(a);
+                        }
+                        // the route does not pass here (a reconfiguration sent the packet
+                        // elsewhere): a new source route from this node
+                        Some(_) => fresh = true,
+                        None => {}
+                    }
+                }
+                if fresh {
                     let mut ids = std::mem::take(&mut self.scratch_ids);
-                    routes.candidates(node, p.dst_node, p.tag, &mut ids);
+                    if let Router::Source(routes) = &self.router {
+                        routes.candidates(node, p.dst_node, p.tag, &mut ids);
+                    }
                     let pick = if ids.is_empty() { None } else {
                         let k = self.choose(ids.len() as u32, p.flow, node);
                         Some(ids[k as usize])
                     };
                     self.scratch_ids = ids;
-                    pick.and_then(|r| {
+                    out = pick.and_then(|r| {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;
                         pk.pos = 1;
                         routes_hop(&self.router, r, 0)
-                    })
-                } else {
-                    let pk = &mut self.pool[pid as usize];
-                    pk.pos += 1;
-                    routes_hop(&self.router, p.route, p.pos)
+                    });
                 }
+                out
             }
             Router::Table(t) => {
                 t[node as usize].lookup(p.src_node, p.dst_node, p.tag, &mut cands);
@@ -2188,7 +2284,7 @@ impl Sim {
         }
         match self.route(p.at, pid) {
             Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            None => self.no_route(p.at, pid),
         }
     }
 
@@ -2210,6 +2306,189 @@ impl Sim {
             self.flow_finished(p.flow);
         }
         self.release(pid);
+    }
+
+    // ---------------------------------------------------------------- holding
+
+    /// Packet `pid` at `node` found no route. With holding on it waits in the node's hold
+    /// (a relayed packet that finds the hold full is dropped as `buffer_overflow`, except
+    /// in a lossless credit network, whose link credit already bounds what a node holds);
+    /// otherwise it is dropped as `no_route`.
+    fn no_route(&mut self, node: u32, pid: u32) {
+        if !self.hold_on || self.pool[pid as usize].kind == K_BULK {
+            self.drop_pkt(pid, DROP_NO_ROUTE);
+            return;
+        }
+        let wire = self.pool[pid as usize].wire as u64;
+        if !self.credit_net && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
+            self.hold.overflow += 1;
+            self.drop_pkt(pid, DROP_BUFFER);
+            return;
+        }
+        self.hold_bytes[node as usize] += wire;
+        self.hold_push(node, pid);
+    }
+
+    /// Append `pid` to its destination's hold at `node` (its bytes are already counted in
+    /// `hold_bytes`). A packet keeps the link credit it holds: it occupies this node's
+    /// buffer.
+    fn hold_push(&mut self, node: u32, pid: u32) {
+        let p = &mut self.pool[pid as usize];
+        p.at = node;
+        p.to_host = false;
+        let (dst, wire) = (p.dst_node, p.wire as u64);
+        self.holds[node as usize].entry(dst).or_default().push_back(pid);
+        let h = &mut self.hold;
+        h.packets += 1;
+        h.bytes += wire;
+        h.total += 1;
+        h.peak_packets = h.peak_packets.max(h.packets);
+        h.peak_bytes = h.peak_bytes.max(h.bytes);
+        let pk = &mut self.hold_peak_node[node as usize];
+        *pk = (*pk).max(self.hold_bytes[node as usize]);
+    }
+
+    /// A source's packet bound for the hold reached its ToR over the host link: routed on
+    /// if the tables gave it a route meanwhile (and its port has room), else held.
+    fn hold_arrive(&mut self, node: u32, pid: u32) {
+        let wire = self.pool[pid as usize].wire as u64;
+        self.pool[pid as usize].tag = self.slice_now().idx;
+        if let Some(a) = self.route(node, pid) {
+            match self.room(a.port, pid) {
+                Ok(()) => {
+                    self.hold_bytes[node as usize] -= wire;
+                    self.wake_hold_waiters(node);
+                    self.enqueue(a.port, pid, a.dep);
+                    return;
+                }
+                Err(t) => self.schedule_release(t),
+            }
+        }
+        self.hold_push(node, pid);
+    }
+
+    /// Can `port` take packet `pid` now? `Err(t)`: not before `t`.
+    fn room(&mut self, port: u32, pid: u32) -> Result<(), Ps> {
+        let wire = self.pool[pid as usize].wire as u64;
+        let now = self.now;
+        if self.ports[port as usize].served {
+            if self.credit_net {
+                return Ok(()); // lossless: the packet already holds its place (link credit)
+            }
+            let k = self.ports[port as usize].classes.len();
+            let c = self.class_of(pid, k);
+            let pt = &self.ports[port as usize];
+            if pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c] {
+                return Ok(());
+            }
+            return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
+        }
+        self.release_departed(port);
+        let pt = &self.ports[port as usize];
+        if pt.bytes + wire <= pt.cap { Ok(()) } else { Err(pt_wake(pt, now + pt.rate.tx(wire))) }
+    }
+
+    /// Try the held packets again at the next event time `t` (one pending release).
+    fn schedule_release(&mut self, t: Ps) {
+        let t = t.max(self.now);
+        if t < self.release_at {
+            self.release_at = t;
+            self.push(t, Ev::Release);
+        }
+    }
+
+    fn on_release(&mut self) {
+        if self.release_at != self.now {
+            return; // superseded by an earlier release
+        }
+        self.release_at = Ps::MAX;
+        let now = self.now;
+        if self.reconfigs.iter().any(|r| r.3 == now && !r.0.is_empty()) {
+            return; // a reconfiguration due now tries them once its circuits are set
+        }
+        self.release_held();
+    }
+
+    /// Route every held packet again, node by node and destination by destination, in
+    /// arrival order. A packet with a route leaves the hold for its port; one whose port
+    /// has no room stays, with the packets behind it for the same destination (first in,
+    /// first out), and is tried again when the port may have room; one without a route
+    /// stays.
+    fn release_held(&mut self) {
+        if self.hold.packets == 0 {
+            return;
+        }
+        let tag = self.slice_now().idx;
+        let mut wake = Ps::MAX;
+        for node in 0..self.holds.len() as u32 {
+            if self.holds[node as usize].is_empty() {
+                continue;
+            }
+            let held = std::mem::take(&mut self.holds[node as usize]);
+            let mut keep: BTreeMap<u32, VecDeque<u32>> = BTreeMap::new();
+            let mut freed = false;
+            for (dst, q) in held {
+                let mut rest = VecDeque::new();
+                let mut blocked = false;
+                for pid in q {
+                    if blocked {
+                        rest.push_back(pid);
+                        continue;
+                    }
+                    self.pool[pid as usize].tag = tag;
+                    let Some(a) = self.route(node, pid) else {
+                        rest.push_back(pid);
+                        continue;
+                    };
+                    if let Err(t) = self.room(a.port, pid) {
+                        wake = wake.min(t);
+                        blocked = true;
+                        rest.push_back(pid);
+                        continue;
+                    }
+                    let wire = self.pool[pid as usize].wire as u64;
+                    self.hold_bytes[node as usize] -= wire;
+                    self.hold.packets -= 1;
+                    self.hold.bytes -= wire;
+                    self.hold.released += 1;
+                    freed = true;
+                    self.enqueue(a.port, pid, a.dep);
+                }
+                if !rest.is_empty() {
+                    keep.insert(dst, rest);
+                }
+            }
+            // packets held at this node meanwhile (a bounce) queue behind the older ones
+            let newer = std::mem::replace(&mut self.holds[node as usize], keep);
+            for (d, q) in newer {
+                self.holds[node as usize].entry(d).or_default().extend(q);
+            }
+            if freed {
+                self.wake_hold_waiters(node);
+            }
+        }
+        if wake != Ps::MAX && self.hold.packets > 0 {
+            self.schedule_release(wake);
+        }
+    }
+
+    /// The hold of `node` has room again: endpoints it refused try again now.
+    fn wake_hold_waiters(&mut self, node: u32) {
+        if self.hold_waiters[node as usize].is_empty() {
+            return;
+        }
+        let now = self.now;
+        for e in std::mem::take(&mut self.hold_waiters[node as usize]) {
+            let ep = &mut self.eps[e as usize];
+            let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
+            if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+                ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d))| std::cmp::Reverse((fix(t), d))).collect();
+            }
+            if ep.tsleep.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+                ep.tsleep = ep.tsleep.drain().map(|std::cmp::Reverse((t, f))| std::cmp::Reverse((fix(t), f))).collect();
+            }
+            self.kick(e);
+        }
     }
 
     // ---------------------------------------------------------------- served ports
@@ -2346,7 +2625,7 @@ impl Sim {
         }
         match self.route(node, pid) {
             Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            None => self.no_route(node, pid),
         }
     }
 
@@ -3187,14 +3466,14 @@ impl Sim {
                 at = s.end;
             }
         }
-        self.reconfigs.push((peer, delay, drop_queued));
+        self.reconfigs.push((peer, delay, drop_queued, at));
         let i = (self.reconfigs.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
         Ok(())
     }
 
     fn on_reconfig(&mut self, i: u32) {
-        let (peer, delay, drop_queued) = std::mem::take(&mut self.reconfigs[i as usize]);
+        let (peer, delay, drop_queued, _) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
         match &self.router {
@@ -3265,17 +3544,21 @@ impl Sim {
                     continue;
                 }
                 if matches!(self.router, Router::Source(_)) {
-                    self.ports[gp as usize].bytes += wire as u64;
-                    self.enqueue_reserved(gp, pid, WILD);
+                    // a source route is fixed at the source: the packet still leaves through
+                    // the port its route names (queued as any packet arriving there); a node
+                    // it then reaches off its route gives it a new route from there
+                    self.enqueue(gp, pid, WILD);
                     continue;
                 }
                 self.pool[pid as usize].tag = self.slice_now().idx;
                 match self.route(node, pid) {
                     Some(a) => self.enqueue(a.port, pid, a.dep),
-                    None => self.drop_pkt(pid, DROP_NO_ROUTE),
+                    None => self.no_route(node, pid),
                 }
             }
         }
+        // held packets may have a route now (after those re-queued from changed ports)
+        self.release_held();
     }
 
     /// Remaining bytes (not yet delivered) per (source node, destination node) of the flows
@@ -3296,6 +3579,11 @@ impl Sim {
     pub fn set_tables(&mut self, items: &[(u32, Entry)]) -> Result<(), SpecError> {
         let t = build_tables(self.port_offset.len() - 1, &self.port_offset, items)?;
         self.router = Router::Table(t);
+        if self.hold.packets > 0 {
+            // held packets are tried with the new tables, after what is due now has run
+            // (and after a reconfiguration due now, which tries them itself)
+            self.schedule_release(self.now);
+        }
         Ok(())
     }
 
@@ -3340,6 +3628,28 @@ impl Sim {
         }
         if live != self.live {
             errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
+        }
+        // the holds, scanned: every held packet is live, and the counters agree
+        let (mut held_pkts, mut held_bytes) = (0u64, 0u64);
+        for (n, m) in self.holds.iter().enumerate() {
+            let mut at_node = 0u64;
+            for q in m.values() {
+                for &pid in q {
+                    if free.contains(&pid) {
+                        errors.push(format!("hold of node {n}: packet {pid} is not live"));
+                    }
+                    held_pkts += 1;
+                    at_node += self.pool[pid as usize].wire as u64;
+                }
+            }
+            held_bytes += at_node;
+            if at_node > self.hold_bytes[n] {
+                errors.push(format!("hold of node {n}: {at_node} bytes held > {} counted", self.hold_bytes[n]));
+            }
+        }
+        if (held_pkts, held_bytes) != (self.hold.packets, self.hold.bytes) {
+            errors.push(format!("holds: {held_pkts} packets / {held_bytes} bytes held, {} / {} counted",
+                                self.hold.packets, self.hold.bytes));
         }
         let flow_delivered: u64 = self.flows.iter().map(|f| f.delivered).sum();
         if flow_delivered != self.delivered {
@@ -3458,6 +3768,8 @@ impl Sim {
                 }
                 cap
             },
+            hold: self.hold,
+            hold_peak_bytes_by_node: self.hold_peak_node.clone(),
         }
     }
 
@@ -3528,6 +3840,7 @@ mod tests {
             pias_thresholds: vec![],
             stop_when: Default::default(),
             net_series: false,
+            hold_unrouted: false,
         }
     }
 

@@ -247,6 +247,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             o => return Err(bad("stop_when", o, "expected duration, ndp-done or all-done")),
         },
         net_series: opt_scalar(d, "net_series", false)?,
+        hold_unrouted: opt_scalar(d, "hold_unrouted", false)?,
     })
 }
 
@@ -398,6 +399,15 @@ impl Simulator {
         }
         d.set_item("class_tx_bytes", ct)?;
         d.set_item("class_capacity_bytes", cc)?;
+        let h = PyDict::new(py);
+        let hs = o.hold;
+        for (k, v) in [("packets", hs.packets), ("bytes", hs.bytes), ("peak_packets", hs.peak_packets),
+                       ("peak_bytes", hs.peak_bytes), ("total", hs.total), ("released", hs.released),
+                       ("overflow", hs.overflow), ("refused", hs.refused)] {
+            h.set_item(k, v)?;
+        }
+        h.set_item("peak_bytes_by_node", PyArray1::from_vec(py, o.hold_peak_bytes_by_node.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+        d.set_item("hold", h)?;
         Ok(d)
     }
 
