@@ -333,7 +333,7 @@ class Network(NetworkBase):
 
     def deploy_topo(self, circuits: Sequence[Circuit], *, slices: int | None = None,
                     slice_durations: Sequence[Any] | None = None, queued: str = "reroute",
-                    at: Any = None) -> None:
+                    at: Any = None, drain: bool = False) -> None:
         """Check circuits against the fabric and install them (raises ``ConfigError``).
 
         Circuits with ``ts`` set form a cyclic schedule of ``slices`` slices (default:
@@ -346,11 +346,21 @@ class Network(NetworkBase):
         run only) is the simulated time of the change, default the engine's current time
         (the last event run; a control loop that stepped to ``t`` passes ``at=t``).
 
+        ``drain=True`` (a static schedule during a run) makes the change a drain → switch →
+        undrain: from ``at`` no packet enters the network, the packets in it finish their
+        trip under the old circuits and tables (``queued="drop"``: those queued on a
+        changed port are dropped instead), then the circuits change and the tables
+        deployed since the call take effect at the same instant, the changed circuits are
+        down for the delay, and the sources resume. No packet is routed by a mixture of
+        old and new tables and none is on a changed circuit when it switches.
+
         A circuit given as a plain list or tuple is read in the field order
         ``(n1, p1, n2, p2, ts)``; errors about such a circuit say so.
         """
         if queued not in ("reroute", "drop"):
             raise ConfigError("queued", queued, "expected reroute or drop")
+        if not isinstance(drain, bool):
+            raise ConfigError("drain", drain, "expected True or False")
         if circuits is not None and not isinstance(circuits, (str, bytes, list)):
             try:
                 circuits = list(circuits)
@@ -359,12 +369,13 @@ class Network(NetworkBase):
         given = circuits
         circuits = _as_circuits(circuits)
         try:
-            self._deploy_topo(circuits, slices, slice_durations, queued, at)
+            self._deploy_topo(circuits, slices, slice_durations, queued, at, drain)
         except ConfigError as e:
             raise _plain_circuit_hint(e, given) from None
 
     def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
-                     slice_durations: Sequence[Any] | None, queued: str, at: Any = None) -> None:
+                     slice_durations: Sequence[Any] | None, queued: str, at: Any = None,
+                     drain: bool = False) -> None:
         from .topology import schedule_table
 
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
@@ -431,8 +442,11 @@ class Network(NetworkBase):
             if when < self._live.sim.now:
                 raise ConfigError("at", at, f"before the engine's current time ({self._live.sim.now} ps)")
             try:
+                if drain and not static:
+                    raise ConfigError("drain", True, "a drained reconfiguration needs a static schedule "
+                                      "(a cyclic one switches at slice boundaries)")
                 self._live.sim.reconfigure(when, peer.reshape(-1).astype(np.int64),
-                                           self.config.reconfiguration_delay, queued == "drop")
+                                           self.config.reconfiguration_delay, queued == "drop", drain)
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
             self.circuits = list(circuits)
@@ -442,6 +456,8 @@ class Network(NetworkBase):
             return
         if at is not None:
             raise ConfigError("at", at, "a change time applies to a running network only")
+        if drain:
+            raise ConfigError("drain", drain, "a drained reconfiguration applies to a running network only")
         self.circuits = list(circuits)
         self._peer = peer
         self._rx_only = self._receive_only(peer)

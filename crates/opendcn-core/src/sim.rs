@@ -201,6 +201,8 @@ struct Packet {
     prio: u8,
     /// Data sent again by its transport (push-back holds only new data).
     retx: bool,
+    /// Admitted into the network by its source and not yet gone (counted in `in_net`).
+    innet: bool,
 }
 
 /// What a served optical port may do with its head packet on a cyclic schedule.
@@ -486,6 +488,11 @@ pub struct SimOutput {
     /// bytes its hold kept at once.
     pub hold: HoldStats,
     pub hold_peak_bytes_by_node: Vec<u64>,
+    /// Drained reconfigurations applied: (requested, switched, circuits up); injection
+    /// attempts refused during drains; whether a drain was still in progress at the end.
+    pub switches: Vec<(Ps, Ps, Ps)>,
+    pub drain_refused: u64,
+    pub draining: bool,
 }
 
 /// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
@@ -695,7 +702,26 @@ pub struct Sim {
     release_at: Ps,
     hold: HoldStats,
     hold_peak_node: Vec<u64>,
+    /// Drained reconfigurations (`reconfigure(.., drain)`): per reconfiguration whether it
+    /// drains, the tables that take effect at its switch, and its state (0 requested, 1
+    /// draining, 2 switched); the one draining (NONE: none) and those waiting for it; a
+    /// switch event pending; packets admitted into the network and not yet gone;
+    /// endpoints refused during a drain; injections refused; per applied drained
+    /// reconfiguration (requested, switched, circuits up) times.
+    reconfig_drain: Vec<bool>,
+    reconfig_tables: Vec<Option<Vec<crate::timeflow::NodeTable>>>,
+    reconfig_state: Vec<u8>,
+    draining: u32,
+    drain_queue: VecDeque<u32>,
+    switch_pending: bool,
+    in_net: u64,
+    drain_waiters: Vec<u32>,
+    drain_refused: u64,
+    switch_log: Vec<(Ps, Ps, Ps)>,
 }
+
+/// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
+const SWITCH: u32 = 1 << 31;
 
 /// Wake-up time of an endpoint refused by a full hold: none until the hold drains (the
 /// endpoint is kicked then).
@@ -997,6 +1023,16 @@ impl Sim {
             release_at: Ps::MAX,
             hold: HoldStats::default(),
             hold_peak_node: vec![0; nodes],
+            reconfig_drain: Vec::new(),
+            reconfig_tables: Vec::new(),
+            reconfig_state: Vec::new(),
+            draining: NONE,
+            drain_queue: VecDeque::new(),
+            switch_pending: false,
+            in_net: 0,
+            drain_waiters: Vec::new(),
+            drain_refused: 0,
+            switch_log: Vec::new(),
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -1194,6 +1230,13 @@ impl Sim {
     }
 
     fn release(&mut self, id: u32) {
+        if self.pool[id as usize].innet {
+            self.pool[id as usize].innet = false;
+            self.in_net -= 1;
+            if self.draining != NONE {
+                self.check_drain();
+            }
+        }
         self.live -= 1;
         self.pool[id as usize].payload = 0;
         self.pool[id as usize].wire = 0;
@@ -1479,6 +1522,7 @@ impl Sim {
             cred_vc: 0,
             prio,
             retx: false,
+            innet: false,
         })
     }
 
@@ -1505,6 +1549,14 @@ impl Sim {
         let is_data = p.kind == K_DATA;
         let ep_busy = self.now + ser;
         let same_node = self.hosts_mode && dst_node == node;
+        if self.draining != NONE {
+            // a drained reconfiguration: nothing enters the network until its switch
+            if !self.drain_waiters.contains(&e) {
+                self.drain_waiters.push(e);
+            }
+            self.drain_refused += 1;
+            return Err(HOLD_WAIT);
+        }
         if self.services.pushback && is_data && !p.retx {
             if let Some(&until) = self.paused[node as usize].get(&dst_node) {
                 if until > self.now {
@@ -1578,6 +1630,8 @@ impl Sim {
             }
         }
         self.eps[e as usize].busy_until = ep_busy;
+        self.pool[pid as usize].innet = true;
+        self.in_net += 1;
         if is_data {
             self.pool[pid as usize].ts = self.now;
             if self.collect_tm {
@@ -2346,6 +2400,9 @@ impl Sim {
         h.peak_bytes = h.peak_bytes.max(h.bytes);
         let pk = &mut self.hold_peak_node[node as usize];
         *pk = (*pk).max(self.hold_bytes[node as usize]);
+        if self.draining != NONE {
+            self.check_drain();
+        }
     }
 
     /// A source's packet bound for the hold reached its ToR over the host link: routed on
@@ -2477,18 +2534,23 @@ impl Sim {
         if self.hold_waiters[node as usize].is_empty() {
             return;
         }
-        let now = self.now;
         for e in std::mem::take(&mut self.hold_waiters[node as usize]) {
-            let ep = &mut self.eps[e as usize];
-            let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
-            if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
-                ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d))| std::cmp::Reverse((fix(t), d))).collect();
-            }
-            if ep.tsleep.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
-                ep.tsleep = ep.tsleep.drain().map(|std::cmp::Reverse((t, f))| std::cmp::Reverse((fix(t), f))).collect();
-            }
-            self.kick(e);
+            self.wake_endpoint(e);
         }
+    }
+
+    /// An endpoint that waits without a wake-up time (`HOLD_WAIT`) tries again now.
+    fn wake_endpoint(&mut self, e: u32) {
+        let now = self.now;
+        let ep = &mut self.eps[e as usize];
+        let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
+        if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+            ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d))| std::cmp::Reverse((fix(t), d))).collect();
+        }
+        if ep.tsleep.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+            ep.tsleep = ep.tsleep.drain().map(|std::cmp::Reverse((t, f))| std::cmp::Reverse((fix(t), f))).collect();
+        }
+        self.kick(e);
     }
 
     // ---------------------------------------------------------------- served ports
@@ -3434,7 +3496,24 @@ impl Sim {
     /// node (`drop_queued` false: routes are installed before circuits change), or dropped
     /// with reason `reconfiguration` (`drop_queued` true, as Duo's fabric does; transports
     /// recover them).
+    ///
+    /// `drain` (static schedules only): drain → switch → undrain. From `at` no packet
+    /// enters the network (sources wait); packets already in it finish their trip under
+    /// the old tables and circuits (with `drop_queued`, those queued on a changed port at
+    /// `at` are dropped instead). Once none is left (packets held without a route
+    /// excepted), the circuits change and the tables given by `set_tables` since the
+    /// request take effect at the same instant; the changed circuits are down for `delay`,
+    /// then the sources resume. Every packet is routed by one configuration's tables, and
+    /// no packet is on a changed circuit when it switches.
     pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool) -> Result<(), SpecError> {
+        self.reconfigure_with(at, peer, delay, drop_queued, false)
+    }
+
+    /// [`Sim::reconfigure`] with the choice of a drained reconfiguration.
+    pub fn reconfigure_with(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool, drain: bool) -> Result<(), SpecError> {
+        if drain && !self.sched.is_static() {
+            return Err(SpecError::new("reconfigure.drain", drain, "a drained reconfiguration needs a static schedule"));
+        }
         let rows = self.sched.slices() as usize;
         if peer.len() != self.ports.len() * rows {
             return Err(SpecError::new("reconfigure.peer", peer.len(),
@@ -3467,12 +3546,28 @@ impl Sim {
             }
         }
         self.reconfigs.push((peer, delay, drop_queued, at));
+        self.reconfig_drain.push(drain);
+        self.reconfig_tables.push(None);
+        self.reconfig_state.push(0);
         let i = (self.reconfigs.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
         Ok(())
     }
 
     fn on_reconfig(&mut self, i: u32) {
+        if i & SWITCH != 0 {
+            self.switch(i & !SWITCH);
+            return;
+        }
+        if self.reconfig_drain[i as usize] {
+            if self.draining != NONE {
+                self.drain_queue.push_back(i);
+            } else {
+                self.start_drain(i);
+            }
+            return;
+        }
+        self.reconfig_state[i as usize] = 2;
         let (peer, delay, drop_queued, _) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
@@ -3561,6 +3656,130 @@ impl Sim {
         self.release_held();
     }
 
+    /// A drained reconfiguration starts: sources stop, the network empties.
+    fn start_drain(&mut self, i: u32) {
+        self.draining = i;
+        self.reconfig_state[i as usize] = 1;
+        if self.reconfigs[i as usize].2 {
+            // queued = drop: what waits on a changed port is dropped now
+            let new = &self.reconfigs[i as usize].0;
+            let changed: Vec<u32> = (0..self.ports.len() as u32)
+                .filter(|&gp| self.optical[gp as usize] && self.sched.peer(gp, 0) != new[gp as usize]).collect();
+            for gp in changed {
+                self.drop_queued_on(gp);
+            }
+        }
+        self.check_drain();
+    }
+
+    /// Drop the packets queued (planned, not started) on `gp` (reason `reconfiguration`).
+    fn drop_queued_on(&mut self, gp: u32) {
+        self.release_departed(gp);
+        let now = self.now;
+        let pt = &mut self.ports[gp as usize];
+        let mut gone: Vec<(u32, u32)> = Vec::new();
+        if pt.cal != NONE {
+            let cq = &mut self.cal[pt.cal as usize];
+            cq.tail = (0, 0);
+            cq.bytes = 0;
+            gone.extend(cq.planned.drain(..).map(|(_, w, pid)| (w, pid)));
+            pt.heads.clear();
+            pt.next_dep = Ps::MAX;
+            pt.busy_until = pt.last_end.max(now);
+            for &(_, pid) in &gone {
+                let p = &mut self.pool[pid as usize];
+                p.epoch = p.epoch.wrapping_add(1);
+                p.hops -= 1;
+                self.packet_hops -= 1;
+            }
+        }
+        for c in 0..pt.classes.len() {
+            for pid in std::mem::take(&mut pt.classes[c]) {
+                gone.push((self.pool[pid as usize].wire, pid));
+            }
+            pt.class_bytes[c] = 0;
+        }
+        for (wire, pid) in gone {
+            self.ports[gp as usize].bytes -= wire as u64;
+            self.drop_pkt(pid, DROP_RECONF);
+        }
+    }
+
+    /// The switch of the draining reconfiguration is due once the network holds nothing
+    /// but packets held without a route.
+    fn check_drain(&mut self) {
+        if self.draining != NONE && !self.switch_pending && self.in_net == self.hold.packets {
+            self.switch_pending = true;
+            let i = self.draining;
+            self.push(self.now, Ev::Reconfig(i | SWITCH));
+        }
+    }
+
+    /// Switch a drained reconfiguration: new circuits and tables at once, the changed
+    /// circuits down for the delay, then the sources resume (and held packets are routed
+    /// with the new tables, after the delay on a changed port).
+    fn switch(&mut self, i: u32) {
+        self.switch_pending = false;
+        if self.in_net != self.hold.packets {
+            // a packet entered meanwhile (cannot happen: sources are stopped); wait again
+            self.check_drain();
+            return;
+        }
+        self.draining = NONE;
+        self.reconfig_state[i as usize] = 2;
+        let (peer, delay, _, at) = std::mem::take(&mut self.reconfigs[i as usize]);
+        let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
+        self.reconfigs_applied += 1;
+        self.rebuild_router();
+        if let Some(t) = self.reconfig_tables[i as usize].take() {
+            self.router = Router::Table(t);
+        }
+        let now = self.now;
+        for gp in changed {
+            self.release_departed(gp);
+            let pt = &mut self.ports[gp as usize];
+            pt.down_until = now + delay;
+            pt.busy_until = pt.busy_until.max(now);
+        }
+        self.switch_log.push((at, now, now + delay));
+        self.release_held();
+        for e in std::mem::take(&mut self.drain_waiters) {
+            self.wake_endpoint(e);
+        }
+        if let Some(j) = self.drain_queue.pop_front() {
+            self.start_drain(j);
+        }
+    }
+
+    /// Rebuild a schedule-derived router after the circuits changed.
+    fn rebuild_router(&mut self) {
+        match &self.router {
+            Router::Vlb(_) | Router::Direct(_) => {
+                let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
+                self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+            }
+            Router::Hoho(_) | Router::Ucmp(..) => {
+                self.route_gen = self.route_gen.wrapping_add(1);
+                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical, self.max_hop);
+                self.router = match self.router {
+                    Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
+                    _ => Router::Hoho(idx),
+                };
+            }
+            Router::Expander(_) => {
+                let sp = crate::expander::SlicePaths::new(&self.sched, &self.port_node, &self.port_offset, &self.optical)
+                    .expect("checked in reconfigure()");
+                self.router = Router::Expander(sp);
+            }
+            _ => {}
+        }
+    }
+
+    /// (requested, switched, circuits up) of every drained reconfiguration applied so far.
+    pub fn switch_log(&self) -> &[(Ps, Ps, Ps)] {
+        &self.switch_log
+    }
+
     /// Remaining bytes (not yet delivered) per (source node, destination node) of the flows
     /// that have started and not completed, at the current time: what a demand-aware
     /// controller reads. Sorted by (source, destination).
@@ -3578,6 +3797,11 @@ impl Sim {
     /// Replace the table router's entries (a traffic-aware control loop installing routes).
     pub fn set_tables(&mut self, items: &[(u32, Entry)]) -> Result<(), SpecError> {
         let t = build_tables(self.port_offset.len() - 1, &self.port_offset, items)?;
+        if let Some(i) = (0..self.reconfig_drain.len()).rev().find(|&i| self.reconfig_drain[i] && self.reconfig_state[i] < 2) {
+            // a drained reconfiguration is pending: its tables take effect at its switch
+            self.reconfig_tables[i] = Some(t);
+            return Ok(());
+        }
         self.router = Router::Table(t);
         if self.hold.packets > 0 {
             // held packets are tried with the new tables, after what is due now has run
@@ -3628,6 +3852,10 @@ impl Sim {
         }
         if live != self.live {
             errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
+        }
+        let innet = self.pool.iter().enumerate().filter(|(i, p)| p.innet && !free.contains(&(*i as u32))).count() as u64;
+        if innet != self.in_net {
+            errors.push(format!("packets in the network: {innet} counted, {} tracked", self.in_net));
         }
         // the holds, scanned: every held packet is live, and the counters agree
         let (mut held_pkts, mut held_bytes) = (0u64, 0u64);
@@ -3770,6 +3998,9 @@ impl Sim {
             },
             hold: self.hold,
             hold_peak_bytes_by_node: self.hold_peak_node.clone(),
+            switches: self.switch_log.clone(),
+            drain_refused: self.drain_refused,
+            draining: self.draining != NONE,
         }
     }
 

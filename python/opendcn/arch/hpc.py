@@ -31,7 +31,7 @@ from pydantic import model_validator
 
 from .. import hpc
 from ..config import Config
-from ..errors import ConfigError, InvariantError
+from ..errors import ConfigError
 from ..network import Network, _Cut, _Live
 from ..options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
@@ -178,20 +178,17 @@ class HpcNetwork(Network):
         if self.net_series:
             sim.final_sample()
 
-    def _deliver(self, result: Any, o: dict[str, Any], seed: int, out: Any) -> Any:
-        try:
-            return super()._deliver(result, o, seed, out)
-        except InvariantError as e:
-            if o["drops"].get("reconfiguration") and "credit" in self._transport.rule.names:
-                raise InvariantError(f"{e}; {int(o['drops']['reconfiguration'])} bytes were being serialized on "
-                                     "circuits that changed: the packet engine switches a circuit at once instead "
-                                     "of draining its port first (drain, switch, undrain), so a reconfiguring "
-                                     "network is not lossless under load yet") from None
-            raise
-
     def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
         if self.controller is not None:
             result.summary["arch_metrics"].update(self.controller.metrics())
+            sw = [tuple(int(x) for x in t) for t in o.get("switches", [])]
+            self.controller.switches = sw
+            drain = [b - a for a, b, _ in sw]
+            result.summary["arch_metrics"].update({
+                "switches": len(sw), "drain_us_mean": (sum(drain) / len(drain) / 1e6) if drain else 0.0,
+                "drain_us_max": (max(drain) / 1e6) if drain else 0.0,
+                "injections_refused_while_draining": int(o.get("drain_refused", 0)),
+                "draining_at_end": bool(o.get("draining", False))})
 
     def _port_kinds(self) -> np.ndarray:
         """Switch ports an electrical fabric leaves unconnected (a core switch uses one
@@ -251,6 +248,8 @@ class Controller(abc.ABC):
         self.compute_s = 0.0
         #: (time ps, sending (node, port) pairs whose circuit changed) per reconfiguration
         self.log = []
+        #: per drained reconfiguration applied: (requested, switched, circuits up) in ps
+        self.switches: list[tuple[int, ...]] = []
 
     def step(self, net: HpcNetwork) -> None:
         """One reconfiguration: the demand still to deliver, served over the next period.
@@ -277,9 +276,10 @@ class Controller(abc.ABC):
         """Implemented by each controller."""
 
     def apply(self, net: HpcNetwork, state: Any, first: bool) -> None:
-        """Deploy the circuits of ``state`` and the routes on them. During a run the
-        tables change at once and the circuits at the same instant (the engine routes the
-        packets queued on a changed port again, with the new tables)."""
+        """Deploy the circuits of ``state`` and the routes on them. During a run this is a
+        drained reconfiguration: the network drains (sources wait, packets in it finish
+        under the old circuits and tables), circuits and tables switch at one instant, the
+        changed circuits are down for the delay, then the sources resume."""
         new = self.circuits(net, state)
         if not first:
             gone = set(net.circuits) - set(new)
@@ -290,7 +290,7 @@ class Controller(abc.ABC):
             ends = sorted({(c.n1, c.p1) for c in gone} | {(c.n2, c.p2) for c in gone if not c.directed})
             assert net._live is not None
             self.log.append((int(net._live.sim.now), ends))
-        net.deploy_topo(new, queued="reroute")
+        net.deploy_topo(new, queued="reroute", drain=not first)
         net.set_tables(self.routes(net))
 
     def metrics(self) -> dict[str, Any]:
