@@ -4075,6 +4075,72 @@ mod tests {
         }
     }
 
+    /// Three nodes on a static optical fabric, one port each: 0 - 1 joined, 2 alone;
+    /// no routes; one ideal flow 0 -> 1 of `size` bytes; holding on.
+    fn ta_line(size: u64) -> SimSpec {
+        let mut s = pair(TransportKind::Ideal, size, 10_000);
+        s.nodes = 3;
+        s.port_offset = vec![0, 1, 2, 3];
+        s.port_kind = vec![PortKind::Optical; 3];
+        s.port_rate_bps = vec![100_000_000_000; 3];
+        s.port_prop_ps = vec![500_000; 3];
+        s.port_buffer_bytes = vec![10_000; 3];
+        s.port_peer = vec![NONE; 3];
+        s.sched_peer = vec![NONE; 3];
+        s.ep_node = vec![0, 1, 2];
+        s.ep_rate_bps = vec![100_000_000_000; 3];
+        s.ep_prop_ps = vec![0; 3];
+        s.ep_down_port = vec![NONE; 3];
+        s.entries = vec![];
+        s.loss = vec![];
+        s.hold_unrouted = true;
+        s
+    }
+
+    #[test]
+    fn held_packets_wait_for_tables_and_circuits_and_are_in_flight_meanwhile() {
+        let mut sim = Sim::new(ta_line(15_000)).unwrap();
+        sim.run_until(10_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // the hold takes one port buffer (10 kB): 6 packets held, the source waits
+        assert_eq!((o.hold.packets, o.hold.bytes, o.packets.in_flight, o.bytes_in_flight), (6, 9_000, 6, 15_000));
+        assert!(o.hold.refused > 0 && o.drops.iter().all(|(_, v)| *v == 0));
+        assert_eq!(sim.demand(), vec![(0, 1, 15_000)]);
+        // a circuit 0 - 1 and a route: the held packets leave after the 1 us delay
+        sim.reconfigure(10_000_000, vec![1, 0, NONE], 1_000_000, false).unwrap();
+        sim.set_tables(&[(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 })]).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // the 6 held leave first, the 4 the source still had follow (routed at once)
+        assert_eq!((o.bytes_delivered, o.hold.packets, o.hold.total, o.hold.released), (15_000, 0, 6, 6));
+        // 10 packets of 1500 B (120 ns each) from 11 us, plus the propagation
+        assert_eq!(o.flow_finish_ps[0], 11_000_000 + 10 * 120_000 + 500_000);
+    }
+
+    #[test]
+    fn a_drained_reconfiguration_switches_when_the_network_is_empty() {
+        let mut spec = ta_line(150_000);
+        spec.sched_peer = vec![1, 0, NONE];
+        spec.entries = vec![(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 })];
+        let mut sim = Sim::new(spec).unwrap();
+        sim.run_until(5_000_000);
+        sim.reconfigure_with(5_000_000, vec![1, 0, NONE], 0, false, true).unwrap();
+        sim.run_until(5_000_000);
+        assert!(sim.in_net > 0 && sim.draining != NONE);
+        sim.run_until(1_000_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        let (req, sw, up) = o.switches[0];
+        // the switch waits for the last packet in the network: its last bit left at most
+        // one 1500 B packet time (120 ns) after the request, plus the 500 ns propagation
+        assert_eq!((req, up), (5_000_000, sw));
+        assert!(sw > req && sw <= req + 120_000 + 500_000 + 120_000, "{sw}");
+        assert_eq!((o.bytes_delivered, o.drain_refused > 0, o.draining), (150_000, true, false));
+        assert!(sim.reconfigure_with(0, vec![1, 0, NONE], 0, false, true).is_ok());
+    }
+
     fn has(o: &SimOutput, what: &str) -> bool {
         o.invariant_errors.iter().any(|e| e.contains(what))
     }
