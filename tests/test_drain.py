@@ -81,10 +81,14 @@ def test_no_byte_crosses_a_changed_circuit_while_it_is_down_and_nothing_is_lost(
     assert sum(s["drops"].values()) == 0 and s["fabric"]["guardband_violations"] == 0
 
 
-@pytest.mark.parametrize("matching", ["weight", "stable"])
-def test_demand_aware_trn_under_load_loses_nothing(matching):
-    net = od.arch.trn(nodes=8, period="15us", reconfiguration_delay="1us", matching=matching)
-    r = net.run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=3)
+@pytest.mark.parametrize("name,kw", [("trn", {"nodes": 8, "matching": "weight"}),
+                                     ("trn", {"nodes": 8, "matching": "stable"}),
+                                     ("prn", {"nodes": 16, "pods": 4, "intra": "mesh"})])
+def test_demand_aware_reconfiguration_under_load_loses_nothing(name, kw):
+    def make():
+        return getattr(od.arch, name)(**kw, period="15us", reconfiguration_delay="1us")
+
+    r = make().run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=3)
     s = r.summary
     m = s["arch_metrics"]
     assert m["reconfigurations"] >= 2 and m["switches"] >= m["reconfigurations"] - 1
@@ -93,6 +97,5 @@ def test_demand_aware_trn_under_load_loses_nothing(matching):
     assert b["offered"] == b["delivered"] + b["in_flight"]
     assert p["sent"] == p["delivered"] + p["in_flight"] + p["trimmed"]
     assert s["flows"]["completed"] > 0 and s["invariants"]["ok"]
-    again = od.arch.trn(nodes=8, period="15us", reconfiguration_delay="1us", matching=matching)
-    assert again.run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=3
+    assert make().run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=3
                      ).summary["trace_hash"] == s["trace_hash"]
