@@ -1229,6 +1229,7 @@ impl Sim {
         }
     }
 
+    #[inline]
     fn release(&mut self, id: u32) {
         if self.pool[id as usize].innet {
             self.pool[id as usize].innet = false;
@@ -2368,6 +2369,7 @@ impl Sim {
     /// (a relayed packet that finds the hold full is dropped as `buffer_overflow`, except
     /// in a lossless credit network, whose link credit already bounds what a node holds);
     /// otherwise it is dropped as `no_route`.
+    #[cold]
     fn no_route(&mut self, node: u32, pid: u32) {
         if !self.hold_on || self.pool[pid as usize].kind == K_BULK {
             self.drop_pkt(pid, DROP_NO_ROUTE);
@@ -3707,6 +3709,7 @@ impl Sim {
 
     /// The switch of the draining reconfiguration is due once the network holds nothing
     /// but packets held without a route.
+    #[cold]
     fn check_drain(&mut self) {
         if self.draining != NONE && !self.switch_pending && self.in_net == self.hold.packets {
             self.switch_pending = true;
