@@ -81,8 +81,6 @@ def test_per_slice_ksp_on_a_disconnected_slice_needs_partial():
 
 
 # -- 3. traffic-aware: packets for a destination without a circuit -----------------------
-@pytest.mark.xfail(strict=True, reason="needs the engine to hold packets without a route on a static fabric "
-                   "until a reconfiguration gives them one (docs/openoptics.md#traffic-aware-runs)")
 def test_traffic_aware_packets_wait_for_their_circuit():
     net = _net(reconfiguration_delay="1us")
     first = [od.Circuit(0, 0, 1, 0), od.Circuit(2, 0, 3, 0)]

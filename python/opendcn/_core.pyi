@@ -58,8 +58,10 @@ class Simulator:
     def candidates(self, node: int, src: int, dst: int, arr: int) -> list[tuple[int, int]]:
         """Candidate (global port, departure slice or -1) actions at ``node`` for a packet
         from ``src`` to ``dst`` arriving in slice ``arr`` (-1: any)."""
-    def reconfigure(self, at_ps: int, peer: NDArray[np.int64], delay_ps: int, drop_queued: bool = False) -> None:
-        """Install a new static peer table (-1 = no circuit) at ``at_ps``."""
+    def reconfigure(self, at_ps: int, peer: NDArray[np.int64], delay_ps: int, drop_queued: bool = False,
+                    drain: bool = False) -> None:
+        """Install a new static peer table (-1 = no circuit) at ``at_ps`` (``drain``: drain, switch
+        circuits and pending tables at once, undrain)."""
     def demand(self) -> list[tuple[int, int, int]]:
         """Remaining bytes per (source node, destination node) of unfinished started flows."""
     def set_tables(self, spec: dict[str, Any]) -> None:

@@ -297,6 +297,14 @@ class Network(NetworkBase):
         self.stop_when = "duration"
         #: network-wide rows (node = port = -1) in the time series
         self.net_series = False
+        #: hold packets that find no route at a node until new tables or circuits give
+        #: them one, instead of dropping them as ``no_route`` (OpenOptics' paused
+        #: traffic-aware calendar queues). None (auto): on for a static optical schedule
+        #: with hop-by-hop routing — a traffic-aware fabric, whose routes a control loop
+        #: may add during the run; off otherwise. True is refused where no route can
+        #: appear later (a cyclic schedule, an electrical fabric, source routes).
+        self.hold_unrouted: bool | None = None
+        self._holding = False
 
     # ------------------------------------------------------------------ topology
     def _port_kinds(self) -> np.ndarray:
@@ -325,7 +333,7 @@ class Network(NetworkBase):
 
     def deploy_topo(self, circuits: Sequence[Circuit], *, slices: int | None = None,
                     slice_durations: Sequence[Any] | None = None, queued: str = "reroute",
-                    at: Any = None) -> None:
+                    at: Any = None, drain: bool = False) -> None:
         """Check circuits against the fabric and install them (raises ``ConfigError``).
 
         Circuits with ``ts`` set form a cyclic schedule of ``slices`` slices (default:
@@ -338,11 +346,21 @@ class Network(NetworkBase):
         run only) is the simulated time of the change, default the engine's current time
         (the last event run; a control loop that stepped to ``t`` passes ``at=t``).
 
+        ``drain=True`` (a static schedule during a run) makes the change a drain → switch →
+        undrain: from ``at`` no packet enters the network, the packets in it finish their
+        trip under the old circuits and tables (``queued="drop"``: those queued on a
+        changed port are dropped instead), then the circuits change and the tables
+        deployed since the call take effect at the same instant, the changed circuits are
+        down for the delay, and the sources resume. No packet is routed by a mixture of
+        old and new tables and none is on a changed circuit when it switches.
+
         A circuit given as a plain list or tuple is read in the field order
         ``(n1, p1, n2, p2, ts)``; errors about such a circuit say so.
         """
         if queued not in ("reroute", "drop"):
             raise ConfigError("queued", queued, "expected reroute or drop")
+        if not isinstance(drain, bool):
+            raise ConfigError("drain", drain, "expected True or False")
         if circuits is not None and not isinstance(circuits, (str, bytes, list)):
             try:
                 circuits = list(circuits)
@@ -351,12 +369,13 @@ class Network(NetworkBase):
         given = circuits
         circuits = _as_circuits(circuits)
         try:
-            self._deploy_topo(circuits, slices, slice_durations, queued, at)
+            self._deploy_topo(circuits, slices, slice_durations, queued, at, drain)
         except ConfigError as e:
             raise _plain_circuit_hint(e, given) from None
 
     def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
-                     slice_durations: Sequence[Any] | None, queued: str, at: Any = None) -> None:
+                     slice_durations: Sequence[Any] | None, queued: str, at: Any = None,
+                     drain: bool = False) -> None:
         from .topology import schedule_table
 
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
@@ -423,8 +442,11 @@ class Network(NetworkBase):
             if when < self._live.sim.now:
                 raise ConfigError("at", at, f"before the engine's current time ({self._live.sim.now} ps)")
             try:
+                if drain and not static:
+                    raise ConfigError("drain", True, "a drained reconfiguration needs a static schedule "
+                                      "(a cyclic one switches at slice boundaries)")
                 self._live.sim.reconfigure(when, peer.reshape(-1).astype(np.int64),
-                                           self.config.reconfiguration_delay, queued == "drop")
+                                           self.config.reconfiguration_delay, queued == "drop", drain)
             except _core.EngineSpecError as e:
                 raise _engine_error(e) from None
             self.circuits = list(circuits)
@@ -434,6 +456,8 @@ class Network(NetworkBase):
             return
         if at is not None:
             raise ConfigError("at", at, "a change time applies to a running network only")
+        if drain:
+            raise ConfigError("drain", drain, "a drained reconfiguration applies to a running network only")
         self.circuits = list(circuits)
         self._peer = peer
         self._rx_only = self._receive_only(peer)
@@ -845,6 +869,7 @@ class Network(NetworkBase):
     # ------------------------------------------------------------------ spec
     def _spec(self, flows: Any, duration_ps: int, seed: int, collect_tm: bool) -> dict[str, Any]:
         c = self.config
+        self._holding = self._hold()
         n, u, h = c.nodes, c.uplinks, c.hosts_per_node
         P = self.n_ports
         kind = np.zeros(P, dtype=np.int64)
@@ -921,6 +946,7 @@ class Network(NetworkBase):
             "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
             "collect_tm": bool(collect_tm),
             "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
+            "hold_unrouted": self._holding,
             **self._services,
         }
         names = self._transport.rule.names
@@ -949,6 +975,22 @@ class Network(NetworkBase):
             spec["hop_port"] = np.array([x[0] for x in hops], dtype=np.int64)
             spec["hop_dep"] = np.array([x[1] for x in hops], dtype=np.int64)
         return spec
+
+    def _hold(self) -> bool:
+        """Whether the engine holds packets without a route (see ``hold_unrouted``)."""
+        h = self.hold_unrouted
+        can = self.fabric == "optical" and self._static and self._router != "source"
+        if h is None:
+            return can
+        if not isinstance(h, bool):
+            raise ConfigError("hold_unrouted", h, "expected True, False or None (auto)")
+        if h and not can:
+            why = ("source routes are fixed at the start of the run" if self._router == "source" else
+                   "an electrical fabric's links never change" if self.fabric != "optical" else
+                   "on a cyclic schedule a missing route is missing in every cycle (deploy_routing "
+                   "refuses such paths unless partial=True)")
+            raise ConfigError("hold_unrouted", h, f"nothing can give a held packet a route: {why}")
+        return h
 
     def _route_port(self, route: tuple, i: int, port: int) -> int:
         """Global port of hop ``i`` of a source route (the hop's node is found by walking)."""
@@ -1309,6 +1351,11 @@ class Result:
             **packet_metrics(o),
             "transport": net._transport.describe(int(c.buffer)),
         })
+        if net._holding:
+            h = o["hold"]
+            summary["held"] = {k: int(h[k]) for k in ("packets", "bytes", "peak_packets", "peak_bytes", "total",
+                                                       "released", "overflow", "refused")}
+            summary["held"]["peak_bytes_by_node"] = {str(i): int(v) for i, v in enumerate(h["peak_bytes_by_node"]) if v}
         if "transport" not in flows.column_names:
             names = {v: k for k, v in _TRANSPORT_CODES.items()}
             codes = o["flow_transport"] if "flow_transport" in o else net._transport.rule.assign(live.flows.size)

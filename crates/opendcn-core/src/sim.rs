@@ -109,11 +109,14 @@ enum Ev {
     Watchdog,
     /// RotorLB's offer/accept step (a rotor has just taken a new matching).
     Rlb,
+    /// Held packets (no route yet) are tried again (after new tables, or when a port
+    /// that a released packet needs has room again).
+    Release,
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 15] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb"];
+pub const EVENT_KINDS: [&str; 16] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb", "release"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -133,6 +136,7 @@ impl Ev {
             Ev::Credit(_) => 12,
             Ev::Watchdog => 13,
             Ev::Rlb => 14,
+            Ev::Release => 15,
         }
     }
 
@@ -141,7 +145,7 @@ impl Ev {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
             Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
             | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) => x as u64,
-            Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb => 0,
+            Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb | Ev::Release => 0,
         };
         id ^ (self.kind() as u64) << 32
     }
@@ -197,6 +201,8 @@ struct Packet {
     prio: u8,
     /// Data sent again by its transport (push-back holds only new data).
     retx: bool,
+    /// Admitted into the network by its source and not yet gone (counted in `in_net`).
+    innet: bool,
 }
 
 /// What a served optical port may do with its head packet on a cyclic schedule.
@@ -478,6 +484,15 @@ pub struct SimOutput {
     /// optical, reconfigurable optical, host downlink.
     pub class_tx_bytes: [u64; 4],
     pub class_capacity_bytes: [u64; 4],
+    /// Holding of packets without a route (zero when off), and per node the most wire
+    /// bytes its hold kept at once.
+    pub hold: HoldStats,
+    pub hold_peak_bytes_by_node: Vec<u64>,
+    /// Drained reconfigurations applied: (requested, switched, circuits up); injection
+    /// attempts refused during drains; whether a drain was still in progress at the end.
+    pub switches: Vec<(Ps, Ps, Ps)>,
+    pub drain_refused: u64,
+    pub draining: bool,
 }
 
 /// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
@@ -586,7 +601,7 @@ pub struct Sim {
     seed: u64,
     // reconfiguration
     /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
-    reconfigs: Vec<(Vec<u32>, Ps, bool)>,
+    reconfigs: Vec<(Vec<u32>, Ps, bool, Ps)>,
     reconfigs_applied: u64,
     max_hop: u32,
     /// Bumped whenever a reconfiguration rebuilds a path-based router.
@@ -674,6 +689,62 @@ pub struct Sim {
     ll_total: u64,
     ll_done: u64,
     stopped: bool,
+    /// Holding packets that have no route yet (`SimSpec::hold_unrouted`): per node, per
+    /// destination node, the held packets in arrival order; per node the wire bytes held
+    /// (or reserved by a packet on its host link towards the hold) and the hold's
+    /// capacity; endpoints refused by a full hold (woken when it drains); the pending
+    /// release time (`Ps::MAX`: none) and the counters.
+    hold_on: bool,
+    holds: Vec<BTreeMap<u32, VecDeque<u32>>>,
+    hold_bytes: Vec<u64>,
+    hold_cap: Vec<u64>,
+    hold_waiters: Vec<Vec<u32>>,
+    release_at: Ps,
+    hold: HoldStats,
+    hold_peak_node: Vec<u64>,
+    /// Drained reconfigurations (`reconfigure(.., drain)`): per reconfiguration whether it
+    /// drains, the tables that take effect at its switch, and its state (0 requested, 1
+    /// draining, 2 switched); the one draining (NONE: none) and those waiting for it; a
+    /// switch event pending; packets admitted into the network and not yet gone;
+    /// endpoints refused during a drain; injections refused; per applied drained
+    /// reconfiguration (requested, switched, circuits up) times.
+    reconfig_drain: Vec<bool>,
+    reconfig_tables: Vec<Option<Vec<crate::timeflow::NodeTable>>>,
+    reconfig_state: Vec<u8>,
+    draining: u32,
+    drain_queue: VecDeque<u32>,
+    switch_pending: bool,
+    in_net: u64,
+    drain_waiters: Vec<u32>,
+    drain_refused: u64,
+    switch_log: Vec<(Ps, Ps, Ps)>,
+}
+
+/// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
+const SWITCH: u32 = 1 << 31;
+
+/// Wake-up time of an endpoint refused by a full hold: none until the hold drains (the
+/// endpoint is kicked then).
+const HOLD_WAIT: Ps = Ps::MAX / 2;
+/// `Packet::q_port` of a packet crossing its host link towards its ToR's hold.
+const HOLD_PORT: u32 = NONE - 1;
+
+/// Packets held because they had no route yet (see `SimSpec::hold_unrouted`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HoldStats {
+    /// Held now (packets, wire bytes).
+    pub packets: u64,
+    pub bytes: u64,
+    /// The most held at once over the run (packets, wire bytes).
+    pub peak_packets: u64,
+    pub peak_bytes: u64,
+    /// Packets that entered a hold, and that left it with a route.
+    pub total: u64,
+    pub released: u64,
+    /// Relayed packets that found their node's hold full (dropped as `buffer_overflow`).
+    pub overflow: u64,
+    /// Injection attempts refused because the source node's hold was full.
+    pub refused: u64,
 }
 
 impl Sim {
@@ -942,6 +1013,26 @@ impl Sim {
                 + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
             ll_done: 0,
             stopped: false,
+            hold_on: spec.hold_unrouted,
+            holds: vec![BTreeMap::new(); nodes],
+            hold_bytes: vec![0; nodes],
+            hold_cap: (0..nodes).map(|n| (spec.port_offset[n]..spec.port_offset[n + 1])
+                .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
+                .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
+            hold_waiters: vec![Vec::new(); nodes],
+            release_at: Ps::MAX,
+            hold: HoldStats::default(),
+            hold_peak_node: vec![0; nodes],
+            reconfig_drain: Vec::new(),
+            reconfig_tables: Vec::new(),
+            reconfig_state: Vec::new(),
+            draining: NONE,
+            drain_queue: VecDeque::new(),
+            switch_pending: false,
+            in_net: 0,
+            drain_waiters: Vec::new(),
+            drain_refused: 0,
+            switch_log: Vec::new(),
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -1026,6 +1117,7 @@ impl Sim {
                 Ev::Credit(port) => self.on_credit(port),
                 Ev::Watchdog => self.on_watchdog(),
                 Ev::Rlb => self.on_rlb(),
+                Ev::Release => self.on_release(),
             }
         }
         if t_end > self.now && self.deadlock.is_none() && !self.stopped {
@@ -1137,7 +1229,15 @@ impl Sim {
         }
     }
 
+    #[inline]
     fn release(&mut self, id: u32) {
+        if self.pool[id as usize].innet {
+            self.pool[id as usize].innet = false;
+            self.in_net -= 1;
+            if self.draining != NONE {
+                self.check_drain();
+            }
+        }
         self.live -= 1;
         self.pool[id as usize].payload = 0;
         self.pool[id as usize].wire = 0;
@@ -1348,7 +1448,9 @@ impl Sim {
                 .into_iter().flatten().min().map(|t| t.max(ep.busy_until))
         };
         if let Some(t) = next {
-            self.schedule_inject(e, t.max(self.now));
+            if t < HOLD_WAIT {
+                self.schedule_inject(e, t.max(self.now));
+            }
         }
     }
 
@@ -1421,6 +1523,7 @@ impl Sim {
             cred_vc: 0,
             prio,
             retx: false,
+            innet: false,
         })
     }
 
@@ -1447,6 +1550,14 @@ impl Sim {
         let is_data = p.kind == K_DATA;
         let ep_busy = self.now + ser;
         let same_node = self.hosts_mode && dst_node == node;
+        if self.draining != NONE {
+            // a drained reconfiguration: nothing enters the network until its switch
+            if !self.drain_waiters.contains(&e) {
+                self.drain_waiters.push(e);
+            }
+            self.drain_refused += 1;
+            return Err(HOLD_WAIT);
+        }
         if self.services.pushback && is_data && !p.retx {
             if let Some(&until) = self.paused[node as usize].get(&dst_node) {
                 if until > self.now {
@@ -1474,6 +1585,15 @@ impl Sim {
         } else {
             self.route(node, pid)
         };
+        let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK;
+        if hold_src && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
+            // no route yet and the node's hold is full: the source waits until it drains
+            self.hold.refused += 1;
+            if !self.hold_waiters[node as usize].contains(&e) {
+                self.hold_waiters[node as usize].push(e);
+            }
+            return Err(HOLD_WAIT);
+        }
         if !same_node {
             if let Some(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
@@ -1511,6 +1631,8 @@ impl Sim {
             }
         }
         self.eps[e as usize].busy_until = ep_busy;
+        self.pool[pid as usize].innet = true;
+        self.in_net += 1;
         if is_data {
             self.pool[pid as usize].ts = self.now;
             if self.collect_tm {
@@ -1524,6 +1646,17 @@ impl Sim {
             return Ok(());
         }
         match act {
+            None if hold_src => {
+                // no route yet: held at the node (a host's packet crosses its link first)
+                self.hold_bytes[node as usize] += wire;
+                if self.hosts_mode {
+                    self.packet_hops += 1;
+                    self.pool[pid as usize].q_port = HOLD_PORT;
+                    self.push(t_arr, Ev::HostArrive(pid));
+                } else {
+                    self.hold_push(node, pid);
+                }
+            }
             None => self.drop_pkt(pid, DROP_NO_ROUTE),
             Some(a) => {
                 let served = self.ports[a.port as usize].served;
@@ -1608,6 +1741,11 @@ impl Sim {
 
     fn on_host_arrive(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
+        if p.q_port == HOLD_PORT {
+            self.pool[pid as usize].q_port = NONE;
+            self.hold_arrive(p.at, pid);
+            return;
+        }
         if p.q_port == NONE {
             // intra-node traffic: hand to the host downlink of the destination
             let dp = self.eps[p.dst_ep as usize].down_port;
@@ -1628,25 +1766,38 @@ impl Sim {
         let mut cands = std::mem::take(&mut self.scratch);
         let res = match &self.router {
             Router::Source(routes) => {
-                if p.route == NONE {
+                let mut fresh = p.route == NONE;
+                let mut out = None;
+                if !fresh {
+                    match routes.hop(p.route, p.pos) {
+                        Some(a) if self.port_node[a.port as usize] == node => {
+                            self.pool[pid as usize].pos += 1;
+                            out = Some(a);
+                        }
+                        // the route does not pass here (a reconfiguration sent the packet
+                        // elsewhere): a new source route from this node
+                        Some(_) => fresh = true,
+                        None => {}
+                    }
+                }
+                if fresh {
                     let mut ids = std::mem::take(&mut self.scratch_ids);
-                    routes.candidates(node, p.dst_node, p.tag, &mut ids);
+                    if let Router::Source(routes) = &self.router {
+                        routes.candidates(node, p.dst_node, p.tag, &mut ids);
+                    }
                     let pick = if ids.is_empty() { None } else {
                         let k = self.choose(ids.len() as u32, p.flow, node);
                         Some(ids[k as usize])
                     };
                     self.scratch_ids = ids;
-                    pick.and_then(|r| {
+                    out = pick.and_then(|r| {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;
                         pk.pos = 1;
                         routes_hop(&self.router, r, 0)
-                    })
-                } else {
-                    let pk = &mut self.pool[pid as usize];
-                    pk.pos += 1;
-                    routes_hop(&self.router, p.route, p.pos)
+                    });
                 }
+                out
             }
             Router::Table(t) => {
                 t[node as usize].lookup(p.src_node, p.dst_node, p.tag, &mut cands);
@@ -2188,7 +2339,7 @@ impl Sim {
         }
         match self.route(p.at, pid) {
             Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            None => self.no_route(p.at, pid),
         }
     }
 
@@ -2210,6 +2361,198 @@ impl Sim {
             self.flow_finished(p.flow);
         }
         self.release(pid);
+    }
+
+    // ---------------------------------------------------------------- holding
+
+    /// Packet `pid` at `node` found no route. With holding on it waits in the node's hold
+    /// (a relayed packet that finds the hold full is dropped as `buffer_overflow`, except
+    /// in a lossless credit network, whose link credit already bounds what a node holds);
+    /// otherwise it is dropped as `no_route`.
+    #[cold]
+    fn no_route(&mut self, node: u32, pid: u32) {
+        if !self.hold_on || self.pool[pid as usize].kind == K_BULK {
+            self.drop_pkt(pid, DROP_NO_ROUTE);
+            return;
+        }
+        let wire = self.pool[pid as usize].wire as u64;
+        if !self.credit_net && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
+            self.hold.overflow += 1;
+            self.drop_pkt(pid, DROP_BUFFER);
+            return;
+        }
+        self.hold_bytes[node as usize] += wire;
+        self.hold_push(node, pid);
+    }
+
+    /// Append `pid` to its destination's hold at `node` (its bytes are already counted in
+    /// `hold_bytes`). A packet keeps the link credit it holds: it occupies this node's
+    /// buffer.
+    fn hold_push(&mut self, node: u32, pid: u32) {
+        let p = &mut self.pool[pid as usize];
+        p.at = node;
+        p.to_host = false;
+        let (dst, wire) = (p.dst_node, p.wire as u64);
+        self.holds[node as usize].entry(dst).or_default().push_back(pid);
+        let h = &mut self.hold;
+        h.packets += 1;
+        h.bytes += wire;
+        h.total += 1;
+        h.peak_packets = h.peak_packets.max(h.packets);
+        h.peak_bytes = h.peak_bytes.max(h.bytes);
+        let pk = &mut self.hold_peak_node[node as usize];
+        *pk = (*pk).max(self.hold_bytes[node as usize]);
+        if self.draining != NONE {
+            self.check_drain();
+        }
+    }
+
+    /// A source's packet bound for the hold reached its ToR over the host link: routed on
+    /// if the tables gave it a route meanwhile (and its port has room), else held.
+    fn hold_arrive(&mut self, node: u32, pid: u32) {
+        let wire = self.pool[pid as usize].wire as u64;
+        self.pool[pid as usize].tag = self.slice_now().idx;
+        if let Some(a) = self.route(node, pid) {
+            match self.room(a.port, pid) {
+                Ok(()) => {
+                    self.hold_bytes[node as usize] -= wire;
+                    self.wake_hold_waiters(node);
+                    self.enqueue(a.port, pid, a.dep);
+                    return;
+                }
+                Err(t) => self.schedule_release(t),
+            }
+        }
+        self.hold_push(node, pid);
+    }
+
+    /// Can `port` take packet `pid` now? `Err(t)`: not before `t`.
+    fn room(&mut self, port: u32, pid: u32) -> Result<(), Ps> {
+        let wire = self.pool[pid as usize].wire as u64;
+        let now = self.now;
+        if self.ports[port as usize].served {
+            if self.credit_net {
+                return Ok(()); // lossless: the packet already holds its place (link credit)
+            }
+            let k = self.ports[port as usize].classes.len();
+            let c = self.class_of(pid, k);
+            let pt = &self.ports[port as usize];
+            if pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c] {
+                return Ok(());
+            }
+            return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
+        }
+        self.release_departed(port);
+        let pt = &self.ports[port as usize];
+        if pt.bytes + wire <= pt.cap { Ok(()) } else { Err(pt_wake(pt, now + pt.rate.tx(wire))) }
+    }
+
+    /// Try the held packets again at the next event time `t` (one pending release).
+    fn schedule_release(&mut self, t: Ps) {
+        let t = t.max(self.now);
+        if t < self.release_at {
+            self.release_at = t;
+            self.push(t, Ev::Release);
+        }
+    }
+
+    fn on_release(&mut self) {
+        if self.release_at != self.now {
+            return; // superseded by an earlier release
+        }
+        self.release_at = Ps::MAX;
+        let now = self.now;
+        if self.reconfigs.iter().any(|r| r.3 == now && !r.0.is_empty()) {
+            return; // a reconfiguration due now tries them once its circuits are set
+        }
+        self.release_held();
+    }
+
+    /// Route every held packet again, node by node and destination by destination, in
+    /// arrival order. A packet with a route leaves the hold for its port; one whose port
+    /// has no room stays, with the packets behind it for the same destination (first in,
+    /// first out), and is tried again when the port may have room; one without a route
+    /// stays.
+    fn release_held(&mut self) {
+        if self.hold.packets == 0 {
+            return;
+        }
+        let tag = self.slice_now().idx;
+        let mut wake = Ps::MAX;
+        for node in 0..self.holds.len() as u32 {
+            if self.holds[node as usize].is_empty() {
+                continue;
+            }
+            let held = std::mem::take(&mut self.holds[node as usize]);
+            let mut keep: BTreeMap<u32, VecDeque<u32>> = BTreeMap::new();
+            let mut freed = false;
+            for (dst, q) in held {
+                let mut rest = VecDeque::new();
+                let mut blocked = false;
+                for pid in q {
+                    if blocked {
+                        rest.push_back(pid);
+                        continue;
+                    }
+                    self.pool[pid as usize].tag = tag;
+                    let Some(a) = self.route(node, pid) else {
+                        rest.push_back(pid);
+                        continue;
+                    };
+                    if let Err(t) = self.room(a.port, pid) {
+                        wake = wake.min(t);
+                        blocked = true;
+                        rest.push_back(pid);
+                        continue;
+                    }
+                    let wire = self.pool[pid as usize].wire as u64;
+                    self.hold_bytes[node as usize] -= wire;
+                    self.hold.packets -= 1;
+                    self.hold.bytes -= wire;
+                    self.hold.released += 1;
+                    freed = true;
+                    self.enqueue(a.port, pid, a.dep);
+                }
+                if !rest.is_empty() {
+                    keep.insert(dst, rest);
+                }
+            }
+            // packets held at this node meanwhile (a bounce) queue behind the older ones
+            let newer = std::mem::replace(&mut self.holds[node as usize], keep);
+            for (d, q) in newer {
+                self.holds[node as usize].entry(d).or_default().extend(q);
+            }
+            if freed {
+                self.wake_hold_waiters(node);
+            }
+        }
+        if wake != Ps::MAX && self.hold.packets > 0 {
+            self.schedule_release(wake);
+        }
+    }
+
+    /// The hold of `node` has room again: endpoints it refused try again now.
+    fn wake_hold_waiters(&mut self, node: u32) {
+        if self.hold_waiters[node as usize].is_empty() {
+            return;
+        }
+        for e in std::mem::take(&mut self.hold_waiters[node as usize]) {
+            self.wake_endpoint(e);
+        }
+    }
+
+    /// An endpoint that waits without a wake-up time (`HOLD_WAIT`) tries again now.
+    fn wake_endpoint(&mut self, e: u32) {
+        let now = self.now;
+        let ep = &mut self.eps[e as usize];
+        let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
+        if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+            ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d))| std::cmp::Reverse((fix(t), d))).collect();
+        }
+        if ep.tsleep.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
+            ep.tsleep = ep.tsleep.drain().map(|std::cmp::Reverse((t, f))| std::cmp::Reverse((fix(t), f))).collect();
+        }
+        self.kick(e);
     }
 
     // ---------------------------------------------------------------- served ports
@@ -2346,7 +2689,7 @@ impl Sim {
         }
         match self.route(node, pid) {
             Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            None => self.no_route(node, pid),
         }
     }
 
@@ -3155,7 +3498,24 @@ impl Sim {
     /// node (`drop_queued` false: routes are installed before circuits change), or dropped
     /// with reason `reconfiguration` (`drop_queued` true, as Duo's fabric does; transports
     /// recover them).
+    ///
+    /// `drain` (static schedules only): drain → switch → undrain. From `at` no packet
+    /// enters the network (sources wait); packets already in it finish their trip under
+    /// the old tables and circuits (with `drop_queued`, those queued on a changed port at
+    /// `at` are dropped instead). Once none is left (packets held without a route
+    /// excepted), the circuits change and the tables given by `set_tables` since the
+    /// request take effect at the same instant; the changed circuits are down for `delay`,
+    /// then the sources resume. Every packet is routed by one configuration's tables, and
+    /// no packet is on a changed circuit when it switches.
     pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool) -> Result<(), SpecError> {
+        self.reconfigure_with(at, peer, delay, drop_queued, false)
+    }
+
+    /// [`Sim::reconfigure`] with the choice of a drained reconfiguration.
+    pub fn reconfigure_with(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool, drain: bool) -> Result<(), SpecError> {
+        if drain && !self.sched.is_static() {
+            return Err(SpecError::new("reconfigure.drain", drain, "a drained reconfiguration needs a static schedule"));
+        }
         let rows = self.sched.slices() as usize;
         if peer.len() != self.ports.len() * rows {
             return Err(SpecError::new("reconfigure.peer", peer.len(),
@@ -3187,14 +3547,30 @@ impl Sim {
                 at = s.end;
             }
         }
-        self.reconfigs.push((peer, delay, drop_queued));
+        self.reconfigs.push((peer, delay, drop_queued, at));
+        self.reconfig_drain.push(drain);
+        self.reconfig_tables.push(None);
+        self.reconfig_state.push(0);
         let i = (self.reconfigs.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
         Ok(())
     }
 
     fn on_reconfig(&mut self, i: u32) {
-        let (peer, delay, drop_queued) = std::mem::take(&mut self.reconfigs[i as usize]);
+        if i & SWITCH != 0 {
+            self.switch(i & !SWITCH);
+            return;
+        }
+        if self.reconfig_drain[i as usize] {
+            if self.draining != NONE {
+                self.drain_queue.push_back(i);
+            } else {
+                self.start_drain(i);
+            }
+            return;
+        }
+        self.reconfig_state[i as usize] = 2;
+        let (peer, delay, drop_queued, _) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
         match &self.router {
@@ -3265,17 +3641,146 @@ impl Sim {
                     continue;
                 }
                 if matches!(self.router, Router::Source(_)) {
-                    self.ports[gp as usize].bytes += wire as u64;
-                    self.enqueue_reserved(gp, pid, WILD);
+                    // a source route is fixed at the source: the packet still leaves through
+                    // the port its route names (queued as any packet arriving there); a node
+                    // it then reaches off its route gives it a new route from there
+                    self.enqueue(gp, pid, WILD);
                     continue;
                 }
                 self.pool[pid as usize].tag = self.slice_now().idx;
                 match self.route(node, pid) {
                     Some(a) => self.enqueue(a.port, pid, a.dep),
-                    None => self.drop_pkt(pid, DROP_NO_ROUTE),
+                    None => self.no_route(node, pid),
                 }
             }
         }
+        // held packets may have a route now (after those re-queued from changed ports)
+        self.release_held();
+    }
+
+    /// A drained reconfiguration starts: sources stop, the network empties.
+    fn start_drain(&mut self, i: u32) {
+        self.draining = i;
+        self.reconfig_state[i as usize] = 1;
+        if self.reconfigs[i as usize].2 {
+            // queued = drop: what waits on a changed port is dropped now
+            let new = &self.reconfigs[i as usize].0;
+            let changed: Vec<u32> = (0..self.ports.len() as u32)
+                .filter(|&gp| self.optical[gp as usize] && self.sched.peer(gp, 0) != new[gp as usize]).collect();
+            for gp in changed {
+                self.drop_queued_on(gp);
+            }
+        }
+        self.check_drain();
+    }
+
+    /// Drop the packets queued (planned, not started) on `gp` (reason `reconfiguration`).
+    fn drop_queued_on(&mut self, gp: u32) {
+        self.release_departed(gp);
+        let now = self.now;
+        let pt = &mut self.ports[gp as usize];
+        let mut gone: Vec<(u32, u32)> = Vec::new();
+        if pt.cal != NONE {
+            let cq = &mut self.cal[pt.cal as usize];
+            cq.tail = (0, 0);
+            cq.bytes = 0;
+            gone.extend(cq.planned.drain(..).map(|(_, w, pid)| (w, pid)));
+            pt.heads.clear();
+            pt.next_dep = Ps::MAX;
+            pt.busy_until = pt.last_end.max(now);
+            for &(_, pid) in &gone {
+                let p = &mut self.pool[pid as usize];
+                p.epoch = p.epoch.wrapping_add(1);
+                p.hops -= 1;
+                self.packet_hops -= 1;
+            }
+        }
+        for c in 0..pt.classes.len() {
+            for pid in std::mem::take(&mut pt.classes[c]) {
+                gone.push((self.pool[pid as usize].wire, pid));
+            }
+            pt.class_bytes[c] = 0;
+        }
+        for (wire, pid) in gone {
+            self.ports[gp as usize].bytes -= wire as u64;
+            self.drop_pkt(pid, DROP_RECONF);
+        }
+    }
+
+    /// The switch of the draining reconfiguration is due once the network holds nothing
+    /// but packets held without a route.
+    #[cold]
+    fn check_drain(&mut self) {
+        if self.draining != NONE && !self.switch_pending && self.in_net == self.hold.packets {
+            self.switch_pending = true;
+            let i = self.draining;
+            self.push(self.now, Ev::Reconfig(i | SWITCH));
+        }
+    }
+
+    /// Switch a drained reconfiguration: new circuits and tables at once, the changed
+    /// circuits down for the delay, then the sources resume (and held packets are routed
+    /// with the new tables, after the delay on a changed port).
+    fn switch(&mut self, i: u32) {
+        self.switch_pending = false;
+        if self.in_net != self.hold.packets {
+            // a packet entered meanwhile (cannot happen: sources are stopped); wait again
+            self.check_drain();
+            return;
+        }
+        self.draining = NONE;
+        self.reconfig_state[i as usize] = 2;
+        let (peer, delay, _, at) = std::mem::take(&mut self.reconfigs[i as usize]);
+        let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
+        self.reconfigs_applied += 1;
+        self.rebuild_router();
+        if let Some(t) = self.reconfig_tables[i as usize].take() {
+            self.router = Router::Table(t);
+        }
+        let now = self.now;
+        for gp in changed {
+            self.release_departed(gp);
+            let pt = &mut self.ports[gp as usize];
+            pt.down_until = now + delay;
+            pt.busy_until = pt.busy_until.max(now);
+        }
+        self.switch_log.push((at, now, now + delay));
+        self.release_held();
+        for e in std::mem::take(&mut self.drain_waiters) {
+            self.wake_endpoint(e);
+        }
+        if let Some(j) = self.drain_queue.pop_front() {
+            self.start_drain(j);
+        }
+    }
+
+    /// Rebuild a schedule-derived router after the circuits changed.
+    fn rebuild_router(&mut self) {
+        match &self.router {
+            Router::Vlb(_) | Router::Direct(_) => {
+                let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
+                self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+            }
+            Router::Hoho(_) | Router::Ucmp(..) => {
+                self.route_gen = self.route_gen.wrapping_add(1);
+                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical, self.max_hop);
+                self.router = match self.router {
+                    Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
+                    _ => Router::Hoho(idx),
+                };
+            }
+            Router::Expander(_) => {
+                let sp = crate::expander::SlicePaths::new(&self.sched, &self.port_node, &self.port_offset, &self.optical)
+                    .expect("checked in reconfigure()");
+                self.router = Router::Expander(sp);
+            }
+            _ => {}
+        }
+    }
+
+    /// (requested, switched, circuits up) of every drained reconfiguration applied so far.
+    pub fn switch_log(&self) -> &[(Ps, Ps, Ps)] {
+        &self.switch_log
     }
 
     /// Remaining bytes (not yet delivered) per (source node, destination node) of the flows
@@ -3295,7 +3800,17 @@ impl Sim {
     /// Replace the table router's entries (a traffic-aware control loop installing routes).
     pub fn set_tables(&mut self, items: &[(u32, Entry)]) -> Result<(), SpecError> {
         let t = build_tables(self.port_offset.len() - 1, &self.port_offset, items)?;
+        if let Some(i) = (0..self.reconfig_drain.len()).rev().find(|&i| self.reconfig_drain[i] && self.reconfig_state[i] < 2) {
+            // a drained reconfiguration is pending: its tables take effect at its switch
+            self.reconfig_tables[i] = Some(t);
+            return Ok(());
+        }
         self.router = Router::Table(t);
+        if self.hold.packets > 0 {
+            // held packets are tried with the new tables, after what is due now has run
+            // (and after a reconfiguration due now, which tries them itself)
+            self.schedule_release(self.now);
+        }
         Ok(())
     }
 
@@ -3340,6 +3855,32 @@ impl Sim {
         }
         if live != self.live {
             errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
+        }
+        let innet = self.pool.iter().enumerate().filter(|(i, p)| p.innet && !free.contains(&(*i as u32))).count() as u64;
+        if innet != self.in_net {
+            errors.push(format!("packets in the network: {innet} counted, {} tracked", self.in_net));
+        }
+        // the holds, scanned: every held packet is live, and the counters agree
+        let (mut held_pkts, mut held_bytes) = (0u64, 0u64);
+        for (n, m) in self.holds.iter().enumerate() {
+            let mut at_node = 0u64;
+            for q in m.values() {
+                for &pid in q {
+                    if free.contains(&pid) {
+                        errors.push(format!("hold of node {n}: packet {pid} is not live"));
+                    }
+                    held_pkts += 1;
+                    at_node += self.pool[pid as usize].wire as u64;
+                }
+            }
+            held_bytes += at_node;
+            if at_node > self.hold_bytes[n] {
+                errors.push(format!("hold of node {n}: {at_node} bytes held > {} counted", self.hold_bytes[n]));
+            }
+        }
+        if (held_pkts, held_bytes) != (self.hold.packets, self.hold.bytes) {
+            errors.push(format!("holds: {held_pkts} packets / {held_bytes} bytes held, {} / {} counted",
+                                self.hold.packets, self.hold.bytes));
         }
         let flow_delivered: u64 = self.flows.iter().map(|f| f.delivered).sum();
         if flow_delivered != self.delivered {
@@ -3458,6 +3999,11 @@ impl Sim {
                 }
                 cap
             },
+            hold: self.hold,
+            hold_peak_bytes_by_node: self.hold_peak_node.clone(),
+            switches: self.switch_log.clone(),
+            drain_refused: self.drain_refused,
+            draining: self.draining != NONE,
         }
     }
 
@@ -3528,7 +4074,74 @@ mod tests {
             pias_thresholds: vec![],
             stop_when: Default::default(),
             net_series: false,
+            hold_unrouted: false,
         }
+    }
+
+    /// Three nodes on a static optical fabric, one port each: 0 - 1 joined, 2 alone;
+    /// no routes; one ideal flow 0 -> 1 of `size` bytes; holding on.
+    fn ta_line(size: u64) -> SimSpec {
+        let mut s = pair(TransportKind::Ideal, size, 10_000);
+        s.nodes = 3;
+        s.port_offset = vec![0, 1, 2, 3];
+        s.port_kind = vec![PortKind::Optical; 3];
+        s.port_rate_bps = vec![100_000_000_000; 3];
+        s.port_prop_ps = vec![500_000; 3];
+        s.port_buffer_bytes = vec![10_000; 3];
+        s.port_peer = vec![NONE; 3];
+        s.sched_peer = vec![NONE; 3];
+        s.ep_node = vec![0, 1, 2];
+        s.ep_rate_bps = vec![100_000_000_000; 3];
+        s.ep_prop_ps = vec![0; 3];
+        s.ep_down_port = vec![NONE; 3];
+        s.entries = vec![];
+        s.loss = vec![];
+        s.hold_unrouted = true;
+        s
+    }
+
+    #[test]
+    fn held_packets_wait_for_tables_and_circuits_and_are_in_flight_meanwhile() {
+        let mut sim = Sim::new(ta_line(15_000)).unwrap();
+        sim.run_until(10_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // the hold takes one port buffer (10 kB): 6 packets held, the source waits
+        assert_eq!((o.hold.packets, o.hold.bytes, o.packets.in_flight, o.bytes_in_flight), (6, 9_000, 6, 15_000));
+        assert!(o.hold.refused > 0 && o.drops.iter().all(|(_, v)| *v == 0));
+        assert_eq!(sim.demand(), vec![(0, 1, 15_000)]);
+        // a circuit 0 - 1 and a route: the held packets leave after the 1 us delay
+        sim.reconfigure(10_000_000, vec![1, 0, NONE], 1_000_000, false).unwrap();
+        sim.set_tables(&[(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 })]).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // the 6 held leave first, the 4 the source still had follow (routed at once)
+        assert_eq!((o.bytes_delivered, o.hold.packets, o.hold.total, o.hold.released), (15_000, 0, 6, 6));
+        // 10 packets of 1500 B (120 ns each) from 11 us, plus the propagation
+        assert_eq!(o.flow_finish_ps[0], 11_000_000 + 10 * 120_000 + 500_000);
+    }
+
+    #[test]
+    fn a_drained_reconfiguration_switches_when_the_network_is_empty() {
+        let mut spec = ta_line(150_000);
+        spec.sched_peer = vec![1, 0, NONE];
+        spec.entries = vec![(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 })];
+        let mut sim = Sim::new(spec).unwrap();
+        sim.run_until(5_000_000);
+        sim.reconfigure_with(5_000_000, vec![1, 0, NONE], 0, false, true).unwrap();
+        sim.run_until(5_000_000);
+        assert!(sim.in_net > 0 && sim.draining != NONE);
+        sim.run_until(1_000_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        let (req, sw, up) = o.switches[0];
+        // the switch waits for the last packet in the network: its last bit left at most
+        // one 1500 B packet time (120 ns) after the request, plus the 500 ns propagation
+        assert_eq!((req, up), (5_000_000, sw));
+        assert!(sw > req && sw <= req + 120_000 + 500_000 + 120_000, "{sw}");
+        assert_eq!((o.bytes_delivered, o.drain_refused > 0, o.draining), (150_000, true, false));
+        assert!(sim.reconfigure_with(0, vec![1, 0, NONE], 0, false, true).is_ok());
     }
 
     fn has(o: &SimOutput, what: &str) -> bool {

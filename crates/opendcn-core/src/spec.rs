@@ -281,6 +281,11 @@ pub struct SimSpec {
     pub stop_when: StopWhen,
     /// Take network-wide samples too (every `sample_interval_ps`).
     pub net_series: bool,
+    /// Hold a packet that finds no route at a node (instead of dropping it as `no_route`)
+    /// until new tables or circuits give it one: for static schedules that a controller
+    /// reconfigures during the run (traffic-aware fabrics). A node's hold takes as many
+    /// bytes as the buffers of its network ports together.
+    pub hold_unrouted: bool,
 }
 
 impl SimSpec {

@@ -247,6 +247,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
             o => return Err(bad("stop_when", o, "expected duration, ndp-done or all-done")),
         },
         net_series: opt_scalar(d, "net_series", false)?,
+        hold_unrouted: opt_scalar(d, "hold_unrouted", false)?,
     })
 }
 
@@ -398,6 +399,18 @@ impl Simulator {
         }
         d.set_item("class_tx_bytes", ct)?;
         d.set_item("class_capacity_bytes", cc)?;
+        let h = PyDict::new(py);
+        let hs = o.hold;
+        for (k, v) in [("packets", hs.packets), ("bytes", hs.bytes), ("peak_packets", hs.peak_packets),
+                       ("peak_bytes", hs.peak_bytes), ("total", hs.total), ("released", hs.released),
+                       ("overflow", hs.overflow), ("refused", hs.refused)] {
+            h.set_item(k, v)?;
+        }
+        h.set_item("peak_bytes_by_node", PyArray1::from_vec(py, o.hold_peak_bytes_by_node.iter().map(|&x| x as i64).collect::<Vec<_>>()))?;
+        d.set_item("hold", h)?;
+        d.set_item("switches", o.switches.clone())?;
+        d.set_item("drain_refused", o.drain_refused)?;
+        d.set_item("draining", o.draining)?;
         Ok(d)
     }
 
@@ -409,10 +422,11 @@ impl Simulator {
 
     /// Reconfigure a static schedule at `at_ps` with a new peer table (-1 = no circuit);
     /// packets queued on changed ports are routed again, or dropped with `drop_queued`.
-    #[pyo3(signature = (at_ps, peer, delay_ps, drop_queued = false))]
-    fn reconfigure(&mut self, at_ps: u64, peer: PyReadonlyArray1<i64>, delay_ps: u64, drop_queued: bool) -> PyResult<()> {
+    /// With `drain`: drain the network, switch circuits and tables at once, then resume.
+    #[pyo3(signature = (at_ps, peer, delay_ps, drop_queued = false, drain = false))]
+    fn reconfigure(&mut self, at_ps: u64, peer: PyReadonlyArray1<i64>, delay_ps: u64, drop_queued: bool, drain: bool) -> PyResult<()> {
         let peer = u32s(peer.as_slice()?.to_vec(), "peer")?;
-        self.sim.reconfigure(at_ps, peer, delay_ps, drop_queued).map_err(spec_err)
+        self.sim.reconfigure_with(at_ps, peer, delay_ps, drop_queued, drain).map_err(spec_err)
     }
 
     /// Remaining bytes per (source node, destination node) of unfinished started flows.

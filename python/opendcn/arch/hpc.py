@@ -31,7 +31,7 @@ from pydantic import model_validator
 
 from .. import hpc
 from ..config import Config
-from ..errors import ConfigError, InvariantError
+from ..errors import ConfigError
 from ..network import Network, _Cut, _Live
 from ..options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
@@ -178,20 +178,17 @@ class HpcNetwork(Network):
         if self.net_series:
             sim.final_sample()
 
-    def _deliver(self, result: Any, o: dict[str, Any], seed: int, out: Any) -> Any:
-        try:
-            return super()._deliver(result, o, seed, out)
-        except InvariantError as e:
-            if o["drops"].get("reconfiguration") and "credit" in self._transport.rule.names:
-                raise InvariantError(f"{e}; {int(o['drops']['reconfiguration'])} bytes were being serialized on "
-                                     "circuits that changed: the packet engine switches a circuit at once instead "
-                                     "of draining its port first (drain, switch, undrain), so a reconfiguring "
-                                     "network is not lossless under load yet") from None
-            raise
-
     def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
         if self.controller is not None:
             result.summary["arch_metrics"].update(self.controller.metrics())
+            sw = [tuple(int(x) for x in t) for t in o.get("switches", [])]
+            self.controller.switches = sw
+            drain = [b - a for a, b, _ in sw]
+            result.summary["arch_metrics"].update({
+                "switches": len(sw), "drain_us_mean": (sum(drain) / len(drain) / 1e6) if drain else 0.0,
+                "drain_us_max": (max(drain) / 1e6) if drain else 0.0,
+                "injections_refused_while_draining": int(o.get("drain_refused", 0)),
+                "draining_at_end": bool(o.get("draining", False))})
 
     def _port_kinds(self) -> np.ndarray:
         """Switch ports an electrical fabric leaves unconnected (a core switch uses one
@@ -251,6 +248,8 @@ class Controller(abc.ABC):
         self.compute_s = 0.0
         #: (time ps, sending (node, port) pairs whose circuit changed) per reconfiguration
         self.log = []
+        #: per drained reconfiguration applied: (requested, switched, circuits up) in ps
+        self.switches: list[tuple[int, ...]] = []
 
     def step(self, net: HpcNetwork) -> None:
         """One reconfiguration of a packet run: the demand still to deliver (the engine's
@@ -287,11 +286,13 @@ class Controller(abc.ABC):
         """Implemented by each controller."""
 
     def apply(self, net: HpcNetwork, state: Any, first: bool, now_ps: int = 0) -> list[tuple[int, int]]:
-        """Deploy the circuits of ``state`` and the routes on them. During a run the
-        tables change at once and the circuits at the same instant (the engine routes the
-        packets queued on a changed port again, with the new tables). Returns the
-        sending (node, port) ends of the circuits that went away or came (a
-        reconfiguration, not the first configuration, is logged at ``now_ps``)."""
+        """Deploy the circuits of ``state`` and the routes on them. During a packet run
+        this is a drained reconfiguration: the network drains (sources wait, packets in it
+        finish under the old circuits and tables), circuits and tables switch at one
+        instant, the changed circuits are down for the delay, then the sources resume
+        (the flow-level mode applies the change at ``now_ps``). Returns the sending (node,
+        port) ends of the circuits that went away or came (a reconfiguration, not the
+        first configuration, is logged at ``now_ps``)."""
         new = self.circuits(net, state)
         changed: list[tuple[int, int]] = []
         if not first:
@@ -305,7 +306,7 @@ class Controller(abc.ABC):
             self.log.append((int(now_ps), ends))
             came = set(new) - old
             changed = sorted(set(ends) | {(c.n1, c.p1) for c in came} | {(c.n2, c.p2) for c in came if not c.directed})
-        net.deploy_topo(new, queued="reroute")
+        net.deploy_topo(new, queued="reroute", drain=not first and net._live is not None)
         net.set_tables(self.routes(net))
         return changed
 
