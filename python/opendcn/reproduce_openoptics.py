@@ -226,6 +226,10 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             ideal_s = 2 * 7 / 8 * parse_size(size, "size") * 8 / 100e9
             dur = f"{int((10 * ideal_s + 1e-3) * 1e6)}us"
             S[f"c1/ar/{size}/{label}"] = (arch, o, {"flows": ring_allreduce(range(8), size)}, dur)
+            # sensitivity (not the judged setting): the same on the engine's ideal transport
+            # (back-pressured injection, no ACKs), to show what TCP's ACK clock costs each design
+            S[f"c1/ideal/{size}/{label}"] = (arch, {**o, "transport": "ideal"},
+                                             {"flows": ring_allreduce(range(8), size)}, dur)
     c2_flows = [[0, i, (i + 1) % 8, "10GB"] for i in range(8)]
     h = {"nodes": 8, "hosts_per_node": 1, "uplinks": 4, "transport": "tcp"}
     c2 = {"clos": ("clos", dict(h)),
@@ -276,20 +280,26 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     echo("Case I: ring all-reduce completion time (us; '>' = not finished by the run's end), ratio to Clos")
     ar: list[dict[str, Any]] = []
     for size in ar_sizes:
-        clos_t = None
+        clos_t = clos_i = None
         for label in CASE1:
             spec = S[f"c1/ar/{size}/{label}"]
             r = get(f"c1/ar/{size}/{label}")
             inv.append(_ok(r.summary))
             t, done = _allreduce_time(r, parse_time(spec[3], "duration"))
+            ri = get(f"c1/ideal/{size}/{label}")
+            inv.append(_ok(ri.summary))
+            ti, done_i = _allreduce_time(ri, parse_time(spec[3], "duration"))
             if label == "clos":
-                clos_t = t
+                clos_t, clos_i = t, ti
             ar.append({"size": size, "design": label, "time_us": t, "finished": done,
                        "ratio_to_clos": t / clos_t if clos_t else None,
+                       "ideal_time_us": ti, "ideal_finished": done_i, "ideal_ratio": ti / clos_i if clos_i else None,
                        "no_route": r.summary["packets"]["dropped"]["no_route"], "dropped": _drops(r.summary),
                        "retransmits": r.summary["packets"]["retransmitted"], "invariants_ok": _ok(r.summary)})
     echo(_table(ar, ["size", "design", "time_us", "finished", "ratio_to_clos", "no_route", "dropped", "retransmits",
-                     "invariants_ok"]))
+                     "ideal_time_us", "ideal_finished", "ideal_ratio", "invariants_ok"]))
+    echo("  ideal_*: the same all-reduce on the engine's ideal transport (no ACKs; a sensitivity, not the judged "
+         "setting): the gap to the TCP columns is what TCP's ACK clock and loss recovery cost on each design")
     nr = {m["design"]: m["no_route"] for m in mice if m["no_route"]}
     nr.update({f"{a['design']}@{a['size']}": a["no_route"] for a in ar if a["no_route"]})
     if nr:
