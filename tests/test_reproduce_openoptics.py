@@ -49,7 +49,8 @@ def test_reproduce_openoptics_tiny(tmp_path):
     assert [c["claim"] for c in data["claims"]] == CLAIMS
     assert all(c["status"] in ("PASS", "FAIL", "NOT-CHECKABLE") and c["detail"] for c in data["claims"])
     assert [m["design"] for m in data["case1_mice"]] == list(CASE1)
-    assert {a["size"] for a in data["case1_allreduce"]} == {"800KB", "4MB"}
+    assert {a["size"] for a in data["case1_allreduce"]} == {"4MB"}
+    assert all(a["ideal_time_us"] > 0 for a in data["case1_allreduce"])
     assert all(r["invariants_ok"] for key in ("case1_mice", "case1_allreduce", "case2", "case3", "buffer",
                                               "pushback", "case2_hybrid") for r in data[key])
     # the hybrid table: both thresholds at every row, the stated point among them
@@ -57,10 +58,17 @@ def test_reproduce_openoptics_tiny(tmp_path):
     assert st == {"electrical": "10Gbps", "sender": "100Gbps", "buffer": "1MB", "slice": "10us"}
     assert any(all(p[k] == st[k] for k in st) for p in data["case2_hybrid_pairs"])
     assert {x["dupack"] for x in data["case2_hybrid"]} == {3, 5}
-    assert {(b["routing"], b["offload"]) for b in data["buffer"]} == {(r, o) for r in ("vlb", "ucmp", "hoho")
-                                                                       for o in (0, 2)}
-    assert {(p["design"], p["pushback"]) for p in data["pushback"]} == {(d, b) for d in ("hoho", "ucmp", "opera")
-                                                                         for b in (False, True)}
+    judged = [b for b in data["buffer"] if b["basis"] == "core 40 %"]
+    assert {(b["routing"], b["offload"]) for b in judged} == {(r, o) for r in ("vlb", "ucmp", "hoho") for o in (0, 2)}
+    hops = data["optical_hops"]
+    assert set(hops) == {"vlb", "ucmp", "hoho", "opera"} and all(h >= 1 for h in hops.values())
+    for b in judged:
+        assert b["host_load"] == round(0.4 / hops[b["routing"]], 4)
+    for basis, load in (("core 70 %", None), ("host 0.7", 0.7)):
+        rows = [p for p in data["pushback"] if p["basis"] == basis]
+        assert {(p["design"], p["pushback"]) for p in rows} == {(d, b) for d in ("hoho", "ucmp", "opera")
+                                                                for b in (False, True)}
+        assert all(p["host_load"] == (load or round(0.7 / hops[p["design"]], 4)) for p in rows)
     assert data["settings"]["big_tors"] == 16
     for f in ("case1.png", "case3.png", "buffer_pushback.png", "case2_hybrid.png"):
         assert (tmp_path / f).stat().st_size > 0, f
