@@ -18,13 +18,17 @@ directly from :func:`hybrid`):
 * **Case III**: RotorNet tail FCT (p99, key-value workload) against the slice length for
   VLB and UCMP.
 * **Buffer usage** (App. A): peak ToR buffer of RotorNet under VLB, UCMP and HOHO, with
-  and without buffer offloading, at 40 % load, 300 us slices on Opera's 108 x 6 setting.
-* **Push-back** (App. B): drops of HOHO, UCMP (RotorNet) and Opera at 70 % load with and
-  without congestion detection + push-back, same setting.
+  and without buffer offloading, at 40 % core-link utilisation, 300 us slices on Opera's
+  108 x 6 setting.
+* **Push-back** (App. B): drops of HOHO, UCMP (RotorNet) and Opera at 70 % core-link
+  utilisation with and without congestion detection + push-back, same setting.
 
-Full mode runs the paper's settings (108 ToRs x 6 x 100 Gb/s, 300 us slices; tens of
-minutes on one core); quick mode shrinks the §7 setting to 16 ToRs x 4 uplinks and 50 us
-slices (about 10 minutes on one core). ``run(..., tors=, duration=)`` shrinks further.
+The paper's loads are core-link utilisations; opendcn's are host-side, so each scheme's
+host load is target / H, H its mean optical hops per byte measured at host load 0.4 (the
+host-side runs are printed beside). Full mode runs the paper's settings (108 ToRs x 6 x
+100 Gb/s, 300 us slices; about 4 hours on one core, its 22 points at 108 ToRs dominate);
+quick mode shrinks the §7 setting to 16 ToRs x 4 uplinks, 50 us slices and 5 ms (about 5
+minutes on one core). ``run(..., tors=, duration=)`` shrinks further.
 """
 
 from __future__ import annotations
