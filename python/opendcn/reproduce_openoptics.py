@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .network import Network
 from .studies import FAIL, NOT_CHECKABLE, PASS, Claim
 from .units import parse_size, parse_time
 
@@ -79,20 +80,21 @@ def _case1_configs() -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 def hybrid(nodes: int = 8, slice_: str = "10us", electrical: str = "10Gbps", buffer: str = "1MB",
-           sender: str = "100Gbps") -> Any:
+           sender: str = "100Gbps") -> Network:
     """The hybrid rotor + electrical fabric of Case II (as ``examples/hybrid_tcp_reordering.py``):
     every node has a 100 Gb/s rotor port (0, 1-D round robin) and a port (1) to one electrical
     switch at ``electrical``; a data packet takes its direct circuit when it is up in the
     slice it arrives in, else the two-hop electrical path; ACKs always cross the switch.
     ``sender`` is the nodes' injection rate (the host NIC), ``buffer`` every port's buffer."""
-    import opendcn as od
-    from opendcn.timeflow import Circuit, Entry
+    from . import topology
+    from .config import Config
+    from .timeflow import Circuit, Entry
 
-    cfg = od.Config(nodes=nodes, uplinks=2, link_rate="100Gbps", host_rate=sender, slice=slice_,
+    cfg = Config(nodes=nodes, uplinks=2, link_rate="100Gbps", host_rate=sender, slice=slice_,
                     guardband="100ns", propagation="500ns", buffer=buffer)
-    net = od.Network(cfg, switches=1, switch_ports=nodes, electrical_ports=1, switch_link_rate=electrical,
+    net = Network(cfg, switches=1, switch_ports=nodes, electrical_ports=1, switch_link_rate=electrical,
                      arch="hybrid-rotor-eps")
-    rotor = od.topology.round_robin(nodes, uplink=1)
+    rotor = topology.round_robin(nodes, uplink=1)
     net.deploy_topo(rotor + [Circuit(i, 1, nodes, i, None) for i in range(nodes)])
     tables: dict[int, list[Entry]] = {n: [] for n in range(nodes + 1)}
     for c in rotor:
@@ -152,7 +154,8 @@ def _hybrid_run(electrical: str, sender: str, buffer: str, slice_: str, dupack: 
             "retransmits": retx, "dropped_packets": _drops(s),
             "spurious": retx if _drops(s) == 0 else max(0, retx - _drops(s)),
             "reordered": int(sum(v for k, v in s["reorder"].items() if k != "0")),
-            "completed": s["flows"]["completed"], "mean_fct_us": s["fct_us"]["all"]["mean"],
+            "completed": s["flows"]["completed"],
+            "mean_fct_us": s["fct_us"]["all"]["mean"] if s["flows"]["completed"] else None,
             "goodput": s["goodput_normalized"], "rate_ratio": sd / el,
             "invariants_ok": _ok(s), "summary": _strip(s)}
 
