@@ -70,13 +70,14 @@ def test_reproduce_openoptics_tiny(tmp_path):
                                                                 for b in (False, True)}
         assert all(p["host_load"] == (load or round(0.7 / hops[p["design"]], 4)) for p in rows)
     assert data["settings"]["big_tors"] == 16
+    assert "reproduce openoptics" in (tmp_path / "index.html").read_text()
     for f in ("case1.png", "case3.png", "buffer_pushback.png", "case2_hybrid.png"):
         assert (tmp_path / f).stat().st_size > 0, f
 
 
 def test_reproduce_openoptics_rejects_bad_sizes(tmp_path):
     with pytest.raises(ConfigError):
-        reproduce.run("openoptics", quick=True, out=tmp_path, tors=12)
+        reproduce.run("openoptics", quick=True, out=tmp_path, tors=10)
     with pytest.raises(ConfigError):
         reproduce.run("openoptics", quick=True, out=tmp_path, tors=16, duration="soon")
 

@@ -42,7 +42,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .network import Network
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim
+from .errors import ConfigError
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, run_ok, write_page
+from .studies import text_table as _table
 from .units import parse_size, parse_time
 
 # ------------------------------------------------------------------ unstated parameters
@@ -110,9 +112,7 @@ def hybrid(nodes: int = 8, slice_: str = "10us", electrical: str = "10Gbps", buf
 
 
 def _ok(s: dict[str, Any]) -> bool:
-    b = s["bytes"]
-    return bool(s["invariants"]["ok"] and s["fabric"] == {"collisions": 0, "guardband_violations": 0}
-                and b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"])
+    return run_ok(s)
 
 
 def _drops(s: dict[str, Any]) -> int:
@@ -203,6 +203,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     from .studies import Runner
     from .workload import request_response, ring_allreduce
 
+    if tors_ is not None and (tors_ < 8 or tors_ % 4):
+        raise ConfigError("tors", tors_, "the buffer and push-back tests need a multiple of 4, at least 8 ToRs")
     t_start = time.perf_counter()
     seed = 1
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
@@ -572,26 +574,26 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
     (out / "openoptics.json").write_text(json.dumps(data, indent=2, default=str))
     _plots(out, mice, ar, c3, buf, pbr, pairs)
+    write_page(out, "reproduce openoptics",
+               f"OpenOptics (NSDI'26) Case I-III, buffer usage and push-back on opendcn's architectures "
+               f"({data['mode']} mode); every number is in openoptics.json", claims,
+               [("Case I: memcached-like mice (8 ToRs, TCP)", mice, ["design", "mean_us", "p50_us", "p99_us",
+                                                                       "completed", "started", "no_route", "dropped"]),
+                ("Case I: ring all-reduce (TCP; ideal_* on the ideal transport)", ar,
+                 ["size", "design", "time_us", "finished", "ratio_to_clos", "retransmits", "ideal_time_us",
+                  "ideal_ratio"]),
+                ("Case II: long TCP flows", c2rows, ["design", "goodput", "retransmits", "dropped"]),
+                ("Case II: hybrid rotor + electrical, dupack 3 vs 5", pairs,
+                 ["electrical", "sender", "buffer", "slice", "rate_ratio", "retx_dupack3", "retx_dupack5", "drops_3",
+                  "drops_5", "dupack5_clean"]),
+                ("Case III: p99 FCT vs slice", c3, ["routing", "slice", "p99_us", "mean_us", "completed", "started"]),
+                ("buffer usage", buf, ["basis", "routing", "offload", "host_load", "peak_tor_MB", "mean_max_tor_MB",
+                                       "core_util", "dropped"]),
+                ("push-back", pbr, ["basis", "design", "pushback", "host_load", "dropped", "drop_reasons", "goodput",
+                                    "core_util"])],
+               ["case1.png", "case2_hybrid.png", "case3.png", "buffer_pushback.png"])
     echo(f"\nwrote {out / 'openoptics.json'} and plots under {out} ({wall:.0f} s)")
     return 0 if all(c.status != FAIL for c in claims) else 1
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.3f}" if abs(v) < 1000 else f"{v:.0f}"
-    return str(v)
-
-
-def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    cells = [list(cols)] + [[_fmt(r.get(c)) for c in cols] for r in rows]
-    w = [max(len(x[i]) for x in cells) for i in range(len(cols))]
-    lines = ["  ".join(x[i].rjust(w[i]) for i in range(len(cols))) for x in cells]
-    lines.insert(1, "  ".join("-" * w[i] for i in range(len(cols))))
-    return "\n".join(lines)
 
 
 def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: list[dict[str, Any]],
