@@ -310,7 +310,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     echo(_table(mice, ["design", "mean_us", "p50_us", "p99_us", "completed", "started", "no_route", "dropped",
                        "retransmits", "invariants_ok"]))
     echo("")
-    echo("Case I: ring all-reduce completion time (us; '>' = not finished by the run's end), ratio to Clos")
+    echo("Case I: ring all-reduce completion time (us; done = no: not finished by the run's end, the time is the "
+         "run's length), ratio to Clos")
     ar: list[dict[str, Any]] = []
     for size in ar_sizes:
         clos_t = clos_i = None
@@ -324,13 +325,14 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             ti, done_i = _allreduce_time(ri, parse_time(spec[3], "duration"))
             if label == "clos":
                 clos_t, clos_i = t, ti
-            ar.append({"size": size, "design": label, "time_us": t, "finished": done,
+            ar.append({"size": size, "design": label, "time_us": t, "finished": done, "done": "yes" if done else "no",
+                       "ideal_done": "yes" if done_i else "no",
                        "ratio_to_clos": t / clos_t if clos_t else None,
                        "ideal_time_us": ti, "ideal_finished": done_i, "ideal_ratio": ti / clos_i if clos_i else None,
                        "no_route": r.summary["packets"]["dropped"]["no_route"], "dropped": _drops(r.summary),
                        "retransmits": r.summary["packets"]["retransmitted"], "invariants_ok": _ok(r.summary)})
-    echo(_table(ar, ["size", "design", "time_us", "finished", "ratio_to_clos", "no_route", "dropped", "retransmits",
-                     "ideal_time_us", "ideal_finished", "ideal_ratio", "invariants_ok"]))
+    echo(_table(ar, ["size", "design", "time_us", "done", "ratio_to_clos", "no_route", "dropped", "retransmits",
+                     "ideal_time_us", "ideal_done", "ideal_ratio", "invariants_ok"]))
     echo("  ideal_*: the same all-reduce on the engine's ideal transport (no ACKs; a sensitivity, not the judged "
          "setting): the gap to the TCP columns is what TCP's ACK clock and loss recovery cost on each design")
     nr = {m["design"]: m["no_route"] for m in mice if m["no_route"]}
@@ -526,14 +528,14 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             for pb in (False, True):
                 s = get(f"{key}/{design}/{pb}").summary
                 inv.append(_ok(s))
-                pbr.append({"basis": basis, "design": design, "pushback": pb,
+                pbr.append({"basis": basis, "design": design, "pushback": pb, "push_back": "on" if pb else "off",
                             "host_load": S[f"{key}/{design}/{pb}"][2]["load"], "dropped": _drops(s),
                             "drop_reasons": _reasons(s), "trimmed": s["packets"]["trimmed"],
                             "dropped_MB": s["bytes"]["dropped"] / 1e6, "goodput": s["goodput_normalized"],
                             "core_util": _core_util(s),
                             "congestion_events": s["services"]["congestion_events"],
                             "pushback_messages": s["services"]["pushback_messages"], "invariants_ok": _ok(s)})
-    echo(_table(pbr, ["basis", "design", "pushback", "host_load", "dropped", "drop_reasons", "trimmed", "goodput",
+    echo(_table(pbr, ["basis", "design", "push_back", "host_load", "dropped", "drop_reasons", "trimmed", "goodput",
                       "core_util", "congestion_events", "pushback_messages", "invariants_ok"]))
     echo("  core_util = utilisation of the optical links the run measured; at host load 0.7 the offered load "
          "exceeds what multi-hop rotor paths carry (goodput far below 0.7), so no source pausing can avoid loss")
@@ -580,7 +582,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                [("Case I: memcached-like mice (8 ToRs, TCP)", mice, ["design", "mean_us", "p50_us", "p99_us",
                                                                        "completed", "started", "no_route", "dropped"]),
                 ("Case I: ring all-reduce (TCP; ideal_* on the ideal transport)", ar,
-                 ["size", "design", "time_us", "finished", "ratio_to_clos", "retransmits", "ideal_time_us",
+                 ["size", "design", "time_us", "done", "ratio_to_clos", "retransmits", "ideal_time_us",
                   "ideal_ratio"]),
                 ("Case II: long TCP flows", c2rows, ["design", "goodput", "retransmits", "dropped"]),
                 ("Case II: hybrid rotor + electrical, dupack 3 vs 5", pairs,
@@ -589,7 +591,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                 ("Case III: p99 FCT vs slice", c3, ["routing", "slice", "p99_us", "mean_us", "completed", "started"]),
                 ("buffer usage", buf, ["basis", "routing", "offload", "host_load", "peak_tor_MB", "mean_max_tor_MB",
                                        "core_util", "dropped"]),
-                ("push-back", pbr, ["basis", "design", "pushback", "host_load", "dropped", "drop_reasons", "goodput",
+                ("push-back", pbr, ["basis", "design", "push_back", "host_load", "dropped", "drop_reasons", "goodput",
                                     "core_util"])],
                ["case1.png", "case2_hybrid.png", "case3.png", "buffer_pushback.png"])
     echo(f"\nwrote {out / 'openoptics.json'} and plots under {out} ({wall:.0f} s)")
