@@ -26,9 +26,9 @@ directly from :func:`hybrid`):
 The paper's loads are core-link utilisations; opendcn's are host-side, so each scheme's
 host load is target / H, H its mean optical hops per byte measured at host load 0.4 (the
 host-side runs are printed beside). Full mode runs the paper's settings (108 ToRs x 6 x
-100 Gb/s, 300 us slices; about 4 hours on one core, its 22 points at 108 ToRs dominate);
-quick mode shrinks the §7 setting to 16 ToRs x 4 uplinks, 50 us slices and 5 ms (about 5
-minutes on one core). ``run(..., tors=, duration=)`` shrinks further.
+100 Gb/s, 300 us slices; several hours on one core, its 22 points at 108 ToRs take 10-20
+minutes each); quick mode shrinks the §7 setting to 16 ToRs x 4 uplinks, 50 us slices and
+5 ms (about 6 minutes on one core). ``run(..., tors=, duration=)`` shrinks further.
 """
 
 from __future__ import annotations
