@@ -17,32 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import opendcn as od
-from opendcn.timeflow import Circuit, Entry
-
-
-def hybrid(nodes: int = 8, slice_: str = "10us", propagation: str = "500ns",
-           electrical: str = "10Gbps", buffer: str = "1MB") -> od.Network:
-    """``nodes`` nodes with a 100 Gb/s rotor port (0) and an electrical port (1) to one switch."""
-    cfg = od.Config(nodes=nodes, uplinks=2, link_rate="100Gbps", host_rate="100Gbps",
-                    slice=slice_, guardband="100ns", propagation=propagation, buffer=buffer)
-    net = od.Network(cfg, switches=1, switch_ports=nodes, electrical_ports=1, switch_link_rate=electrical,
-                     arch="hybrid-rotor-eps")
-    rotor = od.topology.round_robin(nodes, uplink=1)
-    wires = [Circuit(i, 1, nodes, i, None) for i in range(nodes)]
-    net.deploy_topo(rotor + wires)
-    tables: dict[int, list[Entry]] = {n: [] for n in range(nodes + 1)}
-    for c in rotor:
-        # the lower node sends on the circuit when it is up now (the data direction of the
-        # flows below); the other direction (ACKs) always crosses the switch
-        a, b = min(c.n1, c.n2), max(c.n1, c.n2)
-        tables[a].append(Entry(c.ts, None, b, c.ts, 0))
-    for a in range(nodes):
-        for b in range(nodes):
-            if a != b:
-                tables[a].append(Entry(None, None, b, None, 1))  # otherwise the switch
-        tables[nodes].append(Entry(None, None, a, None, a))
-    net.deploy_routing(tables)
-    return net
+from opendcn.reproduce_openoptics import hybrid  # the fabric ``opendcn reproduce openoptics`` runs
 
 
 def run(dupack: int, electrical: str = "25Gbps", buffer: str = "20KB", seed: int = 1) -> od.Result:

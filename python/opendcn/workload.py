@@ -61,6 +61,8 @@ __all__ = [
     "Workload",
     "flows",
     "from_file",
+    "request_response",
+    "ring_allreduce",
     "get_cdf",
     "list_workloads",
     "mix",
@@ -1195,6 +1197,72 @@ def flows(entries: Iterable[Sequence[object]]) -> Workload:
     return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
                      np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
                      labels, "list")
+
+
+def ring_allreduce(endpoints: Sequence[int], size: object, start: object = 0) -> list[list[int]]:
+    """The traffic of a ring all-reduce (as Gloo's ring algorithm) of ``size`` bytes over
+    ``endpoints`` (in ring order, at least 2, distinct), as explicit flow entries
+    ``[start_ps, src, dst, bytes]`` for :func:`flows` or the ``flows`` run option.
+
+    A ring all-reduce of S bytes on n members runs 2(n - 1) steps (n - 1 reduce-scatter,
+    n - 1 all-gather); in every step each member sends one S/n chunk to its successor.
+    The engine has no dependencies between flows, so the steps are pipelined: each member
+    sends its 2(n - 1) chunks to its successor as one flow of 2(n - 1) * ceil(S / n)
+    bytes, all starting at ``start``. The all-reduce finishes when the last of the n
+    flows does; this is the bandwidth term of the ring's time and omits the per-step
+    wait of a synchronous implementation (2(n - 1) one-way latencies).
+
+    >>> ring_allreduce([0, 1, 2, 3], "800KB")[:2]
+    [[0, 0, 1, 1200000], [0, 1, 2, 1200000]]
+    """
+    members = [_endpoint(e, f"ring_allreduce.endpoints[{i}]") for i, e in enumerate(endpoints)]
+    if len(members) < 2:
+        raise ConfigError("ring_allreduce.endpoints", list(endpoints), "a ring needs at least 2 members")
+    if len(set(members)) != len(members):
+        raise ConfigError("ring_allreduce.endpoints", members, "members must be distinct")
+    n = len(members)
+    total = _positive_size(size, "ring_allreduce.size")
+    t0 = parse_time(start, field="ring_allreduce.start")
+    per_flow = 2 * (n - 1) * -(-total // n)
+    return [[t0, members[i], members[(i + 1) % n], per_flow] for i in range(n)]
+
+
+def request_response(server: int, clients: Sequence[int], size: object, interval: object, count: int, *,
+                     start: object = 0, response_size: object | None = None) -> list[list[int]]:
+    """Memcached-like request/response traffic as explicit flow entries
+    ``[start_ps, src, dst, bytes]``: every client sends ``count`` requests of ``size``
+    bytes to ``server``, one every ``interval``, the clients staggered evenly over one
+    interval (client k of n starts at ``start + k * interval / n``); the server answers
+    each with a flow of ``response_size`` bytes (default: ``size``, a GET of the value a
+    SET stored) to that client at the same instant. The engine has no dependencies
+    between flows, so a response does not wait for its request: each direction is timed
+    on its own.
+
+    >>> request_response(0, [1, 2], 4200, "1ms", 1)
+    [[0, 1, 0, 4200], [0, 0, 1, 4200], [500000000, 2, 0, 4200], [500000000, 0, 2, 4200]]
+    """
+    srv = _endpoint(server, "request_response.server")
+    cl = [_endpoint(c, f"request_response.clients[{i}]") for i, c in enumerate(clients)]
+    if not cl:
+        raise ConfigError("request_response.clients", list(clients), "needs at least one client")
+    if srv in cl:
+        raise ConfigError("request_response.clients", cl, f"the server {srv} cannot be a client")
+    req = _positive_size(size, "request_response.size")
+    resp = req if response_size is None else _positive_size(response_size, "request_response.response_size")
+    iv = parse_time(interval, field="request_response.interval")
+    if iv <= 0:
+        raise ConfigError("request_response.interval", interval, "must be positive")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError("request_response.count", count, "expected an integer >= 1")
+    t0 = parse_time(start, field="request_response.start")
+    out: list[list[int]] = []
+    for j in range(count):
+        for k, c in enumerate(cl):
+            t = t0 + j * iv + k * iv // len(cl)
+            out.append([t, c, srv, req])
+            out.append([t, srv, c, resp])
+    out.sort(key=lambda e: e[0])
+    return out
 
 
 class _IndexLabels:

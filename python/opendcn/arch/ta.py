@@ -27,7 +27,9 @@ again at their node), and circuits that change are down for ``--reconfiguration`
   (degree-constrained greedy). Traffic takes direct links and one-transit paths (WCMP):
   DECIDE: a packet picks among the block's direct ports to its destination and, for
   transit, the ports to blocks with a direct link onward, weighted by listing each port
-  once per path it carries (so a pair with k parallel links gets k shares).
+  once per path it carries (so a pair with k parallel links gets k shares); a packet in
+  transit takes a direct port of the transit block (source-specific table entries), so a
+  per-flow hash never bounces it between transit blocks.
 - ``sorn`` (semi-oblivious RotorNet, OpenOptics Fig. 5c): a round robin whose slots are
   re-skewed toward the measured hot pairs every period (``od.topology.sorn``), UCMP
   routing over earliest paths.
@@ -347,11 +349,16 @@ class Jupiter(TrafficAware):
             for d in range(n):
                 if a == d:
                     continue
-                use = list(ports[(a, d)])
+                direct = list(ports[(a, d)])
+                use = list(direct)
                 for k in range(n):
                     if k not in (a, d):
                         use += ports[(a, k)][: int(links[k, d])]
-                tables[a] += [Entry(None, None, d, None, p) for p in sorted(set(use))]
+                # the source picks among direct and one-transit ports; a packet in transit
+                # (another source: the wildcard entries, less specific) takes a direct port
+                # only, so a per-flow hash can never bounce it between transit blocks
+                tables[a] += [Entry(None, a, d, None, p) for p in sorted(set(use))]
+                tables[a] += [Entry(None, None, d, None, p) for p in sorted(set(direct))]
         if self._live is None:
             self.deploy_topo(circuits)
             self.deploy_routing(tables, multipath=self.multipath)
