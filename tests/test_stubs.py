@@ -69,7 +69,7 @@ def _conforms(value, hint) -> bool:
 QUERIES = {
     # the last Simulator built is Opera's (expander router)
     "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "take_tm": (), "port_bytes": (0,),
-                  "expander_path": (0, 3, 0)},
+                  "expander_path": (0, 3, 0), "fail_log": ()},
     "ShaleSimulator": {"output": (), "progress": (), "peer": (0, 5)},
     "NegotiatorSim": {"output": (), "pair_epochs": (0, 1), "predefined_peer": (0, 0, 0, 0)},
     "SiriusSim": {"output": ()},
@@ -77,7 +77,8 @@ QUERIES = {
 #: methods that change the simulation: called (where harmless) with these arguments, or
 #: not at all (None); they return None
 MUTATORS = {"run_until": lambda sim: (sim.now,), "set_collect_tm": lambda sim: (False,),
-            "final_sample": lambda sim: (), "reconfigure": None, "set_tables": None}
+            "final_sample": lambda sim: (), "reconfigure": None, "set_tables": None,
+             "fail_ports": None}
 
 
 def test_return_types_match_the_stub(monkeypatch):

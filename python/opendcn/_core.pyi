@@ -62,6 +62,10 @@ class Simulator:
                     drain: bool = False) -> None:
         """Install a new static peer table (-1 = no circuit) at ``at_ps`` (``drain``: drain, switch
         circuits and pending tables at once, undrain)."""
+    def fail_ports(self, at_ps: int, ports: NDArray[np.int64], down: bool) -> None:
+        """Fail (``down``) or recover the fabric ports ``ports`` (global ids) at ``at_ps``."""
+    def fail_log(self) -> list[tuple[int, int, int]]:
+        """Port-down intervals so far: (global port, from ps, until ps; 2**64 - 1 while down)."""
     def demand(self) -> list[tuple[int, int, int]]:
         """Remaining bytes per (source node, destination node) of unfinished started flows."""
     def set_tables(self, spec: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ from . import _core
 from .analysis import fct_stats
 from .config import Config
 from .errors import ConfigError, DeadlockError, InvariantError
+from .rng import stream
 from .timeflow import Circuit, Entry, Path
 from .transport import CODES as _TRANSPORT_CODES
 from .transport import TransportSettings
@@ -1017,7 +1018,95 @@ class Network(NetworkBase):
         super().start(workload, duration, seed)
 
     def _engine(self, flows: "_Cut", duration_ps: int, seed: int) -> Any:
-        return _core.Simulator(self._spec(flows, duration_ps, seed, self._collect_tm))
+        sim = _core.Simulator(self._spec(flows, duration_ps, seed, self._collect_tm))
+        events = list(getattr(self, "_failures", []))
+        rnd = getattr(self, "_random_failures", None)
+        if rnd is not None:
+            frac, at, rec = rnd
+            links = self.fabric_links()
+            k = max(1, round(frac * len(links)))
+            pick = stream(1, "failures").choice(len(links), size=k, replace=False)
+            chosen = [links[int(i)] for i in sorted(pick)]
+            at_ps = parse_time(at, "fail_at") if at is not None else duration_ps // 3
+            events += self._failure_events(chosen, at_ps, rec)
+            self.arch_metrics["failed_links"] = [list(x) for x in chosen]
+            self.arch_metrics["fail_at_ps"] = at_ps
+            self.arch_metrics["recover_at_ps"] = None if rec is None else parse_time(rec, "recover_at")
+        for gps, at_ps, down in events:
+            sim.fail_ports(at_ps, gps, down)
+        return sim
+
+    def random_failures(self, fraction: float, at: Any = None, recover_at: Any = None) -> None:
+        """Fail a ``fraction`` of the fabric links (at least one; chosen with the named
+        stream ``failures``) at ``at`` (default: a third into the run) and bring them back
+        at ``recover_at`` (default: never), in every run of this network."""
+        if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not 0 <= fraction < 1:
+            raise ConfigError("fail_links", fraction, "expected a fraction in [0, 1)")
+        self._random_failures = (float(fraction), at, recover_at) if fraction > 0 else None
+
+    def fail_links(self, links: Sequence[tuple[int, int]], at: Any, recover_at: Any = None) -> None:
+        """Fail fabric links at simulated time ``at`` and, with ``recover_at``, bring them
+        back then. ``links`` are (node, port) ends of fabric links; the far end of a static
+        link fails with it. From ``at`` nothing is sent into a failed link: packets queued
+        on it are dropped (``failed_link``), a router with several candidates uses the
+        others, and a packet whose only way on is a failed link is dropped
+        (``failed_link``); on a cyclic (rotor) fabric the slices that connect a port to a
+        failed one are not used either. Packets already on the wire arrive. End-to-end
+        transports recover what they can. Failure is detected at once (DECIDE: no
+        detection delay). Call before ``start`` (every run of the network) or during a
+        started run (``at`` not in the past); not with the lossless ``credit`` transport."""
+        at_ps = parse_time(at, "fail_at")
+        if at_ps < 0:
+            raise ConfigError("fail_at", at, "must not be negative")
+        events = self._failure_events(links, at_ps, recover_at)
+        if self._live is not None:
+            for gp, t, down in events:
+                try:
+                    self._live.sim.fail_ports(t, gp, down)
+                except _core.EngineSpecError as e:
+                    raise _engine_error(e) from None
+        else:
+            self._failures = getattr(self, "_failures", []) + events
+
+    def _failure_events(self, links: Sequence[tuple[int, int]], at_ps: int,
+                        recover_at: Any) -> list[tuple[np.ndarray, int, bool]]:
+        rec_ps = None if recover_at is None else parse_time(recover_at, "recover_at")
+        if rec_ps is not None and rec_ps <= at_ps:
+            raise ConfigError("recover_at", recover_at, f"must come after fail_at ({at_ps} ps)")
+        if "credit" in self._transport.rule.names:
+            raise ConfigError("fail_links", list(links), "a lossless (credit) network cannot lose a link's packets")
+        peers: dict[tuple[int, int], tuple[int, int]] = {}
+        for c in self.circuits:
+            if c.ts is None:
+                peers[(c.n1, c.p1)] = (c.n2, c.p2)
+                peers[(c.n2, c.p2)] = (c.n1, c.p1)
+        gps: set[int] = set()
+        for i, item in enumerate(links):
+            try:
+                node, port = (int(x) for x in item)
+            except (TypeError, ValueError):
+                raise ConfigError(f"links[{i}]", item, "expected a (node, port) pair") from None
+            if not (0 <= node < self.total_nodes and 0 <= port < int(self.user_ports[node])):
+                raise ConfigError(f"links[{i}]", item, "not a fabric port of a node of this network")
+            gps.add(self.gport(node, port))
+            if (node, port) in peers:
+                gps.add(self.gport(*peers[(node, port)]))
+        arr = np.asarray(sorted(gps), dtype=np.int64)
+        return [(arr, at_ps, True)] + ([(arr, rec_ps, False)] if rec_ps is not None else [])
+
+    def fabric_links(self) -> list[tuple[int, int]]:
+        """One (node, port) end of every fabric link: each static link once (its lower
+        end), and every port of a cyclic (rotor) fabric."""
+        out: set[tuple[int, int]] = set()
+        for c in self.circuits:
+            if c.n1 == c.n2:
+                continue
+            if c.ts is None:
+                out.add(min((c.n1, c.p1), (c.n2, c.p2)))
+            else:
+                out.add((c.n1, c.p1))
+                out.add((c.n2, c.p2))
+        return sorted(out)
 
     def _advance(self, live: "_Live", progress: bool) -> None:
         super()._advance(live, progress)

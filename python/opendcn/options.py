@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 import annotated_types as at
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
+                      model_validator)
 
 from .errors import ConfigError
 from .units import parse_rate, parse_size, parse_time
 
-__all__ = ["ArchOptions", "Option", "opt", "like", "Int", "Float", "Time", "Rate", "Size", "AutoTime",
+__all__ = ["ArchOptions", "Option", "opt", "like", "FailureOptions", "Int", "Float", "Time", "Rate", "Size", "AutoTime",
            "AutoSize", "AutoInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
 
 
@@ -269,6 +270,27 @@ class ServiceOptions(ArchOptions):
                      flow_pausing=self.flow_pausing, elephant_threshold=self.elephant_threshold,
                      queue_estimation=self.queue_estimation, eqo_interval=self.eqo_interval if eqo else None,
                      buffer_offload=self.buffer_offload)
+
+
+class FailureOptions(ArchOptions):
+    """Link failures of a packet-engine network (``Network.fail_links``)."""
+
+    fail_links: Float = opt(0.0, "fraction of the fabric links that fail (random, stream 'failures')", ge=0, lt=1)
+    fail_at: Time | None = opt(None, "when the links fail (default: a third into the run)")
+    recover_at: Time | None = opt(None, "when the failed links recover (default: never)")
+
+    @model_validator(mode="after")
+    def _order(self) -> "FailureOptions":
+        if self.fail_at is not None and self.recover_at is not None and self.recover_at <= self.fail_at:
+            raise ConfigError("--recover-at", self.recover_at, f"must come after --fail-at ({self.fail_at} ps)")
+        return self
+
+    def apply_failures(self, net: Any) -> None:
+        """Fail ``fail_links`` of ``net``'s fabric links in every run (``Network.random_failures``)."""
+        if self.fail_links or self.fail_at is not None or self.recover_at is not None:
+            if not self.fail_links:
+                raise ConfigError("--fail-links", 0, "--fail-at / --recover-at need a fraction of links to fail")
+            net.random_failures(self.fail_links, self.fail_at, self.recover_at)
 
 
 def check_rule(v: str) -> str:

@@ -52,8 +52,8 @@ use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 9] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
-                                      "class_overflow", "header_overflow", "injected", "bulk_returned"];
+pub const DROP_REASONS: [&str; 10] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+                                       "class_overflow", "header_overflow", "injected", "bulk_returned", "failed_link"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
@@ -68,6 +68,9 @@ const DROP_INJECTED: usize = 7;
 /// A RotorLB packet whose circuit no longer led to its committed rack (or that found no
 /// room): it goes back to its holder host, nothing is lost.
 const DROP_RETURNED: usize = 8;
+/// A packet queued on a link that failed, or with no way on but a failed link (listed
+/// only in runs with failures).
+const DROP_FAILED: usize = 9;
 
 /// Events the event list keeps in view ahead of the one being run (for prefetching).
 const LOOKAHEAD: usize = 8;
@@ -718,10 +721,21 @@ pub struct Sim {
     drain_waiters: Vec<u32>,
     drain_refused: u64,
     switch_log: Vec<(Ps, Ps, Ps)>,
+    /// Failures: the ports that go down (true) or come back (false) at each event.
+    failures: Vec<(Vec<u32>, bool)>,
+    /// Ports down now (a failed link: both its ends), and how many.
+    down: Vec<bool>,
+    n_down: u32,
+    /// The last route() found only down ports (no_route() drops as `failed_link`).
+    failed_route: bool,
+    /// Port-down intervals, for the output: (port, from, until; Ps::MAX = still down).
+    fail_log: Vec<(u32, Ps, Ps)>,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
 const SWITCH: u32 = 1 << 31;
+/// `Ev::Reconfig` of a link failure or recovery (its index into `Sim::failures` | this bit).
+const FAIL: u32 = 1 << 30;
 
 /// Wake-up time of an endpoint refused by a full hold: none until the hold drains (the
 /// endpoint is kicked then).
@@ -1033,6 +1047,11 @@ impl Sim {
             drain_waiters: Vec::new(),
             drain_refused: 0,
             switch_log: Vec::new(),
+            failures: Vec::new(),
+            down: Vec::new(),
+            n_down: 0,
+            failed_route: false,
+            fail_log: Vec::new(),
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -1585,7 +1604,7 @@ impl Sim {
         } else {
             self.route(node, pid)
         };
-        let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK;
+        let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK && !self.failed_route;
         if hold_src && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
             // no route yet and the node's hold is full: the source waits until it drains
             self.hold.refused += 1;
@@ -1657,7 +1676,11 @@ impl Sim {
                     self.hold_push(node, pid);
                 }
             }
-            None => self.drop_pkt(pid, DROP_NO_ROUTE),
+            None => {
+                let why = if std::mem::take(&mut self.failed_route) { DROP_FAILED } else { DROP_NO_ROUTE };
+                self.drop_pkt(pid, why)
+            }
+            Some(a) if self.n_down > 0 && self.down[a.port as usize] => self.drop_pkt(pid, DROP_FAILED),
             Some(a) => {
                 let served = self.ports[a.port as usize].served;
                 if self.hosts_mode {
@@ -1750,6 +1773,12 @@ impl Sim {
             // intra-node traffic: hand to the host downlink of the destination
             let dp = self.eps[p.dst_ep as usize].down_port;
             self.enqueue(dp, pid, WILD);
+        } else if self.n_down > 0 && self.down[p.q_port as usize] {
+            // its ToR port failed while it crossed the host link
+            if !self.ports[p.q_port as usize].served {
+                self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            }
+            self.drop_pkt(pid, DROP_FAILED);
         } else if self.ports[p.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
             self.enqueue(p.q_port, pid, p.q_dep);
@@ -1763,6 +1792,7 @@ impl Sim {
     /// Decide the next hop of packet `pid` at `node`; `None` when nothing matches.
     fn route(&mut self, node: u32, pid: u32) -> Option<Action> {
         let p = self.pool[pid as usize];
+        self.failed_route = false;
         let mut cands = std::mem::take(&mut self.scratch);
         let res = match &self.router {
             Router::Source(routes) => {
@@ -1843,10 +1873,39 @@ impl Sim {
             }
         };
         self.scratch = cands;
+        if self.n_down > 0 {
+            if let Some(a) = res {
+                if self.action_down(a) {
+                    self.failed_route = true;
+                    return None;
+                }
+            }
+        }
         res
     }
 
+    /// Does action `a` send into a failed link (its port, or on a cyclic fabric the port
+    /// its departure slice connects it to)?
+    fn action_down(&self, a: Action) -> bool {
+        if self.down[a.port as usize] {
+            return true;
+        }
+        if a.dep != WILD && !self.sched.is_static() {
+            let q = self.sched.peer(a.port, a.dep);
+            return q != NONE && self.down[q as usize];
+        }
+        false
+    }
+
     fn pick(&mut self, cands: &[Action], flow: u32, node: u32) -> Option<Action> {
+        if self.n_down > 0 && cands.iter().any(|&a| self.action_down(a)) {
+            let up: Vec<Action> = cands.iter().filter(|&&a| !self.action_down(a)).copied().collect();
+            if up.is_empty() {
+                // only failed links lead on: route() reports it
+                return cands.first().copied();
+            }
+            return self.pick(&up, flow, node);
+        }
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
@@ -1913,6 +1972,11 @@ impl Sim {
 
     /// Enqueue a packet arriving from a link; drops it if the port's buffer is full.
     fn enqueue(&mut self, port: u32, pid: u32, dep: u32) {
+        if self.n_down > 0 && self.down[port as usize] {
+            // a way that bypasses the router (RotorLB's rotor) leads into a failed link
+            self.drop_pkt(pid, DROP_FAILED);
+            return;
+        }
         if self.ports[port as usize].served {
             self.served_enqueue(port, pid);
             return;
@@ -2371,6 +2435,10 @@ impl Sim {
     /// otherwise it is dropped as `no_route`.
     #[cold]
     fn no_route(&mut self, node: u32, pid: u32) {
+        if std::mem::take(&mut self.failed_route) {
+            self.drop_pkt(pid, DROP_FAILED);
+            return;
+        }
         if !self.hold_on || self.pool[pid as usize].kind == K_BULK {
             self.drop_pkt(pid, DROP_NO_ROUTE);
             return;
@@ -3561,6 +3629,10 @@ impl Sim {
             self.switch(i & !SWITCH);
             return;
         }
+        if i & FAIL != 0 {
+            self.on_failure(i & !FAIL);
+            return;
+        }
         if self.reconfig_drain[i as usize] {
             if self.draining != NONE {
                 self.drain_queue.push_back(i);
@@ -3676,6 +3748,11 @@ impl Sim {
 
     /// Drop the packets queued (planned, not started) on `gp` (reason `reconfiguration`).
     fn drop_queued_on(&mut self, gp: u32) {
+        self.drop_queued_as(gp, DROP_RECONF);
+    }
+
+    /// Drop the packets queued (planned, not started) on `gp`, for `reason`.
+    fn drop_queued_as(&mut self, gp: u32, reason: usize) {
         self.release_departed(gp);
         let now = self.now;
         let pt = &mut self.ports[gp as usize];
@@ -3703,7 +3780,64 @@ impl Sim {
         }
         for (wire, pid) in gone {
             self.ports[gp as usize].bytes -= wire as u64;
-            self.drop_pkt(pid, DROP_RECONF);
+            self.drop_pkt(pid, reason);
+        }
+    }
+
+    /// Schedule a failure (`down`) or recovery of the fabric ports `ports` at `at` (a
+    /// failed link is both its ends). From a failure on, nothing is sent into a down
+    /// port: the packets queued on it are dropped (`failed_link`), routers that offer
+    /// several ports choose among the others, and a packet whose only way on is a down
+    /// port is dropped (`failed_link`); packets already on the wire arrive. Transports
+    /// recover what they can. Recovery makes the ports usable again.
+    pub fn fail_ports(&mut self, at: Ps, ports: Vec<u32>, down: bool) -> Result<(), SpecError> {
+        if at < self.now {
+            return Err(SpecError::new("fail_at", at, "is in the past of the running simulation"));
+        }
+        if self.credit_net {
+            return Err(SpecError::new("failures", ports.len(), "a lossless (credit) network cannot lose a link's packets"));
+        }
+        for &p in &ports {
+            if p as usize >= self.ports.len() || self.port_node[p as usize] as usize >= self.port_offset.len() - 1 {
+                return Err(SpecError::new("failed port", p, "is not a port of a fabric node"));
+            }
+        }
+        if self.down.is_empty() {
+            self.down = vec![false; self.ports.len()];
+        }
+        let i = self.failures.len() as u32;
+        self.failures.push((ports, down));
+        self.push(at, Ev::Reconfig(i | FAIL));
+        Ok(())
+    }
+
+    /// How many drop reasons the output lists: `failed_link` only in runs with failures.
+    fn reasons_listed(&self) -> usize {
+        if self.down.is_empty() { DROP_FAILED } else { DROP_REASONS.len() }
+    }
+
+    /// Port-down intervals so far: (port, from, until; `Ps::MAX` = still down).
+    pub fn fail_log(&self) -> &[(u32, Ps, Ps)] {
+        &self.fail_log
+    }
+
+    fn on_failure(&mut self, i: u32) {
+        let (ports, down) = std::mem::take(&mut self.failures[i as usize]);
+        for gp in ports {
+            if self.down[gp as usize] == down {
+                continue;
+            }
+            self.down[gp as usize] = down;
+            if down {
+                self.n_down += 1;
+                self.fail_log.push((gp, self.now, Ps::MAX));
+                self.drop_queued_as(gp, DROP_FAILED);
+            } else {
+                self.n_down -= 1;
+                if let Some(e) = self.fail_log.iter_mut().rev().find(|e| e.0 == gp && e.2 == Ps::MAX) {
+                    e.2 = self.now;
+                }
+            }
         }
     }
 
@@ -3923,7 +4057,7 @@ impl Sim {
                 bytes_delivered: self.delivered,
                 bytes_dropped: dropped,
                 bytes_in_flight: in_flight,
-                drops: DROP_REASONS.iter().zip(self.drops.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                drops: DROP_REASONS.iter().zip(self.drops.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
                 collisions: self.collisions,
                 guardband_violations: self.gb_violations,
                 trace_hash: self.trace.value(),
@@ -3954,8 +4088,8 @@ impl Sim {
                 sent_retx: self.ledger.sent_retx,
                 sent_ctrl: self.ledger.sent_ctrl,
                 delivered: self.ledger.pkts_delivered,
-                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
-                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
                 trimmed: self.ledger.pkts_trimmed,
                 trims: self.ledger.trims,
                 bounces: self.ledger.bounces,

@@ -429,6 +429,18 @@ impl Simulator {
         self.sim.reconfigure_with(at_ps, peer, delay_ps, drop_queued, drain).map_err(spec_err)
     }
 
+    /// Fail (`down`) or recover the fabric ports `ports` (global port ids) at `at_ps`.
+    #[pyo3(signature = (at_ps, ports, down))]
+    fn fail_ports(&mut self, at_ps: u64, ports: PyReadonlyArray1<i64>, down: bool) -> PyResult<()> {
+        let ports = u32s(ports.as_slice()?.to_vec(), "ports")?;
+        self.sim.fail_ports(at_ps, ports, down).map_err(spec_err)
+    }
+
+    /// Port-down intervals so far: (global port, from ps, until ps; until = 2^64 - 1 while down).
+    fn fail_log(&self) -> Vec<(u32, u64, u64)> {
+        self.sim.fail_log().to_vec()
+    }
+
     /// Remaining bytes per (source node, destination node) of unfinished started flows.
     fn demand(&self) -> Vec<(u32, u32, u64)> {
         self.sim.demand()

@@ -17,12 +17,12 @@ from typing import Literal
 from .. import routing
 from ..config import Config
 from ..network import Network
-from ..options import FabricOptions, Float, Int, TransportOptions, like, opt
+from ..options import FabricOptions, FailureOptions, Float, Int, TransportOptions, like, opt
 from ..timeflow import Circuit
 from . import register
 
 
-class ClosOptions(TransportOptions, FabricOptions):
+class ClosOptions(TransportOptions, FailureOptions, FabricOptions):
     nodes: Int = like(FabricOptions, "nodes", 16)
     uplinks: Int = like(FabricOptions, "uplinks", 4)
     oversubscription: Float = opt(1.0, "host-side bandwidth / uplink bandwidth of a ToR", ge=1)
@@ -42,6 +42,7 @@ def build(o: ClosOptions) -> Network:
     net.deploy_topo(circuits)
     net.deploy_routing(routing.ecmp(circuits, endpoints=range(n)), lookup="hop", multipath=o.multipath)
     o.apply_transport(net)
+    o.apply_failures(net)
     net.arch_metrics["spines"] = u
     net.arch_metrics["oversubscription"] = o.oversubscription
     return net

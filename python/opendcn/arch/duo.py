@@ -45,7 +45,7 @@ from ..analysis import fct_stats
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network, Result, _atomic_write, _engine_error, _Live
-from ..options import ArchOptions, AutoInt, Int, Rate, Size, Time, TransportOptions, like, opt
+from ..options import AutoInt, FailureOptions, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..timeflow import Circuit, Entry, Hop, Path
 from . import register
@@ -64,7 +64,7 @@ REORDER_BUCKETS = ("<0", "0", "1-10", "11-100", "101-1000", ">1000")
 # ---------------------------------------------------------------------------------------
 # options
 # ---------------------------------------------------------------------------------------
-class _DuoFabricOptions(ArchOptions):
+class _DuoFabricOptions(FailureOptions):
     """The fabric, transports and queues shared by duo, segr and exp."""
 
     nodes: Int = opt(64, "number of ToRs n", ge=2)
@@ -594,13 +594,17 @@ class _Progress:
 @register("duo", "Duo: de Bruijn backbone + demand-aware links, greedy LPM routing, Greedy-DA every rho",
           DuoOptions, tiny={"nodes": 8})
 def build_duo(o: DuoOptions) -> DuoNetwork:
-    return DuoNetwork(o)
+    net = DuoNetwork(o)
+    o.apply_failures(net)
+    return net
 
 
 @register("segr", "SEGR: Duo's fabric and Greedy-DA, DA links only for the flows they join directly",
           DuoOptions, tiny={"nodes": 8})
 def build_segr(o: DuoOptions) -> DuoNetwork:
-    return DuoNetwork(o, segregated=True)
+    net = DuoNetwork(o, segregated=True)
+    o.apply_failures(net)
+    return net
 
 
 # ---------------------------------------------------------------------------------------
@@ -755,7 +759,9 @@ class ExpNetwork(Network):
 @register("exp", "EXP: static directed expander of random matchings, k-shortest paths, one path per flow",
           ExpOptions, tiny={"nodes": 8})
 def build_exp(o: ExpOptions) -> ExpNetwork:
-    return ExpNetwork(o)
+    net = ExpNetwork(o)
+    o.apply_failures(net)
+    return net
 
 
 __all__ = ["DuoOptions", "ExpOptions", "DuoNetwork", "ExpNetwork", "FCT_BUCKETS", "common_metrics",

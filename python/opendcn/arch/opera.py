@@ -65,7 +65,7 @@ from ..errors import ConfigError
 from ..network import Network, Result, _engine_error
 from ..timeflow import Circuit
 from ..transport import parse_rule
-from ..options import AutoSize, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, check_rule, opt
+from ..options import AutoSize, AutoTime, FailureOptions, Float, Int, Rate, ServiceOptions, Size, Time, check_rule, opt
 from . import register
 
 DECISIONS = [
@@ -222,6 +222,7 @@ class OperaNetwork(Network):
         self._watch_opt = _parse_watch(o.watch, tors, u, hpr)
         self._watched: set[tuple[int, int]] = set()
         o.apply_services(self)
+        o.apply_failures(self)
         self.arch_metrics.update(matchings=which, cutoff_bytes=cutoff, initial_window=o.initial_window,
                                  queue_pkts=o.queue, header_queue_bytes=hi_cap, transport_rule=rule,
                                  **self.fabric_metrics)
@@ -392,7 +393,7 @@ def _percentiles(flows: Any, sel: np.ndarray, column: str = "fct_ps") -> dict[st
             "p999": float(q[3]), "max": float(fct.max())}
 
 
-class OperaOptions(ServiceOptions):
+class OperaOptions(ServiceOptions, FailureOptions):
     nodes: Int = opt(108, "number of ToRs (alias: tors)")
     tors: Int | None = opt(None, "number of ToRs")
     uplinks: Int | None = opt(None, "rotor uplinks per ToR (rotor switches); default the largest divisor of the "

@@ -31,11 +31,11 @@ from .. import routing, topology
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network
-from ..options import FabricOptions, Float, Int, ServiceOptions, Time, TransportOptions, like, opt
+from ..options import FabricOptions, FailureOptions, Float, Int, ServiceOptions, Time, TransportOptions, like, opt
 from . import register
 
 
-class RotorNetOptions(TransportOptions, ServiceOptions, FabricOptions):
+class RotorNetOptions(TransportOptions, ServiceOptions, FailureOptions, FabricOptions):
     nodes: Int = like(FabricOptions, "nodes", 16)
     uplinks: Int = like(FabricOptions, "uplinks", 2)
     slice: Time = opt("2us", "time slice (circuit hold time, guardband included)", gt=0)
@@ -66,6 +66,7 @@ def build(o: RotorNetOptions) -> Network:
         net.deploy_routing(o.routing, multipath=o.multipath, max_hop=o.max_hop, alpha=o.ucmp_alpha)
     o.apply_services(net)
     o.apply_transport(net)
+    o.apply_failures(net)
     net.arch_metrics["routing"] = o.routing
     net.arch_metrics["cycle_slices"] = net.slices
     duty = 1 - cfg.guardband / cfg.slice
