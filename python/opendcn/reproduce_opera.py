@@ -39,7 +39,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, run_ok, text_table, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
 from .units import parse_time
 
 __all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput"]
@@ -216,17 +216,11 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
          ["websearch_load", "throughput", "published", "shuffle_done", "ll_flows", "ll_done", "dropped_bytes",
           "wall_s"]),
     ]
-    for caption, rows, cols in sections:
-        echo("")
-        echo(caption)
-        echo(text_table(rows, cols))
-    echo("")
-    for c in claims:
-        echo(c.line())
+    echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)
     data = {"trace": trace, "loads": loads, "warmup_ps": warm_ps, "window_ps": window_ps, "seed": seed,
             "fct": fct_rows, "mix": mix_rows,
-            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+            "claims": claims_json(claims)}
     (out / "opera.json").write_text(json.dumps(data, indent=2))
     images = _plots(out, mix_rows)
     write_page(out, "reproduce opera", "Opera on opendcn's packet engine against opera-sim's published output.",

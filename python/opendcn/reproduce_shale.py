@@ -56,7 +56,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, run_ok, text_table, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
 from .units import parse_time
 
 __all__ = ["study"]
@@ -429,18 +429,12 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         ("node failures at t = 0, h = 2, L = 0.2", fl_rows,
          ["fraction", "failed_nodes", "live_throughput", "relative", "proportional", "dropped_bytes"]),
     ]
-    for caption, rows, cols in sections:
-        echo("")
-        echo(caption)
-        echo(text_table(rows, cols))
-    echo("")
-    for c in claims:
-        echo(c.line())
+    echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)
     data = {"nodes": n, "duration": dur, "timeslots": int(slots), "hop_delay_timeslots": d_slots,
             "propagation_timeslots": p_slots, "seed": seed,
             **{caption: rows for caption, rows, _ in sections},
-            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+            "claims": claims_json(claims)}
     (out / "shale.json").write_text(json.dumps(data, indent=2))
     images = _plots(out, lat_rows, cc_rows, il_rows, fl_rows)
     write_page(out, "reproduce shale", f"Shale (Hong et al.) on opendcn's slotted engine, N = {n}, {slots} timeslots "

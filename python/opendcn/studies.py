@@ -24,7 +24,7 @@ from .errors import ConfigError, InvariantError
 from .sweeps import RUN_OPTIONS, Point, Sweep, run_point, sweep
 
 __all__ = ["Runner", "Loaded", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
-           "run_ok"]
+           "run_ok", "echo_study", "claims_json"]
 
 PASS, FAIL, NOT_CHECKABLE = "PASS", "FAIL", "NOT-CHECKABLE"
 
@@ -149,6 +149,23 @@ def text_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     lines = ["  ".join(x[i].rjust(w[i]) for i in range(len(cols))) for x in cells]
     lines.insert(1, "  ".join("-" * w[i] for i in range(len(cols))))
     return "\n".join(lines)
+
+
+def echo_study(echo: Callable[[str], None], sections: list[tuple[str, list[dict[str, Any]], list[str]]],
+               claims: list[Claim]) -> None:
+    """Print each section's table under its caption, then the claims, one line each."""
+    for caption, rows, cols in sections:
+        echo("")
+        echo(caption)
+        echo(text_table(rows, cols))
+    echo("")
+    for c in claims:
+        echo(c.line())
+
+
+def claims_json(claims: list[Claim]) -> list[dict[str, str]]:
+    """The claims as they go into a study's JSON."""
+    return [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]
 
 
 def run_ok(s: dict[str, Any]) -> bool:

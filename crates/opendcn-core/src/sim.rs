@@ -3645,26 +3645,7 @@ impl Sim {
         let (peer, delay, drop_queued, _) = std::mem::take(&mut self.reconfigs[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.reconfigs_applied += 1;
-        match &self.router {
-            Router::Vlb(_) | Router::Direct(_) => {
-                let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
-                self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
-            }
-            Router::Hoho(_) | Router::Ucmp(..) => {
-                self.route_gen = self.route_gen.wrapping_add(1);
-                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical, self.max_hop);
-                self.router = match self.router {
-                    Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
-                    _ => Router::Hoho(idx),
-                };
-            }
-            Router::Expander(_) => {
-                let sp = crate::expander::SlicePaths::new(&self.sched, &self.port_node, &self.port_offset, &self.optical)
-                    .expect("checked in reconfigure()");
-                self.router = Router::Expander(sp);
-            }
-            _ => {}
-        }
+        self.rebuild_router();
         let now = self.now;
         for gp in changed {
             self.release_departed(gp);
