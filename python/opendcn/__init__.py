@@ -21,11 +21,12 @@ from .timeflow import Circuit, Entry, Hop, Path
 from . import arch  # noqa: E402  (architectures import the names above)
 from .db import results  # noqa: E402
 from .sweeps import sweep  # noqa: E402
+from . import flowsim  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
     "NetworkBase", "Path", "results", "sweep",
-    "Result", "analysis", "arch", "engine_version", "models", "routing", "topology", "workload",
+    "Result", "analysis", "arch", "engine_version", "flowsim", "models", "routing", "topology", "workload",
 ]

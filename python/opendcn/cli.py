@@ -122,6 +122,9 @@ def _run_params() -> list[inspect.Parameter]:
                                                         help="fixed flow size (all-to-all, or instead of a CDF)")),
         _param("active", float, typer.Option(0.5, parser=_number(float, "a number"), metavar="FLOAT",
                                              help="skewed pattern: fraction of the nodes that are active")),
+        _param("mode", str, typer.Option("packet", metavar="[packet|flow]",
+                                         help="packet: the packet engine; flow: flow-level max-min fair rates "
+                                              "(opendcn.flowsim, static or controller-driven circuits)")),
     ]
 
 
@@ -176,6 +179,8 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
                 raise ConfigError("--" + k.replace("_", "-"), None, f"missing value (next came {v})")
         if ctx.args:
             raise _unknown(arch, list(ctx.args))
+        if run_kw["mode"] not in ("packet", "flow"):
+            raise ConfigError("--mode", run_kw["mode"], "expected packet or flow")
         _check_out(out_dir, summary_json)
         net = arch.make(**opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
@@ -184,8 +189,14 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         wl.description = desc
         progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
-        result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
-                         mice_threshold=run_kw["mice_threshold"])
+        if run_kw["mode"] == "flow":
+            from . import flowsim
+
+            result = flowsim.run(net, wl, duration=run_kw["duration"], seed=run_kw["seed"], out=out_dir,
+                                 mice_threshold=run_kw["mice_threshold"])
+        else:
+            result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
+                             mice_threshold=run_kw["mice_threshold"])
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:
@@ -234,10 +245,14 @@ app.add_typer(run_app, name="run")
 
 def _print_summary(s: dict[str, Any]) -> None:
     t = Table(title=f"{s['arch']} — {s.get('workload', '')}", show_header=False)
+    t.add_row("mode", s.get("mode", "packet"))
     t.add_row("simulated / wall", f"{s['sim_time_s'] * 1e3:g} ms / {s['wall_s']:.2f} s")
     t.add_row("events / packet-hops", f"{s['events']:,} / {s['packet_hops']:,}")
     t.add_row("flows completed / started", f"{s['flows']['completed']:,} / {s['flows']['started']:,}")
     t.add_row("goodput (normalized)", f"{s['goodput_normalized']:.4f}")
+    if "flow_throughput_gbps" in s:
+        ft = s["flow_throughput_gbps"]
+        t.add_row("flow throughput mean / p50 (Gb/s)", f"{ft['mean']:.2f} / {ft['p50']:.2f}  (n={ft['count']})")
     for k in ("mice", "all"):
         f = s["fct_us"][k]
         t.add_row(f"FCT {k} mean / p99 (us)", f"{f['mean']:.2f} / {f['p99']:.2f}  (n={f['count']})")

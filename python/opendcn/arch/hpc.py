@@ -253,14 +253,24 @@ class Controller(abc.ABC):
         self.log = []
 
     def step(self, net: HpcNetwork) -> None:
-        """One reconfiguration: the demand still to deliver, served over the next period.
-        A demand-aware controller keeps its circuits when nothing is waiting."""
+        """One reconfiguration of a packet run: the demand still to deliver (the engine's
+        :meth:`~opendcn.network.Network.demand`), served over the next period."""
+        assert net._live is not None
+        self.reconfigure(net, net.demand().astype(np.float64), int(net._live.sim.now))
+
+    def reconfigure(self, net: HpcNetwork, demand: np.ndarray, now_ps: int) -> list[tuple[int, int]]:
+        """One reconfiguration at ``now_ps`` from ``demand`` (bytes still to deliver per
+        rack pair), served over the next period; the packet engine and the flow-level
+        mode (:mod:`opendcn.flowsim`) both step the controller through here. A
+        demand-aware controller keeps its circuits when nothing is waiting. Returns the
+        sending (node, port) ends whose circuit changed (empty: nothing changed)."""
         assert self.period is not None
         t0 = time.perf_counter()
-        demand = net.demand().astype(np.float64)
+        changed: list[tuple[int, int]] = []
         if demand.sum() > 0 or not self.demand_aware:
-            self.apply(net, self.compute(net, demand, self.period), first=False)
+            changed = self.apply(net, self.compute(net, demand, self.period), first=False, now_ps=now_ps)
         self.compute_s += time.perf_counter() - t0
+        return changed
 
     demand_aware = True
 
@@ -276,22 +286,28 @@ class Controller(abc.ABC):
     def routes(self, net: HpcNetwork) -> hpc.Tables:
         """Implemented by each controller."""
 
-    def apply(self, net: HpcNetwork, state: Any, first: bool) -> None:
+    def apply(self, net: HpcNetwork, state: Any, first: bool, now_ps: int = 0) -> list[tuple[int, int]]:
         """Deploy the circuits of ``state`` and the routes on them. During a run the
         tables change at once and the circuits at the same instant (the engine routes the
-        packets queued on a changed port again, with the new tables)."""
+        packets queued on a changed port again, with the new tables). Returns the
+        sending (node, port) ends of the circuits that went away or came (a
+        reconfiguration, not the first configuration, is logged at ``now_ps``)."""
         new = self.circuits(net, state)
+        changed: list[tuple[int, int]] = []
         if not first:
-            gone = set(net.circuits) - set(new)
+            old = set(net.circuits)
+            gone = old - set(new)
             if not gone:
-                return
+                return []
             self.reconfigurations += 1
             self.changed_circuits += len(gone)
             ends = sorted({(c.n1, c.p1) for c in gone} | {(c.n2, c.p2) for c in gone if not c.directed})
-            assert net._live is not None
-            self.log.append((int(net._live.sim.now), ends))
+            self.log.append((int(now_ps), ends))
+            came = set(new) - old
+            changed = sorted(set(ends) | {(c.n1, c.p1) for c in came} | {(c.n2, c.p2) for c in came if not c.directed})
         net.deploy_topo(new, queued="reroute")
         net.set_tables(self.routes(net))
+        return changed
 
     def metrics(self) -> dict[str, Any]:
         return {"reconfigurations": self.reconfigurations, "changed_circuits": self.changed_circuits,

@@ -1,0 +1,757 @@
+"""Flow-level simulation: max-min fair rates over capacitated links, for runs of seconds.
+
+The packet engine follows every packet; at 2 048 hosts x 100 Gb/s a second of simulated
+time is out of its reach. This mode follows flows instead (docs/flowsim.md):
+
+* **links** are directed and capacitated: every fabric port with a circuit (ToR
+  uplinks, OCS circuits, switch links) at its link rate, and each endpoint's uplink and
+  downlink (host NIC) at the endpoint rate;
+* **routing** is fractional: a flow between two racks is split over the network's
+  routes exactly as the packet engine's per-packet load balancing splits its packets —
+  uniformly among the candidates of the time-flow table at every hop (the engine's
+  lookup precedence: entries for the packet's source before wildcard ones), or
+  uniformly among the source routes of the pair. ``A[f, l]`` is the share of flow ``f``
+  that crosses link ``l`` (1 for its host links);
+* **rates** are max-min fair (:func:`maxmin`, progressive filling on the sparse matrix
+  ``A``): every flow's rate rises at the same pace until a link it crosses saturates;
+  with split flows a link fills at ``sum_f A[f, l] · rate_f``;
+* **events**: rates are recomputed at flow arrivals, flow departures, reconfigurations
+  and the instants circuits come up again; in between, flows progress linearly (no time
+  step);
+* **reconfigurable circuits**: the controllers of :mod:`opendcn.arch.hpc` (TRN's
+  successive matchings or rotor cycle, PRN's LP) configure from the run's whole traffic
+  matrix at the start and from the bytes still to deliver at every period, through the
+  same :meth:`~opendcn.arch.hpc.Controller.reconfigure` the packet engine calls. The
+  ports whose circuit changed are down for the reconfiguration delay; meanwhile packets
+  avoid them: at every hop the candidates on a down circuit, or leading to a node from
+  which the destination cannot be reached over circuits that are up, are dropped from the
+  split; a rack pair with no route left waits (rate 0) until the circuits come up.
+
+``run`` returns the same :class:`~opendcn.network.Result` as a packet run (per-flow
+table, summary with ``"mode": "flow"``); ``opendcn run ARCH --mode flow`` is the CLI.
+
+>>> import scipy.sparse as sp
+>>> A = sp.csr_matrix([[1, 0], [1, 1], [0, 1]])   # three flows over two links
+>>> maxmin(A, [10.0, 4.0]).tolist()
+[8.0, 2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from scipy import sparse
+
+from .errors import ConfigError, InvariantError
+from .units import parse_size, parse_time
+
+__all__ = ["maxmin", "run", "routing_matrix", "mean_flow_throughput", "link_loads"]
+
+#: hops a route may take before it is declared a loop
+MAX_HOPS = 16
+
+
+# ---------------------------------------------------------------------------------------
+# the max-min solver
+# ---------------------------------------------------------------------------------------
+def maxmin(A: Any, cap: Any, *, blocked: np.ndarray | None = None) -> np.ndarray:
+    """Max-min fair rates of the flows (rows of ``A``) on links of capacity ``cap``
+    (columns of ``A``), by progressive filling.
+
+    ``A[f, l] >= 0`` is the share of flow ``f``'s rate that crosses link ``l`` (1 for a
+    flow on one path; ``1/k`` for each of ``k`` paths a flow is split over evenly). All
+    unfrozen flows rise together; link ``l`` saturates when ``sum_f A[f, l] · r_f`` reaches
+    ``cap[l]``; the flows crossing a saturated link freeze at their rate. Flows in
+    ``blocked``, and flows crossing a link of capacity 0, get 0. A flow crossing no link
+    would be unbounded: ConfigError.
+
+    Every flow's rate is then bottlenecked: it crosses a saturated link on which no flow
+    has a larger rate (the max-min property), and no link is over its capacity.
+    """
+    A = sparse.csr_matrix(A, dtype=np.float64)
+    F, L = A.shape
+    cap = np.asarray(cap, dtype=np.float64)
+    if cap.shape != (L,):
+        raise ConfigError("cap", cap.shape, f"expected one capacity per link ({L})")
+    if (cap < 0).any() or not np.isfinite(cap).all():
+        raise ConfigError("cap", float(cap.min()), "link capacities must be finite and >= 0")
+    if A.nnz and (A.data < 0).any():
+        raise ConfigError("A", float(A.data.min()), "link shares must be >= 0")
+    A.eliminate_zeros()
+    frozen = np.zeros(F, bool) if blocked is None else np.asarray(blocked, bool).copy()
+    empty = np.diff(A.indptr) == 0
+    if (empty & ~frozen).any():
+        raise ConfigError("A", int(np.flatnonzero(empty & ~frozen)[0]),
+                          "a flow that crosses no link has no max-min rate (unbounded)")
+    rows = np.repeat(np.arange(F), np.diff(A.indptr))
+    return _maxmin(rows, A.indices.astype(np.int64), A.data, F, cap, frozen)
+
+
+def _maxmin(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, F: int, cap: np.ndarray,
+            frozen: np.ndarray) -> np.ndarray:
+    """Progressive filling on the entries (flow, link, share) of ``A``; ``frozen`` flows
+    get 0. Each round works on the entries of the flows still rising only: the shares of
+    the rising flows per link, the smallest increment that saturates a link, the flows
+    of the saturated links frozen at the level reached."""
+    L = len(cap)
+    rate = np.zeros(F)
+    dead = cap <= 0
+    if dead.any():
+        frozen[rows[dead[cols]]] = True
+    keep = ~frozen[rows]
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    rem = cap.copy()
+    level = 0.0
+    while len(rows):
+        w = np.bincount(cols, weights=vals, minlength=L)
+        live = np.flatnonzero(np.bincount(cols, minlength=L))
+        wl = w[live]
+        share = rem[live] / wl
+        inc = max(float(share.min()), 0.0)
+        level += inc
+        rem[live] -= inc * wl
+        satl = live[share <= inc * (1 + 1e-12) + 1e-300]
+        rem[satl] = 0.0
+        np.maximum(rem, 0.0, out=rem)
+        sat = np.zeros(L, bool)
+        sat[satl] = True
+        new = rows[sat[cols]]
+        rate[new] = level
+        frozen[new] = True
+        keep = ~frozen[rows]
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    return rate
+
+
+def link_loads(A: Any, rate: np.ndarray) -> np.ndarray:
+    """Load of every link: ``sum_f A[f, l] · rate_f``."""
+    return np.asarray(sparse.csr_matrix(A).T @ np.asarray(rate, np.float64)).ravel()
+
+
+def _expand(lo: np.ndarray, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, index) of every item of the ranges ``[lo, lo + cnt)``."""
+    owner = np.repeat(np.arange(len(lo)), cnt)
+    idx = np.repeat(lo - np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64), cnt) \
+        + np.arange(int(cnt.sum()))
+    return owner, idx
+
+
+# ---------------------------------------------------------------------------------------
+# routes as a fractional routing matrix
+# ---------------------------------------------------------------------------------------
+def _port_nodes(net: Any) -> np.ndarray:
+    return np.searchsorted(net.port_offset, np.arange(net.n_ports), side="right") - 1
+
+
+def routing_matrix(net: Any, down: np.ndarray | None = None) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """The network's current routes as ``(R, reachable)``: ``R[s·N + d, g]`` is the share
+    of the traffic from rack ``s`` to rack ``d`` that leaves through global port ``g``
+    (per-packet load balancing: uniform among the candidates at every hop, or among the
+    source routes of the pair), ``reachable[s·N + d]`` whether any route is left. Ports in
+    ``down`` (a boolean mask over global ports) carry nothing: candidates on them, and
+    candidates leading only to dead ends, are left out of the split."""
+    if net._peer is None:
+        raise ConfigError("network", net.arch, "deploy circuits (deploy_topo) before a flow-level run")
+    if net.slices != 1:
+        raise ConfigError("network", net.arch, f"the flow-level mode models static or reconfigured circuits; this "
+                                               f"network cycles {net.slices} time slices")
+    P = net.n_ports
+    peer = net._peer[0]
+    pnode = _port_nodes(net)
+    up = peer >= 0
+    if down is not None:
+        up &= ~down
+    nxt = np.where(peer >= 0, pnode[np.maximum(peer, 0)], -1)
+    if net._router == "source":
+        return _source_matrix(net, up, nxt, pnode)
+    if net._router != "table":
+        raise ConfigError("network", net.arch, f"the flow-level mode follows tables or source routes, not the "
+                                               f"built-in router {net._router!r}")
+    t = net._table_columns()
+    if len(t["tf_node"]) and ((t["tf_arr"] >= 0).any() or (t["tf_dep"] >= 0).any()):
+        raise ConfigError("network", net.arch, "the flow-level mode needs tables without time slices")
+    return _table_matrix(net, t["tf_node"], t["tf_src"], t["tf_dst"], t["tf_port"], up, nxt, P)
+
+
+def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, gport: np.ndarray,
+                  up: np.ndarray, nxt: np.ndarray, P: int) -> tuple[sparse.csr_matrix, np.ndarray]:
+    N = net.config.nodes
+    # entries sorted by (node, dst, src + 1): the engine's lookup with its precedence
+    key = (node.astype(np.int64) * N + dst) * (N + 1) + (src + 1)
+    order = np.argsort(key, kind="stable")
+    key, gport = key[order], gport[order].astype(np.int64)
+    pairs = np.array([(s, d) for s in range(N) for d in range(N) if s != d], np.int64).reshape(-1, 2)
+    pid = pairs[:, 0] * N + pairs[:, 1]
+    # 1. the graph of (pair, node) states reachable from the source rack
+    T = int(net.total_nodes)
+    st_pair, st_node = pid.copy(), pairs[:, 0].copy()
+    kk = st_pair * T + st_node
+    ko = np.argsort(kk)
+    known_k, known_id = kk[ko], ko.astype(np.int64)
+    e_from: list[np.ndarray] = []
+    e_port: list[np.ndarray] = []
+    e_to: list[np.ndarray] = []
+    frontier = np.arange(len(st_pair))
+    sp_l, nd_l = [st_pair], [st_node]
+    total = len(st_pair)
+    all_p, all_v = st_pair, st_node
+    for _ in range(MAX_HOPS):
+        if len(frontier) == 0:
+            break
+        p, v = all_p[frontier], all_v[frontier]
+        s, d = p // N, p % N
+        k1 = (v * N + d) * (N + 1) + (s + 1)
+        k0 = (v * N + d) * (N + 1)
+        lo1, hi1 = np.searchsorted(key, k1, "left"), np.searchsorted(key, k1, "right")
+        lo0, hi0 = np.searchsorted(key, k0, "left"), np.searchsorted(key, k0, "right")
+        use1 = hi1 > lo1
+        lo = np.where(use1, lo1, lo0)
+        cnt = np.where(use1, hi1 - lo1, hi0 - lo0)
+        own, ent = _expand(lo, cnt)
+        g = gport[ent]
+        ok = up[g]
+        own, g = own[ok], g[ok]
+        w = nxt[g]
+        e_from.append(frontier[own])
+        e_port.append(g)
+        ek = p[own] * T + w
+        uniq, inv = np.unique(ek, return_inverse=True)
+        pos = np.minimum(np.searchsorted(known_k, uniq), max(len(known_k) - 1, 0))
+        found = known_k[pos] == uniq if len(known_k) else np.zeros(len(uniq), bool)
+        ids_u = np.where(found, known_id[pos], -1)
+        fresh = np.flatnonzero(~found)
+        ids_u[fresh] = total + np.arange(len(fresh))
+        e_to.append(ids_u[inv])
+        newp, newv = uniq[fresh] // T, uniq[fresh] % T
+        total += len(fresh)
+        all_p, all_v = np.concatenate([all_p, newp]), np.concatenate([all_v, newv])
+        sp_l.append(newp)
+        nd_l.append(newv)
+        mk = np.concatenate([known_k, uniq[fresh]])
+        mi = np.concatenate([known_id, ids_u[fresh]])
+        o2 = np.argsort(mk, kind="stable")
+        known_k, known_id = mk[o2], mi[o2]
+        newst = ids_u[fresh]
+        frontier = newst[newv != newp % N]
+    else:
+        if len(frontier):
+            raise InvariantError(f"{net.arch}: routes loop (a packet still travels after {MAX_HOPS} hops)")
+    st_pair = np.concatenate(sp_l)
+    st_node = np.concatenate(nd_l)
+    ef = np.concatenate(e_from) if e_from else np.zeros(0, np.int64)
+    ep = np.concatenate(e_port) if e_port else np.zeros(0, np.int64)
+    et = np.concatenate(e_to) if e_to else np.zeros(0, np.int64)
+    # 2. live states: at the destination, or with an edge to a live state
+    live = st_node == st_pair % N
+    for _ in range(MAX_HOPS + 1):
+        more = np.zeros(len(live), bool)
+        more[ef[live[et]]] = True
+        more |= live
+        if (more == live).all():
+            break
+        live = more
+    keep = live[et] & live[ef]
+    ef, ep, et = ef[keep], ep[keep], et[keep]
+    # 3. shares: uniform over the live candidates of each state, pushed from the source
+    outdeg = np.bincount(ef, minlength=len(live)).astype(np.float64)
+    order = np.argsort(ef, kind="stable")
+    ef, ep, et = ef[order], ep[order], et[order]
+    mass = np.zeros(len(live))
+    mass[:len(pid)] = live[:len(pid)].astype(np.float64)
+    rows, cols, vals = [], [], []
+    cur = np.flatnonzero(mass > 0)
+    starts = np.searchsorted(ef, np.arange(len(live)))
+    for _ in range(MAX_HOPS + 1):
+        cur = cur[(st_node[cur] != st_pair[cur] % N) & (outdeg[cur] > 0)]
+        if len(cur) == 0:
+            break
+        own, e = _expand(starts[cur], outdeg[cur].astype(np.int64))
+        m = mass[cur][own] / outdeg[cur][own]
+        rows.append(st_pair[cur][own])
+        cols.append(ep[e])
+        vals.append(m)
+        nm = np.zeros(len(live))
+        np.add.at(nm, et[e], m)
+        mass[cur] = 0.0
+        mass += nm
+        cur = np.flatnonzero(nm > 0)
+    R = sparse.csr_matrix((np.concatenate(vals) if vals else np.zeros(0),
+                           (np.concatenate(rows) if rows else np.zeros(0, np.int64),
+                            np.concatenate(cols) if cols else np.zeros(0, np.int64))), shape=(N * N, P))
+    reach = np.zeros(N * N, bool)
+    reach[pid] = live[:len(pid)]
+    return R, reach
+
+
+def _source_matrix(net: Any, up: np.ndarray, nxt: np.ndarray, pnode: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
+    N = net.config.nodes
+    off = net.port_offset
+    count = np.zeros(N * N)
+    rows, cols = [], []
+    for i, (s, d, ts, hops) in enumerate(net._routes):
+        if ts is not None or any(dep is not None for _, dep in hops):
+            raise ConfigError("network", net.arch, "the flow-level mode needs source routes without time slices")
+        v, gs, ok = s, [], True
+        for port, _ in hops:
+            g = int(off[v] + port)
+            if not up[g]:
+                ok = False
+                break
+            gs.append(g)
+            v = int(nxt[g])
+        if not ok or v != d:
+            continue
+        count[s * N + d] += 1
+        rows.extend([s * N + d] * len(gs))
+        cols.extend(gs)
+    r = np.asarray(rows, np.int64)
+    vals = 1.0 / count[r] if len(r) else np.zeros(0)
+    R = sparse.csr_matrix((vals, (r, np.asarray(cols, np.int64))), shape=(N * N, net.n_ports))
+    return R, count > 0
+
+
+# ---------------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------------
+class _Links:
+    """Capacities (bit/s) of the global ports, then each endpoint's uplink and downlink."""
+
+    def __init__(self, net: Any):
+        c = net.config
+        pnode = _port_nodes(net)
+        self.P = net.n_ports
+        self.E = c.endpoints
+        port_rate = np.where(pnode < c.nodes, float(c.link_rate), float(net.switch_link_rate))
+        er = float(c.endpoint_rate)
+        self.cap = np.concatenate([port_rate, np.full(2 * self.E, er)])
+        self.hosts = max(1, c.hosts_per_node)
+        self.N = c.nodes
+        #: propagation (ps) of each port's link, then of the endpoint links
+        hp = float(c.host_propagation) if c.hosts_per_node else 0.0
+        self.prop = np.concatenate([np.full(self.P, float(c.propagation)), np.full(2 * self.E, hp)])
+        self.host_prop = hp
+
+
+def _check_time(value: Any, field: str, *, positive: bool) -> int:
+    t = parse_time(value, field)
+    if positive and t <= 0:
+        raise ConfigError(field, value, "must be positive")
+    if t < 0:
+        raise ConfigError(field, value, "must be >= 0")
+    return t
+
+
+def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, period: Any = None,
+        reconfiguration_delay: Any = None, duty_cycle: Any = None, out: str | os.PathLike[str] | None = None,
+        mice_threshold: Any = 10_000, **options: Any) -> Any:
+    """Run ``workload`` on ``network`` at flow level for ``duration`` of simulated time.
+
+    ``network`` is a built network (``od.arch.trn(...)``, a :class:`~opendcn.Network`
+    with static circuits and tables or source routes) or an architecture name whose
+    ``options`` (and ``period``, ``reconfiguration_delay``, ``duty_cycle``) go to its
+    options model, checked there. With a built network, ``period`` /
+    ``reconfiguration_delay`` / ``duty_cycle`` override its controller's timing (a
+    ``duty_cycle`` in (0, 1] sets the delay to (1 − duty) × period). Returns a
+    :class:`~opendcn.network.Result` (``summary["mode"] == "flow"``), also written to
+    ``out`` when given."""
+    from . import arch as archmod
+    from .network import Network, _Cut, check_run_args
+
+    duration_ps, seed = check_run_args(duration, seed)
+    mice = parse_size(mice_threshold, "mice_threshold")
+    if isinstance(network, str):
+        if network not in archmod.REGISTRY:
+            raise ConfigError("arch", network, f"unknown architecture; known: {', '.join(sorted(archmod.REGISTRY))}")
+        timing = {k: v for k, v in (("period", period), ("reconfiguration_delay", reconfiguration_delay),
+                                    ("duty_cycle", duty_cycle)) if v is not None}
+        net = archmod.REGISTRY[network].make(**options, **timing)
+        ctl = getattr(net, "controller", None)
+        per, delay = (ctl.period if ctl is not None else None), int(net.config.reconfiguration_delay)
+    else:
+        if options:
+            raise ConfigError(next(iter(options)), next(iter(options.values())),
+                              "architecture options go with an architecture name, not a built network")
+        net = network
+        if not isinstance(net, Network):
+            raise ConfigError("network", type(net).__name__, "expected an architecture name or an opendcn.Network "
+                              "with static or controller-driven circuits")
+        ctl = getattr(net, "controller", None)
+        per, delay = _timing(net, ctl, period, reconfiguration_delay, duty_cycle)
+    c = net.config
+    flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,
+                              nodes=c.nodes, duration_ps=duration_ps, seed=seed)
+    flows.validate(c.endpoints)
+    cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
+    t0 = time.perf_counter()
+    saved = None
+    if ctl is not None:
+        saved = (ctl.period,)
+        ctl.period = per
+        ctl.start(net, cut, seed, duration_ps)
+    try:
+        sim = _FlowSim(net, ctl, cut, duration_ps, per, delay)
+        sim.run()
+    finally:
+        if ctl is not None and saved is not None:
+            ctl.period = saved[0]
+    wall = time.perf_counter() - t0
+    result = sim.result(seed, wall, mice, getattr(workload, "description", repr(workload)))
+    net.last_result = result
+    if out is not None:
+        result.write(out)
+    if result.summary["invariants"]["errors"]:
+        raise InvariantError(f"{net.arch} seed {seed} (flow mode): " + "; ".join(result.summary["invariants"]["errors"]))
+    return result
+
+
+def _timing(net: Any, ctl: Any, period: Any, delay: Any, duty: Any) -> tuple[int | None, int]:
+    per = ctl.period if ctl is not None else None
+    d = int(net.config.reconfiguration_delay)
+    if period is not None:
+        if ctl is None:
+            raise ConfigError("period", period, f"{net.arch} has no reconfiguration controller")
+        per = _check_time(period, "period", positive=True)
+    if duty is not None:
+        if isinstance(duty, bool) or not isinstance(duty, (int, float)) or not 0 < float(duty) <= 1:
+            raise ConfigError("duty_cycle", duty, "the duty cycle (uptime / period) must be in (0, 1]")
+        if per is None:
+            raise ConfigError("duty_cycle", duty, "a duty cycle needs a reconfiguration period")
+        if delay is not None:
+            raise ConfigError("duty_cycle", duty, "give either duty_cycle or reconfiguration_delay")
+        d = int(round((1.0 - float(duty)) * per))
+    elif delay is not None:
+        d = _check_time(delay, "reconfiguration_delay", positive=False)
+    if per is not None and d >= per:
+        raise ConfigError("reconfiguration_delay", delay if delay is not None else d,
+                          "must be shorter than the reconfiguration period")
+    if ctl is not None and getattr(ctl.o, "control", None) == "rotor" and per is None:
+        raise ConfigError("period", period, "rotor control (TRN-R) moves to its next matchings every period")
+    return per, d
+
+
+class _FlowSim:
+    """The event loop: times in ps (float between events), rates in bytes/ps."""
+
+    def __init__(self, net: Any, ctl: Any, cut: Any, duration: int, period: int | None, delay: int):
+        self.net, self.ctl, self.duration, self.period, self.delay = net, ctl, duration, period, delay
+        self.links = _Links(net)
+        self.start = np.asarray(cut.start_ps, np.int64)
+        self.src = np.asarray(cut.src, np.int64)
+        self.dst = np.asarray(cut.dst, np.int64)
+        self.size = np.asarray(cut.size, np.int64)
+        self.cut = cut
+        h, N = self.links.hosts, self.links.N
+        self.pair = (self.src // h) * N + self.dst // h
+        self.same = (self.src // h) == (self.dst // h)
+        self.qkey = self.src * int(net.config.endpoints) + self.dst
+        c = net.config
+        #: bits of a packet (a full one unless the flow is shorter): the flow's last
+        #: packets still cross every link after the first store-and-forward, queued
+        #: behind full packets at each hop
+        self.last_bits = (np.minimum(self.size, c.mtu) + c.header) * 8.0
+        self.latency = np.zeros(len(self.size))
+        n = len(self.size)
+        self.rem = self.size.astype(np.float64)
+        self.finish = np.full(n, -1, np.int64)
+        self.rate = np.zeros(n)               # bytes / ps of the active flows
+        self.down = np.zeros(net.n_ports, bool)
+        self.stats = {"events": 0, "rate_computations": 0, "solver_s": 0.0, "routing_s": 0.0, "routings": 0,
+                      "max_active_flows": 0, "waiting_flow_events": 0, "isolated_updates": 0}
+        self.errors: list[str] = []
+        self.integrated = 0.0
+        self._route()
+
+    def _route(self) -> None:
+        t0 = time.perf_counter()
+        self.R, self.reach = routing_matrix(self.net, self.down)
+        # per rack pair, the expected propagation and store-and-forward time per bit
+        # of the fabric links crossed (each port counted with its share)
+        L = self.links
+        self.pair_prop = self.R @ L.prop[:L.P]
+        self.pair_sf = self.R @ (1.0 / np.maximum(L.cap[:L.P], 1.0))
+        self._pair_cache: dict[int, tuple[np.ndarray, float]] = {}
+        self.stats["routing_s"] += time.perf_counter() - t0
+        self.stats["routings"] += 1
+
+    def _latency(self, fl: np.ndarray) -> None:
+        """Time from a flow's last byte leaving its source to its arrival (ps), on the
+        routes in force when it starts: propagation of every link crossed and one
+        packet's serialization at every link after the first (store and forward)."""
+        L = self.links
+        if len(fl) == 1:
+            f = int(fl[0])
+            p1 = int(self.pair[f])
+            bits = float(self.last_bits[f]) * 1e12
+            v = 2 * L.host_prop + bits / float(L.cap[L.P + L.E + int(self.dst[f])])
+            if not self.same[f]:
+                v += float(self.pair_prop[p1]) + bits * float(self.pair_sf[p1])
+            self.latency[f] = max(v, 1e-9)
+            return
+        p = self.pair[fl]
+        fab = ~self.same[fl]
+        down_rate = L.cap[L.P + L.E + self.dst[fl]]
+        lat = 2 * L.host_prop + self.last_bits[fl] * 1e12 / down_rate
+        lat = lat + np.where(fab, self.pair_prop[p] + self.last_bits[fl] * 1e12 * self.pair_sf[p], 0.0)
+        self.latency[fl] = np.maximum(lat, 1e-9)
+
+    def _rates(self, active: np.ndarray) -> None:
+        self.stats["rate_computations"] += 1
+        F = len(active)
+        if F == 0:
+            return
+        t0 = time.perf_counter()
+        L = self.links
+        if F:
+            pair = self.pair[active]
+            R = self.R
+            fc = (R.indptr[pair + 1] - R.indptr[pair]).astype(np.int64)
+            cnt = fc + 2
+            ptr = np.concatenate([[0], np.cumsum(cnt)])
+            own, ent = _expand(R.indptr[pair].astype(np.int64), fc)
+            pos = ptr[:-1][own] + (ent - R.indptr[pair][own])
+            nnz = int(ptr[-1])
+            rows = np.repeat(np.arange(F), cnt)
+            cols = np.empty(nnz, np.int64)
+            vals = np.ones(nnz)
+            cols[pos] = R.indices[ent] if len(ent) else cols[pos]
+            vals[pos] = R.data[ent] if len(ent) else vals[pos]
+            cols[ptr[:-1] + fc] = L.P + self.src[active]
+            cols[ptr[:-1] + fc + 1] = L.P + L.E + self.dst[active]
+            blocked = ~self.same[active] & ~self.reach[pair]
+            used, cols = np.unique(cols, return_inverse=True)      # the links in use only
+            cap = L.cap[used]
+            r = _maxmin(rows, cols, vals, F, cap, blocked.copy())          # bit/s
+            load = np.bincount(cols, weights=vals * r[rows], minlength=len(cap))
+            if (load > cap * (1 + 1e-9) + 1e-3).any():
+                self.errors.append("a link carries more than its capacity")
+            self.rate[active] = r / 8e12
+            self.stats["waiting_flow_events"] += int(blocked.sum())
+        self.stats["solver_s"] += time.perf_counter() - t0
+
+    def run(self) -> None:
+        n = len(self.size)
+        starts = self.start.tolist()
+        t = 0.0
+        nxt_arr = 0
+        active = np.zeros(0, np.int64)
+        per = self.period
+        next_reconf = float(per) if per is not None and self.ctl is not None else np.inf
+        next_up = np.inf
+        end = float(self.duration)
+        full = True
+        started: list[int] = []
+        ended: list[int] = []
+        self._users(active)
+        #: per (source, destination) endpoint: the flows waiting behind the one being sent
+        queues: dict[int, deque[int]] = {}
+        while True:
+            t_arr = float(starts[nxt_arr]) if nxt_arr < n else np.inf
+            t_done = np.inf
+            if len(active):
+                r = self.rate[active]
+                pos = r > 0
+                if pos.any():
+                    dt = self.rem[active[pos]] / r[pos]
+                    k = int(np.argmin(dt))
+                    t_done = t + float(dt[k])
+            t_new = min(t_arr, t_done, next_reconf, next_up, end)
+            if len(active):
+                step = self.rate[active] * (t_new - t)
+                self.integrated += float(step.sum())
+                self.rem[active] -= step
+                if t_new == t_done:
+                    self.rem[active[pos][k]] = 0.0
+                gone = self.rem[active] <= 1e-6 * np.maximum(self.size[active], 1)
+                if gone.any():
+                    fin = active[gone]
+                    self.finish[fin] = np.ceil(t_new + self.latency[fin]).astype(np.int64)
+                    self.rem[fin] = 0.0
+                    self.rate[fin] = 0.0
+                    active = active[~gone]
+                    ended.extend(fin.tolist())
+                    nxt_up = []
+                    for f in fin.tolist():          # the next flow of each queue starts
+                        q = queues.get(int(self.qkey[f]))
+                        if q:
+                            nxt_up.append(q.popleft())
+                        else:
+                            queues.pop(int(self.qkey[f]), None)
+                    if nxt_up:
+                        active = np.concatenate([active, np.array(nxt_up, np.int64)])
+                        started.extend(nxt_up)
+            t = t_new
+            if t >= end:
+                break
+            self.stats["events"] += 1
+            if t == next_up:
+                self.down[:] = False
+                next_up = np.inf
+                self._route()
+                full = True
+            if t == next_reconf:
+                assert per is not None
+                N = self.links.N
+                demand = np.zeros(N * N)
+                np.add.at(demand, self.pair[active], self.rem[active])
+                demand = demand.reshape(N, N)
+                np.fill_diagonal(demand, 0.0)
+                changed = self.ctl.reconfigure(self.net, demand, int(t))
+                if changed:
+                    self.down[:] = False
+                    if self.delay > 0:
+                        off = self.net.port_offset
+                        self.down[[int(off[v] + p) for v, p in changed]] = True
+                        next_up = t + self.delay
+                    self._route()
+                    full = True
+                next_reconf = t + per
+            if t_arr <= t:
+                hi = nxt_arr
+                while hi < n and starts[hi] <= t:
+                    hi += 1
+                go = []
+                for f in range(nxt_arr, hi):   # a flow waits behind its queue's earlier flows
+                    k = int(self.qkey[f])
+                    q = queues.get(k)
+                    if q is None:
+                        queues[k] = deque()
+                        go.append(f)
+                    else:
+                        q.append(f)
+                if go:
+                    active = np.concatenate([active, np.array(go, np.int64)])
+                    started.extend(go)
+                nxt_arr = hi
+            if started:
+                self._latency(np.array(started, np.int64))
+            if full:
+                self._users(active)
+                self._rates(active)
+            elif started or ended:
+                if self._isolated(started, ended):
+                    self.stats["isolated_updates"] += 1
+                else:
+                    self._rates(active)
+            self.stats["max_active_flows"] = max(self.stats["max_active_flows"], len(active))
+            full = False
+            started, ended = [], []
+        self.active = active
+
+    def _fabric_of(self, p: int) -> tuple[np.ndarray, float]:
+        """The fabric links of rack pair ``p`` on the current routes, and the rate at
+        which the first of them fills for a flow alone (bit/s; inf: none)."""
+        got = self._pair_cache.get(p)
+        if got is None:
+            R = self.R
+            a, b = R.indptr[p], R.indptr[p + 1]
+            cols = R.indices[a:b]
+            lim = float((self.links.cap[cols] / R.data[a:b]).min()) if b > a else np.inf
+            got = self._pair_cache[p] = (cols, lim)
+        return got
+
+    def _users(self, active: np.ndarray) -> None:
+        """Active flows per link (on the current routes)."""
+        L = self.links
+        self.users = np.zeros(len(L.cap), np.int64)
+        if len(active):
+            p = self.pair[active]
+            own, ent = _expand(self.R.indptr[p].astype(np.int64), (self.R.indptr[p + 1] - self.R.indptr[p]).astype(np.int64))
+            self.users += np.bincount(self.R.indices[ent], minlength=len(L.cap))
+            self.users += np.bincount(L.P + self.src[active], minlength=len(L.cap))
+            self.users += np.bincount(L.P + L.E + self.dst[active], minlength=len(L.cap))
+
+    def _isolated(self, started: list[int], ended: list[int]) -> bool:
+        """Flows that leave or join without sharing a link with another active flow change
+        no other rate (max-min fairness splits over the connected components of the
+        flow-link graph): a joining one alone on its links gets the rate at which its
+        first link fills. False (the caller solves again) as soon as one shares."""
+        ok = True
+        users, L = self.users, self.links
+        for f in ended:
+            cols, _ = self._fabric_of(int(self.pair[f]))
+            up, down = L.P + int(self.src[f]), L.P + L.E + int(self.dst[f])
+            users[cols] -= 1
+            users[up] -= 1
+            users[down] -= 1
+            if users[up] or users[down] or (len(cols) and users[cols].any()):
+                ok = False
+        for f in started:
+            p = int(self.pair[f])
+            cols, lim = self._fabric_of(p)
+            up, down = L.P + int(self.src[f]), L.P + L.E + int(self.dst[f])
+            if users[up] or users[down] or (len(cols) and users[cols].any()) \
+                    or (not self.same[f] and not self.reach[p]):
+                ok = False
+            users[cols] += 1
+            users[up] += 1
+            users[down] += 1
+            if ok:
+                self.rate[f] = min(lim, float(L.cap[up]), float(L.cap[down])) / 8e12
+        return ok
+
+    def result(self, seed: int, wall: float, mice: int, workload: str) -> Any:
+        from .network import Result, core_summary, flows_table
+
+        net, c = self.net, self.net.config
+        done = self.finish >= 0
+        offered = int(self.size.sum())
+        delivered = int(self.size[done].sum()) + int(np.floor(self.size[~done] - self.rem[~done]).sum())
+        if abs((offered - self.rem.sum()) - self.integrated) > 1e-6 * max(offered, 1) + 1.0:
+            self.errors.append(f"bytes do not conserve: {offered} offered, {self.rem.sum():.1f} left, "
+                               f"{self.integrated:.1f} moved")
+        o = {"flow_finish_ps": self.finish, "flow_hops": np.zeros(len(self.size), np.int64),
+             "events": self.stats["events"], "packet_hops": 0, "flows_started": len(self.size),
+             "flows_completed": int(done.sum()), "bytes_offered": offered, "bytes_delivered": delivered,
+             "bytes_dropped": 0, "bytes_in_flight": offered - delivered, "collisions": 0,
+             "guardband_violations": 0, "drops": {}, "invariant_errors": list(self.errors),
+             "trace_hash": int.from_bytes(hashlib.blake2b(self.finish.tobytes(), digest_size=8).digest(), "little")}
+        flows = flows_table(c, self.cut, o)
+        flows = flows.append_column("transport", pa.array(["flow"] * len(self.size), type=pa.string()))
+        summary = core_summary(arch=net.arch, seed=seed, nodes=c.nodes, endpoints=c.endpoints,
+                               duration_ps=self.duration, wall=wall, o=o, flows=flows, mice=mice,
+                               rate_bps=c.per_node_rate, workload=workload)
+        arch_metrics = dict(net.arch_metrics)
+        if self.ctl is not None:
+            arch_metrics.update(self.ctl.metrics())
+            arch_metrics["duty_cycle"] = (1 - self.delay / self.period) if self.period else 1.0
+        summary.update({
+            "mode": "flow",
+            "arch_metrics": arch_metrics,
+            "flow_throughput_gbps": _throughput_stats(flows),
+            "flowsim": {"rate_computations": self.stats["rate_computations"],
+                        "routings": self.stats["routings"],
+                        "solver_wall_s": round(self.stats["solver_s"], 4),
+                        "routing_wall_s": round(self.stats["routing_s"], 4),
+                        "max_active_flows": self.stats["max_active_flows"],
+                        "isolated_updates": self.stats["isolated_updates"],
+                        "period_ps": self.period, "reconfiguration_delay_ps": self.delay},
+        })
+        ts = pa.table({k: pa.array(np.zeros(0, np.int64)) for k in ("time_ps", "node", "port", "queued_bytes",
+                                                                     "tx_bytes")})
+        info = {"config": c.model_dump(), "arch": net.arch, "mode": "flow", "duration_ps": self.duration,
+                "seed": seed, "period_ps": self.period, "reconfiguration_delay_ps": self.delay}
+        return Result(summary, flows, ts, info)
+
+
+def _throughput_stats(flows: pa.Table) -> dict[str, Any]:
+    done = np.asarray(flows["completed"])
+    size = np.asarray(flows["size_bytes"])[done]
+    fct = np.asarray(flows["fct_ps"].fill_null(0))[done]
+    thr = size * 8 / np.maximum(fct, 1) * 1e12 / 1e9
+    if len(thr) == 0:
+        return {"count": 0, "mean": 0.0, "p50": 0.0, "p1": 0.0}
+    return {"count": int(len(thr)), "mean": float(thr.mean()), "p50": float(np.percentile(thr, 50)),
+            "p1": float(np.percentile(thr, 1))}
+
+
+def mean_flow_throughput(result: Any) -> float:
+    """Average flow throughput of a run's completed flows (Teh et al. §6.C: bits
+    transferred / transfer time, per flow, averaged), in Gbit/s — for packet and flow
+    runs alike."""
+    return float(_throughput_stats(result.flows)["mean"])
