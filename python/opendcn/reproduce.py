@@ -49,7 +49,7 @@ from .errors import ConfigError
 from .studies import text_table as _table
 from .units import parse_time
 
-NAMES = ("negotiator", "shale", "opera", "duo")
+NAMES = ("negotiator", "shale", "opera", "duo", "hpc")
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
@@ -624,7 +624,14 @@ def _duo(*a: Any, **kw: Any) -> int:
     return run_duo(*a, **kw)
 
 
-_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera, "duo": _duo}
+def _hpc(*a: Any, **kw: Any) -> int:
+    from .reproduce_hpc import study
+
+    return study(*a, **kw)
+
+
+_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera, "duo": _duo,
+                                           "hpc": _hpc}
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:

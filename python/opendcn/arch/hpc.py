@@ -694,7 +694,15 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
             for m in mids:
                 a = all_sp(s, int(m))
                 b = all_sp(int(m), d)
-                paths.append(Path(s, d, None, a[rng.integers(len(a))] + b[rng.integers(len(b))]))
+                first = a[rng.integers(len(a))]
+                if any(h.node == d for h in first):
+                    # a shortest path to the intermediate that crosses the destination is no
+                    # Valiant path: draw among those that avoid it (none: skip this intermediate)
+                    avoid = [x for x in a if all(h.node != d for h in x)]
+                    if not avoid:
+                        continue
+                    first = avoid[rng.integers(len(avoid))]
+                paths.append(Path(s, d, None, first + b[rng.integers(len(b))]))
     return paths
 
 
