@@ -117,7 +117,8 @@ def test_reproduce_hpc_tiny(tmp_path):
                 "best for small fan-out", "sustains high injection", "fan-out exceeds the uplinks",
                 "everywhere except group permutation", "above DF+", "equals DF+ under uniform",
                 "shorter reconfiguration periods", "PRN above TRN-DA", "loses far more", "TRN-R never beats",
-                "hardly matters", "90 % duty cycle costs much more", "Nekbone and MILC", "exact conservation",
+                "hardly matters", "90 % duty cycle costs much more", "Nekbone and MILC", "every packet run finished",
+                "exact conservation",
                 "deterministic"):
         assert key in texts, key
     for c in claims:
