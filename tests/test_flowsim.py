@@ -107,7 +107,8 @@ def _conservation(net, R, reach, down=None):
 
 
 @pytest.mark.parametrize("arch,kw", [("trn", SMALL), ("prn", dict(SMALL, nodes=16)), ("dfplus", dict(SMALL, nodes=16)),
-                                     ("fattree", dict(SMALL, nodes=16)), ("prn", dict(SMALL, nodes=12, intra="mesh"))])
+                                     ("fattree", dict(SMALL, nodes=16)), ("prn", dict(SMALL, nodes=12, intra="mesh")),
+                                     ("expander_hyb", dict(SMALL, nodes=16, overprovision=1, ecmp_fraction=1.0))])
 def test_routes_conserve_each_pair(arch, kw):
     net = getattr(od.arch, arch)(**kw)
     R, reach = flowsim.routing_matrix(net)
@@ -210,6 +211,8 @@ def test_unchanged_circuits_stay_up_through_reconfigurations():
     r = flowsim.run(net, wl, duration="1ms", period="10us", reconfiguration_delay="5us")
     # direct circuit: 2 x 10 ns + 30 ns propagation, 2 x 120 ns store and forward
     assert int(np.asarray(r.flows["fct_ps"])[0]) == 160_000_000 + 290_000
+    # the period given to the run is the one in force (and the network keeps its own)
+    assert r.summary["arch_metrics"]["period_ps"] == 10_000_000 and net.controller.period is None
     # other ToRs' idle uplinks are matched again (ties broken at random), rack 0's never
     assert r.summary["arch_metrics"]["reconfigurations"] > 0
     net_log = [ends for _, ends in net.controller.log]
@@ -226,7 +229,8 @@ def test_reconfiguration_delay_costs_throughput():
     full = flowsim.run("trn", wl, duration="400us", period="20us", **kw).summary
     half = flowsim.run("trn", wl, duration="400us", period="20us", duty_cycle=0.5, **kw).summary
     assert full["arch_metrics"]["reconfigurations"] == half["arch_metrics"]["reconfigurations"] == 19
-    assert half["arch_metrics"]["duty_cycle"] == 0.5
+    assert half["arch_metrics"]["duty_cycle"] == 0.5 and half["arch_metrics"]["period_ps"] == 20_000_000
+    assert half["flowsim"]["reconfiguration_delay_ps"] == 10_000_000
     assert half["flow_throughput_gbps"]["mean"] < 0.9 * full["flow_throughput_gbps"]["mean"]
     assert half["flowsim"]["routings"] == 1 + 2 * 19 and full["flowsim"]["routings"] == 1 + 19
 

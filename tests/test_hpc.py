@@ -236,3 +236,26 @@ def test_cli_exit_2_on_bad_input(tmp_path):
                        (["run", "trn", "--period", "10us", "--duty-cycle", "2"], "--duty-cycle")):
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 2 and flag in r.output, (args, r.output)
+
+
+@pytest.mark.parametrize("nodes", [8, 16, 32])
+def test_hyb_valiant_paths_are_simple_and_present(nodes):
+    """HYB: every pair has its ECMP paths plus Valiant paths through an intermediate ToR,
+    each a simple path (a shortest path to the intermediate may run through the
+    destination; such legs are not used)."""
+    from opendcn.arch.hpc import hyb_paths
+
+    net = od.arch.expander_hyb(nodes=nodes, radix=8)
+    peer = net.peer_nodes()
+    paths = hyb_paths(peer, 0.6, np.random.default_rng(1))
+    by_pair: dict = {}
+    for p in paths:
+        nodes_seen = [h.node for h in p.hops] + [p.dst]
+        assert len(set(nodes_seen)) == len(nodes_seen), p       # simple
+        assert nodes_seen[0] == p.src and all(peer[h.node, h.port] == nxt for h, nxt in zip(p.hops, nodes_seen[1:]))
+        by_pair.setdefault((p.src, p.dst), []).append(len(p.hops))
+    assert len(by_pair) == nodes * (nodes - 1)
+    # some pairs get a longer (Valiant) path beside their shortest ones
+    assert sum(max(v) > min(v) for v in by_pair.values()) > nodes
+    r = net.run(od.workload.poisson("hadoop", 0.3, "uniform"), duration="50us")
+    assert r.summary["invariants"]["ok"] and sum(r.summary["packets"]["dropped"].values()) == 0

@@ -397,11 +397,11 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     try:
         sim = _FlowSim(net, ctl, cut, duration_ps, per, delay)
         sim.run()
+        wall = time.perf_counter() - t0
+        result = sim.result(seed, wall, mice, getattr(workload, "description", repr(workload)))
     finally:
         if ctl is not None and saved is not None:
             ctl.period = saved[0]
-    wall = time.perf_counter() - t0
-    result = sim.result(seed, wall, mice, getattr(workload, "description", repr(workload)))
     net.last_result = result
     if out is not None:
         result.write(out)

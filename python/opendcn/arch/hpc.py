@@ -659,7 +659,8 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
     """HYB routes on a static graph (``peer[v, p]``: the ToR port ``p`` of ``v`` leads to):
     every shortest path of a pair (ECMP), plus ``V = round(E·(1−f)/f)`` Valiant paths
     through distinct random intermediate ToRs (a random shortest path to the
-    intermediate, then a random shortest path on), ``E`` being the pair's ECMP paths."""
+    intermediate, then a random shortest path on, the two together a simple path;
+    intermediates that allow none are skipped), ``E`` being the pair's ECMP paths."""
     from scipy import sparse
     from scipy.sparse.csgraph import shortest_path
 
@@ -690,19 +691,25 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
             if ecmp_fraction >= 1:
                 continue
             v = max(1, int(round(len(ecmp) * (1 - ecmp_fraction) / ecmp_fraction)))
-            mids = [m for m in rng.permutation(n) if m not in (s, d)][:v]
-            for m in mids:
-                a = all_sp(s, int(m))
-                b = all_sp(int(m), d)
-                first = a[rng.integers(len(a))]
-                if any(h.node == d for h in first):
-                    # a shortest path to the intermediate that crosses the destination is no
-                    # Valiant path: draw among those that avoid it (none: skip this intermediate)
-                    avoid = [x for x in a if all(h.node != d for h in x)]
-                    if not avoid:
-                        continue
-                    first = avoid[rng.integers(len(avoid))]
-                paths.append(Path(s, d, None, first + b[rng.integers(len(b))]))
+            found = 0
+            for m in rng.permutation(n):
+                if found == v:
+                    break
+                m = int(m)
+                if m in (s, d):
+                    continue
+                # a Valiant path is a simple path: its first leg avoids d, its second leg
+                # meets the first only at m (a shortest path to m may run through d)
+                legs_a = [x for x in all_sp(s, m) if all(h.node != d for h in x)]
+                if not legs_a:
+                    continue
+                a = legs_a[rng.integers(len(legs_a))]
+                seen = {h.node for h in a}
+                legs_b = [y for y in all_sp(m, d) if all(h.node == m or h.node not in seen for h in y)]
+                if not legs_b:
+                    continue
+                paths.append(Path(s, d, None, a + legs_b[rng.integers(len(legs_b))]))
+                found += 1
     return paths
 
 
