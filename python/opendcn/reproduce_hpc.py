@@ -175,10 +175,10 @@ def _capacity_rows(caps: dict[str, list[np.ndarray]]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- flow level
 def _flow_point(cache: dict[str, Any], cache_file: Path, arch: str, trace: str, load: float, duration: str,
                 seed: int, opts: dict[str, Any], echo: Callable[[str], None]) -> dict[str, Any]:
-    from . import flowsim
+    from . import __version__, flowsim
     from .workload import poisson, rank_trace
 
-    key = json.dumps({"arch": arch, "trace": trace, "load": load, "duration": duration, "seed": seed, **opts},
+    key = json.dumps({"opendcn": __version__, "arch": arch, "trace": trace, "load": load, "duration": duration, "seed": seed, **opts},
                      sort_keys=True)
     h = hashlib.sha256(key.encode()).hexdigest()[:16]
     if h in cache:
