@@ -371,10 +371,29 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     claims.append(Claim("PRN equals DF+ under uniform traffic (throughput within 5 % at every injection)",
                         PASS if all(abs(a - b) <= 0.05 * max(b, 1e-9) for _, a, b in eq) else FAIL,
                         ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, a, b in eq)))
+    # sensitivity: PRN and DF+ on Table 3's 2 (hop-indexed) channels at the top injection
+    R.prefetch(R.point(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed)
+               for a in ("prn", "dfplus") for p in PATTERNS)
+    vc_rows: list[dict[str, Any]] = []
+    for a in ("prn", "dfplus"):
+        for p in PATTERNS:
+            row2: dict[str, Any] = {"arch": a, "pattern": p, "injection": top, "thr_6vcs": thr(a, p, top),
+                                    "lat_6vcs_us": lat(a, p, top)}
+            try:
+                s2 = R.get(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed).summary
+                row2.update({"thr_2vcs": s2["goodput_normalized"], "lat_2vcs_us": s2["latency_us"]["mean"],
+                             "status_2vcs": "ok" if run_ok(s2) else "ledger FAIL"})
+            except Exception as e:
+                row2["status_2vcs"] = "deadlock" if "Deadlock" in str(e) else str(e)[:60]
+            vc_rows.append(row2)
     fan_rows = [{"pattern": p, "fanout": fan[p], "trn_uplinks": uplinks,
                  **{f"{a}_thr_top": thr(a, p, top) for a in PACKET_ARCHS}} for p in PATTERNS]
     sections.append((f"Packet level: fan-out f per pattern ({racks} racks) and throughput at injection {top}",
                      fan_rows, ["pattern", "fanout", "trn_uplinks", *[f"{a}_thr_top" for a in PACKET_ARCHS]]))
+    sections.append((f"Sensitivity: PRN and DF+ on Table 3's 2 hop-indexed virtual channels (the claims use 6) at "
+                     f"injection {top}", vc_rows,
+                     ["arch", "pattern", "injection", "thr_6vcs", "thr_2vcs", "lat_6vcs_us", "lat_2vcs_us",
+                      "status_2vcs"]))
     sections.append((f"Packet level: {racks} racks x radix {radix}, {MESSAGE} Poisson messages, {dur} per point "
                      "(throughput = delivered / host capacity x run)", prow,
                      ["pattern", "fanout", "arch", "injection", "throughput", "accepted", "latency_mean_us",
@@ -504,7 +523,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     wall = time.perf_counter() - t_start
     data = {"mode": "tiny" if tiny else "quick" if quick else "full", "seed": seed, "wall_s": round(wall, 1),
             "packet": {"racks": racks, "radix": radix, "duration": dur, "injection": loads, "message": MESSAGE,
-                       "rows": prow, "fanout": fan},
+                       "rows": prow, "fanout": fan, "two_vcs": vc_rows},
             "path_capacity": {"racks": fig13_racks, "k": fig13_k, "rows": cap_rows},
             "flow": {"traces": traces, "periods": periods, "duration": flow_dur, "load": flow_load, "rows": frows,
                      "duty": drows, "error": flow_err or None},
