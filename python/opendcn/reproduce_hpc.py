@@ -281,6 +281,19 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
 
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
 
+    def stored(arch: str, o: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+        """A point's summary; a point the sweep recorded as failed raises its error
+        without running it again."""
+        pt = R.point(arch, o, run, dur, seed)
+        rec = R.root / "failed" / f"{pt.spec_hash}.json"
+        if rec.exists() and not (R.root / pt.relpath() / "summary.json").exists():
+            raise RuntimeError(f"{pt.relpath()}: {json.loads(rec.read_text()).get('error', 'failed')}")
+        return R.get(arch, o, run, dur, seed).summary
+
+    def unfailed(points: list[Any]) -> list[Any]:
+        """The points the sweep has not recorded as failed (a deadlock is not run twice)."""
+        return [pt for pt in points if not (R.root / "failed" / f"{pt.spec_hash}.json").exists()]
+
     def popts(arch: str) -> dict[str, Any]:
         # TAGO's 2 channels change at the intermediate pod, which hop-indexed channels
         # cannot express; 6 hop-indexed channels make PRN and DF+ deadlock-free as the
@@ -291,7 +304,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         return {"pattern": pattern, "load": load, "flow_size": MESSAGE}
 
     pts = [R.point(a, popts(a), prun(p, L), dur, seed) for a in PACKET_ARCHS for p in PATTERNS for L in loads]
-    R.prefetch(pts)
+    R.prefetch(unfailed(pts))
     prow: list[dict[str, Any]] = []
     every_ok: list[bool] = []
     failed: list[str] = []
@@ -302,7 +315,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         for a in PACKET_ARCHS:
             for L in loads:
                 try:
-                    s = R.get(a, popts(a), prun(p, L), dur, seed).summary
+                    s = stored(a, popts(a), prun(p, L))
                 except Exception as e:  # a deadlock or invariant failure is a result, shown
                     row = {"pattern": p, "fanout": fan[p], "arch": a, "injection": L, "error": str(e)[:120]}
                     prow.append(row)
@@ -372,15 +385,15 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                         PASS if all(abs(a - b) <= 0.05 * max(b, 1e-9) for _, a, b in eq) else FAIL,
                         ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, a, b in eq)))
     # sensitivity: PRN and DF+ on Table 3's 2 (hop-indexed) channels at the top injection
-    R.prefetch(R.point(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed)
-               for a in ("prn", "dfplus") for p in PATTERNS)
+    R.prefetch(unfailed([R.point(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed)
+                         for a in ("prn", "dfplus") for p in PATTERNS]))
     vc_rows: list[dict[str, Any]] = []
     for a in ("prn", "dfplus"):
         for p in PATTERNS:
             row2: dict[str, Any] = {"arch": a, "pattern": p, "injection": top, "thr_6vcs": thr(a, p, top),
                                     "lat_6vcs_us": lat(a, p, top)}
             try:
-                s2 = R.get(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed).summary
+                s2 = stored(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top))
                 row2.update({"thr_2vcs": s2["goodput_normalized"], "lat_2vcs_us": s2["latency_us"]["mean"],
                              "status_2vcs": "ok" if run_ok(s2) else "ledger FAIL"})
             except Exception as e:
