@@ -363,12 +363,13 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
 
 @app.command()
 def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator, shale, opera, duo, openoptics, "
-                                                   "or all)"),
+                                                   "hpc, or all)"),
               quick: bool = typer.Option(False, "--quick", help="small, fast version"),
               out_dir: Optional[Path] = typer.Option(None, "--out", help="results folder (default results/reproduce-NAME)"),
               tors: Optional[int] = typer.Option(None, help="override the size: ToRs (negotiator: a multiple of 8, >= 16; duo: a power "
-                                                        "of two; openoptics: its §7 tests, a multiple of 4, >= 8) or "
-                                                        "nodes (shale: a perfect fourth power)"),
+                                                        "of two; openoptics: its §7 tests, a multiple of 4, >= 8; hpc: racks "
+                                                        "of the packet part, 8..32, a multiple of 4) or nodes (shale: a "
+                                                        "perfect fourth power)"),
               duration: Optional[str] = typer.Option(None, help="override the simulated time per point"),
               executor: str = typer.Option("local", help="where the runs go: local, dask, slurm, submitit-local"),
               workers: Optional[int] = typer.Option(None, help="worker processes (default one per core)"),

@@ -57,6 +57,7 @@ __all__ = [
     "Wiring", "fattree", "dragonfly", "leaf_spine_pods", "prn_mesh", "kautz", "trn3d", "expander",
     "diameter", "max_weight_matching", "stable_matching", "blocking_pairs", "trn_configuration",
     "rotor_cycle", "prn_lp", "round_links", "permutations", "Tables", "ecmp_tables", "check_radix",
+    "circuit_matrix", "two_hop_capacity", "trn_path_capacity", "prn_path_capacity",
 ]
 
 
@@ -699,3 +700,71 @@ def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray) -> Tables:
         vi, di = np.nonzero(good)
         parts.append(Tables.of(v[vi], -1, dests[di], np.full(len(vi), p)))
     return Tables.concat(parts)
+
+
+# ---------------------------------------------------------------------------------------
+# path capacity (Teh et al. §6.D, Fig. 13)
+# ---------------------------------------------------------------------------------------
+def circuit_matrix(conf: np.ndarray, n: int | None = None) -> np.ndarray:
+    """The ``n×n`` circuit-count matrix of a configuration given as ``(uplinks, n)``
+    matchings (row ``u`` maps each unit to the peer of its uplink ``u``, -1: none):
+    ``C[a, b]`` = directed circuits from ``a`` to ``b``.
+
+    >>> circuit_matrix(np.array([[1, 2, 0], [1, 0, -1]])).tolist()
+    [[0, 2, 0], [1, 0, 1], [1, 0, 0]]
+    """
+    conf = np.asarray(conf, np.int64)
+    n = conf.shape[1] if n is None else n
+    c = np.zeros((n, n), np.int64)
+    u, a = np.nonzero(conf >= 0)
+    np.add.at(c, (a, conf[u, a]), 1)
+    return c
+
+
+def two_hop_capacity(c: np.ndarray) -> np.ndarray:
+    """Total path capacity between every ordered pair over direct circuits and paths
+    through one intermediate: ``P[a, b] = C[a, b] + Σ_m min(C[a, m], C[m, b])``
+    (``m ≠ a, b``; unit-capacity circuits). Paths through different intermediates share
+    no circuit, so this is the pair's exact max-flow over paths of at most two hops.
+    The diagonal is 0.
+
+    >>> two_hop_capacity(np.array([[0, 2, 1], [0, 0, 1], [1, 0, 0]])).tolist()
+    [[0, 2, 2], [1, 0, 1], [1, 1, 0]]
+    """
+    c = np.asarray(c, np.int64)
+    off = c.copy()
+    np.fill_diagonal(off, 0)
+    via = np.minimum(off[:, :, None], off[None, :, :]).sum(axis=1)   # via[a, b] = Σ_m min(C[a,m], C[m,b])
+    p = off + via
+    np.fill_diagonal(p, 0)
+    return p
+
+
+def trn_path_capacity(conf: np.ndarray) -> np.ndarray:
+    """Rack-pair path capacity of one TRN configuration (``(uplinks, racks)``
+    matchings): direct circuits plus paths via one intermediate ToR
+    (:func:`two_hop_capacity` of the circuit matrix), in unit-capacity circuits."""
+    return two_hop_capacity(circuit_matrix(conf))
+
+
+def prn_path_capacity(pod_links: np.ndarray, racks_per_pod: int, rack_uplinks: int) -> np.ndarray:
+    """Rack-pair path capacity of one PRN configuration: ``pod_links[p, q]`` directed
+    circuits between pods. Between racks of different pods, the pod-level two-hop
+    capacity (:func:`two_hop_capacity` of the link counts), capped by the
+    ``rack_uplinks`` of each rack into its pod (the intra-pod wiring is static and
+    non-blocking); between racks of the same pod, the rack's uplinks. Units: circuits
+    (every link has the same rate).
+
+    >>> prn_path_capacity(np.array([[0, 3], [3, 0]]), 2, 2).tolist()
+    [[0, 2, 2, 2], [2, 0, 2, 2], [2, 2, 0, 2], [2, 2, 2, 0]]
+    """
+    if isinstance(racks_per_pod, bool) or not isinstance(racks_per_pod, (int, np.integer)) or racks_per_pod < 1:
+        raise ConfigError("racks_per_pod", racks_per_pod, "expected an integer >= 1")
+    if isinstance(rack_uplinks, bool) or not isinstance(rack_uplinks, (int, np.integer)) or rack_uplinks < 1:
+        raise ConfigError("rack_uplinks", rack_uplinks, "expected an integer >= 1")
+    pod = np.minimum(two_hop_capacity(pod_links), rack_uplinks)
+    np.fill_diagonal(pod, rack_uplinks)
+    r = int(racks_per_pod)
+    out = np.repeat(np.repeat(pod, r, axis=0), r, axis=1)
+    np.fill_diagonal(out, 0)
+    return out

@@ -49,7 +49,7 @@ from .errors import ConfigError
 from .studies import text_table as _table
 from .units import parse_time
 
-NAMES = ("negotiator", "shale", "opera", "duo", "openoptics")
+NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
@@ -630,8 +630,14 @@ def _openoptics(*a: Any, **kw: Any) -> int:
     return study(*a, **kw)
 
 
+def _hpc(*a: Any, **kw: Any) -> int:
+    from .reproduce_hpc import study
+
+    return study(*a, **kw)
+
+
 _STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera, "duo": _duo,
-                                           "openoptics": _openoptics}
+                                           "openoptics": _openoptics, "hpc": _hpc}
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:
