@@ -63,7 +63,7 @@ import numpy as np
 
 from . import hpc
 from .errors import ConfigError
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, run_ok, text_table, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
 from .units import parse_time
 
 __all__ = ["study", "PATTERNS", "SMALL_FANOUT", "path_capacity", "models_part"]
@@ -526,13 +526,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
                         f"trn permutation at {top} run twice (packet)"))
 
-    for caption, rows, cols in sections:
-        echo("")
-        echo(caption)
-        echo(text_table(rows, cols))
-    echo("")
-    for c in claims:
-        echo(c.line())
+    echo_study(echo, sections, claims)
     wall = time.perf_counter() - t_start
     data = {"mode": "tiny" if tiny else "quick" if quick else "full", "seed": seed, "wall_s": round(wall, 1),
             "packet": {"racks": racks, "radix": radix, "duration": dur, "injection": loads, "message": MESSAGE,
@@ -541,7 +535,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
             "flow": {"traces": traces, "periods": periods, "duration": flow_dur, "load": flow_load, "rows": frows,
                      "duty": drows, "error": flow_err or None},
             "models": mdata,
-            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+            "claims": claims_json(claims)}
     (out / "hpc.json").write_text(json.dumps(data, indent=2, default=str))
     images = _plots(out, prow, loads, caps, frows, drows, traces)
     write_page(out, "reproduce hpc", "Teh et al., JOCN 2022: TRN vs PRN for HPC on opendcn (models, Fig. 13 path "
