@@ -5,6 +5,8 @@ times, reconfiguration, the packet engine as the reference, bad input."""
 import json
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 import pytest
 import scipy.sparse as sp
 from typer.testing import CliRunner
@@ -179,6 +181,63 @@ def test_a_flow_alone_runs_at_the_host_link_rate():
     assert s["mode"] == "flow" and s["flows"] == {"started": 4, "completed": 4}
     assert s["bytes"]["offered"] == s["bytes"]["delivered"] == 3_000_000
     assert s["flow_throughput_gbps"]["count"] == 4
+
+
+def test_a_lone_flow_fills_its_path_in_the_time_series_and_counts_its_hops():
+    """One 1-MB flow between pods of a 16-rack fat tree: every byte crosses 4 switch
+    links (spread over the paths) and the ToR port down to its host, 125 KB per 10-us
+    sample at 100 Gb/s; 4 fabric hops + 1 down to the host (as the packet engine
+    counts them)."""
+    wl = od.workload.flows([("0us", 0, 31, 1_000_000)])
+    net = od.arch.fattree(**dict(SMALL, nodes=16))
+    r = flowsim.run(net, wl, duration="100us")
+    assert np.asarray(r.flows["hops"]).tolist() == [5]
+    assert r.summary["delivered_bytes_by_hops"] == {"5": 1_000_000}
+    ts = r.timeseries
+    node, port = np.asarray(ts["node"]), np.asarray(ts["port"])
+    tx, t = np.asarray(ts["tx_bytes"]), np.asarray(ts["time_ps"])
+    links = ts.filter(pa.compute.greater_equal(ts["node"], 0))
+    per_port: dict[tuple[int, int], int] = {}
+    for n_, p_, b in zip(links["node"].to_pylist(), links["port"].to_pylist(), links["tx_bytes"].to_pylist()):
+        if b:
+            per_port[(n_, p_)] = per_port.get((n_, p_), 0) + b
+    # 4 switch links per byte (spread over the fat tree's paths) + the host's port
+    assert sum(per_port.values()) == 5_000_000
+    down = int(net.user_ports[15]) + 1                      # rack 15's port down to host 31
+    assert per_port[(15, down)] == 1_000_000
+    assert [v for k, v in per_port.items() if k != (15, down)] and max(
+        v for k, v in per_port.items() if k != (15, down)) < 1_000_000
+    # samples every 10 us; 125 000 B per full sample while the flow runs (80 us)
+    first = (node == 15) & (port == down)
+    assert t[first].tolist() == list(range(10_000_000, 100_000_001, 10_000_000))
+    assert tx[first].tolist() == [125_000] * 8 + [0, 0]
+    net_rows = node == -1
+    assert int(np.asarray(ts["delivered_bytes"].fill_null(0))[net_rows].sum()) == 1_000_000
+    assert r.summary["flowsim"]["sample_interval_ps"] == 10_000_000
+
+
+@pytest.mark.parametrize("arch", ["fattree", "dfplus"])
+def test_delivered_bytes_by_hops_agree_with_the_packet_engine(arch):
+    """Same routes, same flows: the share of the delivered bytes at each hop count is
+    the packet engine's within 2 points (the fluid model splits per-packet multipath
+    exactly, the packets only on average)."""
+    wl = od.workload.poisson("hadoop", 0.3)
+    rf = flowsim.run(arch, wl, duration="300us", seed=1, **SMALL)
+    rp = od.arch.get(arch).make(**SMALL).run(wl, duration="300us", seed=1)
+    hf, hp = rf.summary["delivered_bytes_by_hops"], rp.summary["delivered_bytes_by_hops"]
+    assert set(hf) == set(hp) and len(hf) >= 2
+    assert sum(hf.values()) == rf.summary["bytes"]["delivered"]
+    for k in hf:
+        assert hf[k] / sum(hf.values()) == pytest.approx(hp[k] / sum(hp.values()), abs=0.02)
+    ts = rf.timeseries
+    net_rows = np.asarray(ts["node"]) == -1
+    assert int(np.asarray(ts["delivered_bytes"].fill_null(0))[net_rows].sum()) == rf.summary["bytes"]["delivered"]
+
+
+def test_long_runs_keep_at_most_max_samples():
+    r = flowsim.run("trn", od.workload.poisson("hadoop", 0.1), duration="30ms", seed=1, **SMALL)
+    assert r.summary["flowsim"]["sample_interval_ps"] == 15_000_000
+    assert int((np.asarray(r.timeseries["node"]) == -1).sum()) == flowsim.MAX_SAMPLES
 
 
 def test_bytes_conserve_and_links_hold_their_capacity():

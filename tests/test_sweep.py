@@ -98,6 +98,27 @@ def test_a_failed_point_is_recorded_and_the_rest_complete(tmp_path):
     assert not list((tmp_path / "f").rglob(".*tmp-*"))
 
 
+def test_the_run_mode_is_a_sweep_parameter(tmp_path):
+    """``mode`` chooses the engine per point; packet points keep the hash they had
+    before the mode could be chosen; a flow point's summary says so."""
+    spec = {"arch": "fattree", "duration": "60us", "options": {"nodes": 8, "radix": 8, "hosts_per_rack": 2},
+            "vary": {"mode": ["packet", "flow"]}}
+    recs = sweep(spec, tmp_path / "m", workers=1)
+    by = {r["path"]: r for r in recs}
+    assert {r["status"] for r in recs} == {"ok"}
+    flow = json.loads((tmp_path / "m/arch=fattree/mode=flow/seed=1/summary.json").read_text())
+    packet = json.loads((tmp_path / "m/arch=fattree/mode=packet/seed=1/summary.json").read_text())
+    assert flow["mode"] == "flow" and packet.get("mode", "packet") == "packet"
+    assert flow["bytes"]["offered"] == packet["bytes"]["offered"]
+    plain = load_sweep({**spec, "vary": {"seed": [1]}}).points[0]
+    assert by["arch=fattree/mode=packet/seed=1"]["hash"] == plain.spec_hash
+    cols, rows = results.query(tmp_path / "m", "select mode, bytes_delivered from runs order by mode")
+    assert [r[0] for r in rows] == ["flow", "packet"]
+    with pytest.raises(od.ConfigError) as e:
+        load_sweep({**spec, "vary": {"mode": ["fluid"]}})
+    assert e.value.field == "sweep.vary.mode"
+
+
 def test_query_returns_the_numbers_of_the_summaries(local_tree):
     root, _ = local_tree
     cols, rows = results.query(root, "select path, goodput, p99_mice_us, bytes_delivered, seed, load, routing "

@@ -51,10 +51,12 @@ from scipy import sparse
 from .errors import ConfigError, InvariantError
 from .units import parse_size, parse_time
 
-__all__ = ["maxmin", "run", "routing_matrix", "mean_flow_throughput", "link_loads"]
+__all__ = ["maxmin", "run", "routing_matrix", "routing_paths", "mean_flow_throughput", "link_loads"]
 
 #: hops a route may take before it is declared a loop
 MAX_HOPS = 16
+#: most samples of a flow-level run's time series (the interval grows for long runs)
+MAX_SAMPLES = 2000
 
 
 # ---------------------------------------------------------------------------------------
@@ -156,6 +158,13 @@ def routing_matrix(net: Any, down: np.ndarray | None = None) -> tuple[sparse.csr
     source routes of the pair), ``reachable[s·N + d]`` whether any route is left. Ports in
     ``down`` (a boolean mask over global ports) carry nothing: candidates on them, and
     candidates leading only to dead ends, are left out of the split."""
+    R, reach, _ = routing_paths(net, down)
+    return R, reach
+
+
+def routing_paths(net: Any, down: np.ndarray | None = None) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
+    """:func:`routing_matrix` and the path lengths: ``(R, reachable, H)`` with
+    ``H[s·N + d, h]`` the share of the pair's traffic that crosses ``h`` fabric links."""
     if net._peer is None:
         raise ConfigError("network", net.arch, "deploy circuits (deploy_topo) before a flow-level run")
     if net.slices != 1:
@@ -180,7 +189,7 @@ def routing_matrix(net: Any, down: np.ndarray | None = None) -> tuple[sparse.csr
 
 
 def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, gport: np.ndarray,
-                  up: np.ndarray, nxt: np.ndarray, P: int) -> tuple[sparse.csr_matrix, np.ndarray]:
+                  up: np.ndarray, nxt: np.ndarray, P: int) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
     N = net.config.nodes
     # entries sorted by (node, dst, src + 1): the engine's lookup with its precedence
     key = (node.astype(np.int64) * N + dst) * (N + 1) + (src + 1)
@@ -265,9 +274,10 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
     mass = np.zeros(len(live))
     mass[:len(pid)] = live[:len(pid)].astype(np.float64)
     rows, cols, vals = [], [], []
+    h_rows, h_cols, h_vals = [], [], []
     cur = np.flatnonzero(mass > 0)
     starts = np.searchsorted(ef, np.arange(len(live)))
-    for _ in range(MAX_HOPS + 1):
+    for hop in range(1, MAX_HOPS + 2):
         cur = cur[(st_node[cur] != st_pair[cur] % N) & (outdeg[cur] > 0)]
         if len(cur) == 0:
             break
@@ -276,6 +286,10 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
         rows.append(st_pair[cur][own])
         cols.append(ep[e])
         vals.append(m)
+        there = st_node[et[e]] == st_pair[et[e]] % N      # arrived: a path of `hop` links
+        h_rows.append(st_pair[et[e]][there])
+        h_cols.append(np.full(int(there.sum()), hop, np.int64))
+        h_vals.append(m[there])
         nm = np.zeros(len(live))
         np.add.at(nm, et[e], m)
         mass[cur] = 0.0
@@ -286,14 +300,26 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
                             np.concatenate(cols) if cols else np.zeros(0, np.int64))), shape=(N * N, P))
     reach = np.zeros(N * N, bool)
     reach[pid] = live[:len(pid)]
-    return R, reach
+    return R, reach, _hop_matrix(h_rows, h_cols, h_vals, N)
 
 
-def _source_matrix(net: Any, up: np.ndarray, nxt: np.ndarray, pnode: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
+def _cat(parts: list[Any], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+
+def _hop_matrix(rows: list[Any], cols: list[Any], vals: list[Any], N: int) -> sparse.csr_matrix:
+    """Shares of each rack pair's traffic by path length (fabric links)."""
+    return sparse.csr_matrix((_cat(vals, np.float64), (_cat(rows, np.int64), _cat(cols, np.int64))),
+                             shape=(N * N, MAX_HOPS + 2))
+
+
+def _source_matrix(net: Any, up: np.ndarray, nxt: np.ndarray,
+                   pnode: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
     N = net.config.nodes
     off = net.port_offset
     count = np.zeros(N * N)
     rows, cols = [], []
+    lengths: list[tuple[int, int]] = []
     for i, (s, d, ts, hops) in enumerate(net._routes):
         if ts is not None or any(dep is not None for _, dep in hops):
             raise ConfigError("network", net.arch, "the flow-level mode needs source routes without time slices")
@@ -310,10 +336,16 @@ def _source_matrix(net: Any, up: np.ndarray, nxt: np.ndarray, pnode: np.ndarray)
         count[s * N + d] += 1
         rows.extend([s * N + d] * len(gs))
         cols.extend(gs)
+        lengths.append((s * N + d, len(gs)))
     r = np.asarray(rows, np.int64)
     vals = 1.0 / count[r] if len(r) else np.zeros(0)
     R = sparse.csr_matrix((vals, (r, np.asarray(cols, np.int64))), shape=(N * N, net.n_ports))
-    return R, count > 0
+    hr = np.asarray([x[0] for x in lengths], np.int64)
+    hc = np.asarray([x[1] for x in lengths], np.int64)
+    if len(hc) and hc.max() > MAX_HOPS + 1:
+        raise InvariantError(f"{net.arch}: a source route of {int(hc.max())} hops (at most {MAX_HOPS + 1})")
+    H = _hop_matrix([hr], [hc], [1.0 / count[hr] if len(hr) else np.zeros(0)], N)
+    return R, count > 0, H
 
 
 # ---------------------------------------------------------------------------------------
@@ -465,11 +497,81 @@ class _FlowSim:
                       "max_active_flows": 0, "waiting_flow_events": 0, "isolated_updates": 0}
         self.errors: list[str] = []
         self.integrated = 0.0
+        self.hosts_mode = bool(c.hosts_per_node)
+        self.flow_hops = np.zeros(n, np.int64)
+        self._init_series(c)
         self._route()
+
+    def _init_series(self, c: Any) -> None:
+        """What the time series and the hop counts accumulate: the bytes each flow moved
+        up to the last flush, per global port and in all since then (floats: the fluid
+        model moves fractions of bytes), the delivered bytes by hop count."""
+        net, P, N = self.net, self.links.P, self.links.N
+        interval = int(c.sample_interval)
+        #: samples at the configured interval, at most MAX_SAMPLES of them per run
+        self.sample = max(interval, -(-self.duration // MAX_SAMPLES)) if interval > 0 else 0
+        if net.watch_ports is not None:
+            self.watch = np.asarray(net.watch_ports, np.int64)
+        else:
+            self.watch = np.arange(P, dtype=np.int64) if P <= 4096 else np.zeros(0, np.int64)
+        self._snap = np.zeros(len(self.size))
+        self._port_cum = np.zeros(P)
+        self._port_out = np.zeros(P)
+        self._deliv_cum = 0.0
+        self._deliv_out = 0
+        self.hop_bytes = np.zeros(MAX_HOPS + 3)
+        self.series: list[tuple[int, np.ndarray, int]] = []
+        #: the ToR port toward each endpoint (hosts mode), else -1
+        self.down_port = np.full(self.links.E, -1, np.int64)
+        if self.hosts_mode:
+            h = self.links.hosts
+            e = np.arange(self.links.E)
+            node = e // h
+            self.down_port = (np.asarray(net.port_offset, np.int64)[node]
+                              + np.asarray(net.user_ports, np.int64)[node] + e % h)
+        del N
+
+    def _flush(self) -> None:
+        """Account the bytes moved since the last flush on the routes in force: per
+        global port (the fabric links of each rack pair's routes, and the ToR port down
+        to the receiving host), per hop count, and in all."""
+        moved = (self.size - self.rem) - self._snap
+        nz = np.flatnonzero(moved > 0)
+        if len(nz) == 0:
+            return
+        m = moved[nz]
+        self._snap[nz] += m
+        N2 = self.links.N ** 2
+        pm = np.bincount(self.pair[nz], weights=m, minlength=N2)
+        cross = ~self.same[nz]
+        pm_cross = np.bincount(self.pair[nz][cross], weights=m[cross], minlength=N2)
+        self._port_cum += np.asarray(self.R.T @ pm).ravel()
+        if self.hosts_mode:
+            self._port_cum += np.bincount(self.down_port[self.dst[nz]], weights=m, minlength=self.links.P)
+        by_hops = np.asarray(self.H.T @ pm_cross).ravel()
+        by_hops[0] += float(m[~cross].sum())
+        shift = 1 if self.hosts_mode else 0
+        self.hop_bytes[shift:shift + len(by_hops)] += by_hops[:len(self.hop_bytes) - shift]
+        self._deliv_cum += float(m.sum())
+
+    def _record(self, t: int) -> None:
+        """One sample at ``t``: the bytes of the interval that ends there (whole bytes,
+        from the cumulative counts, so that the samples add up to the totals)."""
+        self._flush()
+        port_now = np.floor(self._port_cum + 1e-6)
+        deliv_now = int(np.floor(self._deliv_cum + 1e-6))
+        self.series.append((t, (port_now - self._port_out)[self.watch].astype(np.int64), deliv_now - self._deliv_out))
+        self._port_out = port_now
+        self._deliv_out = deliv_now
 
     def _route(self) -> None:
         t0 = time.perf_counter()
-        self.R, self.reach = routing_matrix(self.net, self.down)
+        if hasattr(self, "R"):
+            self._flush()          # the bytes moved so far went over the old routes
+        self.R, self.reach, self.H = routing_paths(self.net, self.down)
+        hc = self.H.tocoo()
+        self.pair_hops = np.zeros(self.links.N ** 2, np.int64)     # the longest path of each pair
+        np.maximum.at(self.pair_hops, hc.row[hc.data > 0], hc.col[hc.data > 0])
         # per rack pair, the expected propagation and store-and-forward time per bit
         # of the fabric links crossed (each port counted with its share)
         L = self.links
@@ -484,6 +586,7 @@ class _FlowSim:
         routes in force when it starts: propagation of every link crossed and one
         packet's serialization at every link after the first (store and forward)."""
         L = self.links
+        self.flow_hops[fl] = np.where(self.same[fl], 0, self.pair_hops[self.pair[fl]]) + int(self.hosts_mode)
         if len(fl) == 1:
             f = int(fl[0])
             p1 = int(self.pair[f])
@@ -550,6 +653,7 @@ class _FlowSim:
         self._users(active)
         #: per (source, destination) endpoint: the flows waiting behind the one being sent
         queues: dict[int, deque[int]] = {}
+        next_sample = float(self.sample) if self.sample else np.inf
         while True:
             t_arr = float(starts[nxt_arr]) if nxt_arr < n else np.inf
             t_done = np.inf
@@ -560,7 +664,18 @@ class _FlowSim:
                     dt = self.rem[active[pos]] / r[pos]
                     k = int(np.argmin(dt))
                     t_done = t + float(dt[k])
-            t_new = min(t_arr, t_done, next_reconf, next_up, end)
+            t_event = min(t_arr, t_done, next_reconf, next_up, end)
+            if next_sample < t_event:
+                # a sample: the flows move to it, nothing else changes
+                if len(active):
+                    step = self.rate[active] * (next_sample - t)
+                    self.integrated += float(step.sum())
+                    self.rem[active] -= step
+                t = next_sample
+                self._record(int(t))
+                next_sample += self.sample
+                continue
+            t_new = t_event
             if len(active):
                 step = self.rate[active] * (t_new - t)
                 self.integrated += float(step.sum())
@@ -586,6 +701,9 @@ class _FlowSim:
                         active = np.concatenate([active, np.array(nxt_up, np.int64)])
                         started.extend(nxt_up)
             t = t_new
+            if t == next_sample and t < end:
+                self._record(int(t))
+                next_sample += self.sample
             if t >= end:
                 break
             self.stats["events"] += 1
@@ -642,6 +760,10 @@ class _FlowSim:
             full = False
             started, ended = [], []
         self.active = active
+        if self.sample:
+            self._record(int(end))       # the last (possibly shorter) interval
+        else:
+            self._flush()
 
     def _fabric_of(self, p: int) -> tuple[np.ndarray, float]:
         """The fabric links of rack pair ``p`` on the current routes, and the rate at
@@ -705,7 +827,7 @@ class _FlowSim:
         if abs((offered - self.rem.sum()) - self.integrated) > 1e-6 * max(offered, 1) + 1.0:
             self.errors.append(f"bytes do not conserve: {offered} offered, {self.rem.sum():.1f} left, "
                                f"{self.integrated:.1f} moved")
-        o = {"flow_finish_ps": self.finish, "flow_hops": np.zeros(len(self.size), np.int64),
+        o = {"flow_finish_ps": self.finish, "flow_hops": self.flow_hops,
              "events": self.stats["events"], "packet_hops": 0, "flows_started": len(self.size),
              "flows_completed": int(done.sum()), "bytes_offered": offered, "bytes_delivered": delivered,
              "bytes_dropped": 0, "bytes_in_flight": offered - delivered, "collisions": 0,
@@ -732,11 +854,43 @@ class _FlowSim:
                         "isolated_updates": self.stats["isolated_updates"],
                         "period_ps": self.period, "reconfiguration_delay_ps": self.delay},
         })
-        ts = pa.table({k: pa.array(np.zeros(0, np.int64)) for k in ("time_ps", "node", "port", "queued_bytes",
-                                                                     "tx_bytes")})
+        hops = np.floor(self.hop_bytes + 1e-6).astype(np.int64)
+        if hops.sum() and delivered != hops.sum():
+            hops[int(np.argmax(hops))] += delivered - int(hops.sum())   # whole bytes that add up
+        summary["delivered_bytes_by_hops"] = {str(i): int(v) for i, v in enumerate(hops) if v}
+        summary["flowsim"]["sample_interval_ps"] = self.sample
+        ts = self._timeseries(delivered)
         info = {"config": c.model_dump(), "arch": net.arch, "mode": "flow", "duration_ps": self.duration,
                 "seed": seed, "period_ps": self.period, "reconfiguration_delay_ps": self.delay}
         return Result(summary, flows, ts, info)
+
+
+    def _timeseries(self, delivered: int) -> pa.Table:
+        """The samples as the packet engine's time series: a row per watched port and
+        sample (payload bytes sent in the interval; no queues in the fluid model), then
+        the network rows (node = port = -1) with the bytes delivered in the interval
+        (adding up to ``delivered``)."""
+        from .network import NET_SERIES, _with_net_rows
+
+        net = self.net
+        m, W = len(self.series), len(self.watch)
+        times = np.array([x[0] for x in self.series], np.int64)
+        tx = np.concatenate([x[1] for x in self.series]) if m else np.zeros(0, np.int64)
+        node = np.searchsorted(net.port_offset, self.watch, side="right") - 1 if W else self.watch
+        ts = pa.table({"time_ps": pa.array(np.repeat(times, W)),
+                       "node": pa.array(np.tile(np.asarray(node, np.int64), m)),
+                       "port": pa.array(np.tile((self.watch - np.asarray(net.port_offset)[node]).astype(np.int64)
+                                                if W else self.watch, m)),
+                       "queued_bytes": pa.array(np.zeros(m * W, np.int64)),
+                       "tx_bytes": pa.array(tx.astype(np.int64))})
+        deliv = np.array([x[2] for x in self.series], np.int64)
+        sent = tx.reshape(m, W).sum(axis=1) if W else np.zeros(m, np.int64)
+        ser: dict[str, Any] = {"time_ps": times, "queued_bytes": np.zeros(m, np.int64), "tx_bytes": sent,
+                               **{k: np.zeros(m, np.int64) for k in NET_SERIES}}
+        if m:
+            deliv[-1] += delivered - int(deliv.sum())   # the summary's whole-byte count per flow
+        ser["delivered_bytes"] = deliv
+        return _with_net_rows(ts, ser)
 
 
 def _throughput_stats(flows: pa.Table) -> dict[str, Any]:

@@ -17,6 +17,10 @@ A sweep file (TOML) names what is fixed and what varies::
     routing = ["vlb", "direct"]
     seed = [1, 2]
 
+A run option ``mode`` in ``[options]`` or ``[vary]`` chooses the engine as ``opendcn run
+--mode`` does: ``"packet"`` (default) or ``"flow"`` (:mod:`opendcn.flowsim`); the top-level
+``mode`` is the sweep's own (grid or zip).
+
 Each point is one run: ``od.arch.<arch>(**options)`` on the workload the run options
 describe (``workload``, ``load``, ``pattern``, ``flows_file``, ``incast_degree``,
 ``incast_size``, ``flow_size``, ``mice_threshold``; as ``opendcn run``), for ``duration``
@@ -58,7 +62,7 @@ __all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "f
 #: options of a run that are not architecture options (as ``opendcn run`` takes them)
 RUN_OPTIONS = {"workload": "hadoop", "load": 0.3, "pattern": "uniform", "flows_file": None,
                "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB",
-               "active": 0.5, "flows": None, "mix": None}
+               "active": 0.5, "flows": None, "mix": None, "mode": "packet"}
 #: the keys of one workload of a ``mix`` (each a Poisson workload, as the run options say)
 MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size", "active")
 EXECUTORS = ("local", "dask", "slurm", "submitit-local")
@@ -78,8 +82,11 @@ class Point:
     varied: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
+        # the packet engine is the default: its points keep the hash they had before
+        # the engine could be chosen
+        run = {k: v for k, v in sorted(self.run.items()) if not (k == "mode" and v == "packet")}
         return {"arch": self.arch, "options": dict(sorted(self.options.items())),
-                "run": dict(sorted(self.run.items())), "duration": self.duration, "seed": self.seed}
+                "run": run, "duration": self.duration, "seed": self.seed}
 
     @property
     def spec_hash(self) -> str:
@@ -208,6 +215,9 @@ def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError("sweep.seed", seed, "expected a non-negative integer")
         run = {k: values.pop(k, d) for k, d in RUN_OPTIONS.items()}
+        if run["mode"] not in ("packet", "flow"):
+            where = "sweep.vary.mode" if "mode" in vary else "sweep.options.mode"
+            raise ConfigError(where, run["mode"], "expected packet or flow (the flow-level mode)")
         for k in values:
             if k not in a.model.model_fields:
                 where = "sweep.vary." if k in vary else "sweep.options."
@@ -305,7 +315,12 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
         net = archmod.get(point.arch).make(**point.options)
         r = point.run
         wl = point_workload(r)
-        result = net.run(wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
+        if r.get("mode", "packet") == "flow":
+            from . import flowsim
+
+            result = flowsim.run(net, wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
+        else:
+            result = net.run(wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
     except (ConfigError, InvariantError) as e:
         return {**rec, "status": "failed", "error": f"{type(e).__name__}: {e}",
                 "wall_s": time.perf_counter() - t0}
