@@ -201,12 +201,18 @@ impl Sirius {
     pub(super) fn hears(&self, i: u32, m: u32, k: u64) -> bool {
         let f = &self.fail;
         let t = k * f.slot;
+        if t < f.first_down {
+            return true; // nothing has failed yet
+        }
         let p = self.fab.pair_port(i, m);
         if !f.node_up(i, t) || !f.port_up(i, p, t) {
             return false;
         }
         let Some(q) = self.report_slot(i, m, k) else { return true };
         let tq = q * f.slot;
+        if tq >= f.last_up {
+            return true; // a report from after every repair
+        }
         let pr = self.fab.pair_port(m, i);
         // m's cell of slot q arrived at i, and says m's ingress port from i is up
         f.node_up(m, tq) && f.node_up(i, tq) && f.port_up(m, pr, tq) && f.port_up(i, pr, tq) && f.port_up(m, p, tq)
