@@ -68,6 +68,11 @@
 //!   flow is such an elephant is skipped as a relay candidate.
 //! * Buffer offload: the endpoints are ToRs with no hosts below them; rejected.
 //! * `paused_attempts` counts relay/direct candidates skipped by push-back or pausing.
+//!
+//! Failures of ToR ports and ToRs (docs/arch/sirius.md#failures, `sirius/failures.rs`):
+//! detected through the round-robin cells (silence = down), nothing sent on a circuit its
+//! sender knows to be down, VLB only through intermediates that report their onward
+//! circuit up, cells lost where they arrive at a failed element.
 
 mod failures;
 
@@ -95,7 +100,7 @@ pub struct SirSpec {
     pub cc: RelayCc,
     /// OpenOptics infrastructure services (see the module doc).
     pub services: crate::spec::Services,
-    /// Link and ToR failures (see [`failures`]).
+    /// Link and ToR failures (`sirius/failures.rs`).
     pub fail: SirFailSpec,
     pub seed: u64,
     pub duration_ps: Ps,

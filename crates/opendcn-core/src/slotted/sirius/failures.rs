@@ -101,10 +101,10 @@ impl FailState {
         for j in 0..nl {
             let (x, p) = (f.link_node[j], f.link_port[j]);
             if x >= n || p >= s {
-                return Err(SpecError::new(&format!("fail_links[{j}]"), (x, p), "no such (ToR, port)"));
+                return Err(SpecError::new(format!("fail_links[{j}]"), (x, p), "no such (ToR, port)"));
             }
             if p >= g {
-                return Err(SpecError::new(&format!("fail_links[{j}]"), (x, p), "that port does not reach the fabric"));
+                return Err(SpecError::new(format!("fail_links[{j}]"), (x, p), "that port does not reach the fabric"));
             }
             if f.link_until_ps[j] <= f.link_at_ps[j] {
                 return Err(SpecError::new("recover_at", f.link_until_ps[j], "must be after fail_at"));
@@ -118,7 +118,7 @@ impl FailState {
         for j in 0..nn {
             let x = f.node[j];
             if x >= n {
-                return Err(SpecError::new(&format!("fail_nodes[{j}]"), x, "no such ToR"));
+                return Err(SpecError::new(format!("fail_nodes[{j}]"), x, "no such ToR"));
             }
             if f.node_until_ps[j] <= f.node_at_ps[j] {
                 return Err(SpecError::new("recover_at", f.node_until_ps[j], "must be after fail_at"));
@@ -187,10 +187,9 @@ impl FailState {
     /// Payload delivered at `arr` (within the run).
     #[inline]
     pub fn delivered(&mut self, arr: Ps, bytes: u64) {
-        if self.bin_ps > 0 {
-            let b = (arr.saturating_sub(1) / self.bin_ps) as usize;
-            if b < self.bins.len() {
-                self.bins[b] += bytes;
+        if let Some(b) = arr.saturating_sub(1).checked_div(self.bin_ps) {
+            if let Some(x) = self.bins.get_mut(b as usize) {
+                *x += bytes;
             }
         }
     }
