@@ -43,6 +43,8 @@ RUNS = {
                                            fail_at="10us", recover_at="40us")),
     "sirius": ("sirius", dict(nodes=16, ports=4)),
     "sirius-ideal-pushback": ("sirius", dict(nodes=16, ports=4, cc="ideal", pushback=True)),
+    "sirius-fail": ("sirius", dict(nodes=16, ports=4, fail_links=0.1, fail_nodes=0.1, fail_at="10us",
+                                   recover_at="40us")),
 }
 
 
@@ -57,6 +59,11 @@ def test_awgr_engines_balance_their_cells(name, packet_engine_keys):
     if name == "negotiator-fail":
         assert p["dropped"]["link_failure"] > 0
         assert p["dropped_payload_bytes"]["link_failure"] == s["drops"]["link_failure"]
+    if name == "sirius-fail":
+        # a link loses only cells; a failed ToR also loses payload it never cut into cells
+        assert p["dropped"]["failed_link"] > 0 and p["dropped"]["failed_node"] > 0
+        assert p["dropped_payload_bytes"]["failed_link"] == s["drops"]["failed_link"]
+        assert p["dropped_payload_bytes"]["failed_node"] < s["drops"]["failed_node"]
 
 
 @pytest.mark.parametrize("opts", [

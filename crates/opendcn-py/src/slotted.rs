@@ -4,11 +4,11 @@
 use numpy::PyArray1;
 use opendcn_core::slotted::common::{SlottedOutput, Topology};
 use opendcn_core::slotted::negotiator::{Matcher, NegSpec, Negotiator, Variant};
-use opendcn_core::slotted::sirius::{RelayCc, SirSpec, Sirius};
+use opendcn_core::slotted::sirius::{RelayCc, SirFailSpec, SirSpec, Sirius};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::spec_io::{bad, int_col, scalar, services, spec_err};
+use crate::spec_io::{bad, int_col, ints, opt_col, opt_scalar, scalar, services, spec_err, u64s};
 
 fn topo(s: &str) -> PyResult<Topology> {
     match s {
@@ -87,6 +87,7 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
             o => return Err(bad("cc", o, "expected ideal or inband")),
         },
         services: services(d)?,
+        fail: sir_failures(d)?,
         seed: scalar(d, "seed")?,
         duration_ps: scalar(d, "duration_ps")?,
         sample_ps: scalar(d, "sample_ps")?,
@@ -94,6 +95,25 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
         flow_src: int_col(d, "flow_src")?,
         flow_dst: int_col(d, "flow_dst")?,
         flow_size: int_col(d, "flow_size")?,
+    })
+}
+
+/// Sirius' failures (all optional): columns `fail_link_node`, `fail_link_port`,
+/// `fail_link_at_ps`, `fail_link_until_ps` and `fail_node`, `fail_node_at_ps`,
+/// `fail_node_until_ps` (an until of -1: never recovers), scalar `fail_bin_ps`.
+fn sir_failures(d: &Bound<'_, PyDict>) -> PyResult<SirFailSpec> {
+    let until = |key: &str| -> PyResult<Vec<u64>> {
+        opt_col(d, key)?.into_iter().map(|x| if x == -1 { Ok(u64::MAX) } else if x < 0 { Err(bad(key, x, "must be non-negative (-1: never)")) } else { Ok(x as u64) }).collect()
+    };
+    Ok(SirFailSpec {
+        link_node: ints(opt_col(d, "fail_link_node")?, "fail_link_node")?,
+        link_port: ints(opt_col(d, "fail_link_port")?, "fail_link_port")?,
+        link_at_ps: u64s(opt_col(d, "fail_link_at_ps")?, "fail_link_at_ps")?,
+        link_until_ps: until("fail_link_until_ps")?,
+        node: ints(opt_col(d, "fail_node")?, "fail_node")?,
+        node_at_ps: u64s(opt_col(d, "fail_node_at_ps")?, "fail_node_at_ps")?,
+        node_until_ps: until("fail_node_until_ps")?,
+        bin_ps: opt_scalar(d, "fail_bin_ps", 0u64)?,
     })
 }
 
@@ -112,6 +132,13 @@ fn out_dict<'py>(py: Python<'py>, o: SlottedOutput) -> PyResult<Bound<'py, PyDic
         m.set_item(k, v)?;
     }
     d.set_item("metrics", m)?;
+    if !o.series.is_empty() {
+        let s = PyDict::new(py);
+        for (k, v) in o.series {
+            s.set_item(k, PyArray1::from_vec(py, v))?;
+        }
+        d.set_item("series", s)?;
+    }
     Ok(d)
 }
 

@@ -26,6 +26,16 @@ pausing sends elephants (PIAS aging) on their direct circuit only. ``--queue-est
 (slot queues are counted exactly) and ``--buffer-offload`` (ToR endpoints, no hosts) are
 rejected by name.
 
+Failures (``--fail-links F`` of the N x S ToR ports, ``--fail-nodes F`` of the ToRs, at
+``--fail-at``, back at ``--recover-at``; or ``net.fail_links([(tor, port), ...], at,
+recover_at)`` / ``net.fail_nodes([...], ...)``): a failed port sends and receives nothing,
+cells sent towards it before their sender knows are lost (``failed_link``); a failed ToR
+loses what it holds (``failed_node``). Senders learn of a failure, and of the repair, from
+the round-robin cells (a missing one means down): within one cycle plus the report lag.
+VLB relays only through intermediates that report their onward circuit up. The summary
+gains the delivered bandwidth per ``--failure-bin`` around the failure
+(docs/arch/sirius.md#failures).
+
 Defaults follow the NegotiaToR paper's baseline: 128 ToRs x 8 ports of 100 Gb/s
 (``--speedup 2`` over a 400 Gb/s host side), 2 us propagation. Sirius' own slot, cell and
 congestion-control parameters are not in the seed papers; the engine's documented choices
@@ -40,13 +50,13 @@ from typing import Literal
 from pydantic import model_validator
 
 from ..errors import ConfigError
-from ..options import AutoInt, Int, ServiceOptions, Size, Time, like, opt
+from ..options import AutoInt, AutoTime, FailureOptions, Float, Int, ServiceOptions, Size, Time, like, opt
 from ..slotted import SlottedNetwork
 from . import register
 from .negotiator import AwgrOptions
 
 
-class SiriusOptions(ServiceOptions, AwgrOptions):
+class SiriusOptions(ServiceOptions, FailureOptions, AwgrOptions):
     slot: Time = opt("100ns", "timeslot, guardband included", gt=0)
     guardband: Time = like(AwgrOptions, "guardband", "10ns")
     header: Size = like(AwgrOptions, "header", "10B")
@@ -57,6 +67,10 @@ class SiriusOptions(ServiceOptions, AwgrOptions):
     report_bits: AutoInt = opt("auto", "bits per destination of the occupancy report an inband cell carries, "
                                        "charged as header bytes (N x bits / 8); auto: enough for 0..2 x "
                                        "--relay-cap with inband, 0 with ideal")
+    fail_nodes: Float = opt(0.0, "fraction of the ToRs that fail (random, stream 'failures.nodes'), at --fail-at",
+                            ge=0, lt=1)
+    failure_bin: AutoTime = opt("auto", "bin width of the delivered-bandwidth series of a failure run; auto: "
+                                        "whole round-robin cycles, at most 2000 bins")
 
     @model_validator(mode="after")
     def _check(self) -> "SiriusOptions":
@@ -67,7 +81,19 @@ class SiriusOptions(ServiceOptions, AwgrOptions):
             raise ConfigError("--report-bits", self.report_bits, "must be >= 0")
         if self.payload <= 0:
             raise ConfigError("--slot", self.slot, "leaves no room for a cell payload")
+        if self.failure_bin is not None and self.failure_bin <= 0:
+            raise ConfigError("--failure-bin", self.failure_bin, "must be positive")
         return self
+
+    def apply_failures(self, net: SlottedNetwork) -> None:
+        """Fail ``--fail-links`` of the ToR ports and ``--fail-nodes`` of the ToRs in every run."""
+        net.failure_bin = self.failure_bin
+        if self.fail_links or self.fail_nodes:
+            net.random_failures(self.fail_links, self.fail_at, self.recover_at, nodes=self.fail_nodes)
+        elif self.fail_at is not None or self.recover_at is not None:
+            raise ConfigError("--fail-at" if self.fail_at is not None else "--recover-at",
+                              self.given("fail_at" if self.fail_at is not None else "recover_at"),
+                              "needs --fail-links or --fail-nodes")
 
     @property
     def report_bytes(self) -> int:
@@ -103,4 +129,5 @@ def build(o: SiriusOptions) -> SlottedNetwork:
     net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc,
                             report_bytes=o.report_bytes, cell_payload_bytes=o.payload)
     o.apply_services(net)
+    o.apply_failures(net)
     return net

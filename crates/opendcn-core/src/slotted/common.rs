@@ -7,7 +7,9 @@
 //! Cells are the slotted engines' packets. In the ledger: a cell is *sent* when a source
 //! cuts it from its queue and puts it on a circuit (first hop; the second hop of a relayed
 //! cell is the same cell), *delivered* when its last hop arrives at its destination by
-//! the end of the run, *dropped* where the engine loses it (NegotiaToR's failed links).
+//! the end of the run, *dropped* where the engine loses it (NegotiaToR's and Sirius'
+//! failed links, Sirius' failed ToRs); payload a failed source held before cutting it into
+//! cells is lost without a dropped cell ([`Books::lose_unsent`]).
 //! A relay that forwards only part of a queued cell (a piggyback slot smaller than the
 //! cell) sends that part as a new cell. In flight at the end: relayed cells held at (or
 //! on their way to) an intermediate and cells on their last hop that arrive after the
@@ -438,7 +440,23 @@ impl Books {
     pub fn drop(&mut self, fl: &mut Flows, flow: u32, bytes: u64, reason: &'static str) {
         self.queued -= bytes;
         fl.st[flow as usize].unsent -= bytes;
-        let r = match self.reasons.iter().position(|&x| x == reason) {
+        let r = self.reason(reason);
+        self.ledger.drop(r, bytes, true);
+    }
+
+    /// `bytes` of `flow` still queued at its source (never cut into a cell) are lost,
+    /// for `reason` (e.g. the source ToR failed): lost payload, no dropped cell.
+    pub fn lose_unsent(&mut self, fl: &mut Flows, flow: u32, bytes: u64, reason: &'static str) {
+        self.queued -= bytes;
+        fl.st[flow as usize].unsent -= bytes;
+        let r = self.reason(reason);
+        self.ledger.lose(r, bytes);
+    }
+
+    /// The ledger index of drop reason `reason`, added when it first occurs (so a run
+    /// without drops lists none).
+    fn reason(&mut self, reason: &'static str) -> usize {
+        match self.reasons.iter().position(|&x| x == reason) {
             Some(r) => r,
             None => {
                 self.reasons.push(reason);
@@ -448,8 +466,7 @@ impl Books {
                 l.dropped_bytes.push(0);
                 self.reasons.len() - 1
             }
-        };
-        self.ledger.drop(r, bytes, true);
+        }
     }
 
     /// Take queued-bytes samples at every sample boundary up to `t` (call with the queued

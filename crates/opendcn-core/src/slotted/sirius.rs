@@ -68,6 +68,15 @@
 //!   flow is such an elephant is skipped as a relay candidate.
 //! * Buffer offload: the endpoints are ToRs with no hosts below them; rejected.
 //! * `paused_attempts` counts relay/direct candidates skipped by push-back or pausing.
+//!
+//! Failures of ToR ports and ToRs (docs/arch/sirius.md#failures, `sirius/failures.rs`):
+//! detected through the round-robin cells (silence = down), nothing sent on a circuit its
+//! sender knows to be down, VLB only through intermediates that report their onward
+//! circuit up, cells lost where they arrive at a failed element.
+
+mod failures;
+
+pub use failures::SirFailSpec;
 
 use super::common::*;
 use crate::error::SpecError;
@@ -91,6 +100,8 @@ pub struct SirSpec {
     pub cc: RelayCc,
     /// OpenOptics infrastructure services (see the module doc).
     pub services: crate::spec::Services,
+    /// Link and ToR failures (`sirius/failures.rs`).
+    pub fail: SirFailSpec,
     pub seed: u64,
     pub duration_ps: Ps,
     pub sample_ps: Ps,
@@ -135,6 +146,7 @@ pub struct Sirius {
     relay: Vec<VecDeque<Cell>>, // per (m·N + d)
     rcount: Vec<u32>,
     svc: SlotServices,
+    fail: failures::FailState,
     /// Count the occupancy of the relay queues (in-band congestion control or
     /// congestion detection).
     track: bool,
@@ -203,10 +215,12 @@ impl Sirius {
         let arr_ring = (spec.slot_ps + spec.prop_ps).div_ceil(spec.slot_ps) as usize + 2;
         let inband = spec.cc == RelayCc::Inband;
         let svc = SlotServices::new(spec.services, "sirius")?;
+        let fail = failures::FailState::new(&spec.fail, n, s, fab.g, spec.slot_ps, spec.duration_ps)?;
         let track = inband || svc.cfg.congestion_detection;
         let f_sent = vec![0; if svc.cfg.flow_pausing { spec.flow_size.len() } else { 0 }];
         Ok(Sirius {
             svc,
+            fail,
             track,
             f_sent,
             rate,
@@ -285,6 +299,13 @@ impl Sirius {
         while let Some(f) = self.fl.pop_until(t) {
             let fi = f as usize;
             let (i, d, size) = (self.fl.src[fi], self.fl.dst[fi], self.fl.size[fi]);
+            if self.fail.on && !self.fail.node_up(i, self.fl.start[fi]) {
+                // a flow that starts at a failed ToR is lost whole
+                self.b.offer(size);
+                self.b.lose_unsent(&mut self.fl, f, size, "failed_node");
+                self.b.events += 1;
+                continue;
+            }
             let parts = self.pias.split(size);
             self.voq[(i * self.n + d) as usize].push(f, parts);
             for (l, &b) in parts.iter().enumerate() {
@@ -426,6 +447,9 @@ impl Sirius {
             bucket.clear();
             self.arrivals[(k % r as u64) as usize] = bucket;
         }
+        if self.fail.on {
+            self.apply_node_failures(k);
+        }
         let levels = if self.spec.pq { 3 } else { 1 };
         let prop = self.spec.prop_ps;
         let mut a = 0;
@@ -440,6 +464,11 @@ impl Sirius {
             for p in 0..self.s {
                 let m = self.fab.thin_rr(c, i, p);
                 if m == NONE {
+                    continue;
+                }
+                if self.fail.on && !self.hears(i, m, k) {
+                    // i knows its circuit to m is down (or does not know it is up): idle
+                    self.fail.m_idle += 1;
                     continue;
                 }
                 // (1) relayed cells for m (second hop)
@@ -462,8 +491,19 @@ impl Sirius {
                         let dur = self.rate.tx(self.spec.header_bytes + cell.bytes);
                         self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
                         self.fab.transmit(k, i, p, m);
-                        self.b.sent(&mut self.fl, cell.flow, i, tx0, tx0 + dur + prop, cell.bytes, 2, true);
+                        let arr = tx0 + dur + prop;
                         self.m_second += cell.bytes;
+                        if self.fail.on {
+                            if let Some(why) = self.fate(i, m, p, k, arr) {
+                                self.b.sent(&mut self.fl, cell.flow, i, tx0, arr, cell.bytes, 2, false);
+                                self.b.drop(&mut self.fl, cell.flow, cell.bytes, why);
+                                continue;
+                            }
+                            if arr <= self.spec.duration_ps {
+                                self.fail.delivered(arr, cell.bytes);
+                            }
+                        }
+                        self.b.sent(&mut self.fl, cell.flow, i, tx0, arr, cell.bytes, 2, true);
                         continue;
                     }
                 }
@@ -479,9 +519,20 @@ impl Sirius {
                         let dur = self.rate.tx(self.spec.header_bytes + bytes);
                         self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
                         self.fab.transmit(k, i, p, m);
-                        self.b.sent(&mut self.fl, f, i, tx0, tx0 + dur + prop, bytes, 1, true);
+                        let arr = tx0 + dur + prop;
                         self.m_direct += bytes;
                         blocked = false;
+                        if self.fail.on {
+                            if let Some(why) = self.fate(i, m, p, k, arr) {
+                                self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+                                self.b.drop(&mut self.fl, f, bytes, why);
+                                break 'lv;
+                            }
+                            if arr <= self.spec.duration_ps {
+                                self.fail.delivered(arr, bytes);
+                            }
+                        }
+                        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, true);
                         break 'lv;
                     }
                     let li = i as usize * 3 + l;
@@ -494,6 +545,10 @@ impl Sirius {
                         let j = (start + x) % len;
                         let d = self.lists[li][j];
                         if d == m || self.svc.pushed_back(i, d, k) {
+                            continue;
+                        }
+                        if self.fail.on && !self.reachable(i, m, d, k) {
+                            self.fail.m_unreach += 1;
                             continue;
                         }
                         if self.svc.cfg.flow_pausing {
@@ -520,6 +575,14 @@ impl Sirius {
                         self.fab.transmit(k, i, p, m);
                         let arr = tx0 + dur + prop;
                         self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+                        self.m_first += bytes;
+                        blocked = false;
+                        if self.fail.on {
+                            if let Some(why) = self.fate(i, m, p, k, arr) {
+                                self.b.drop(&mut self.fl, f, bytes, why);
+                                break 'lv;
+                            }
+                        }
                         self.relay[mi].push_back(Cell { flow: f, bytes, ready: arr });
                         if self.track {
                             let ka = (arr - self.spec.guardband_ps).div_ceil(self.spec.slot_ps);
@@ -538,9 +601,7 @@ impl Sirius {
                         self.rcount[mi] += 1;
                         self.m_max_relay = self.m_max_relay.max(self.rcount[mi]);
                         self.relay_bytes[m as usize] += bytes;
-                        self.m_first += bytes;
                         self.activate(m);
-                        blocked = false;
                         break 'lv;
                     }
                 }
@@ -620,6 +681,7 @@ impl Sirius {
             ("awgr_ports".into(), ports as f64),
         ];
         o.metrics.extend(self.svc.metrics());
+        self.failure_output(&mut o);
         o
     }
 }
@@ -628,7 +690,7 @@ impl Sirius {
 mod tests {
     use super::*;
 
-    fn spec(n: u32, s: u32) -> SirSpec {
+    pub(super) fn spec(n: u32, s: u32) -> SirSpec {
         SirSpec {
             tors: n,
             ports: s,
@@ -643,6 +705,7 @@ mod tests {
             relay_cap: 8,
             cc: RelayCc::Inband,
             services: Default::default(),
+            fail: Default::default(),
             seed: 1,
             duration_ps: 200_000_000,
             sample_ps: 0,
