@@ -1,4 +1,5 @@
-"""Link failures on the packet engine (``Network.fail_links``, ``--fail-links``): nothing is
+"""Link and node failures on the packet engine (``Network.fail_links`` / ``fail_nodes``,
+``--fail-links`` / ``--fail-nodes``): nothing is
 sent into a failed link, transports recover what was lost, throughput comes back after
 recovery, the ledgers balance, bad input is refused."""
 
@@ -97,6 +98,48 @@ def test_rotor_fabric_avoids_the_slices_of_a_failed_uplink():
     assert "failed_link" in s["packets"]["dropped"]
 
 
+def test_a_failed_switch_sends_and_receives_nothing_and_tcp_recovers():
+    """An aggregation switch of the 8-rack Clos fails from 200 to 500 us: none of its
+    ports sends, no neighbour sends into it, what it held is lost and resent, and after
+    it recovers the network carries what the same run without the failure carries."""
+    net = _clos()
+    sw = net.config.nodes                          # the first switch node
+    ports = [(sw, p) for p in range(int(net.user_ports[sw]))]
+    ends = ports + [next((c.n2, c.p2) if (c.n1, c.p1) == e else (c.n1, c.p1) for c in net.circuits
+                         if e in ((c.n1, c.p1), (c.n2, c.p2))) for e in ports]
+    net.watch(ends)
+    net.fail_nodes([sw], at="200us", recover_at="500us")
+    flows = [(0, s, d, 2_000_000) for s in range(8) for d in range(8) if s != d]
+    r = net.run(od.workload.flows(flows), duration="2ms")
+    s = r.summary
+    assert s["invariants"]["ok"]
+    b = s["bytes"]
+    assert b["dropped"] == 0 and b["offered"] == b["delivered"] + b["in_flight"]
+    assert s["packets"]["dropped"]["failed_link"] > 0 and s["packets"]["retransmitted"] > 0
+    for end in ends:
+        t, tx = _port_tx(r, *end)
+        assert tx[(t > 200 * US + 10 * US) & (t <= 500 * US)].sum() == 0, end
+        assert tx[t > 500 * US + 10 * US].sum() > 0, end
+    base = _clos().run(od.workload.flows(flows), duration="2ms")
+    (t, d), (tb, db) = _delivered(r), _delivered(base)
+    assert (t == tb).all()
+    win = (t > 600 * US) & (t <= 700 * US)
+    assert d[win].mean() >= 0.9 * db[win].mean()
+    assert r.summary["flows"]["completed"] == base.summary["flows"]["completed"]
+
+
+def test_the_option_fails_a_fraction_of_nodes_in_every_run():
+    net = od.arch.clos(nodes=8, uplinks=2, transport="tcp", fail_nodes=0.1, fail_at="100us", recover_at="300us")
+    wl = od.workload.poisson("hadoop", 0.4, "uniform")
+    r1, r2 = net.run(wl, duration="600us", seed=2), net.run(wl, duration="600us", seed=2)
+    m = r1.summary["arch_metrics"]
+    assert len(m["failed_nodes"]) == round(0.1 * net.total_nodes) and "failed_links" not in m
+    assert m["fail_at_ps"] == 100 * US and m["recover_at_ps"] == 300 * US
+    assert r1.summary["trace_hash"] == r2.summary["trace_hash"]
+    assert r1.summary["bytes"]["dropped"] == 0 and r1.summary["invariants"]["ok"]
+    assert r1.summary["packets"]["dropped"].get("failed_link", 0) > 0
+
+
 def test_bad_failures_are_refused():
     net = _clos()
     with pytest.raises(ConfigError) as e:
@@ -115,6 +158,15 @@ def test_bad_failures_are_refused():
     with pytest.raises(ConfigError) as e:
         od.arch.clos(nodes=8, fail_links=1.5)
     assert e.value.field == "--fail-links"
+    with pytest.raises(ConfigError) as e:
+        net.fail_nodes([net.total_nodes], at="1us")
+    assert e.value.field == "nodes[0]"
+    with pytest.raises(ConfigError) as e:
+        net.fail_nodes([], at="1us")
+    assert e.value.field == "nodes"
+    with pytest.raises(ConfigError) as e:
+        od.arch.clos(nodes=8, fail_nodes=-0.1)
+    assert e.value.field == "--fail-nodes"
 
 
 @pytest.mark.parametrize("args", [["--fail-links", "0.1", "--fail-at", "300us", "--recover-at", "200us"],

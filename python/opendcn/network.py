@@ -1022,27 +1022,78 @@ class Network(NetworkBase):
         events = list(getattr(self, "_failures", []))
         rnd = getattr(self, "_random_failures", None)
         if rnd is not None:
-            frac, at, rec = rnd
-            links = self.fabric_links()
-            k = max(1, round(frac * len(links)))
-            pick = stream(1, "failures").choice(len(links), size=k, replace=False)
-            chosen = [links[int(i)] for i in sorted(pick)]
+            frac, at, rec, node_frac = rnd
             at_ps = parse_time(at, "fail_at") if at is not None else duration_ps // 3
-            events += self._failure_events(chosen, at_ps, rec)
-            self.arch_metrics["failed_links"] = [list(x) for x in chosen]
+            if frac > 0:
+                links = self.fabric_links()
+                k = max(1, round(frac * len(links)))
+                pick = stream(1, "failures").choice(len(links), size=k, replace=False)
+                chosen = [links[int(i)] for i in sorted(pick)]
+                events += self._failure_events(chosen, at_ps, rec)
+                self.arch_metrics["failed_links"] = [list(x) for x in chosen]
+            if node_frac > 0:
+                n_all = int(self.total_nodes)
+                k = max(1, round(node_frac * n_all))
+                nodes = sorted(int(i) for i in stream(1, "failures.nodes").choice(n_all, size=k, replace=False))
+                events += self._node_failure_events(nodes, at_ps, rec)
+                self.arch_metrics["failed_nodes"] = nodes
             self.arch_metrics["fail_at_ps"] = at_ps
             self.arch_metrics["recover_at_ps"] = None if rec is None else parse_time(rec, "recover_at")
         for gps, at_ps, down in events:
             sim.fail_ports(at_ps, gps, down)
         return sim
 
-    def random_failures(self, fraction: float, at: Any = None, recover_at: Any = None) -> None:
-        """Fail a ``fraction`` of the fabric links (at least one; chosen with the named
-        stream ``failures``) at ``at`` (default: a third into the run) and bring them back
-        at ``recover_at`` (default: never), in every run of this network."""
-        if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not 0 <= fraction < 1:
-            raise ConfigError("fail_links", fraction, "expected a fraction in [0, 1)")
-        self._random_failures = (float(fraction), at, recover_at) if fraction > 0 else None
+    def random_failures(self, fraction: float, at: Any = None, recover_at: Any = None, *,
+                        nodes: float = 0.0) -> None:
+        """Fail a ``fraction`` of the fabric links (at least one when > 0; chosen with the
+        named stream ``failures``) and a fraction ``nodes`` of the nodes, switches
+        included (stream ``failures.nodes``; see :meth:`fail_nodes`) at ``at`` (default:
+        a third into the run) and bring them back at ``recover_at`` (default: never), in
+        every run of this network: the same elements in every run."""
+        for field, v in (("fail_links", fraction), ("fail_nodes", nodes)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
+                raise ConfigError(field, v, "expected a fraction in [0, 1)")
+        if (fraction > 0 or nodes > 0) and "credit" in self._transport.rule.names:
+            raise ConfigError("fail_links" if fraction > 0 else "fail_nodes", fraction if fraction > 0 else nodes,
+                              "a lossless (credit) network cannot lose a link's packets")
+        self._random_failures = (float(fraction), at, recover_at, float(nodes)) if fraction > 0 or nodes > 0 else None
+
+    def fail_nodes(self, nodes: Sequence[int], at: Any, recover_at: Any = None) -> None:
+        """Fail whole nodes (ToRs or switches) at ``at`` and, with ``recover_at``, bring
+        them back then: every port of a failed node fails as in :meth:`fail_links` — its
+        fabric links (both ends, so neighbours stop sending into it) and, at a ToR, the
+        ports down to its hosts. Packets queued at it are dropped (``failed_link``);
+        packets that reach it on the wire find no way on and are dropped too; its hosts
+        are cut off until it recovers. Same timing rules as :meth:`fail_links`."""
+        at_ps = parse_time(at, "fail_at")
+        if at_ps < 0:
+            raise ConfigError("fail_at", at, "must not be negative")
+        events = self._node_failure_events(nodes, at_ps, recover_at)
+        if self._live is not None:
+            for gp, t, down in events:
+                try:
+                    self._live.sim.fail_ports(t, gp, down)
+                except _core.EngineSpecError as e:
+                    raise _engine_error(e) from None
+        else:
+            self._failures = getattr(self, "_failures", []) + events
+
+    def _node_failure_events(self, nodes: Sequence[int], at_ps: int,
+                             recover_at: Any) -> list[tuple[np.ndarray, int, bool]]:
+        items = list(nodes)
+        if not items:
+            raise ConfigError("nodes", items, "name at least one node")
+        links: list[tuple[int, int]] = []
+        host_ports: list[int] = []
+        for i, v in enumerate(items):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < self.total_nodes:
+                raise ConfigError(f"nodes[{i}]", v, f"not a node of this network: expected 0..{self.total_nodes - 1}")
+            v = int(v)
+            links += [(v, p) for p in range(int(self.user_ports[v]))]
+            host_ports += range(int(self.port_offset[v]) + int(self.user_ports[v]), int(self.port_offset[v + 1]))
+        ev = self._failure_events(links, at_ps, recover_at)
+        gps = np.union1d(ev[0][0], np.asarray(host_ports, np.int64)).astype(np.int64)
+        return [(gps, t, down) for _, t, down in ev]
 
     def fail_links(self, links: Sequence[tuple[int, int]], at: Any, recover_at: Any = None) -> None:
         """Fail fabric links at simulated time ``at`` and, with ``recover_at``, bring them

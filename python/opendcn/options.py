@@ -273,11 +273,14 @@ class ServiceOptions(ArchOptions):
 
 
 class FailureOptions(ArchOptions):
-    """Link failures of a packet-engine network (``Network.fail_links``)."""
+    """Link and node failures of a packet-engine network (``Network.fail_links``,
+    ``Network.fail_nodes``)."""
 
     fail_links: Float = opt(0.0, "fraction of the fabric links that fail (random, stream 'failures')", ge=0, lt=1)
-    fail_at: Time | None = opt(None, "when the links fail (default: a third into the run)")
-    recover_at: Time | None = opt(None, "when the failed links recover (default: never)")
+    fail_nodes: Float = opt(0.0, "fraction of the nodes, switches included, that fail with all their ports "
+                                 "(random, stream 'failures.nodes'), at --fail-at", ge=0, lt=1)
+    fail_at: Time | None = opt(None, "when the links / nodes fail (default: a third into the run)")
+    recover_at: Time | None = opt(None, "when the failed links / nodes recover (default: never)")
 
     @model_validator(mode="after")
     def _order(self) -> "FailureOptions":
@@ -287,10 +290,11 @@ class FailureOptions(ArchOptions):
 
     def apply_failures(self, net: Any) -> None:
         """Fail ``fail_links`` of ``net``'s fabric links in every run (``Network.random_failures``)."""
-        if self.fail_links or self.fail_at is not None or self.recover_at is not None:
-            if not self.fail_links:
-                raise ConfigError("--fail-links", 0, "--fail-at / --recover-at need a fraction of links to fail")
-            net.random_failures(self.fail_links, self.fail_at, self.recover_at)
+        if self.fail_links or self.fail_nodes or self.fail_at is not None or self.recover_at is not None:
+            if not self.fail_links and not self.fail_nodes:
+                raise ConfigError("--fail-links", 0, "--fail-at / --recover-at need a fraction of links "
+                                                     "(or --fail-nodes) to fail")
+            net.random_failures(self.fail_links, self.fail_at, self.recover_at, nodes=self.fail_nodes)
 
 
 def check_rule(v: str) -> str:
