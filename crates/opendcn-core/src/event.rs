@@ -1,10 +1,13 @@
-//! The event list: a monotone radix heap keyed by time, FIFO among equal times, with a
-//! short sorted run of the next events in front of it.
+//! The event list: a monotone radix heap keyed by time (base-256 digits), FIFO among
+//! equal times, with a short sorted run of the next events in front of it.
 //!
 //! Simulation time never goes backwards, so every event pushed is at or after the last
 //! event popped — the condition under which a radix heap is exact. Events with equal
-//! times pop in insertion order (the `(time, seq)` order). Push is O(1); an element moves
-//! down a bucket at most 64 times over its life, usually once or twice.
+//! times pop in insertion order (the `(time, seq)` order). Push is O(1). An event sits in
+//! the bucket of the highest base-256 digit in which its time differs from `last`, and of
+//! its value of that digit; each time it is redistributed it goes to a lower digit, so it
+//! moves at most 8 times over its life — for the microseconds ahead that a network
+//! schedules, two or three times (a binary radix heap moves it about once per bit).
 //!
 //! The front run holds the next few events in order (at least `lookahead` of them when
 //! that many are pending), so that the engine can see them coming and prefetch what they
@@ -15,23 +18,29 @@ use std::collections::VecDeque;
 
 use crate::units::Ps;
 
-/// How far ahead of the last time taken from the radix heap the front run may be filled
-/// (bucket index: 2^16 ps = 65.5 ns).
-const HORIZON_BITS: u32 = 16;
+/// How far ahead of the last time taken from the radix heap the front run may be filled:
+/// events whose time differs from it in the lowest `HORIZON_LEVELS` digits only
+/// (2^16 ps = 65.5 ns).
+const HORIZON_LEVELS: u32 = 2;
+const LEVELS: usize = 8;
+const DIGITS: usize = 256;
 
 /// A radix heap of `time → T`; equal times pop in insertion order.
 ///
 /// `front` holds events in `(time, seq)` order, every one of them at or before `last`;
-/// the radix heap holds the rest, all after `last`: bucket `b ≥ 1` holds events whose
-/// time first differs from `last` at bit `b − 1`. All events with one time always sit in
-/// one bucket, in insertion order, so FIFO order among equal times is kept through
-/// redistribution.
+/// the radix heap holds the rest, all after `last`: bucket `(l, d)` holds the events
+/// whose time first differs from `last` (from the top) in base-256 digit `l`, and has
+/// value `d` there. All events with one time always sit in one bucket, in insertion
+/// order, so FIFO order among equal times is kept through redistribution. Buckets of a
+/// lower level, and of a lower digit at one level, hold earlier events.
 pub struct EventList<T: Copy> {
     last: Ps,
     front: VecDeque<(Ps, T)>,
     buckets: Vec<Vec<(Ps, T)>>,
-    /// Bit b set when `buckets[b]` is non-empty.
-    mask: u128,
+    /// Bit l set when level l has a non-empty bucket.
+    levels: u8,
+    /// Per level, bit d set when bucket (l, d) is non-empty.
+    digits: [[u64; DIGITS / 64]; LEVELS],
     len: usize,
     /// Events kept in `front` when that many are pending.
     lookahead: usize,
@@ -50,13 +59,22 @@ impl<T: Copy> EventList<T> {
 
     /// An event list that keeps the next `k` events (at least one) in order in front.
     pub fn with_lookahead(k: usize) -> Self {
-        EventList { last: 0, front: VecDeque::new(), buckets: (0..65).map(|_| Vec::new()).collect(), mask: 0, len: 0,
-                    lookahead: k.max(1) }
+        EventList { last: 0, front: VecDeque::new(), buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
+                    levels: 0, digits: [[0; DIGITS / 64]; LEVELS], len: 0, lookahead: k.max(1) }
+    }
+
+    /// Bucket of time `t` (> `last`): level and digit.
+    #[inline]
+    fn bucket(last: Ps, t: Ps) -> (usize, usize) {
+        let level = (63 - (t ^ last).leading_zeros()) as usize / 8;
+        (level, ((t >> (8 * level)) & 0xff) as usize)
     }
 
     #[inline]
-    fn bucket(last: Ps, t: Ps) -> usize {
-        64 - (t ^ last).leading_zeros() as usize
+    fn put(&mut self, level: usize, digit: usize, item: (Ps, T)) {
+        self.buckets[level * DIGITS + digit].push(item);
+        self.digits[level][digit / 64] |= 1 << (digit % 64);
+        self.levels |= 1 << level;
     }
 
     /// Schedule `ev` at `time` (≥ the time of the last popped event).
@@ -64,9 +82,8 @@ impl<T: Copy> EventList<T> {
     pub fn push(&mut self, time: Ps, ev: T) {
         self.len += 1;
         if time > self.last {
-            let b = Self::bucket(self.last, time);
-            self.buckets[b].push((time, ev));
-            self.mask |= 1 << b;
+            let (l, d) = Self::bucket(self.last, time);
+            self.put(l, d, (time, ev));
         } else if self.front.back().is_none_or(|x| x.0 <= time) {
             self.front.push_back((time, ev));
         } else {
@@ -101,15 +118,15 @@ impl<T: Copy> EventList<T> {
     }
 
     /// Fill the front run up to `lookahead` events from the radix heap, taking events
-    /// beyond the first only while they are near (less than 2^`HORIZON_BITS` ps after
-    /// `last`): an event pushed before `last` is inserted into the run, so `last` must not
-    /// run far ahead of the time being simulated.
+    /// beyond the first only while they are near (differing from `last` in the lowest
+    /// [`HORIZON_LEVELS`] digits only): an event pushed before `last` is inserted into
+    /// the run, so `last` must not run far ahead of the time being simulated.
     #[inline]
     fn settle(&mut self) {
-        if self.front.is_empty() && self.mask != 0 {
+        if self.front.is_empty() && self.levels != 0 {
             self.refill();
         }
-        while self.front.len() < self.lookahead && self.mask != 0 && self.mask.trailing_zeros() <= HORIZON_BITS {
+        while self.front.len() < self.lookahead && self.levels != 0 && self.levels.trailing_zeros() < HORIZON_LEVELS {
             self.refill();
         }
     }
@@ -117,22 +134,33 @@ impl<T: Copy> EventList<T> {
     /// Move the earliest events of the radix heap (those at its least time) to the back of
     /// the front run.
     fn refill(&mut self) {
-        let i = self.mask.trailing_zeros() as usize;
-        let mut items = std::mem::take(&mut self.buckets[i]);
-        self.mask &= !(1 << i);
-        let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
-        self.last = new_last;
-        for &(t, ev) in &items {
-            if t == new_last {
-                self.front.push_back((t, ev));
-            } else {
-                let b = Self::bucket(new_last, t);
-                self.buckets[b].push((t, ev));
-                self.mask |= 1 << b;
-            }
+        let l = self.levels.trailing_zeros() as usize;
+        let words = &mut self.digits[l];
+        let w = words.iter().position(|&x| x != 0).expect("a level bit names a non-empty bucket");
+        let d = w * 64 + words[w].trailing_zeros() as usize;
+        words[w] &= !(1 << (d % 64));
+        if words.iter().all(|&x| x == 0) {
+            self.levels &= !(1 << l);
         }
-        items.clear();
-        self.buckets[i] = items; // keep the allocation
+        let mut items = std::mem::take(&mut self.buckets[l * DIGITS + d]);
+        if l == 0 {
+            // one time: the bucket is its events in insertion order
+            self.last = items[0].0;
+            self.front.extend(items.drain(..));
+        } else {
+            let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
+            self.last = new_last;
+            for &(t, ev) in &items {
+                if t == new_last {
+                    self.front.push_back((t, ev));
+                } else {
+                    let (l2, d2) = Self::bucket(new_last, t);
+                    self.put(l2, d2, (t, ev));
+                }
+            }
+            items.clear();
+        }
+        self.buckets[l * DIGITS + d] = items; // keep the allocation
     }
 
     /// Remove and return the earliest event as `(time, event)`.
@@ -163,8 +191,8 @@ mod tests {
             let mut seq = 0u64;
             let mut id = 0u32;
             for (dt, pop, far) in ops {
-                // some events beyond the front run's horizon
-                let dt = if far { dt << 15 } else { dt };
+                // some events beyond the front run's horizon, some many digits ahead
+                let dt = if !far { dt } else if dt % 2 == 0 { dt << 15 } else { dt << 41 };
                 if pop && !reference.is_empty() {
                     reference.sort();
                     let (t, _, want) = reference.remove(0);
