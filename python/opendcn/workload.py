@@ -257,12 +257,12 @@ class FlowArrays:
                 arr = arr.copy()
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
-        for name, arr in (("after_ptr", ptr if deps else None), ("after_ids", ids if deps else None),
-                          ("gap_ps", gap if deps else None)):
-            if arr is not None:
-                arr = arr.copy()
-                arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
+        for name in ("after_ptr", "after_ids", "gap_ps"):
+            dep_arr: np.ndarray | None = None
+            if deps:
+                dep_arr = {"after_ptr": ptr, "after_ids": ids, "gap_ps": gap}[name].copy()
+                dep_arr.flags.writeable = False
+            object.__setattr__(self, name, dep_arr)
 
     def __len__(self) -> int:
         return int(self.start_ps.shape[0])
@@ -292,12 +292,14 @@ class FlowArrays:
                 np.concatenate([p.dst for p in parts]), np.concatenate([p.size for p in parts]))
         if not any(p.has_deps for p in parts):
             return cls(*cols)
-        ptrs, ids, gaps = [np.zeros(1, dtype=np.int64)], [], []
+        ptrs: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        ids: list[np.ndarray] = []
+        gaps: list[np.ndarray] = []
         base = 0
         for p in parts:
             n = len(p)
             ptr = p.after_ptr if p.after_ptr is not None else np.zeros(n + 1, dtype=np.int64)
-            ptrs.append(ptr[1:] + sum(len(x) for x in ids))
+            ptrs.append(ptr[1:] + sum(int(len(x)) for x in ids))
             ids.append((p.after_ids if p.after_ids is not None else np.zeros(0, dtype=np.int64)) + base)
             gaps.append(p.gap_ps if p.gap_ps is not None else np.zeros(n, dtype=np.int64))
             base += n
