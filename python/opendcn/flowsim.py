@@ -419,6 +419,9 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,
                               nodes=c.nodes, duration_ps=duration_ps, seed=seed)
     flows.validate(c.endpoints)
+    if flows.has_deps:
+        raise ConfigError("flows.after", "flow-level", "flow dependencies (a flow that starts when others finish) "
+                          "run on the packet engine; the flow-level model starts flows at their start times only")
     cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
     t0 = time.perf_counter()
     saved = None

@@ -70,6 +70,9 @@ class NetworkBase(abc.ABC):
     control loop) and :meth:`_arch_result` (an architecture's own metrics) are optional.
     """
 
+    #: the engine can start flows when others finish (``FlowArrays`` dependencies)
+    _dependencies = False
+
     def __init__(self, config: Config | dict[str, Any], *, arch: str = "custom"):
         if isinstance(config, dict):
             config = Config.from_dict(config)
@@ -141,6 +144,10 @@ class NetworkBase(abc.ABC):
                                   rate_bps=c.per_node_rate, nodes=c.nodes,
                                   duration_ps=duration_ps, seed=int(seed))
         flows.validate(c.endpoints)
+        if getattr(flows, "has_deps", False) and not self._dependencies:
+            raise ConfigError("flows.after", f"{self.arch}", "flow dependencies (a flow that starts when others "
+                              "finish) run on the packet engine (opendcn.Network); this architecture's engine "
+                              "starts flows at their start times only")
         cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
         t0 = time.perf_counter()
         try:
@@ -247,11 +254,16 @@ class FixedFabric(NetworkBase):
 
 class Network(NetworkBase):
     """A network to program and run (OpenOptics' ``OpticalNetwork``): deploy circuits
-    and routes, choose transports, run on the packet engine."""
+    and routes, choose transports, run on the packet engine.
+
+    ``admission_control=True`` switches on OpenOptics' per-hop admission control (see
+    the attribute of that name)."""
+
+    _dependencies = True
 
     def __init__(self, config: Config | dict[str, Any], *, fabric: str = "optical",
                  switches: int = 0, switch_ports: int = 0, switch_link_rate: Any = None,
-                 arch: str = "custom", electrical_ports: int = 0):
+                 arch: str = "custom", electrical_ports: int = 0, admission_control: bool = False):
         super().__init__(config, arch=arch)
         config = self.config
         if fabric not in ("optical", "electrical"):
@@ -306,6 +318,18 @@ class Network(NetworkBase):
         #: appear later (a cyclic schedule, an electrical fabric, source routes).
         self.hold_unrouted: bool | None = None
         self._holding = False
+        #: OpenOptics' per-hop admission control (its ns-3 backend's ``admission_control``):
+        #: at every node, a packet whose routing decision (port, departure slice) finds that
+        #: slice's calendar queue without room for it in the slice's next occurrence
+        #: (bandwidth x the up-time left, after what is queued there) takes the decision
+        #: the table gives for the next arrival slices, in order, until one has room; if
+        #: none within a cycle has, it is dropped (``adm_fail``). A source node never drops:
+        #: its packet waits as it would without admission control. Applies to hop-by-hop
+        #: routing (tables, ``vlb``, ``direct``, ``hoho``) on a cyclic schedule; source
+        #: routes (``lookup="source"``, ``ucmp``, ``expander``) and static fabrics are
+        #: unaffected. Off by default: a packet whose slice is full waits for the slice's
+        #: next occurrence (or is dropped as ``buffer_overflow`` when its port is full).
+        self.admission_control = admission_control
 
     # ------------------------------------------------------------------ topology
     def _port_kinds(self) -> np.ndarray:
@@ -948,8 +972,13 @@ class Network(NetworkBase):
             "collect_tm": bool(collect_tm),
             "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
             "hold_unrouted": self._holding,
+            "admission_control": self._admission(),
             **self._services,
         }
+        if getattr(flows, "after_ids", None) is not None:
+            spec["flow_dep_ptr"] = np.asarray(flows.after_ptr, dtype=np.int64)
+            spec["flow_dep_ids"] = np.asarray(flows.after_ids, dtype=np.int64)
+            spec["flow_gap_ps"] = np.asarray(flows.gap_ps, dtype=np.int64)
         names = self._transport.rule.names
         if names != {"ideal"}:
             spec["flow_transport"] = self._transport.rule.assign(flows.size)
@@ -976,6 +1005,17 @@ class Network(NetworkBase):
             spec["hop_port"] = np.array([x[0] for x in hops], dtype=np.int64)
             spec["hop_dep"] = np.array([x[1] for x in hops], dtype=np.int64)
         return spec
+
+    def _admission(self) -> bool:
+        a = self.admission_control
+        if not isinstance(a, bool):
+            raise ConfigError("admission_control", a, "expected True or False")
+        return a
+
+    def _admission_applies(self) -> bool:
+        """Whether admission control acts in this network (hop-by-hop routing, cyclic)."""
+        return self._admission() and not self._static and self.fabric == "optical" \
+            and self._router in ("table", "vlb", "direct", "hoho")
 
     def _hold(self) -> bool:
         """Whether the engine holds packets without a route (see ``hold_unrouted``)."""
@@ -1212,9 +1252,40 @@ class Network(NetworkBase):
         return tm
 
 class _Cut:
-    """Flows restricted to those that start before the end of the run."""
+    """Flows restricted to those that start before the end of the run (with
+    dependencies: whose earliest start is before the end and whose dependencies are
+    kept — a flow after one that starts after the end would start after it too; the
+    dependency ids are renumbered)."""
 
     def __init__(self, flows: Any, keep: np.ndarray):
+        keep = np.array(keep, dtype=bool)
+        self.after_ptr: np.ndarray | None = None
+        self.after_ids: np.ndarray | None = None
+        self.gap_ps: np.ndarray | None = None
+        if getattr(flows, "has_deps", False):
+            n = len(keep)
+            deps = [flows.deps(i) for i in range(n)]
+            users: list[list[int]] = [[] for _ in range(n)]
+            waiting = [len(d) for d in deps]
+            for i, d in enumerate(deps):
+                for j in d:
+                    users[j].append(i)
+            ready = [i for i in range(n) if not waiting[i]]
+            while ready:       # in an order where dependencies come first (no cycles: validated)
+                g = ready.pop()
+                if keep[g] and any(not keep[j] for j in deps[g]):
+                    keep[g] = False
+                for h in users[g]:
+                    waiting[h] -= 1
+                    if not waiting[h]:
+                        ready.append(h)
+            new = np.cumsum(keep) - 1
+            kept = np.flatnonzero(keep)
+            ptr = np.zeros(len(kept) + 1, dtype=np.int64)
+            np.cumsum([len(deps[i]) for i in kept], out=ptr[1:])
+            self.after_ptr = ptr
+            self.after_ids = np.array([new[j] for i in kept for j in deps[i]], dtype=np.int64)
+            self.gap_ps = np.asarray(flows.gap_ps, dtype=np.int64)[keep]
         self.start_ps = np.asarray(flows.start_ps)[keep]
         self.src = np.asarray(flows.src)[keep]
         self.dst = np.asarray(flows.dst)[keep]
@@ -1334,6 +1405,11 @@ def flows_table(c: Config, f: Any, o: dict[str, Any], *, ideal: np.ndarray | Non
     finish = np.asarray(o["flow_finish_ps"], dtype=np.int64)
     done = finish >= 0
     start = f.start_ps.astype(np.int64)
+    unstarted = np.zeros(nflows, dtype=bool)
+    if getattr(f, "after_ids", None) is not None and "flow_start_ps" in o:
+        # with dependencies the engine decides when a flow starts (-1: it never did)
+        start = np.asarray(o["flow_start_ps"], dtype=np.int64)
+        unstarted = start < 0
     size = f.size.astype(np.int64)
     fct = np.where(done, finish - start, 0)
     if ideal is None:
@@ -1345,7 +1421,7 @@ def flows_table(c: Config, f: Any, o: dict[str, Any], *, ideal: np.ndarray | Non
         "src": pa.array(f.src.astype(np.int64)),
         "dst": pa.array(f.dst.astype(np.int64)),
         "size_bytes": pa.array(size),
-        "start_ps": pa.array(start),
+        "start_ps": pa.array(start, mask=unstarted),
         "finish_ps": pa.array(finish, mask=mask),
         "fct_ps": pa.array(fct, mask=mask),
         "ideal_fct_ps": pa.array(ideal),
@@ -1491,6 +1567,15 @@ class Result:
             **packet_metrics(o),
             "transport": net._transport.describe(int(c.buffer)),
         })
+        if getattr(live.flows, "after_ids", None) is not None:
+            ptr = np.asarray(live.flows.after_ptr)
+            summary["flows"]["dependent"] = int((np.diff(ptr) > 0).sum())
+            # flows whose dependencies had not all finished by the end never started
+            summary["flows"]["not_started"] = int(len(live.flows.size) - int(o["flows_started"]))
+        if net._admission():
+            summary["admission_control"] = {"applies": net._admission_applies(),
+                                            "deferred_packets": int(o["adm_deferred"]),
+                                            "adm_fail_packets": int(o["packets"]["dropped"].get("adm_fail", 0))}
         if net._holding:
             h = o["hold"]
             summary["held"] = {k: int(h[k]) for k in ("packets", "bytes", "peak_packets", "peak_bytes", "total",

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterable, Sequence, TypeGuard
+from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 import numpy as np
 
@@ -192,12 +192,32 @@ class FlowArrays:
     in which they were generated), ``src`` / ``dst`` (int64 endpoint numbers) and
     ``size`` (int64 bytes, > 0). Construction coerces the dtypes, stable-sorts by start
     when needed and makes the arrays read-only.
+
+    **Dependencies** (optional, packet engine only): flow ``i`` starts only when the flows
+    ``after_ids[after_ptr[i]:after_ptr[i + 1]]`` have finished (their last byte reached
+    the receiver), at the last one's finish + ``gap_ps[i]``, and not before its
+    ``start_ps`` (then the earliest it may start). Flows with dependencies are **not**
+    re-sorted: a flow's id, which ``after_ids`` names, is its position, as given.
     """
 
     start_ps: np.ndarray
     src: np.ndarray
     dst: np.ndarray
     size: np.ndarray
+    after_ptr: np.ndarray | None = None
+    after_ids: np.ndarray | None = None
+    gap_ps: np.ndarray | None = None
+
+    @property
+    def has_deps(self) -> bool:
+        """Whether some flow waits for others."""
+        return self.after_ids is not None and len(self.after_ids) > 0
+
+    def deps(self, i: int) -> list[int]:
+        """The flows flow ``i`` waits for."""
+        if self.after_ptr is None or self.after_ids is None:
+            return []
+        return [int(x) for x in self.after_ids[int(self.after_ptr[i]):int(self.after_ptr[i + 1])]]
 
     def __post_init__(self) -> None:
         start = np.asarray(self.start_ps)
@@ -212,7 +232,24 @@ class FlowArrays:
         if len(lengths) != 1 or any(a.ndim != 1 for a in (start, src, dst, size)):
             raise ConfigError("flows", (start.shape, src.shape, dst.shape, size.shape),
                               "start_ps, src, dst and size must be 1-D arrays of equal length")
-        if start.size > 1 and (start[1:] < start[:-1]).any():
+        deps = self.after_ptr is not None or self.after_ids is not None or self.gap_ps is not None
+        if deps:
+            n = len(start)
+            ptr = np.ascontiguousarray(self.after_ptr if self.after_ptr is not None else np.zeros(n + 1), dtype=np.int64)
+            ids = np.ascontiguousarray(self.after_ids if self.after_ids is not None else np.zeros(0), dtype=np.int64)
+            gap = np.ascontiguousarray(self.gap_ps if self.gap_ps is not None else np.zeros(n), dtype=np.int64)
+            if ptr.ndim != 1 or len(ptr) != n + 1 or (n + 1 and (ptr[0] != 0 or ptr[-1] != len(ids))) \
+                    or (np.diff(ptr) < 0).any():
+                raise ConfigError("flows.after", len(ptr), f"expected {n + 1} non-decreasing offsets from 0 to "
+                                  f"{len(ids)}")
+            if gap.ndim != 1 or len(gap) != n:
+                raise ConfigError("flows.gap", len(gap), f"expected one gap per flow ({n})")
+            if (gap < 0).any():
+                i = int(np.flatnonzero(gap < 0)[0])
+                raise ConfigError(f"flows[{i}].gap", int(gap[i]), "a gap must not be negative")
+            if not len(ids):
+                deps = False  # nothing waits: the flows are plain flows (sorted as usual)
+        if not deps and start.size > 1 and (start[1:] < start[:-1]).any():
             order = np.argsort(start, kind="stable")
             start, src, dst, size = start[order], src[order], dst[order], size[order]
         for name, arr in (("start_ps", start), ("src", src), ("dst", dst), ("size", size)):
@@ -220,6 +257,12 @@ class FlowArrays:
                 arr = arr.copy()
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
+        for name in ("after_ptr", "after_ids", "gap_ps"):
+            dep_arr: np.ndarray | None = None
+            if deps:
+                dep_arr = {"after_ptr": ptr, "after_ids": ids, "gap_ps": gap}[name].copy()
+                dep_arr.flags.writeable = False
+            object.__setattr__(self, name, dep_arr)
 
     def __len__(self) -> int:
         return int(self.start_ps.shape[0])
@@ -240,14 +283,27 @@ class FlowArrays:
 
     @classmethod
     def concat(cls, parts: Sequence[FlowArrays]) -> FlowArrays:
-        """All flows of ``parts``, stable-sorted by start (ties keep part order)."""
+        """All flows of ``parts``, stable-sorted by start (ties keep part order); when a
+        part has dependencies, in part order (ids shifted by the flows before)."""
         parts = list(parts)
         if not parts:
             return cls.empty()
-        return cls(np.concatenate([p.start_ps for p in parts]),
-                   np.concatenate([p.src for p in parts]),
-                   np.concatenate([p.dst for p in parts]),
-                   np.concatenate([p.size for p in parts]))
+        cols = (np.concatenate([p.start_ps for p in parts]), np.concatenate([p.src for p in parts]),
+                np.concatenate([p.dst for p in parts]), np.concatenate([p.size for p in parts]))
+        if not any(p.has_deps for p in parts):
+            return cls(*cols)
+        ptrs: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        ids: list[np.ndarray] = []
+        gaps: list[np.ndarray] = []
+        base = 0
+        for p in parts:
+            n = len(p)
+            ptr = p.after_ptr if p.after_ptr is not None else np.zeros(n + 1, dtype=np.int64)
+            ptrs.append(ptr[1:] + sum(int(len(x)) for x in ids))
+            ids.append((p.after_ids if p.after_ids is not None else np.zeros(0, dtype=np.int64)) + base)
+            gaps.append(p.gap_ps if p.gap_ps is not None else np.zeros(n, dtype=np.int64))
+            base += n
+        return cls(*cols, after_ptr=np.concatenate(ptrs), after_ids=np.concatenate(ids), gap_ps=np.concatenate(gaps))
 
     def validate(self, endpoints: int) -> None:
         """Check every flow against a network with ``endpoints`` endpoints.
@@ -273,6 +329,45 @@ class FlowArrays:
             i = int(bad[0])
             raise ConfigError("flows.size", int(self.size[i]),
                               f"flow sizes must be positive (flow {i})")
+        if self.has_deps:
+            check_dependencies([self.deps(i) for i in range(len(self))], "flows[{}].after")
+
+
+def check_dependencies(after: Sequence[Sequence[int]], field: "str | Callable[[int], str]") -> None:
+    """Flow dependencies are well formed: every id names a flow (``0..len - 1``), no flow
+    waits for itself, directly or through a cycle. ``ConfigError`` names the flow with
+    ``field.format(i)`` (e.g. ``flows[3].after``) or ``field(i)``."""
+    name: Callable[[int], str] = field.format if isinstance(field, str) else field
+    n = len(after)
+    for i, deps in enumerate(after):
+        for d in deps:
+            if not _is_int(d) or not 0 <= d < n:
+                raise ConfigError(name(i), list(deps), f"unknown flow {d!r} (flow ids are 0..{n - 1})")
+            if d == i:
+                raise ConfigError(name(i), list(deps), f"flow {i} cannot start after itself")
+    # Kahn: flows left once every flow whose dependencies are all done has been removed
+    # are on a cycle or wait for one
+    waiting = [len(set(d)) for d in after]
+    users: list[list[int]] = [[] for _ in range(n)]
+    for i, deps in enumerate(after):
+        for d in set(deps):
+            users[d].append(i)
+    ready = [i for i in range(n) if waiting[i] == 0]
+    while ready:
+        g = ready.pop()
+        for h in users[g]:
+            waiting[h] -= 1
+            if waiting[h] == 0:
+                ready.append(h)
+    if any(waiting):
+        cur = next(i for i in range(n) if waiting[i])
+        seen: list[int] = []
+        while cur not in seen:
+            seen.append(cur)
+            cur = next(int(d) for d in after[cur] if waiting[d])
+        cycle = seen[seen.index(cur):] + [cur]
+        raise ConfigError(name(cur), list(after[cur]), "a cycle of dependencies: flow "
+                          + " after ".join(map(str, cycle)) + " (none of them could ever start)")
 
 
 # --------------------------------------------------------------------------- CDFs
@@ -1144,13 +1239,16 @@ class _Explicit(Workload):
     """Fixed flows; ``where(i)`` names flow ``i`` in error messages."""
 
     def __init__(self, start: np.ndarray, src: np.ndarray, dst: np.ndarray,
-                 size: np.ndarray, labels: "Sequence[str] | _IndexLabels", origin: str):
+                 size: np.ndarray, labels: "Sequence[str] | _IndexLabels", origin: str,
+                 after: Sequence[Sequence[int]] | None = None, gap: np.ndarray | None = None):
         self.start = start
         self.src = src
         self.dst = dst
         self.size = size
         self.labels = labels
         self.origin = origin
+        self.after = after
+        self.gap = gap
 
     def __repr__(self) -> str:
         return f"flows({self.origin}, {len(self.start)} flows)"
@@ -1167,6 +1265,12 @@ class _Explicit(Workload):
         if same.size:
             i = int(same[0])
             raise ConfigError(f"{self.labels[i]}dst", int(self.dst[i]), "src == dst")
+        if self.after is not None and any(self.after):
+            ptr = np.zeros(len(self.after) + 1, dtype=np.int64)
+            np.cumsum([len(a) for a in self.after], out=ptr[1:])
+            ids = np.array([d for a in self.after for d in a], dtype=np.int64)
+            return FlowArrays(self.start, self.src, self.dst, self.size, after_ptr=ptr, after_ids=ids,
+                              gap_ps=self.gap)
         return FlowArrays(self.start, self.src, self.dst, self.size)
 
 
@@ -1181,65 +1285,136 @@ def flows(entries: Iterable[Sequence[object]]) -> Workload:
     with unit (``"5us"``) or int picoseconds and ``bytes`` an int or a size with unit
     (``"64KB"``). Bad entries raise :class:`ConfigError` naming ``flows[i].start`` etc.
     Flows are returned sorted by start (stable); none is dropped, whatever the duration.
+
+    **Dependencies** (packet engine): an entry ``(start, src, dst, bytes, after)`` or
+    ``(start, src, dst, bytes, after, gap)`` starts only when the flows ``after`` (a flow
+    id or a list of ids; a flow's id is its entry's index) have finished — their last
+    byte reached the receiver — at the last one's finish plus ``gap`` (a time, default
+    0), and not before its ``start``. The engine starts it then (an event, no polling).
+    An unknown id, a flow after itself or a cycle raise :class:`ConfigError` naming
+    ``flows[i].after``. With dependencies the flows keep the order given (flow ``i`` of
+    the result is entry ``i``); a flow whose dependencies do not all finish by the end of
+    the run never starts (summary ``flows.not_started``; its ``start_ps`` is null).
+
+    >>> wl = flows([(0, 0, 1, "1MB"), ("1us", 1, 2, "1MB", 0), (0, 2, 0, "10KB", [0, 1], "5us")])
     """
     starts, srcs, dsts, sizes = [], [], [], []
+    after: list[list[int]] = []
+    gaps: list[int] = []
     for i, entry in enumerate(entries):
-        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 4:
-            raise ConfigError(f"flows[{i}]", entry, "expected (start, src, dst, bytes)")
-        start, src, dst, size = entry
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) not in (4, 5, 6):
+            raise ConfigError(f"flows[{i}]", entry, "expected (start, src, dst, bytes[, after[, gap]])")
+        start, src, dst, size = entry[:4]
         if isinstance(start, np.integer):
             start = int(start)
         starts.append(parse_time(start, field=f"flows[{i}].start"))
         srcs.append(_endpoint(src, f"flows[{i}].src"))
         dsts.append(_endpoint(dst, f"flows[{i}].dst"))
         sizes.append(_positive_size(size, f"flows[{i}].bytes"))
+        deps = entry[4] if len(entry) > 4 else None
+        if deps is None:
+            deps = []
+        elif _is_int(deps):
+            deps = [deps]
+        elif isinstance(deps, (str, bytes)) or not isinstance(deps, Iterable):
+            raise ConfigError(f"flows[{i}].after", deps, "expected a flow id or a list of flow ids")
+        deps = list(deps)
+        for d in deps:
+            if not _is_int(d):
+                raise ConfigError(f"flows[{i}].after", deps, f"flow ids are integers, not {d!r}")
+        after.append(sorted({int(d) for d in deps}))
+        g = entry[5] if len(entry) > 5 else 0
+        if isinstance(g, np.integer):
+            g = int(g)
+        gaps.append(parse_time(g, field=f"flows[{i}].gap"))
+        if gaps[-1] and not after[-1]:
+            raise ConfigError(f"flows[{i}].gap", entry[5], "a gap needs flows to wait for (after)")
     labels = _IndexLabels("flows[{}].")
+    deps_given = any(after)
+    if deps_given:
+        check_dependencies(after, "flows[{}].after")
     return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
                      np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
-                     labels, "list")
+                     labels, "list", after if deps_given else None,
+                     np.array(gaps, dtype=np.int64) if deps_given else None)
 
 
-def ring_allreduce(endpoints: Sequence[int], size: object, start: object = 0) -> list[list[int]]:
+def ring_allreduce(endpoints: Sequence[int], size: object, start: object = 0, *, sync: bool = False,
+                   gap: object = 0) -> list[list[Any]]:
     """The traffic of a ring all-reduce (as Gloo's ring algorithm) of ``size`` bytes over
-    ``endpoints`` (in ring order, at least 2, distinct), as explicit flow entries
-    ``[start_ps, src, dst, bytes]`` for :func:`flows` or the ``flows`` run option.
+    ``endpoints`` (in ring order, at least 2, distinct), as explicit flow entries for
+    :func:`flows` or the ``flows`` run option.
 
     A ring all-reduce of S bytes on n members runs 2(n - 1) steps (n - 1 reduce-scatter,
-    n - 1 all-gather); in every step each member sends one S/n chunk to its successor.
-    The engine has no dependencies between flows, so the steps are pipelined: each member
-    sends its 2(n - 1) chunks to its successor as one flow of 2(n - 1) * ceil(S / n)
-    bytes, all starting at ``start``. The all-reduce finishes when the last of the n
-    flows does; this is the bandwidth term of the ring's time and omits the per-step
-    wait of a synchronous implementation (2(n - 1) one-way latencies).
+    n - 1 all-gather); in every step each member sends one chunk of ceil(S / n) bytes to
+    its successor.
+
+    * ``sync=False`` (pipelined, ``[start_ps, src, dst, bytes]``): each member sends its
+      2(n - 1) chunks to its successor as one flow of 2(n - 1) * ceil(S / n) bytes, all
+      starting at ``start``: the bandwidth term of the ring's time, without the per-step
+      wait of a synchronous implementation.
+    * ``sync=True`` (synchronous, ``[start_ps, src, dst, bytes, after]``): one flow per
+      (step, ring link), 2(n - 1) * n flows; flow ``k * n + i`` is member i's step-k
+      send to member i + 1. **DECIDE (dependency rule):** member i's step k + 1 starts
+      when its step-k *receive* has finished — the flow from member i - 1 in step k — plus
+      ``gap`` (a per-step compute time, default 0); it does not wait for its own step-k
+      send (as a ring member forwards the chunk it has just received and reduced, while
+      its NIC may still be sending). Step 0 starts at ``start``. The all-reduce finishes
+      when the last flow of step 2(n - 1) - 1 does.
 
     >>> ring_allreduce([0, 1, 2, 3], "800KB")[:2]
     [[0, 0, 1, 1200000], [0, 1, 2, 1200000]]
+    >>> ring_allreduce([0, 1, 2, 3], "800KB", sync=True)[3:6]
+    [[0, 3, 0, 200000, []], [0, 0, 1, 200000, [3]], [0, 1, 2, 200000, [0]]]
     """
     members = [_endpoint(e, f"ring_allreduce.endpoints[{i}]") for i, e in enumerate(endpoints)]
     if len(members) < 2:
         raise ConfigError("ring_allreduce.endpoints", list(endpoints), "a ring needs at least 2 members")
     if len(set(members)) != len(members):
         raise ConfigError("ring_allreduce.endpoints", members, "members must be distinct")
+    if not isinstance(sync, bool):
+        raise ConfigError("ring_allreduce.sync", sync, "expected True or False")
     n = len(members)
     total = _positive_size(size, "ring_allreduce.size")
     t0 = parse_time(start, field="ring_allreduce.start")
-    per_flow = 2 * (n - 1) * -(-total // n)
-    return [[t0, members[i], members[(i + 1) % n], per_flow] for i in range(n)]
+    g = parse_time(gap, field="ring_allreduce.gap")
+    if g and not sync:
+        raise ConfigError("ring_allreduce.gap", gap, "a per-step gap needs sync=True")
+    chunk = -(-total // n)
+    if not sync:
+        return [[t0, members[i], members[(i + 1) % n], 2 * (n - 1) * chunk] for i in range(n)]
+    out: list[list[Any]] = []
+    for k in range(2 * (n - 1)):
+        for i in range(n):
+            after = [] if k == 0 else [(k - 1) * n + (i - 1) % n]
+            row: list[Any] = [t0, members[i], members[(i + 1) % n], chunk, after]
+            if g and k:
+                row.append(g)
+            out.append(row)
+    return out
 
 
 def request_response(server: int, clients: Sequence[int], size: object, interval: object, count: int, *,
-                     start: object = 0, response_size: object | None = None) -> list[list[int]]:
-    """Memcached-like request/response traffic as explicit flow entries
-    ``[start_ps, src, dst, bytes]``: every client sends ``count`` requests of ``size``
-    bytes to ``server``, one every ``interval``, the clients staggered evenly over one
-    interval (client k of n starts at ``start + k * interval / n``); the server answers
-    each with a flow of ``response_size`` bytes (default: ``size``, a GET of the value a
-    SET stored) to that client at the same instant. The engine has no dependencies
-    between flows, so a response does not wait for its request: each direction is timed
-    on its own.
+                     start: object = 0, response_size: object | None = None,
+                     coupled: bool = False, gap: object = 0) -> list[list[Any]]:
+    """Memcached-like request/response traffic as explicit flow entries: every client
+    sends ``count`` requests of ``size`` bytes to ``server``, one every ``interval``, the
+    clients staggered evenly over one interval (client k of n starts at
+    ``start + k * interval / n``); the server answers each with a flow of
+    ``response_size`` bytes (default: ``size``, a GET of the value a SET stored).
+
+    * ``coupled=False`` (``[start_ps, src, dst, bytes]``): the response starts at the same
+      instant as its request; each direction is timed on its own.
+    * ``coupled=True`` (``[start_ps, src, dst, bytes, after]``): the response starts when
+      its request has finished (its last byte reached the server), plus ``gap`` (the
+      server's processing time, default 0): it follows its request in the list and names
+      it in ``after``. A response's FCT is then measured from its own start; the
+      request-to-response time is the response's finish minus the request's start.
 
     >>> request_response(0, [1, 2], 4200, "1ms", 1)
     [[0, 1, 0, 4200], [0, 0, 1, 4200], [500000000, 2, 0, 4200], [500000000, 0, 2, 4200]]
+    >>> request_response(0, [1, 2], 4200, "1ms", 1, coupled=True)[:2]
+    [[0, 1, 0, 4200], [0, 0, 1, 4200, [0]]]
     """
     srv = _endpoint(server, "request_response.server")
     cl = [_endpoint(c, f"request_response.clients[{i}]") for i, c in enumerate(clients)]
@@ -1255,13 +1430,22 @@ def request_response(server: int, clients: Sequence[int], size: object, interval
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError("request_response.count", count, "expected an integer >= 1")
     t0 = parse_time(start, field="request_response.start")
-    out: list[list[int]] = []
+    if not isinstance(coupled, bool):
+        raise ConfigError("request_response.coupled", coupled, "expected True or False")
+    g = parse_time(gap, field="request_response.gap")
+    if g and not coupled:
+        raise ConfigError("request_response.gap", gap, "a server processing gap needs coupled=True")
+    out: list[list[Any]] = []
     for j in range(count):
         for k, c in enumerate(cl):
             t = t0 + j * iv + k * iv // len(cl)
             out.append([t, c, srv, req])
             out.append([t, srv, c, resp])
     out.sort(key=lambda e: e[0])
+    if coupled:
+        # each response follows its request (stable sort keeps every pair adjacent)
+        for i in range(1, len(out), 2):
+            out[i] = out[i] + ([[i - 1], g] if g else [[i - 1]])
     return out
 
 
@@ -1288,7 +1472,10 @@ def from_file(path: str | os.PathLike) -> Workload:
 
     * CSV ``start,src,dst,bytes`` (optional header line ``start,src,dst,bytes``):
       ``start`` a time with unit (``5us``) or an integer number of picoseconds,
-      ``bytes`` an integer or a size with unit (``64KB``);
+      ``bytes`` an integer or a size with unit (``64KB``); with the header line
+      ``start,src,dst,bytes,after[,gap]``, the columns ``after`` (ids of the flows this
+      one waits for, separated by ``;`` or spaces, empty for none; a flow's id is its
+      data row's index from 0) and ``gap`` (a time), as the entries of :func:`flows`;
     * Opera/htsim (detected when the file has no comma): whitespace-separated
       ``src dst bytes start_ns`` per line.
 
@@ -1309,7 +1496,10 @@ def from_file(path: str | os.PathLike) -> Workload:
     dsts: list[int] = []
     sizes: list[int] = []
     lines: list[int] = []
+    after: list[list[int]] = []
+    gaps: list[int] = []
     first = True
+    width = 4
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -1317,15 +1507,28 @@ def from_file(path: str | os.PathLike) -> Workload:
         where = f"{p}:{lineno}"
         if csv:
             cols = [c.strip() for c in line.split(",")]
-            if first and [c.lower() for c in cols] == ["start", "src", "dst", "bytes"]:
+            if first and [c.lower() for c in cols] == ["start", "src", "dst", "bytes", "after", "gap"][:len(cols)] \
+                    and len(cols) >= 4:
                 first = False
+                width = len(cols)
                 continue
             first = False
-            if len(cols) != 4:
+            if len(cols) != width:
                 raise ConfigError(where, raw.strip(),
-                                  f"expected 4 comma-separated columns start,src,dst,bytes, "
-                                  f"got {len(cols)}")
-            t_tok, s_tok, d_tok, b_tok = cols
+                                  f"expected {width} comma-separated columns "
+                                  f"{','.join(['start', 'src', 'dst', 'bytes', 'after', 'gap'][:width])}, got "
+                                  f"{len(cols)}" + ("" if width > 4 else " (the columns after,gap need the header "
+                                                    "line start,src,dst,bytes,after[,gap])"))
+            t_tok, s_tok, d_tok, b_tok = cols[:4]
+            deps: list[int] = []
+            for tok in (cols[4].replace(";", " ").split() if len(cols) > 4 else []):
+                if not _digits(tok):
+                    raise ConfigError(f"{where} after", cols[4], "expected flow ids (integers from 0) separated "
+                                      "by ';' or spaces")
+                deps.append(int(tok))
+            after.append(sorted(set(deps)))
+            g_tok = cols[5] if len(cols) > 5 else ""
+            gaps.append(0 if not g_tok else int(g_tok) if _digits(g_tok) else parse_time(g_tok, field=f"{where} gap"))
             start = int(t_tok) if _digits(t_tok) else parse_time(t_tok, field=f"{where} start")
             size = int(b_tok) if _digits(b_tok) else parse_size(b_tok, field=f"{where} bytes")
         else:
@@ -1354,9 +1557,17 @@ def from_file(path: str | os.PathLike) -> Workload:
         dsts.append(int(d_tok))
         sizes.append(size)
         lines.append(lineno)
+    deps_given = any(after)
+    if gaps and any(gaps) and not deps_given:
+        raise ConfigError(f"{p}:{lines[next(i for i, g in enumerate(gaps) if g)]} gap", "gap",
+                          "a gap needs flows to wait for (after)")
+    if deps_given:
+        # errors name the flow's line
+        check_dependencies(after, lambda i: f"{p}:{lines[i]} after")
     return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
                      np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
-                     _IndexLabels(f"{p}:{{}} ", lines), str(p))
+                     _IndexLabels(f"{p}:{{}} ", lines), str(p), after if deps_given else None,
+                     np.array(gaps, dtype=np.int64) if deps_given else None)
 
 
 def _decimal_ns_to_ps(tok: str, field: str) -> int:

@@ -52,8 +52,9 @@ use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 10] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
-                                       "class_overflow", "header_overflow", "injected", "bulk_returned", "failed_link"];
+pub const DROP_REASONS: [&str; 11] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+                                       "class_overflow", "header_overflow", "injected", "bulk_returned", "failed_link",
+                                       "adm_fail"];
 const DROP_BUFFER: usize = 0;
 const DROP_NO_ROUTE: usize = 1;
 const DROP_NO_CIRCUIT: usize = 2;
@@ -71,6 +72,9 @@ const DROP_RETURNED: usize = 8;
 /// A packet queued on a link that failed, or with no way on but a failed link (listed
 /// only in runs with failures).
 const DROP_FAILED: usize = 9;
+/// Admission control found no slice with room within a cycle (listed only in runs with
+/// admission control).
+const DROP_ADM: usize = 10;
 
 /// Events the event list keeps in view ahead of the one being run (for prefetching).
 const LOOKAHEAD: usize = 8;
@@ -115,11 +119,14 @@ enum Ev {
     /// Held packets (no route yet) are tried again (after new tables, or when a port
     /// that a released packet needs has room again).
     Release,
+    /// A flow whose dependencies have finished starts.
+    Start(u32),
 }
 
 /// Names of the event kinds, in the order of `SimOutput::event_counts`.
-pub const EVENT_KINDS: [&str; 16] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
-                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb", "release"];
+pub const EVENT_KINDS: [&str; 17] = ["arrive", "host_arrive", "inject", "next_flows", "sample", "reconfig", "pushback",
+                                   "offload_send", "offload_return", "port_free", "timer", "pacer", "credit", "watchdog", "rlb", "release",
+                                   "flow_start"];
 
 impl Ev {
     fn kind(self) -> usize {
@@ -140,6 +147,7 @@ impl Ev {
             Ev::Watchdog => 13,
             Ev::Rlb => 14,
             Ev::Release => 15,
+            Ev::Start(_) => 16,
         }
     }
 
@@ -147,7 +155,7 @@ impl Ev {
         let id = match self {
             Ev::Arrive(x, e) | Ev::OffloadReturn(x, e) => x as u64 | (e as u64) << 40,
             Ev::HostArrive(x) | Ev::Inject(x) | Ev::Reconfig(x) | Ev::PushBack(x) | Ev::OffloadSend(x)
-            | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) => x as u64,
+            | Ev::PortFree(x) | Ev::Timer(x) | Ev::Pacer(x) | Ev::Credit(x) | Ev::Start(x) => x as u64,
             Ev::NextFlows | Ev::Sample | Ev::Watchdog | Ev::Rlb | Ev::Release => 0,
         };
         id ^ (self.kind() as u64) << 32
@@ -341,6 +349,8 @@ struct Flow {
     timeouts: u32,
     /// When its sender held an acknowledgement of every byte (`Ps::MAX`: not yet, or ideal).
     acked_at: Ps,
+    /// It has started (its bytes are offered).
+    started: bool,
 }
 
 /// Sender and receiver state of one flow with an end-to-end transport.
@@ -452,6 +462,12 @@ pub struct SimOutput {
     pub flow_acked_ps: Vec<Ps>,
     /// Per flow: the transport it ran with (a bulk flow inside one rack runs NDP).
     pub flow_transport: Vec<TransportKind>,
+    /// Per flow: when it started (`Ps::MAX`: not started — a flow whose dependencies had
+    /// not all finished by the end).
+    pub flow_start_ps: Vec<Ps>,
+    /// Admission control: packets that took the routing decision of a later arrival slice
+    /// because the slice first chosen had no room.
+    pub adm_deferred: u64,
     /// Network-wide samples (with `net_series`).
     pub net_series: Vec<NetSample>,
     /// Data packets marked with ECN by ports.
@@ -730,6 +746,19 @@ pub struct Sim {
     failed_route: bool,
     /// Port-down intervals, for the output: (port, from, until; Ps::MAX = still down).
     fail_log: Vec<(u32, Ps, Ps)>,
+    /// Flows without dependencies in order of start (`next_flow` indexes it); per flow
+    /// the dependencies not yet finished and the gap after the last; per flow the flows
+    /// waiting for it (`dependents[dep_ptr[f]..dep_ptr[f + 1]]`).
+    timed: Vec<u32>,
+    dep_wait: Vec<u32>,
+    dep_gap: Vec<Ps>,
+    dependents_ptr: Vec<u32>,
+    dependents: Vec<u32>,
+    /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
+    /// routing), whether the spec asked, and packets sent by a later slice's decision.
+    adm: bool,
+    adm_listed: bool,
+    adm_deferred: u64,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
@@ -927,7 +956,34 @@ impl Sim {
             retx: 0,
             timeouts: 0,
             acked_at: Ps::MAX,
+            started: false,
         }).collect();
+        // flows without dependencies start at their time, in order; the others when the
+        // last of their dependencies finishes
+        let nf = spec.flow_src.len();
+        let mut timed: Vec<u32> = (0..nf as u32).filter(|&i| spec.deps_of(i as usize).is_empty()).collect();
+        timed.sort_by_key(|&i| spec.flow_start_ps[i as usize]);
+        let dep_wait: Vec<u32> = (0..nf).map(|i| spec.deps_of(i).len() as u32).collect();
+        let mut dependents_ptr = vec![0u32; if spec.flow_dep_ptr.is_empty() { 0 } else { nf + 1 }];
+        let mut dependents = vec![0u32; spec.flow_dep_ids.len()];
+        if !dependents_ptr.is_empty() {
+            for &d in &spec.flow_dep_ids {
+                dependents_ptr[d as usize + 1] += 1;
+            }
+            for i in 0..nf {
+                dependents_ptr[i + 1] += dependents_ptr[i];
+            }
+            let mut at = dependents_ptr.clone();
+            for i in 0..nf {
+                for &d in spec.deps_of(i) {
+                    dependents[at[d as usize] as usize] = i as u32;
+                    at[d as usize] += 1;
+                }
+            }
+        }
+        let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
+        let adm = spec.admission_control && !sched.is_static()
+            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
         let mut sim = Sim {
             now: 0,
             heap: EventList::with_lookahead(LOOKAHEAD),
@@ -1052,12 +1108,20 @@ impl Sim {
             n_down: 0,
             failed_route: false,
             fail_log: Vec::new(),
+            timed,
+            dep_wait,
+            dep_gap,
+            dependents_ptr,
+            dependents,
+            adm,
+            adm_listed: spec.admission_control,
+            adm_deferred: 0,
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
         }
-        if !sim.flows.is_empty() {
-            let t = sim.flows[0].start;
+        if let Some(&f) = sim.timed.first() {
+            let t = sim.flows[f as usize].start;
             sim.push(t, Ev::NextFlows);
         }
         if sim.sample_interval > 0 && (!sim.watch.is_empty() || sim.net_series) {
@@ -1137,6 +1201,10 @@ impl Sim {
                 Ev::Watchdog => self.on_watchdog(),
                 Ev::Rlb => self.on_rlb(),
                 Ev::Release => self.on_release(),
+                Ev::Start(f) => {
+                    self.start_flow(f);
+                    self.check_stop();
+                }
             }
         }
         if t_end > self.now && self.deadlock.is_none() && !self.stopped {
@@ -1220,11 +1288,24 @@ impl Sim {
         if self.flows[f as usize].tp != TransportKind::RotorLb {
             self.ll_done += 1;
         }
+        if !self.dependents_ptr.is_empty() {
+            // the flows waiting for this one: the last dependency to finish starts them
+            let (a, b) = (self.dependents_ptr[f as usize] as usize, self.dependents_ptr[f as usize + 1] as usize);
+            for k in a..b {
+                let h = self.dependents[k] as usize;
+                self.dep_wait[h] -= 1;
+                if self.dep_wait[h] == 0 {
+                    let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
+                    self.flows[h].start = t;
+                    self.push(t, Ev::Start(h as u32));
+                }
+            }
+        }
         self.check_stop();
     }
 
     fn check_stop(&mut self) {
-        let all_started = self.next_flow == self.flows.len();
+        let all_started = self.flows_started == self.flows.len() as u64;
         self.stopped |= all_started && match self.stop_when {
             StopWhen::Duration => false,
             StopWhen::LowLatencyDone => self.ll_done == self.ll_total,
@@ -1289,46 +1370,52 @@ impl Sim {
     // ---------------------------------------------------------------- flows and endpoints
 
     fn on_next_flows(&mut self) {
-        while self.next_flow < self.flows.len() && self.flows[self.next_flow].start <= self.now {
-            let f = self.next_flow as u32;
+        while self.next_flow < self.timed.len() && self.flows[self.timed[self.next_flow] as usize].start <= self.now {
+            let f = self.timed[self.next_flow];
             self.next_flow += 1;
-            let fl = self.flows[f as usize];
-            self.offered += fl.size;
-            self.ledger.offer(fl.size);
-            self.flows_started += 1;
-            if fl.tp == TransportKind::RotorLb && self.eps[fl.src as usize].node == self.eps[fl.dst as usize].node {
-                // a bulk flow inside one rack never crosses the rotors: NDP through its ToR
-                self.flows[f as usize].tp = TransportKind::Ndp;
-                self.ll_total += 1;
-                self.open_conn(f);
-                continue;
-            }
-            if fl.tp == TransportKind::RotorLb {
-                let rlb = self.rlb.as_mut().expect("built for bulk flows");
-                if rlb.add_flow(f, fl.src, fl.dst, fl.size) {
-                    self.schedule_rlb();
-                }
-                continue;
-            }
-            if fl.tp.reliable() {
-                self.open_conn(f);
-                continue;
-            }
-            let ep = &mut self.eps[fl.src as usize];
-            let q = ep.voq.entry(fl.dst).or_default();
-            if q.is_empty() {
-                ep.rr.push_back(fl.dst);
-            }
-            q.push_back(f);
-            if !ep.scheduled {
-                self.inject(fl.src);
-            }
+            self.start_flow(f);
         }
-        if self.next_flow < self.flows.len() {
-            let t = self.flows[self.next_flow].start;
+        if self.next_flow < self.timed.len() {
+            let t = self.flows[self.timed[self.next_flow] as usize].start;
             self.push(t, Ev::NextFlows);
         } else {
             self.check_stop();
+        }
+    }
+
+    /// Flow `f` starts now: its bytes are offered and its source may send.
+    fn start_flow(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        self.flows[f as usize].started = true;
+        self.offered += fl.size;
+        self.ledger.offer(fl.size);
+        self.flows_started += 1;
+        if fl.tp == TransportKind::RotorLb && self.eps[fl.src as usize].node == self.eps[fl.dst as usize].node {
+            // a bulk flow inside one rack never crosses the rotors: NDP through its ToR
+            self.flows[f as usize].tp = TransportKind::Ndp;
+            self.ll_total += 1;
+            self.open_conn(f);
+            return;
+        }
+        if fl.tp == TransportKind::RotorLb {
+            let rlb = self.rlb.as_mut().expect("built for bulk flows");
+            if rlb.add_flow(f, fl.src, fl.dst, fl.size) {
+                self.schedule_rlb();
+            }
+            return;
+        }
+        if fl.tp.reliable() {
+            self.open_conn(f);
+            return;
+        }
+        let ep = &mut self.eps[fl.src as usize];
+        let q = ep.voq.entry(fl.dst).or_default();
+        if q.is_empty() {
+            ep.rr.push_back(fl.dst);
+        }
+        q.push_back(f);
+        if !ep.scheduled {
+            self.inject(fl.src);
         }
     }
 
@@ -1602,7 +1689,12 @@ impl Sim {
                     .map(|dep| Action { port, dep })
             }
         } else {
-            self.route(node, pid)
+            match self.route(node, pid) {
+                // admission control at a source node: a later slice's decision if the chosen
+                // slice has no room (none: the source waits, sources never drop)
+                Some(a) if self.adm && !self.hosts_mode && !self.adm_fits(a, pid) => Some(self.adm_later(node, pid).unwrap_or(a)),
+                other => other,
+            }
         };
         let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK && !self.failed_route;
         if hold_src && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
@@ -1782,6 +1874,14 @@ impl Sim {
         } else if self.ports[p.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
             self.enqueue(p.q_port, pid, p.q_dep);
+        } else if self.adm && !self.adm_fits(Action { port: p.q_port, dep: p.q_dep }, pid) {
+            // admission control at the ToR: the space reserved on the chosen port is given
+            // back and a later slice's decision is taken (its buffer checked as any arrival)
+            self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            match self.adm_later(p.at, pid) {
+                Some(b) => self.enqueue(b.port, pid, b.dep),
+                None => self.drop_pkt(pid, DROP_ADM),
+            }
         } else {
             self.enqueue_reserved(p.q_port, pid, p.q_dep);
         }
@@ -1895,6 +1995,45 @@ impl Sim {
             return q != NONE && self.down[q as usize];
         }
         false
+    }
+
+    /// Admission control: does the calendar queue of action `a` have room for packet
+    /// `pid` in the next occurrence of its departure slice (bandwidth × the up-time left
+    /// in it, after what is queued there)? Only calendar queues are checked: a wildcard
+    /// departure, a static or electrical port always admits.
+    fn adm_fits(&mut self, a: Action, pid: u32) -> bool {
+        let pt = &self.ports[a.port as usize];
+        if a.dep == WILD || pt.kind != PortKind::Optical || pt.served || self.sched.is_static() {
+            return true;
+        }
+        let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
+        let cur = self.slice_now();
+        let first = self.sched.next_occurrence(cur, a.dep);
+        matches!(self.plan_slotted(a.port, a.dep, ser, cur, false), Some((_, abs, _, _)) if abs == first)
+    }
+
+    /// Admission control at `node` for packet `pid` whose routing decision for its arrival
+    /// slice has no room: the decisions for the following arrival slices, in order (at
+    /// most a cycle), until one's calendar queue admits it; None when none does.
+    fn adm_later(&mut self, node: u32, pid: u32) -> Option<Action> {
+        let n = self.sched.slices();
+        let tag = self.pool[pid as usize].tag;
+        let mut out = None;
+        for k in 1..n {
+            self.pool[pid as usize].tag = (tag % n + k) % n;
+            if let Some(a) = self.route(node, pid) {
+                if self.adm_fits(a, pid) {
+                    out = Some(a);
+                    break;
+                }
+            }
+        }
+        self.pool[pid as usize].tag = tag;
+        self.failed_route = false;
+        if out.is_some() {
+            self.adm_deferred += 1;
+        }
+        out
     }
 
     fn pick(&mut self, cands: &[Action], flow: u32, node: u32) -> Option<Action> {
@@ -2402,6 +2541,10 @@ impl Sim {
             return;
         }
         match self.route(p.at, pid) {
+            Some(a) if self.adm && !self.adm_fits(a, pid) => match self.adm_later(p.at, pid) {
+                Some(b) => self.enqueue(b.port, pid, b.dep),
+                None => self.drop_pkt(pid, DROP_ADM),
+            },
             Some(a) => self.enqueue(a.port, pid, a.dep),
             None => self.no_route(p.at, pid),
         }
@@ -3792,9 +3935,14 @@ impl Sim {
         Ok(())
     }
 
-    /// How many drop reasons the output lists: `failed_link` only in runs with failures.
-    fn reasons_listed(&self) -> usize {
-        if self.down.is_empty() { DROP_FAILED } else { DROP_REASONS.len() }
+    /// Whether the output lists drop reason `i`: `failed_link` only in runs with failures,
+    /// `adm_fail` only in runs with admission control.
+    fn reason_listed(&self, i: usize) -> bool {
+        match i {
+            DROP_FAILED => !self.down.is_empty(),
+            DROP_ADM => self.adm_listed,
+            _ => true,
+        }
     }
 
     /// Port-down intervals so far: (port, from, until; `Ps::MAX` = still down).
@@ -3903,7 +4051,7 @@ impl Sim {
     /// controller reads. Sorted by (source, destination).
     pub fn demand(&self) -> Vec<(u32, u32, u64)> {
         let mut m: BTreeMap<(u32, u32), u64> = BTreeMap::new();
-        for f in &self.flows[..self.next_flow] {
+        for f in self.flows.iter().filter(|f| f.started) {
             if f.finish == Ps::MAX && f.delivered < f.size {
                 let k = (self.eps[f.src as usize].node, self.eps[f.dst as usize].node);
                 *m.entry(k).or_default() += f.size - f.delivered;
@@ -3937,7 +4085,7 @@ impl Sim {
         // and the payload of their live packets; transport flows' bytes their receivers
         // still miss (from the receivers' bits)
         let mut in_flight: u64 = 0;
-        for f in &self.flows[..self.next_flow] {
+        for f in self.flows.iter().filter(|f| f.started) {
             if f.tp == TransportKind::RotorLb {
                 continue; // counted by RotorLB below
             }
@@ -4038,7 +4186,7 @@ impl Sim {
                 bytes_delivered: self.delivered,
                 bytes_dropped: dropped,
                 bytes_in_flight: in_flight,
-                drops: DROP_REASONS.iter().zip(self.drops.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                drops: DROP_REASONS.iter().zip(self.drops.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
                 collisions: self.collisions,
                 guardband_violations: self.gb_violations,
                 trace_hash: self.trace.value(),
@@ -4069,8 +4217,8 @@ impl Sim {
                 sent_retx: self.ledger.sent_retx,
                 sent_ctrl: self.ledger.sent_ctrl,
                 delivered: self.ledger.pkts_delivered,
-                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
-                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).take(self.reasons_listed()).map(|(r, &v)| (r.to_string(), v)).collect(),
+                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
+                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
                 trimmed: self.ledger.pkts_trimmed,
                 trims: self.ledger.trims,
                 bounces: self.ledger.bounces,
@@ -4079,6 +4227,8 @@ impl Sim {
             },
             flow_acked_ps: self.flows.iter().map(|f| f.acked_at).collect(),
             flow_transport: self.flows.iter().map(|f| f.tp).collect(),
+            flow_start_ps: self.flows.iter().map(|f| if f.started { f.start } else { Ps::MAX }).collect(),
+            adm_deferred: self.adm_deferred,
             net_series: self.out_net.clone(),
             flow_retx: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
                 Some(Some(c)) => c.stats().retransmits,
@@ -4190,6 +4340,10 @@ mod tests {
             stop_when: Default::default(),
             net_series: false,
             hold_unrouted: false,
+            admission_control: false,
+            flow_dep_ptr: vec![],
+            flow_dep_ids: vec![],
+            flow_gap_ps: vec![],
         }
     }
 
@@ -4257,6 +4411,63 @@ mod tests {
         assert!(sw > req && sw <= req + 120_000 + 500_000 + 120_000, "{sw}");
         assert_eq!((o.bytes_delivered, o.drain_refused > 0, o.draining), (150_000, true, false));
         assert!(sim.reconfigure_with(0, vec![1, 0, NONE], 0, false, true).is_ok());
+    }
+
+    /// Three ideal flows on the electrical pair: 1 after 0 (+ 1 us gap), 2 after 0 and 1.
+    fn chain() -> SimSpec {
+        let mut s = pair(TransportKind::Ideal, 15_000, 1_000_000);
+        s.loss = vec![];
+        s.flow_start_ps = vec![0, 0, 0];
+        s.flow_src = vec![0, 0, 1];
+        s.flow_dst = vec![1, 1, 0];
+        s.flow_size = vec![15_000, 3_000, 1_500];
+        s.flow_transport = vec![TransportKind::Ideal; 3];
+        s.flow_dep_ptr = vec![0, 0, 1, 3];
+        s.flow_dep_ids = vec![0, 0, 1];
+        s.flow_gap_ps = vec![0, 1_000_000, 0];
+        s
+    }
+
+    #[test]
+    fn a_dependent_flow_starts_when_its_last_dependency_finishes_plus_its_gap() {
+        let mut sim = Sim::new(chain()).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // 1500 B take 120 ns at 100 Gb/s; the propagation is 500 ns
+        let f0 = 10 * 120_000 + 500_000;
+        let f1 = f0 + 1_000_000 + 2 * 120_000 + 500_000;
+        let f2 = f1 + 120_000 + 500_000;
+        assert_eq!(o.flow_finish_ps, vec![f0, f1, f2]);
+        assert_eq!(o.flow_start_ps, vec![0, f0 + 1_000_000, f1]);
+        assert_eq!((o.flows_started, o.flows_completed, o.event_counts[16]), (3, 3, 2));
+    }
+
+    #[test]
+    fn flows_whose_dependency_never_finishes_never_start() {
+        let mut s = chain();
+        s.loss = vec![(0, 9)]; // the last packet of flow 0 is lost: it never finishes
+        let mut sim = Sim::new(s).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert_eq!((o.flows_started, o.bytes_offered, o.bytes_dropped), (1, 15_000, 1_500));
+        assert_eq!(&o.flow_start_ps[1..], &[Ps::MAX, Ps::MAX]);
+    }
+
+    #[test]
+    fn dependency_cycles_and_unknown_flows_are_refused() {
+        let mut s = chain();
+        s.flow_dep_ptr = vec![0, 1, 2, 3];
+        s.flow_dep_ids = vec![2, 0, 1]; // 0 after 2, 1 after 0, 2 after 1
+        let e = Sim::new(s.clone()).err().expect("a cycle");
+        assert!(e.to_string().contains("cycle") && e.to_string().contains("flows["), "{e}");
+        s.flow_dep_ids = vec![1, 1, 2];
+        let e = Sim::new(s.clone()).err().expect("itself");
+        assert!(e.to_string().contains("flows[1].after") && e.to_string().contains("itself"), "{e}");
+        s.flow_dep_ids = vec![1, 7, 0];
+        let e = Sim::new(s).err().expect("unknown");
+        assert!(e.to_string().contains("flows[1].after") && e.to_string().contains("unknown flow"), "{e}");
     }
 
     fn has(o: &SimOutput, what: &str) -> bool {

@@ -286,6 +286,18 @@ pub struct SimSpec {
     /// reconfigures during the run (traffic-aware fabrics). A node's hold takes as many
     /// bytes as the buffers of its network ports together.
     pub hold_unrouted: bool,
+    /// OpenOptics' per-hop admission control: a packet whose calendar queue (the departure
+    /// slice its routing chose) has no room left in that slice's next occurrence takes the
+    /// routing decision of the following arrival slices, in order, until one has room;
+    /// none within a cycle: dropped (`adm_fail`). Hop-by-hop routers on cyclic fabrics
+    /// only (not source routes).
+    pub admission_control: bool,
+    /// Flow dependencies: flow `i` starts only when the flows
+    /// `flow_dep_ids[flow_dep_ptr[i]..flow_dep_ptr[i + 1]]` have finished, at the last one's
+    /// finish + `flow_gap_ps[i]` (and not before its `flow_start_ps`). Empty: none.
+    pub flow_dep_ptr: Vec<u32>,
+    pub flow_dep_ids: Vec<u32>,
+    pub flow_gap_ps: Vec<Ps>,
 }
 
 impl SimSpec {
@@ -374,10 +386,11 @@ impl SimSpec {
             if self.flow_size[i] == 0 {
                 return Err(SpecError::new(format!("flows[{i}].size"), 0, "size must be positive"));
             }
-            if i > 0 && self.flow_start_ps[i] < self.flow_start_ps[i - 1] {
+            if i > 0 && self.flow_start_ps[i] < self.flow_start_ps[i - 1] && self.flow_dep_ptr.is_empty() {
                 return Err(SpecError::new(format!("flows[{i}].start"), self.flow_start_ps[i], "flows must be sorted by start time"));
             }
         }
+        self.validate_deps(f)?;
         if !self.flow_transport.is_empty() && self.flow_transport.len() != f {
             return Err(SpecError::new("flows.transport", self.flow_transport.len(), format!("expected one value per flow ({f})")));
         }
@@ -504,6 +517,73 @@ impl SimSpec {
                 "queue-occupancy estimation needs a cyclic optical schedule"));
         }
         let _ = NONE;
+        Ok(())
+    }
+
+    /// The flows flow `i` waits for (empty without dependencies).
+    pub fn deps_of(&self, i: usize) -> &[u32] {
+        if self.flow_dep_ptr.is_empty() {
+            return &[];
+        }
+        &self.flow_dep_ids[self.flow_dep_ptr[i] as usize..self.flow_dep_ptr[i + 1] as usize]
+    }
+
+    /// Dependencies: well-formed lists of known flows, no flow after itself, no cycle.
+    fn validate_deps(&self, f: usize) -> Result<(), SpecError> {
+        if self.flow_dep_ptr.is_empty() {
+            if !self.flow_dep_ids.is_empty() || !self.flow_gap_ps.is_empty() {
+                return Err(SpecError::new("flows.after", self.flow_dep_ids.len(), "dependency ids without flow_dep_ptr"));
+            }
+            return Ok(());
+        }
+        let ptr = &self.flow_dep_ptr;
+        if ptr.len() != f + 1 || ptr[0] != 0 || ptr.windows(2).any(|w| w[1] < w[0]) || ptr[f] as usize != self.flow_dep_ids.len() {
+            return Err(SpecError::new("flows.after", ptr.len(), format!("expected {} non-decreasing offsets from 0 to {}", f + 1, self.flow_dep_ids.len())));
+        }
+        if !self.flow_gap_ps.is_empty() && self.flow_gap_ps.len() != f {
+            return Err(SpecError::new("flows.gap", self.flow_gap_ps.len(), format!("expected one value per flow ({f})")));
+        }
+        for i in 0..f {
+            for &d in self.deps_of(i) {
+                if d as usize >= f {
+                    return Err(SpecError::new(format!("flows[{i}].after"), d, format!("unknown flow (0..{f})")));
+                }
+                if d as usize == i {
+                    return Err(SpecError::new(format!("flows[{i}].after"), d, "a flow cannot start after itself"));
+                }
+            }
+        }
+        // Kahn's algorithm: what is left after peeling flows whose dependencies are all
+        // peeled lies on (or behind) a cycle
+        let mut waiting: Vec<u32> = (0..f).map(|i| self.deps_of(i).len() as u32).collect();
+        let mut after: Vec<Vec<u32>> = vec![Vec::new(); f];
+        for i in 0..f {
+            for &d in self.deps_of(i) {
+                after[d as usize].push(i as u32);
+            }
+        }
+        let mut ready: Vec<u32> = (0..f as u32).filter(|&i| waiting[i as usize] == 0).collect();
+        let mut peeled = 0usize;
+        while let Some(g) = ready.pop() {
+            peeled += 1;
+            for &h in &after[g as usize] {
+                waiting[h as usize] -= 1;
+                if waiting[h as usize] == 0 {
+                    ready.push(h);
+                }
+            }
+        }
+        if peeled < f {
+            // name a flow on the cycle: follow unpeeled dependencies until one repeats
+            let mut cur = (0..f).find(|&i| waiting[i] > 0).expect("some flow is unpeeled");
+            let mut seen = vec![false; f];
+            while !seen[cur] {
+                seen[cur] = true;
+                cur = *self.deps_of(cur).iter().find(|&&d| waiting[d as usize] > 0).expect("an unpeeled flow waits for an unpeeled one") as usize;
+            }
+            return Err(SpecError::new(format!("flows[{cur}].after"), self.deps_of(cur),
+                "the flow depends on itself through a cycle of dependencies"));
+        }
         Ok(())
     }
 }

@@ -248,6 +248,10 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         },
         net_series: opt_scalar(d, "net_series", false)?,
         hold_unrouted: opt_scalar(d, "hold_unrouted", false)?,
+        admission_control: opt_scalar(d, "admission_control", false)?,
+        flow_dep_ptr: u32s(opt_col(d, "flow_dep_ptr")?, "flow_dep_ptr")?,
+        flow_dep_ids: u32s(opt_col(d, "flow_dep_ids")?, "flow_dep_ids")?,
+        flow_gap_ps: u64s(opt_col(d, "flow_gap_ps")?, "flow_gap_ps")?,
     })
 }
 
@@ -360,6 +364,8 @@ impl Simulator {
         d.set_item("rlb_relayed_pkts", o.rlb_relayed_pkts)?;
         d.set_item("rlb_host_bytes", o.rlb_host_bytes)?;
         d.set_item("flow_transport", PyArray1::from_vec(py, o.flow_transport.iter().map(|t| t.code()).collect::<Vec<_>>()))?;
+        d.set_item("flow_start_ps", PyArray1::from_vec(py, o.flow_start_ps.iter().map(|&t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>()))?;
+        d.set_item("adm_deferred", o.adm_deferred)?;
         d.set_item("flow_acked_ps", PyArray1::from_vec(py, o.flow_acked_ps.iter().map(|&t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>()))?;
         let ser = PyDict::new(py);
         let i64s = |v: Vec<u64>| PyArray1::from_vec(py, v.into_iter().map(|x| x as i64).collect::<Vec<_>>());

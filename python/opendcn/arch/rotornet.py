@@ -19,6 +19,11 @@ architecture's nodes are the endpoints by default. The engine's back-pressured i
 (a source never pushes a packet its slice cannot carry) is the stand-in then.
 ``--transport tcp|dctcp|ndp`` makes every flow reliable (relayed packets lost at full
 calendar queues are sent again).
+
+``--admission-control`` switches on OpenOptics' per-hop admission control
+(``Network.admission_control``): a relayed packet whose departure slice has no room
+left takes the route of the next arrival slices instead of waiting a cycle, and is
+dropped (``adm_fail``) when no slice of the cycle has room.
 """
 
 from __future__ import annotations
@@ -46,18 +51,23 @@ class RotorNetOptions(TransportOptions, ServiceOptions, FailureOptions, FabricOp
     tables: bool = opt(False, "compile the routes to per-node time-flow tables")
     lookup: Literal["hop", "source"] = opt("hop", "table lookup: per hop or source routed (with --tables)")
     multipath: Literal["packet", "flow"] = opt("packet", "multipath choice per packet or per flow")
+    admission_control: bool = opt(False, "OpenOptics' per-hop admission control: a packet whose slice is full takes "
+                                         "a later slice's route, else is dropped (adm_fail); hop-by-hop routing only")
 
     @model_validator(mode="after")
     def _check(self) -> "RotorNetOptions":
         if self.tables and self.routing not in ("vlb", "direct"):
             raise ConfigError("--tables", True, f"compiled tables are offered for vlb and direct, not {self.routing}")
+        if self.admission_control and (self.routing == "ucmp" or (self.tables and self.lookup == "source")):
+            raise ConfigError("--admission-control", True, "admission control acts at every hop on hop-by-hop "
+                              "routes (vlb, direct, hoho); ucmp and --lookup source are source routes")
         return self
 
 
 @register("rotornet", "RotorNet: 1-D round-robin rotor schedule, VLB or direct routing", RotorNetOptions)
 def build(o: RotorNetOptions) -> Network:
     cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband))
-    net = Network(cfg, arch="rotornet")
+    net = Network(cfg, arch="rotornet", admission_control=o.admission_control)
     net.deploy_topo(topology.round_robin(cfg, dimension=1))
     if o.tables:
         paths = routing.vlb(net.circuits) if o.routing == "vlb" else routing.direct(net.circuits)

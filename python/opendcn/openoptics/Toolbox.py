@@ -522,7 +522,11 @@ class BaseNetwork:
 
     def _build(self, sample_ps: int) -> Network:
         cfg = self._config().replace(sample_interval=sample_ps)
-        net = Network(cfg, arch=f"openoptics:{self.name}")
+        net = Network(cfg, arch=f"openoptics:{self.name}", admission_control=self.admission_control)
+        if self.admission_control and self._mode == "Source":
+            # as OpenOptics' ns-3 backend: admission control is a per-hop mechanism
+            warnings.warn("admission_control=True has no effect with source routing (routing_mode='Source'): "
+                          "a source-routed packet keeps the slices its route names", RuntimeWarning, stacklevel=4)
         if not self.slice_to_topo:
             raise ConfigError("deploy_topo", "not called", "deploy a topology before start()")
         net.deploy_topo(self._native_circuits(), slices=None if self.arch_mode == "TA" else self.nb_time_slices)
@@ -602,16 +606,26 @@ class BaseNetwork:
         net = self._build(sample_ps=max(duration_ps // samples, 1))
         net.transport(self._transport(packets), dupack=3)
         order = sorted(range(len(packets)), key=lambda i: packets[i].start)
-        wl = _wl.flows([(packets[i].start, packets[i].src, packets[i].dst, packets[i].size) for i in order])
+        pos = {i: k for k, i in enumerate(order)}
+        # an echo reply is a flow that starts when its request has arrived (a dependency)
+        wl = _wl.flows([(p.start, p.src, p.dst, p.size) if p.reply_of < 0 else
+                        (p.start, p.src, p.dst, p.size, [pos[p.reply_of]])
+                        for p in (packets[i] for i in order)])
         self._native = net
         net.start(wl, duration_ps, seed=1)
         if control is not None:
             control(net)
         result = net.finish()
-        finish = result.flows["finish_ps"].to_numpy(zero_copy_only=False)
+
+        def col(name: str) -> list[int]:
+            return [-1 if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
+                    for x in result.flows[name].to_pylist()]
+
+        finish, start = col("finish_ps"), col("start_ps")
         for k, i in enumerate(order):
-            f = finish[k]
-            packets[i].finish = -1 if f is None or (isinstance(f, float) and math.isnan(f)) else int(f)
+            packets[i].finish = finish[k]
+            if packets[i].reply_of >= 0:
+                packets[i].start = start[k]   # when the request arrived (-1: it never did)
         return result
 
     def _snapshot_ps(self) -> int:
@@ -620,24 +634,16 @@ class BaseNetwork:
 
     def _simulate(self, packets: list[_Packet], duration_ps: int,
                   control: Callable[[Network], None] | None = None) -> Result:
-        """Run until the echo replies are consistent with the requests' arrival times."""
-        replies: list[_Packet] = []
-        result = None
-        for _ in range(6):
-            for p in packets:
-                p.finish = -1
-            everything = packets + replies
-            result = self._run_once(everything, duration_ps, control)
-            want = [(i, p) for i, p in enumerate(packets) if p.spec.mode == "echo" and 0 <= p.finish < duration_ps]
-            new = [_Packet(p.spec, p.dst, p.src, p.size, p.finish, p.seq, reply_of=i) for i, p in want]
-            if [(r.reply_of, r.start) for r in new] == [(r.reply_of, r.start) for r in replies]:
-                break
-            replies = new
-        else:
-            warnings.warn("echo replies did not settle after 6 passes; the last pass is reported", RuntimeWarning,
-                          stacklevel=3)
-        self._packets = packets + replies
-        assert result is not None
+        """Run the packets; an echo server's reply to each request is a flow that the
+        engine starts when the request has arrived (a flow dependency), so one run gives
+        both directions. A reply whose request is lost, or arrives after the end, is not
+        sent (its start and finish stay -1)."""
+        for p in packets:
+            p.finish = -1
+        replies = [_Packet(p.spec, p.dst, p.src, p.size, p.start, p.seq, reply_of=i)
+                   for i, p in enumerate(packets) if p.spec.mode == "echo"]
+        result = self._run_once(packets + replies, duration_ps, control)
+        self._packets = packets + [r for r in replies if r.start >= 0]
         return result
 
     def start(self) -> None:
