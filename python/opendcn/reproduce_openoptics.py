@@ -343,8 +343,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     nr = {m["design"]: m["no_route"] for m in mice if m["no_route"]}
     nr.update({f"{a['design']}@{a['size']}": a["no_route"] for a in ar if a["no_route"]})
     if nr:
-        echo(f"  no_route drops (packets without a route on a traffic-aware fabric before its first "
-             f"reconfiguration; the engine change that holds them instead is under way): {nr}")
+        echo(f"  no_route drops (packets without a route where the engine does not hold them: cyclic, "
+             f"electrical or source-routed fabrics; static traffic-aware fabrics hold them, docs/engine.md): {nr}")
     eleph = [s_ for s_ in ar_sizes if parse_size(s_, "size") >= 4_000_000]
 
     def ratio(design: str, size: str) -> tuple[float, bool]:
