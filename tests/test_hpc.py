@@ -54,6 +54,36 @@ def test_rank_traces_and_their_fanout():
     assert len(f) > 0 and f.src.max() < 1728 and f.dst.max() < 1728
 
 
+def test_the_facebook_hadoop_matrix_is_the_tago_samples_aggregated():
+    """The shipped file is TAGO's ``traces/facebook_2699.txt`` byte for byte (sha256); the
+    matrix adds up its 19 827 samples per pair (15 069 pairs, 15 444 903 bytes; the
+    largest pair, ids 706 -> 194, carries 64 332 bytes); 2 699 ids do not fit 2 048 hosts
+    unless folded."""
+    import gzip
+    import hashlib
+
+    from opendcn.workload import HPC_DIR
+
+    raw = gzip.decompress((HPC_DIR / "tago_facebook_2699.txt.gz").read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == "7a8e03612384a97ffb56f269b1594af21d1699d0cefd57aa0d211763e4a1a5db"
+    assert len(raw.splitlines()) == 19_827
+    wl = od.workload.rank_trace("fb_hadoop", 0.3)
+    assert wl.ranks == 2699 and len(wl.prob) == 15_069
+    top = int(np.argmax(wl.prob))
+    assert (wl.src[top], wl.dst[top]) == (705, 193) and wl.prob[top] == pytest.approx(64_332 / 15_444_903)
+    with pytest.raises(od.ConfigError) as e:
+        wl.rack_matrix(16, 128)
+    assert e.value.field == "trace.rank"
+    folded = od.workload.rank_trace("fb_hadoop", 0.3, fold=True)
+    m = folded.rack_matrix(16, 128)
+    assert m.sum() <= 1 + 1e-9 and folded.fanout(16, 128) > 16
+    f = folded.generate(endpoints=2048, hosts_per_node=16, rate_bps=1600 * 10**9, nodes=128, duration_ps=10**7, seed=1)
+    assert len(f) > 0 and f.src.max() < 2048 and f.dst.max() < 2048
+    with pytest.raises(od.ConfigError) as e:
+        od.workload.rank_trace("fb_hadoop", 0.3, fold="yes")
+    assert e.value.field == "fold"
+
+
 # ------------------------------------------------------------------- controllers
 def test_max_weight_matching_equals_scipys_optimum():
     rng = np.random.default_rng(5)

@@ -1091,19 +1091,50 @@ HPC_DIR = Path(__file__).resolve().parent / "data" / "hpc"
 
 #: shipped rank-pair matrices of Teh et al.'s HPC traces (data/hpc/SOURCES.md)
 RANK_TRACES = {"amg": "teh2022_hpc_AMG.pdf.txt.gz", "amr": "teh2022_hpc_AMR.pdf.txt",
-               "minidft": "teh2022_hpc_MiniDFT.pdf.txt"}
+               "minidft": "teh2022_hpc_MiniDFT.pdf.txt", "fb_hadoop": "tago_facebook_2699.txt.gz"}
 
 
-def _read_rank_pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _read_text(path: Path) -> str:
     import gzip
 
     try:
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError("trace", str(path), "no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("trace", str(path), f"cannot read file: {e}") from None
+
+
+def _read_sampled_pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TAGO's Facebook Hadoop samples (``0 <unix time> <src id> <dst id> <bytes>``, ids
+    from 1): the bytes of each (src, dst) pair over the whole trace, as probabilities,
+    ids made ranks from 0."""
+    agg: dict[tuple[int, int], int] = {}
+    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
+        cols = line.split()
+        if not cols:
+            continue
+        try:
+            if len(cols) != 5:
+                raise ValueError
+            a, b, n = int(cols[2]) - 1, int(cols[3]) - 1, int(cols[4])
+        except ValueError:
+            raise ConfigError(f"{path}:{lineno}", line, "expected '0 <time> <src id> <dst id> <bytes>'") from None
+        if a < 0 or b < 0 or n < 0:
+            raise ConfigError(f"{path}:{lineno}", line, "ids must be >= 1 and bytes >= 0")
+        agg[(a, b)] = agg.get((a, b), 0) + n
+    pairs = sorted(k for k, v in agg.items() if v > 0)
+    if not pairs:
+        raise ConfigError("trace", str(path), "no pair with bytes")
+    w = np.array([agg[k] for k in pairs], dtype=np.float64)
+    return (np.array([k[0] for k in pairs], np.int64), np.array([k[1] for k in pairs], np.int64), w / w.sum())
+
+
+def _read_rank_pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if path.name.startswith("tago_facebook"):
+        return _read_sampled_pairs(path)
+    text = _read_text(path)
     src, dst, prob = [], [], []
     for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
@@ -1131,13 +1162,22 @@ class _RankTrace(Workload):
     """Poisson flow arrivals placed on rank pairs by their byte probabilities."""
 
     def __init__(self, name: str, src: np.ndarray, dst: np.ndarray, prob: np.ndarray, cdf: CDF | None,
-                 flow_size: int | None, load: float):
+                 flow_size: int | None, load: float, fold: bool = False):
         self.name, self.src, self.dst, self.prob = name, src, dst, prob
-        self.cdf, self.flow_size, self.load = cdf, flow_size, load
+        self.cdf, self.flow_size, self.load, self.fold = cdf, flow_size, load, fold
         self.ranks = int(max(src.max(), dst.max())) + 1
 
     def __repr__(self) -> str:
-        return f"rank_trace({self.name!r}, load={self.load}, {len(self.prob)} pairs, {self.ranks} ranks)"
+        return (f"rank_trace({self.name!r}, load={self.load}, {len(self.prob)} pairs, {self.ranks} ranks"
+                + (", folded" if self.fold else "") + ")")
+
+    def _placed(self, endpoints: int) -> tuple[np.ndarray, np.ndarray]:
+        """Source and destination endpoints of the pairs: rank r on endpoint r, or on
+        r mod endpoints when folded."""
+        if self.fold:
+            return self.src % endpoints, self.dst % endpoints
+        self._check(endpoints)
+        return self.src, self.dst
 
     @property
     def mean_flow_bytes(self) -> float:
@@ -1146,9 +1186,9 @@ class _RankTrace(Workload):
     def rack_matrix(self, hosts_per_node: int, nodes: int) -> np.ndarray:
         """Byte probabilities per (source rack, destination rack): rank r on host r."""
         h = max(1, hosts_per_node)
-        self._check(nodes * h)
+        src, dst = self._placed(nodes * h)
         m = np.zeros((nodes, nodes))
-        np.add.at(m, (self.src // h, self.dst // h), self.prob)
+        np.add.at(m, (src // h, dst // h), self.prob)
         np.fill_diagonal(m, 0.0)
         return m
 
@@ -1160,26 +1200,30 @@ class _RankTrace(Workload):
         if self.ranks > endpoints:
             bad = int(self.src.max() if self.src.max() >= endpoints else self.dst.max())
             raise ConfigError("trace.rank", bad, f"rank unknown to a network of {endpoints} endpoints "
-                              f"(the trace {self.name} has ranks 0..{self.ranks - 1}: one per host)")
+                              f"(the trace {self.name} has ranks 0..{self.ranks - 1}: one per host; "
+                              f"fold=True places rank r on endpoint r mod {endpoints})")
 
     def _generate(self, ctx: _Ctx) -> FlowArrays:
-        self._check(ctx.endpoints)
+        psrc, pdst = self._placed(ctx.endpoints)
         rate = self.load * ctx.rate_bps * ctx.nodes / (8.0 * self.mean_flow_bytes) / 1e12
         times = _poisson_times(ctx.rng("traffic.arrivals"), rate, 0, ctx.duration_ps)
         n = times.size
         pick = ctx.rng("traffic.pairs").choice(len(self.prob), size=n, p=self.prob)
-        src, dst = self.src[pick], self.dst[pick]
+        src, dst = psrc[pick], pdst[pick]
         keep = src != dst
         sizes = _draw_sizes(self.flow_size, self.cdf, ctx, n)
         return FlowArrays(times[keep], src[keep], dst[keep], sizes[keep])
 
 
 def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLike | None = "websearch", *,
-               flow_size: int | str | None = None) -> Workload:
+               flow_size: int | str | None = None, fold: bool = False) -> Workload:
     """Flows of an HPC application's rank-pair traffic matrix (Teh et al., JOCN 2022):
-    ``trace`` is a shipped name (:data:`RANK_TRACES`: ``amg``, ``amr``, ``minidft``) or a
-    file ``pair_id,src,dst,probability`` (``#`` comments; ``.gz`` allowed). Rank ``r``
-    runs on endpoint ``r`` (a rank the network does not have is a ConfigError naming it).
+    ``trace`` is a shipped name (:data:`RANK_TRACES`: ``amg``, ``amr``, ``minidft``, and
+    ``fb_hadoop``, the Facebook Hadoop samples of the authors' TAGO repository, 2 699
+    endpoints, aggregated into a byte matrix) or a file ``pair_id,src,dst,probability``
+    (``#`` comments; ``.gz`` allowed). Rank ``r`` runs on endpoint ``r`` (a rank the
+    network does not have is a ConfigError naming it), or with ``fold`` on endpoint
+    ``r mod endpoints``.
     Flows arrive as a Poisson process at ``load`` (as :func:`poisson`), each on a rank pair
     drawn by its byte probability, with a size from ``cdf`` (default ``websearch``, as the
     authors' NetBench runs) or ``flow_size``. ``.fanout(hosts_per_node, nodes)`` is the
@@ -1202,7 +1246,10 @@ def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLi
     resolved = None if fsize is not None or cdf is None else get_cdf(cdf)
     if resolved is None and fsize is None:
         raise ConfigError("workload", cdf, "a rank trace needs a flow-size distribution (or flow_size)")
-    return _RankTrace(key if key in RANK_TRACES else path.name, src, dst, prob, resolved, fsize, float(load))
+    if not isinstance(fold, (bool, np.bool_)):
+        raise ConfigError("fold", fold, "expected True or False")
+    return _RankTrace(key if key in RANK_TRACES else path.name, src, dst, prob, resolved, fsize, float(load),
+                      bool(fold))
 
 
 class _Mix(Workload):
