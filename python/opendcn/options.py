@@ -278,7 +278,7 @@ class FailureOptions(ArchOptions):
 
     fail_links: Float = opt(0.0, "fraction of the fabric links that fail (random, stream 'failures')", ge=0, lt=1)
     fail_nodes: Float = opt(0.0, "fraction of the nodes, switches included, that fail with all their ports "
-                                 "(random, stream 'failures.nodes'), at --fail-at", ge=0, lt=1)
+                                 "(random, stream 'failures.nodes'), failing and recovering with the links", ge=0, lt=1)
     fail_at: Time | None = opt(None, "when the links / nodes fail (default: a third into the run)")
     recover_at: Time | None = opt(None, "when the failed links / nodes recover (default: never)")
 

@@ -67,7 +67,7 @@ class SiriusOptions(ServiceOptions, FailureOptions, AwgrOptions):
     report_bits: AutoInt = opt("auto", "bits per destination of the occupancy report an inband cell carries, "
                                        "charged as header bytes (N x bits / 8); auto: enough for 0..2 x "
                                        "--relay-cap with inband, 0 with ideal")
-    fail_nodes: Float = opt(0.0, "fraction of the ToRs that fail (random, stream 'failures.nodes'), at --fail-at",
+    fail_nodes: Float = opt(0.0, "fraction of the ToRs that fail (random, stream 'failures.nodes'), with the links",
                             ge=0, lt=1)
     failure_bin: AutoTime = opt("auto", "bin width of the delivered-bandwidth series of a failure run; auto: "
                                         "whole round-robin cycles, at most 2000 bins")
