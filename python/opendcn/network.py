@@ -694,14 +694,15 @@ class Network(NetworkBase):
             net.transport("dctcp", ecn_k="30KB")
             net.transport("ndp<1MB,tcp", dupack=3, min_rto="1ms")
 
-        Parameters: ``dupack``, ``init_cwnd``, ``min_rto``, ``rto`` (initial), ``max_rto``,
+        Parameters: ``dupack``, ``init_cwnd``, ``init_ssthresh`` (TCP's initial slow-start
+        threshold in packets; default unlimited), ``min_rto``, ``rto`` (initial), ``max_rto``,
         ``dctcp_g``, ``ecn_k`` (DCTCP marking threshold of every port), ``ndp_init_window``,
         ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
         ``pull_rate`` (NDP pulls per full-packet time of the receiver link), ``pull_pacer``
         (``"host"``: one pull pacer per receiving host; ``"flow"``: one per flow),
         ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
         ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
-        known = {"dupack", "init_cwnd", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
+        known = {"dupack", "init_cwnd", "init_ssthresh", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
                  "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
                  "deadlock_timeout", "pull_rate", "pull_pacer"}
         for k in params:

@@ -1342,6 +1342,7 @@ impl Sim {
                 let cfg = TcpConfig {
                     mss,
                     init_cwnd: t.tcp_init_cwnd,
+                    init_ssthresh: t.tcp_init_ssthresh,
                     dupack: t.tcp_dupack,
                     min_rto: t.tcp_min_rto_ps,
                     init_rto: t.tcp_init_rto_ps,

@@ -147,6 +147,8 @@ pub struct TransportParams {
     /// Wire bytes of a control packet (ACK, NACK, PULL) and of a trimmed header.
     pub ctrl_bytes: u32,
     pub tcp_init_cwnd: u32,
+    /// Initial slow-start threshold in segments (`u32::MAX`: unlimited).
+    pub tcp_init_ssthresh: u32,
     pub tcp_dupack: u32,
     pub tcp_min_rto_ps: Ps,
     pub tcp_init_rto_ps: Ps,
@@ -172,6 +174,7 @@ impl Default for TransportParams {
         TransportParams {
             ctrl_bytes: 64,
             tcp_init_cwnd: 10,
+            tcp_init_ssthresh: u32::MAX,
             tcp_dupack: 3,
             tcp_min_rto_ps: 1_000_000_000,
             tcp_init_rto_ps: 1_000_000_000,
@@ -414,6 +417,9 @@ impl SimSpec {
         if uses(TransportKind::Tcp) || uses(TransportKind::Dctcp) {
             if t.tcp_init_cwnd == 0 {
                 return Err(SpecError::new("tcp_init_cwnd", 0, "must be at least one segment"));
+            }
+            if t.tcp_init_ssthresh == 0 {
+                return Err(SpecError::new("tcp_init_ssthresh", 0, "must be at least one segment"));
             }
             if t.tcp_dupack == 0 {
                 return Err(SpecError::new("tcp_dupack", 0, "must be at least 1"));

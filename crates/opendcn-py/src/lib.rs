@@ -121,6 +121,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let transport = TransportParams {
         ctrl_bytes: opt_scalar(d, "ctrl_bytes", dt.ctrl_bytes)?,
         tcp_init_cwnd: opt_scalar(d, "tcp_init_cwnd", dt.tcp_init_cwnd)?,
+        tcp_init_ssthresh: opt_scalar(d, "tcp_init_ssthresh", dt.tcp_init_ssthresh)?,
         tcp_dupack: opt_scalar(d, "tcp_dupack", dt.tcp_dupack)?,
         tcp_min_rto_ps: opt_scalar(d, "tcp_min_rto_ps", dt.tcp_min_rto_ps)?,
         tcp_init_rto_ps: opt_scalar(d, "tcp_init_rto_ps", dt.tcp_init_rto_ps)?,

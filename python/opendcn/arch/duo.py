@@ -45,7 +45,7 @@ from ..analysis import fct_stats
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network, Result, _atomic_write, _engine_error, _Live
-from ..options import AutoInt, FailureOptions, Int, Rate, Size, Time, TransportOptions, like, opt
+from ..options import AutoInt, FailureOptions, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..timeflow import Circuit, Entry, Hop, Path
 from . import register
@@ -83,6 +83,7 @@ class _DuoFabricOptions(FailureOptions):
     weights: str = opt("1,3,1", "weighted service: full packets per round of HIGH, MEDIUM, LOW")
     tcp_dupack: Int = like(TransportOptions, "tcp_dupack", 3)
     tcp_init_cwnd: Int = like(TransportOptions, "tcp_init_cwnd", 10)
+    tcp_init_ssthresh: LimitInt = like(TransportOptions, "tcp_init_ssthresh", 10)
     tcp_min_rto: Time = like(TransportOptions, "tcp_min_rto", "1ms")
     ndp_init_window: Int = like(TransportOptions, "ndp_init_window", 30)
     ndp_rto: Time = like(TransportOptions, "ndp_rto", "1ms")
@@ -185,7 +186,8 @@ def transport_rule(f_th: int) -> str:
 
 def _setup_ports(net: Network, o: _DuoFabricOptions) -> None:
     """Duo's transports and its three priority classes on every ToR port (§3.3.3)."""
-    net.transport(transport_rule(o.f_th), dupack=o.tcp_dupack, init_cwnd=o.tcp_init_cwnd, min_rto=o.tcp_min_rto,
+    net.transport(transport_rule(o.f_th), dupack=o.tcp_dupack, init_cwnd=o.tcp_init_cwnd,
+                  init_ssthresh=o.tcp_init_ssthresh, min_rto=o.tcp_min_rto,
                   ndp_init_window=o.ndp_init_window, ndp_rto=o.ndp_rto, ctrl_bytes=o.header)
     cap = o.queue * o.mtu
     weights = parse_weights(o.weights) if o.service == "weighted" else None
