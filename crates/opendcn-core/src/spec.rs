@@ -289,6 +289,11 @@ pub struct SimSpec {
     /// reconfigures during the run (traffic-aware fabrics). A node's hold takes as many
     /// bytes as the buffers of its network ports together.
     pub hold_unrouted: bool,
+    /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
+    /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
+    /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that
+    /// a controller reconfigures on some ports only: those are reconfigurable.
+    pub port_link_class: Vec<u32>,
 }
 
 impl SimSpec {
@@ -314,6 +319,17 @@ impl SimSpec {
                             ("port_peer", self.port_peer.len())] {
             if len != p {
                 return Err(SpecError::new(name, len, format!("expected one value per port ({p})")));
+            }
+        }
+        if !self.port_link_class.is_empty() {
+            if self.port_link_class.len() != p {
+                return Err(SpecError::new("port_link_class", self.port_link_class.len(), format!("expected one value per port ({p})")));
+            }
+            for (gp, &c) in self.port_link_class.iter().enumerate() {
+                if c != NONE && (c > 2 || self.port_kind[gp] == PortKind::HostDown) {
+                    return Err(SpecError::new(format!("ports[{gp}].link_class"), c,
+                        "expected 0 (electrical), 1 (static optical) or 2 (reconfigurable optical), on a network port"));
+                }
             }
         }
         let e = self.ep_node.len();
