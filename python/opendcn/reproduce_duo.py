@@ -17,7 +17,7 @@ hosts x 10 Gb/s per ToR). Experiments:
 - **heavy-tailed workloads** (the Opera/Duo tables of data mining, web search and Hadoop
   inter-rack): delivered volume per design and load;
 - **FCT by flow size** (data mining, 40 % load): p99 per bucket;
-- **path length**: traffic-weighted mean ToR hops per design and load, Duo's one-hop
+- **path length**: traffic-weighted mean ToR hops per design and load, Duo's one-hop DA
   share of the delivered payload and its DA ports' share of the wire bytes;
 - **sensitivity** of Duo to ρ and the duty cycle ε = (ρ - δ) / ρ, and the effect of the
   NDP/TCP threshold f_th on the FCT of flows under 10 KB;
@@ -71,7 +71,7 @@ CLAIMS = (
     "1-15 MB flows: Opera has a lower p99 FCT than Duo",
     "flows above 15 MB: the p99 FCT curves converge",
     "path length: Duo's is the shortest at low load",
-    "path length: Duo's one-hop share falls as load grows",
+    "path length: Duo's one-hop DA share falls as load grows",
     "sensitivity: delivered volume does not grow as the duty cycle falls",
     "f_th: flows under 10 KB have a higher p99 FCT without the NDP/TCP split (f_th = 0)",
     "scale-out: Duo's advantage over EXP and SEGR grows with n",
@@ -142,6 +142,7 @@ def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
     row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]), "steady": _steady(r, dur_ps),
            "delivered_gb": b["delivered"] / 1e9, "offered_gb": b["offered"] / 1e9,
            "mean_path_length": m.get("mean_path_length"), "one_hop_share": pm.get("one_hop"),
+           "one_hop_da_share": m.get("one_hop_da_share"), "mixed_share": m.get("multi_hop_mixed_share"),
            "da_wire_share": (m.get("da_link_bytes") or {}).get("share"), "duty_cycle": m.get("duty_cycle"),
            "completed": s["flows"]["completed"], "started": s["flows"]["started"],
            "reconf_drop_pkts": int(s["packets"]["dropped"].get("reconfiguration", 0))
@@ -151,7 +152,7 @@ def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
         row["mean_path_length"] = _path_length(s)
     if not b["delivered"]:
         # nothing delivered: no path to average over
-        row.update(mean_path_length=None, one_hop_share=None)
+        row.update(mean_path_length=None, one_hop_share=None, one_hop_da_share=None, mixed_share=None)
     return row
 
 
@@ -339,7 +340,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo("")
     echo("heavy-tailed workloads: delivered volume (normalised goodput) and path length")
     echo(_table(wl_rows, ["workload", "arch", "load", "goodput", "delivered_gb", "offered_gb", "mean_path_length",
-                          "one_hop_share", "da_wire_share", "invariants_ok"]))
+                          "one_hop_da_share", "mixed_share", "da_wire_share", "invariants_ok"]))
     # ---- FCT by size
     fct = {a: _fct(get(f"wl/datamining/{a}@{fl}")) for a in ARCHS}
     fct_rows = [{"bucket": b, **{f"{a}_p99_us": fct[a][b]["p99_us"] if fct[a][b]["count"] else None for a in ARCHS},
@@ -356,7 +357,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo("")
     echo(f"sensitivity: Duo, data mining at {fl:.0%} load, update period rho x duty cycle epsilon")
     echo(_table(sens, ["rho_ms", "epsilon", "delta_us", "goodput", "duty_cycle", "mean_path_length",
-                       "one_hop_share", "reconf_drop_pkts", "invariants_ok"]))
+                       "one_hop_da_share", "reconf_drop_pkts", "invariants_ok"]))
     fth = []
     for f_th in P["f_ths"]:
         x = row(f"fth/{f_th}", f_th=f_th)
@@ -496,10 +497,11 @@ def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[st
     pl = {r["arch"]: r["mean_path_length"] for r in dm if r["load"] == low}
     add(8, None if pl.get("duo") is None else all(pl["duo"] < v for a, v in pl.items() if a != "duo" and v is not None),
         f"data mining at load {low}: " + ", ".join(f"{a} {_fmt(v)}" for a, v in pl.items()) + f"; {rho_note}")
-    oh = sorted((r["load"], r["one_hop_share"]) for r in dm if r["arch"] == "duo" and r["one_hop_share"] is not None)
+    oh = sorted((r["load"], r["one_hop_da_share"]) for r in dm
+                if r["arch"] == "duo" and r["one_hop_da_share"] is not None)
     add(9, all(b[1] <= a[1] for a, b in zip(oh, oh[1:])) and oh[-1][1] < oh[0][1] if len(oh) >= 2 else None,
-        "Duo one-hop share of the delivered payload (static or DA one-hop paths; the engine cannot mark DA "
-        "links in a packet) by load: " + ", ".join(f"{L}: {s:.3f}" for L, s in oh) + f"; {rho_note}")
+        "Duo share of the delivered payload on one-hop DA paths by load: "
+        + ", ".join(f"{L}: {s:.3f}" for L, s in oh) + f"; {rho_note}")
     by_rho: dict[float, list[tuple[float, float]]] = {}
     for r in sens:
         by_rho.setdefault(r["rho_ms"], []).append((r["epsilon"], r["goodput"]))
@@ -596,9 +598,9 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
     lines(a1, dm, "load", "mean_path_length")
     a1.set_xlabel("offered load")
     a1.set_ylabel("mean path length (ToR hops)")
-    lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_share")
+    lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_da_share")
     a2.set_xlabel("offered load")
-    a2.set_ylabel("Duo one-hop share")
+    a2.set_ylabel("Duo one-hop DA share")
     fig.tight_layout()
     fig.savefig(out / "path_length.png", dpi=120)
     plt.close(fig)

@@ -208,22 +208,20 @@ def _tor_hops(result: Result, hosts: bool) -> dict[int, int]:
     return {h - (1 if hosts else 0): v for h, v in by.items()}
 
 
-def _da_link_classes(net: Network, s: dict[str, Any], tx: np.ndarray, port: np.ndarray, up: np.ndarray,
-                     da: np.ndarray, da_ports: range) -> dict[str, Any]:
+def _da_link_classes(net: Network, s: dict[str, Any], o: dict[str, Any], tx: np.ndarray, port: np.ndarray,
+                     up: np.ndarray, da: np.ndarray, da_ports: range) -> dict[str, Any]:
     """The ToR uplinks split into Duo's two link classes from the per-port transmit
     counters: ``static`` (the de Bruijn ports 0..k_s-1) and ``demand_aware`` (the DA ports
     k_s..k_s+k_d-1), each with its ports per ToR, wire bytes sent and utilisation (bytes /
     the ports' capacity over the run); ``host`` is the engine's host-link class. The engine
-    itself classes every uplink as static optical (its schedule is static between the
-    controller's reconfigurations): the two classes sum to its ``static_optical`` bytes."""
+    classes the DA ports as reconfigurable optical and the de Bruijn ports (and any unused
+    uplink) as static optical, so ``static`` + ``demand_aware`` = its two optical classes."""
     eng = s.get("link_classes", {})
-    so = eng.get("static_optical", {})
     n, u = net.config.nodes, net.config.uplinks
     # capacity of one port over the run, as the engine counts it (rate x its clock)
-    end_ps = round(float(s.get("sim_time_s", 0.0)) * 1e12)
-    per_port = net.config.link_rate * end_ps / 8e12
-    if so.get("utilisation"):
-        per_port = so["tx_bytes"] / so["utilisation"] / (n * u)
+    cap = o.get("class_capacity_bytes", {})
+    optical = int(cap.get("static_optical", 0)) + int(cap.get("reconfigurable_optical", 0))
+    per_port = optical / (n * u) if optical else 0.0
     out: dict[str, Any] = {}
     for name, sel, ports in (("static", up & (port < da_ports.start), da_ports.start),
                              ("demand_aware", da, len(da_ports))):
@@ -233,6 +231,45 @@ def _da_link_classes(net: Network, s: dict[str, Any], tx: np.ndarray, port: np.n
     if "host" in eng:
         out["host"] = dict(eng["host"])
     return out
+
+
+def path_classes(o: dict[str, Any], hosts: bool) -> dict[str, Any]:
+    """The delivered payload by the kind of path it took, exact from the engine's count
+    by (hops, link classes crossed) of every first delivery (DA ports are the
+    reconfigurable class, de Bruijn and expander ports the static one):
+    ``one_hop_da_share`` (one ToR-to-ToR hop, over a DA link), ``multi_hop_mixed_share``
+    (two or more ToR hops, at least one over a DA link: the paper's integrated multi-hop
+    paths; ``multi_hop_da_only_bytes`` is the part that used no static link) and
+    ``static_only_share`` (static links only), summing to 1 over the payload that crossed
+    at least one ToR-to-ToR link; payload delivered inside its rack is counted apart
+    (``path_bytes["intra_rack"]``).
+
+    >>> o = {"delivered_by_hops_class": [[0] * 8, [0] * 8, [0, 0, 0, 0, 100, 0, 0, 0],
+    ...                                  [0, 0, 300, 0, 0, 0, 600, 0]]}
+    >>> m = path_classes(o, hosts=False)
+    >>> m["one_hop_da_share"], m["multi_hop_mixed_share"], m["static_only_share"]
+    (0.1, 0.6, 0.3)
+    """
+    rows = o.get("delivered_by_hops_class") or []
+    b = {"one_hop_da": 0, "multi_hop_mixed": 0, "multi_hop_da_only": 0, "static_only": 0, "intra_rack": 0}
+    for h, row in enumerate(rows):
+        tor_hops = h - (1 if hosts else 0)
+        for cls, v in enumerate(row):
+            if not v:
+                continue
+            if tor_hops <= 0:
+                b["intra_rack"] += int(v)
+            elif cls & 4 and tor_hops == 1:
+                b["one_hop_da"] += int(v)
+            elif cls & 4:
+                b["multi_hop_mixed"] += int(v)
+                if not cls & 3:
+                    b["multi_hop_da_only"] += int(v)
+            else:
+                b["static_only"] += int(v)
+    total = b["one_hop_da"] + b["multi_hop_mixed"] + b["static_only"]
+    share = {f"{k}_share": b[k] / total if total else 0.0 for k in ("one_hop_da", "multi_hop_mixed", "static_only")}
+    return {**share, "path_bytes": b}
 
 
 def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: range | None) -> dict[str, Any]:
@@ -259,7 +296,12 @@ def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: ra
     out["delivered_bytes_by_tor_hops"] = {str(h): v for h, v in sorted(hops.items()) if v}
     out["path_mix"] = {"one_hop": hops.get(1, 0) / delivered if delivered else 0.0,
                        "multi_hop": sum(v for h, v in hops.items() if h >= 2) / delivered if delivered else 0.0}
-    u = float(s.get("link_classes", {}).get("static_optical", {}).get("utilisation", 0.0))
+    out.update(path_classes(o, net.config.hosts_per_node > 0))
+    # raw utilisation of the ToR uplinks: both optical classes (de Bruijn and DA ports)
+    tx_b, cap_b = o.get("class_tx_bytes", {}), o.get("class_capacity_bytes", {})
+    opt = ("static_optical", "reconfigurable_optical")
+    cap_o = sum(int(cap_b.get(k, 0)) for k in opt)
+    u = sum(int(tx_b.get(k, 0)) for k in opt) / cap_o if cap_o else 0.0
     out["link_utilisation"] = {"u": u, "u_normalised": u / p if p else 0.0}
     # RX volume over time: the network-wide rows of the time series
     ts = result.timeseries
@@ -276,7 +318,7 @@ def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: ra
             total = int(tx[up].sum())
             out["da_link_bytes"] = {"da": int(tx[da].sum()), "all_uplinks": total,
                                     "share": float(tx[da].sum() / total) if total else 0.0}
-            out["link_classes"] = _da_link_classes(net, s, tx, port, up, da, da_ports)
+            out["link_classes"] = _da_link_classes(net, s, o, tx, port, up, da, da_ports)
     return out
 
 
@@ -305,6 +347,8 @@ class DuoNetwork(Network):
         #: DA link time (link x ps) routed over and deployed, since (ps), links routed and deployed now
         self._avail = [0, 0, 0, 0, 0]
         self._end = 0            # the last run's end (ps)
+        # the DA ports are the reconfigurable links (metrics and the packets' link classes)
+        self.set_link_class([(v, p) for v in range(n) for p in self.da_ports], "reconfigurable_optical")
         self._configure(seed=1)
         self.arch_metrics.update(_fabric_metrics(o), k_s=b, k_d=self.k_d, de_bruijn={"b": b, "d": d},
                                  rho_ps=o.rho, delta_ps=o.delta, v_th_bytes=o.v_th, multipath=o.multipath,
