@@ -964,8 +964,8 @@ class Network(NetworkBase):
             spec["pias_thresholds"] = np.array(self._pias, dtype=np.int64)
         if self._link_class:
             lc = np.full(P, -1, dtype=np.int64)
-            for gp, c in self._link_class.items():
-                lc[gp] = c
+            for gp, cls in self._link_class.items():
+                lc[gp] = cls
             spec["port_link_class"] = lc
         if self._loss:
             spec["loss_flow"] = np.array([x[0] for x in self._loss], dtype=np.int64)

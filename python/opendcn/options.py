@@ -43,7 +43,7 @@ from .errors import ConfigError
 from .units import parse_rate, parse_size, parse_time
 
 __all__ = ["ArchOptions", "Option", "opt", "like", "FailureOptions", "Int", "Float", "Time", "Rate", "Size", "AutoTime",
-           "AutoSize", "AutoInt", "LimitInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
+           "AutoSize", "AutoInt", "AutoRate", "LimitInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,7 @@ Size = Annotated[int, BeforeValidator(lambda v: parse_size(v, "size")), Kind("si
 AutoTime = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_time(v, "time"))), Kind("time or auto")]
 AutoSize = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_size(v, "size"))), Kind("size or auto")]
 AutoInt = Annotated[Union[int, None], BeforeValidator(_auto_int), Kind("int or auto")]
+AutoRate = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_rate(v, "rate"))), Kind("rate or auto")]
 
 
 def _limit_int(v: Any) -> Any:

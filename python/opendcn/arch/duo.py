@@ -40,12 +40,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import field_validator, model_validator
 
-from .. import _core, debruijn, topology
+from .. import _core, debruijn, distda, topology
 from ..analysis import fct_stats
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network, Result, _atomic_write, _engine_error, _Live
-from ..options import AutoInt, FailureOptions, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
+from ..options import AutoInt, AutoRate, FailureOptions, Float, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..timeflow import Circuit, Entry, Hop, Path
 from . import register
@@ -123,6 +123,19 @@ class DuoOptions(_DuoFabricOptions):
     delta: Time = opt("100us", "reconfiguration delay delta: a changed DA link is dark this long")
     v_th: Size = opt("0B", "Greedy-DA serves only demands larger than this")
     multipath: Literal["flow", "packet"] = opt("flow", "equal-length ports: per-flow hash or per packet (random)")
+    da: Literal["greedy", "dist"] = opt(
+        "greedy", "DA-link control: centralized Greedy-DA every rho (Alg. 2) or distributed DistDA (Alg. 3: "
+                  "elephant detection at the destination, PortRequest / PortApprove messages over the static links)")
+    elephant_period: Time = opt("1ms", "DistDA: sampling period of each destination's per-source rate filters", gt=0)
+    elephant_gain: Float = opt(0.25, "DistDA: low-pass filter gain per sample (rate = (1 - g) rate + g sample)",
+                               gt=0, le=1)
+    elephant_rate: AutoRate = opt("auto", "DistDA: a source ToR is an elephant when its filtered rate (data "
+                                          "packets > 255 B) exceeds this (auto: a tenth of --link-rate)")
+    cooldown: Time = opt("200ms", "DistDA: a destination reports a source as elephant at most once per cooldown",
+                         ge=0)
+    reservation: Time = opt("200ms", "DistDA: an agreed DA port is reserved this long (r); afterwards a new "
+                                     "request may claim it", ge=0)
+    request_timeout: Time = opt("1ms", "DistDA: a PortRequest without answer is sent again after this", gt=0)
 
     @model_validator(mode="after")
     def _check(self) -> "DuoOptions":
@@ -136,6 +149,8 @@ class DuoOptions(_DuoFabricOptions):
         if self.k_d is not None and not 0 <= self.k_d <= self.uplinks - b:
             raise ConfigError("--k-d", self.k_d, f"{self.uplinks - b} uplinks are left after k_s = {b} static "
                                                  f"switches (--uplinks {self.uplinks})")
+        if self.elephant_rate is not None and self.elephant_rate < 0:
+            raise ConfigError("--elephant-rate", self.elephant_rate, "must be >= 0 bit/s")
         if self.rho <= self.delta:
             raise ConfigError("--rho", self.rho, f"the update period must be longer than the reconfiguration delay "
                                                  f"({self.delta} ps): duty cycle (rho - delta) / rho <= 0")
@@ -339,6 +354,13 @@ class DuoNetwork(Network):
         self.segregated = segregated
         self.b, self.d, self.k_d = b, d, o.da_switches
         self.rho, self.delta, self.v_th = o.rho, o.delta, o.v_th
+        #: the DA-link control: "greedy" (Alg. 2, every rho) or "dist" (DistDA, Alg. 3)
+        self.da_mode = o.da
+        self.dist_params = distda.DistParams(
+            period=o.elephant_period, gain=float(o.elephant_gain),
+            threshold_bps=float(o.link_rate / 10 if o.elephant_rate is None else o.elephant_rate),
+            cooldown=o.cooldown, reservation=o.reservation, timeout=o.request_timeout)
+        self._dist: distda.DistDA | None = None
         #: the static matchings: entry [j, v] is the node egress port j of v reaches
         self.static = debruijn.static_successors(b, d)
         _setup_ports(self, o)
@@ -351,9 +373,16 @@ class DuoNetwork(Network):
         self.set_link_class([(v, p) for v in range(n) for p in self.da_ports], "reconfigurable_optical")
         self._configure(seed=1)
         self.arch_metrics.update(_fabric_metrics(o), k_s=b, k_d=self.k_d, de_bruijn={"b": b, "d": d},
-                                 rho_ps=o.rho, delta_ps=o.delta, v_th_bytes=o.v_th, multipath=o.multipath,
-                                 duty_cycle_target=(o.rho - o.delta) / o.rho,
+                                 delta_ps=o.delta, multipath=o.multipath, da_control=o.da,
                                  routes_use_new_links="after delta")
+        if o.da == "greedy":
+            self.arch_metrics.update(rho_ps=o.rho, v_th_bytes=o.v_th, duty_cycle_target=(o.rho - o.delta) / o.rho)
+        else:
+            p = self.dist_params
+            self.arch_metrics.update(elephant_period_ps=p.period, elephant_gain=p.gain,
+                                     elephant_rate_bps=p.threshold_bps, elephant_packets_larger_than=p.larger_than,
+                                     cooldown_ps=p.cooldown, reservation_ps=p.reservation,
+                                     request_timeout_ps=p.timeout)
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -384,8 +413,12 @@ class DuoNetwork(Network):
         before the run starts (no reconfiguration delay)."""
         n = self.config.nodes
         self._rng = stream(seed, "duo.greedy_da")
-        self._da = debruijn.greedy_da(np.zeros((n, n), dtype=np.int64), self.k_d, None, self.static, self._rng,
-                                      v_th=float(self.v_th))
+        if self.da_mode == "dist":
+            # DistDA: no DA link until a PortApprove sets one
+            self._da = np.full((self.k_d, n), -1, dtype=np.int64)
+        else:
+            self._da = debruijn.greedy_da(np.zeros((n, n), dtype=np.int64), self.k_d, None, self.static, self._rng,
+                                          v_th=float(self.v_th))
         self._usable = self._da.copy()
         self.deploy_topo(self._circuits(self._da))
         succ = np.vstack([self.static, self._usable])
@@ -457,9 +490,16 @@ class DuoNetwork(Network):
         _, seed = check_run_args(duration, seed)
         self._configure(seed)
         self._records = []
+        self._dist = None
         super().start(workload, duration, seed, collect_tm=collect_tm)
 
     def _advance(self, live: _Live, progress: bool) -> None:
+        if self.da_mode == "dist":
+            self._advance_dist(live, progress)
+        else:
+            self._advance_greedy(live, progress)
+
+    def _advance_greedy(self, live: _Live, progress: bool) -> None:
         """Greedy-DA inside simulated time: step the engine one update period ρ at a time;
         at every t = kρ read the demand, compute the new DA matchings, take the changed
         links out of the routing and reconfigure them (dark until t + δ, packets queued on
@@ -484,6 +524,99 @@ class DuoNetwork(Network):
                 self._activate(live, up, changes)
             t += self.rho
         sim.run_until(end)
+        if bar:
+            bar.close()
+        self._avail_step(min(end, sim.now) if sim.stopped else end)
+        self._end = int(sim.now) if sim.stopped else end
+        if sim.stopped:
+            live.duration = int(sim.now)
+        if self.net_series:
+            sim.final_sample()
+
+    # ------------------------------------------------------------------ DistDA
+    def _static_path(self, a: int, b: int) -> list[int]:
+        """The global ports of the static de Bruijn route from ToR ``a`` to ToR ``b``
+        (greedy routing over the static links only: DistDA's messages take it)."""
+        key = (a, b)
+        got = self._msg_paths.get(key)
+        if got is None:
+            got, v = [], a
+            while v != b:
+                port = debruijn.lookup(self._static_lpm[v], b)[0]
+                got.append(self.gport(v, port))
+                v = int(self.static[port, v])
+            self._msg_paths[key] = got
+        return got
+
+    def _advance_dist(self, live: _Live, progress: bool) -> None:
+        """DistDA inside simulated time: every elephant period the destinations sample
+        their receive-rate filters; the engine stops at every delivery of a PortRequest,
+        PortApprove or DeclineRequest so the agents answer at that instant; a link set at
+        t is routed over from t + δ."""
+        sim = live.sim
+        end = live.duration
+        bar = _Progress(end, self.arch) if progress else None
+        self._static_lpm = debruijn.build_tables(self.static, self.b, self.d)
+        self._msg_paths: dict[tuple[int, int], list[int]] = {}
+        header = int(self._transport.ctrl_bytes)
+        acts: list[tuple[int, list[tuple[int, int, int]]]] = []     # (time, links to route over)
+
+        def send(src: int, dst: int, tag: int) -> None:
+            try:
+                sim.send_message(src, dst, tag, header, self._static_path(src, dst))
+            except _core.EngineSpecError as e:
+                raise _engine_error(e) from None
+
+        def set_links(changes: list[tuple[int, int, int | None]]) -> None:
+            now = int(sim.now)
+            self._avail_step(now)
+            new = [(s, i, t) for s, i, t in changes if t is not None]
+            if self.delta == 0:
+                self._update_routes(changes)
+            else:
+                # the routing stops using the changed ports now, takes the new links at t + δ
+                self._update_routes([(s, i, None) for s, i, _ in changes])
+                acts.append((now + self.delta, new))
+            self._install(live)
+            self._da = ctl.da.copy()
+            self.deploy_topo(self._circuits(self._da), queued="drop", at=now)
+            self._avail_step(now)
+
+        ctl = distda.DistDA(self.config.nodes, self.k_d, self.dist_params, send, set_links)
+        self._dist = ctl
+        self._avail = [0, 0, 0, int((self._usable >= 0).sum()), int((self._da >= 0).sum())]
+        period = self.dist_params.period
+        sim.count_received(self.dist_params.larger_than)
+        next_sample = (sim.now // period + 1) * period
+        while not sim.stopped:
+            t = min(next_sample, ctl.next_timer(), min((a for a, _ in acts), default=end), end)
+            if sim.run_until(t):
+                now = int(sim.now)
+                for m in sim.take_messages():
+                    ctl.on_message(now, int(m[2]), int(m[3]), int(m[4]), int(m[6]), int(m[7]))
+                continue
+            now = int(sim.now)
+            if sim.stopped or now >= end:
+                break
+            if bar:
+                bar.update(now)
+            for a, links in [x for x in acts if x[0] <= now]:
+                acts.remove((a, links))
+                # a link replaced within δ is not routed over
+                live_links: list[tuple[int, int, int | None]] = [(s, i, d) for s, i, d in links
+                                                                 if int(self._da[i, s]) == d]
+                if live_links:
+                    self._avail_step(now)
+                    self._update_routes(live_links)
+                    self._install(live)
+                    self._avail_step(now)
+            ctl.on_timers(now)
+            if now >= next_sample:
+                rx = np.zeros((self.config.nodes, self.config.nodes), dtype=np.int64)
+                for a_, b_, by, _ in sim.take_received():
+                    rx[a_, b_] += by
+                ctl.sample(now, rx)
+                next_sample += period
         if bar:
             bar.close()
         self._avail_step(min(end, sim.now) if sim.stopped else end)
@@ -578,16 +711,28 @@ class DuoNetwork(Network):
 
     # ------------------------------------------------------------------ results
     def control_log(self) -> list[dict[str, Any]]:
-        """One record per Greedy-DA step of the last run: its time, the DA links changed
+        """Greedy-DA: one record per step of the last run: its time, the DA links changed
         and kept, the changed (node, port) pairs, the nodes whose tables were rebuilt, the
         ToR pairs with demand, the links serving one, and when the routing took the new
-        links (``routed_new_ps``; None: no change, or the run ended first)."""
+        links (``routed_new_ps``; None: no change, or the run ended first).
+
+        DistDA: one record per agent action, in order (``t_ps``, ``event``): ``report``
+        (destination ``dst`` reports source ``src`` as elephant, its ``rate_bps``),
+        ``request`` (``rid``, the ``ports`` offered, ``try``), ``decline`` and ``renew`` /
+        ``link`` (at the source: the link (src, dst, port) kept or set, and the link it
+        replaced), ``approved`` / ``declined`` (the answer back at the destination, with
+        the round trip ``rtt_ps``)."""
+        if self.da_mode == "dist":
+            return [dict(r) for r in (self._dist.log if self._dist else [])]
         return [dict(r) for r in self._records]
 
     def _arch_result(self, result: Result, o: dict[str, Any]) -> None:
         am = result.summary["arch_metrics"]
         am.update(common_metrics(self, result, o, self.da_ports))
         end = self._end
+        if self.da_mode == "dist":
+            self._dist_result(result, o)
+            return
         # achieved duty cycle: over the update periods in which links changed, the share of
         # the period in which the routing used the new links
         up = total = 0
@@ -599,7 +744,6 @@ class DuoNetwork(Network):
             if r["routed_new_ps"] is not None:
                 up += max(0, stop - r["routed_new_ps"])
         steps = len(self._records)
-        k_links = self.k_d * self.config.nodes
         am["greedy_da"] = {
             "steps": steps, "steps_with_changes": sum(1 for r in self._records if r["changed"]),
             "links_changed": sum(r["changed"] for r in self._records),
@@ -609,6 +753,12 @@ class DuoNetwork(Network):
             "reconfiguration_drops_bytes": int(result.summary["drops"].get("reconfiguration", 0)),
         }
         am["duty_cycle"] = up / total if total else 1.0
+        self._link_metrics(result)
+
+    def _link_metrics(self, result: Result) -> None:
+        am = result.summary["arch_metrics"]
+        end = self._end
+        k_links = self.k_d * self.config.nodes
         # the share of the deployed DA links' time in which the routing used them (kept links
         # never go dark, so this is at least the duty cycle)
         am["da_link_availability"] = self._avail[0] / self._avail[1] if self._avail[1] else 1.0
@@ -617,6 +767,25 @@ class DuoNetwork(Network):
         am["table_entries"] = {"max": int(sizes.max()), "mean": float(sizes.mean()),
                                "rows_max": int(max(len(r) for r in self._rows.values()))}
         result.spec_info.update(de_bruijn={"b": self.b, "d": self.d}, da_final=self._da.tolist())
+
+    def _dist_result(self, result: Result, o: dict[str, Any]) -> None:
+        """DistDA's metrics: what the agents did, its messages and their round trips."""
+        am = result.summary["arch_metrics"]
+        ctl = self._dist
+        log = ctl.log if ctl else []
+        rtts = [r["rtt_ps"] for r in log if r["event"] in ("approved", "declined")]
+        m = o.get("messages", {})
+        am["dist_da"] = {
+            **(ctl.counts if ctl else {}),
+            "messages": {k: int(v) for k, v in m.items()},
+            "answer_rtt_us": {"count": len(rtts), "mean": float(np.mean(rtts)) / 1e6 if rtts else None,
+                              "max": max(rtts) / 1e6 if rtts else None},
+            "links_at_end": int((self._da >= 0).sum()),
+            "reconfiguration_drops_bytes": int(result.summary["drops"].get("reconfiguration", 0)),
+        }
+        # no update period: the duty cycle is the share of the DA links' time routed over
+        am["duty_cycle"] = None
+        self._link_metrics(result)
 
 
 class _Progress:
