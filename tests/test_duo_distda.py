@@ -245,3 +245,45 @@ def test_messages_from_python_follow_tables_or_a_path():
     s = net.finish().summary
     assert s["messages"] == {"sent": 2, "delivered": 1, "dropped": 1, "in_flight": 0}
     assert s["packets"]["dropped"]["no_route"] == 1 and b == 1
+
+
+def test_a_lost_request_is_sent_again_until_it_arrives():
+    # the first static link of the request's route t -> s fails from 0.5 ms to 3.2 ms:
+    # the request sent at the first detection (1 ms) is lost, and sent again every
+    # request timeout (1 ms) until the link is back
+    net = poc()
+    s, t = 1, 9
+    tabs = debruijn.build_tables(net.static, net.b, net.d)
+    port = debruijn.lookup(tabs[t], s)[0]
+    net.fail_links([(t, port)], at="0.5ms", recover_at="3.2ms")
+    r = net.run(elephants([(s, t)]), duration="10ms", seed=1)
+    ledgers_exact(r.summary)
+    log = net.control_log()
+    tries = [e for e in log if e["event"] == "request"]
+    assert [e["try"] for e in tries] == [1, 2, 3, 4] and {e["rid"] for e in tries} == {0}
+    assert [e["t_ps"] for e in tries] == [1_000_000_000, 2_000_000_000, 3_000_000_000, 4_000_000_000]
+    link = next(e for e in log if e["event"] == "link")
+    assert 4_000_000_000 < link["t_ps"] < 4_100_000_000
+    m = r.summary["messages"]
+    assert m["dropped"] == 3 and r.summary["packets"]["dropped"]["failed_link"] >= 3
+    assert r.summary["arch_metrics"]["dist_da"]["retries"] == 3
+
+
+def test_a_repeated_request_is_answered_the_same_way():
+    from opendcn.distda import APPROVE, REQUEST, DistDA, DistParams
+
+    sent, changes = [], []
+    ctl = DistDA(4, 2, DistParams(period=1, gain=1.0, threshold_bps=0.0, cooldown=100, reservation=50, timeout=10),
+                 lambda a, b, tag: sent.append((a, b, tag)), changes.append)
+    rx = np.zeros((4, 4), dtype=np.int64)
+    rx[1, 3] = 1000
+    ctl.sample(1, rx)                      # 3 reports 1 and asks it for ports [0, 1]
+    assert sent == [(3, 1, REQUEST)] and ctl.free_ingress(3, 1) == []
+    ctl.on_message(5, 3, 1, REQUEST)       # at the source: link (1, 3, 0)
+    ctl.on_message(6, 3, 1, REQUEST)       # the same request again (a resend)
+    assert sent[1:] == [(1, 3, APPROVE), (1, 3, APPROVE)]
+    assert changes == [[(1, 0, 3)]] and ctl.da[0, 1] == 3
+    ctl.on_message(9, 1, 3, APPROVE)
+    ctl.on_message(10, 1, 3, APPROVE)      # the second copy finds no pending request
+    assert ctl.counts["stale_answers"] == 1 and ctl.in_res[3, 0] == 9 + 50
+    assert ctl.free_ingress(3, 20) == [1] and ctl.free_ingress(3, 59) == [0, 1]
