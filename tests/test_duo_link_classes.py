@@ -1,14 +1,18 @@
 """Duo's link classes in ``arch_metrics["link_classes"]``: the ToR uplinks split into the
 static de Bruijn ports and the demand-aware (DA) ports from the per-port transmit counters,
-checked against packet arithmetic at a tiny size and against the engine's own total."""
+checked against packet arithmetic at a tiny size and against the engine's own classes (it
+counts the DA ports as reconfigurable optical, the de Bruijn ports as static optical); and
+the exact split of the delivered payload by path kind (one-hop DA, mixed, static only)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import opendcn as od
+from opendcn import debruijn
 
 MSS, HDR = 1436, 64          # payload and header of a full 1500-B packet (Duo's defaults)
 
@@ -48,8 +52,14 @@ def test_segr_one_flow_over_its_direct_da_link_exact():
     assert lc["demand_aware"]["utilisation"] == pytest.approx(lc["demand_aware"]["tx_bytes"] / (1 * 4 * cap))
     assert lc["static"]["utilisation"] == pytest.approx(lc["static"]["tx_bytes"] / (2 * 4 * cap))
     eng = r.summary["link_classes"]
-    assert lc["static"]["tx_bytes"] + lc["demand_aware"]["tx_bytes"] == eng["static_optical"]["tx_bytes"]
+    assert lc["static"]["tx_bytes"] == eng.get("static_optical", {}).get("tx_bytes", 0)
+    assert lc["demand_aware"]["tx_bytes"] == eng["reconfigurable_optical"]["tx_bytes"]
     assert lc["host"] == eng["host"]
+    # every payload byte crossed its one DA link only
+    am = r.summary["arch_metrics"]
+    assert (am["one_hop_da_share"], am["multi_hop_mixed_share"], am["static_only_share"]) == (1.0, 0.0, 0.0)
+    assert am["path_bytes"]["one_hop_da"] == size
+    assert r.summary["delivered_bytes_by_link_class"] == {"reconfigurable_optical": size}
 
 
 @pytest.mark.parametrize("arch", ["duo", "segr"])
@@ -57,18 +67,71 @@ def test_classes_add_up_to_the_engines_uplink_bytes(arch):
     net = getattr(od.arch, arch)(nodes=8, rho="200us", delta="10us", sample_interval="50us")
     r = net.run(od.workload.poisson("websearch", load=0.4), duration="1ms", seed=2)
     lc = r.summary["arch_metrics"]["link_classes"]
-    eng = r.summary["link_classes"]["static_optical"]
+    so = r.summary["link_classes"]["static_optical"]
+    ro = r.summary["link_classes"]["reconfigurable_optical"]
     assert lc["static"]["tx_bytes"] > 0 and lc["demand_aware"]["tx_bytes"] > 0
-    assert lc["static"]["tx_bytes"] + lc["demand_aware"]["tx_bytes"] == eng["tx_bytes"]
-    # the engine's utilisation is over all 8 uplinks; the classes' weighted by their ports
+    assert (lc["static"]["tx_bytes"], lc["demand_aware"]["tx_bytes"]) == (so["tx_bytes"], ro["tx_bytes"])
     k_s, k_d = lc["static"]["ports_per_tor"], lc["demand_aware"]["ports_per_tor"]
     assert (k_s, k_d) == (2, 6)
-    assert (k_s * lc["static"]["utilisation"] + k_d * lc["demand_aware"]["utilisation"]) / 8 == \
-        pytest.approx(eng["utilisation"])
-    assert lc["demand_aware"]["tx_bytes"] == r.summary["arch_metrics"]["da_link_bytes"]["da"]
+    assert lc["static"]["utilisation"] == pytest.approx(so["utilisation"])
+    assert lc["demand_aware"]["utilisation"] == pytest.approx(ro["utilisation"])
+    # the raw utilisation u is over all 8 uplinks: the classes weighted by their ports
+    am = r.summary["arch_metrics"]
+    assert (k_s * so["utilisation"] + k_d * ro["utilisation"]) / 8 == pytest.approx(am["link_utilisation"]["u"])
+    assert lc["demand_aware"]["tx_bytes"] == am["da_link_bytes"]["da"]
 
 
 def test_no_da_classes_without_per_port_counters():
     net = od.arch.duo(nodes=8, rho="200us", delta="10us", sample_interval="0us")
     r = net.run(od.workload.poisson("websearch", load=0.2), duration="300us", seed=1)
     assert "link_classes" not in r.summary["arch_metrics"]
+
+
+def _path_kind(net, s, t):
+    """The kind of every s -> t route of the routing (one-hop DA, mixed, static only), if
+    all of its equal-length routes are of one kind (else None), and whether they use DA
+    links only."""
+    b, da, static = net.b, net.da, net.static
+    kinds = set()
+
+    def walk(v, used):
+        if v == t:
+            kinds.add(("static_only" if not any(used) else "one_hop_da" if len(used) == 1 else "multi_hop_mixed",
+                       len(used) > 1 and all(used)))
+            return
+        for p in sorted({int(p) for src, d, p in net._rows[v].tolist() if d == t and src in (-1, s)}):
+            walk(int(static[p, v]) if p < b else int(da[p - b, v]), used + [p >= b])
+
+    walk(s, [])
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def test_path_split_is_exact_against_the_routes(monkeypatch):
+    # DB(2,3) with one DA switch whose links at t = 0 are shortcuts (a fixed matching in
+    # place of Greedy-DA's empty-demand answer); rho longer than the run: they stay
+    fixed = np.array([[5, 2, 7, 4, 1, 6, 3, 0]])
+    monkeypatch.setattr(debruijn, "greedy_da", lambda *a, **k: fixed.copy())
+    net = od.arch.duo(nodes=8, uplinks=3, hosts_per_tor=1, rho="1s", delta="0us", sample_interval="0us")
+    assert (net.da == fixed).all()
+    want = {"one_hop_da": 0, "multi_hop_mixed": 0, "static_only": 0, "multi_hop_da_only": 0}
+    flows, k = [], 0
+    for s in range(8):
+        for t in range(8):
+            kind = _path_kind(net, s, t) if s != t else None
+            if kind is None:
+                continue
+            size = 20_000 + 1_000 * k
+            k += 1
+            flows.append([f"{5 * k}us", s, t, size])
+            want[kind[0]] += size
+            want["multi_hop_da_only"] += size if kind[1] else 0
+    assert all(want[k] > 0 for k in ("one_hop_da", "multi_hop_mixed", "static_only")), want
+    r = net.run(od.workload.flows(flows), duration="5ms", seed=1)
+    assert r.summary["flows"]["completed"] == len(flows)
+    am = r.summary["arch_metrics"]
+    got = am["path_bytes"]
+    assert {k: got[k] for k in want} == want and got["intra_rack"] == 0
+    total = sum(want[k] for k in ("one_hop_da", "multi_hop_mixed", "static_only"))
+    for k in ("one_hop_da", "multi_hop_mixed", "static_only"):
+        assert am[f"{k}_share"] == want[k] / total
+    assert am["one_hop_da_share"] + am["multi_hop_mixed_share"] + am["static_only_share"] == pytest.approx(1.0)

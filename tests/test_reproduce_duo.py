@@ -64,6 +64,15 @@ def test_reproduce_duo_tiny(tmp_path):
     for r in data["sensitivity"]:
         assert r["duty_cycle"] == pytest.approx(r["epsilon"], abs=1e-6) or r["duty_cycle"] == 1.0
     assert set(data["fct_p99_by_size"]) == {"duo", "segr", "exp", "opera"}
+    # the proof of concept's DistDA setting: the two elephants share a de Bruijn link in
+    # Duo(2,2) until DistDA gives each its DA link (one ms per row)
+    assert "proof of concept (§5)" in text
+    poc = data["poc_distda"]
+    assert poc["invariants_ok"] and len(poc["rows"]) == 20
+    first, last = poc["rows"][0], poc["rows"][-1]
+    assert first["duo22_da_share"] == 0.0 and last["duo22_da_share"] > 0.8
+    assert last["duo22_gbps"] > 1.5 * first["duo22_gbps"]
+    assert [e["event"] for e in poc["log"]].count("link") == 2
     assert all(r["invariants_ok"] for r in data["permutation"] + data["workload_rows"] + data["scale_out"])
     for f in ("permutation.png", "workloads.png", "fct_by_size.png", "path_length.png", "sensitivity.png",
               "scale_skew.png"):

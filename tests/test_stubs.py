@@ -69,7 +69,8 @@ def _conforms(value, hint) -> bool:
 QUERIES = {
     # the last Simulator built is Opera's (expander router)
     "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "take_tm": (), "port_bytes": (0,),
-                  "expander_path": (0, 3, 0), "fail_log": ()},
+                  "expander_path": (0, 3, 0), "fail_log": (), "run_until": (0,), "take_messages": (),
+                  "take_received": ()},
     "ShaleSimulator": {"output": (), "progress": (), "peer": (0, 5)},
     "NegotiatorSim": {"output": (), "pair_epochs": (0, 1), "predefined_peer": (0, 0, 0, 0)},
     "SiriusSim": {"output": ()},
@@ -78,7 +79,7 @@ QUERIES = {
 #: not at all (None); they return None
 MUTATORS = {"run_until": lambda sim: (sim.now,), "set_collect_tm": lambda sim: (False,),
             "final_sample": lambda sim: (), "reconfigure": None, "set_tables": None,
-             "fail_ports": None}
+             "fail_ports": None, "send_message": None, "count_received": lambda sim: (None,)}
 
 
 def test_return_types_match_the_stub(monkeypatch):

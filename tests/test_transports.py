@@ -93,6 +93,25 @@ def test_tcp_dupack_threshold_is_configurable():
     assert _col(r5, "timeouts")[0] == 1
 
 
+def test_tcp_initial_ssthresh_ends_slow_start():
+    def one(**params):
+        # a round trip of about 40 us: the window, not the link, bounds the flow
+        net = od.arch.clos(nodes=3, uplinks=1, link_rate="100Gbps", propagation="10us")
+        net.transport("tcp", **params)
+        return net.run(od.workload.flows([(0, 0, 2, 300_000)]), duration="5ms", seed=1)
+    free = one()
+    never = one(init_ssthresh=100_000)        # never reached: the very same run
+    low = one(init_ssthresh=10)               # = the initial window: no slow start
+    assert free.summary["trace_hash"] == never.summary["trace_hash"]
+    assert "tcp_init_ssthresh" not in free.summary["transport"]
+    assert low.summary["transport"]["tcp_init_ssthresh"] == 10
+    assert _col(low, "completed").all() and _col(low, "retransmits")[0] == 0
+    # 206 segments: slow start doubles 10, 20, 40, 80 (5 round trips); from 10 the window
+    # grows by about one segment per round trip (10 + 11 + ... : 13 round trips)
+    f_free, f_low = _col(free, "fct_ps")[0], _col(low, "fct_ps")[0]
+    assert f_low > 2 * f_free, (f_low, f_free)
+
+
 # ---------------------------------------------------------------------------- DCTCP
 
 def test_dctcp_keeps_the_queue_near_k_at_full_throughput():
@@ -241,6 +260,9 @@ def test_rotorlb_needs_a_rotor_fabric_with_hosts():
     ({"pull_pacer": "switch"}, "pull_pacer"),
     ({"init_cwnd": -1}, "tcp_init_cwnd"),
     ({"init_cwnd": 0}, "tcp_init_cwnd"),
+    ({"init_ssthresh": 0}, "tcp_init_ssthresh"),
+    ({"init_ssthresh": -2}, "tcp_init_ssthresh"),
+    ({"init_ssthresh": 2.5}, "tcp_init_ssthresh"),
     ({"dupack": 0}, "tcp_dupack"),
     ({"ecn_k": -5}, "ecn_k"),
     ({"ndp_init_window": 0}, "ndp_init_window"),

@@ -47,8 +47,10 @@ class Simulator:
     @property
     def stopped(self) -> bool:
         """True once the run ended early by its stop condition (``stop_when``)."""
-    def run_until(self, t_ps: int) -> None:
-        """Run all events up to and including ``t_ps``, with the GIL released."""
+    def run_until(self, t_ps: int) -> bool:
+        """Run all events up to and including ``t_ps``, with the GIL released; stops early,
+        right after the event, when a control message is delivered (``now`` is then its
+        delivery time) and returns True then."""
     def final_sample(self) -> None:
         """Close the time series with a last sample at the current time (end of the run)."""
     def expander_path(self, a: int, b: int, idx: int) -> list[int]:
@@ -76,6 +78,17 @@ class Simulator:
         """The traffic matrix since the last call: (src node, dst node, bytes)."""
     def port_bytes(self, port: int) -> int:
         """Bytes queued at a global port right now."""
+    def send_message(self, src: int, dst: int, tag: int, size: int, path: list[int] | None = None) -> int:
+        """Send a control message of ``size`` wire bytes from node ``src`` to node ``dst`` now,
+        routed by the tables (or along ``path``, global ports); returns its id."""
+    def take_messages(self) -> list[tuple[int, int, int, int, int, int, int, int]]:
+        """Messages delivered since the last call: (id, time ps, src, dst, tag, sent ps, hops,
+        link-class bits)."""
+    def count_received(self, larger_than: int | None) -> None:
+        """Count data packets of more than ``larger_than`` wire bytes reaching their destination
+        node, per node pair, from now on (None: stop)."""
+    def take_received(self) -> list[tuple[int, int, int, int]]:
+        """Received counters since the last call: (src node, dst node, wire bytes, packets)."""
 
 @final
 class ShaleSimulator:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -191,7 +191,7 @@ class NetworkBase(abc.ABC):
         if progress:
             _run_with_progress(live.sim, live.duration, self.arch)
         else:
-            live.sim.run_until(live.duration)
+            _run_to(live.sim, live.duration)
 
     def _output(self, live: "_Live") -> dict[str, Any]:
         """The engine's output at the end of the run."""
@@ -305,6 +305,7 @@ class Network(NetworkBase):
         self._disc: dict[int, dict[str, Any]] = {}
         self._loss: list[tuple[int, int]] = []
         self._pias: list[int] = []
+        self._link_class: dict[int, int] = {}
         #: end the run early: "duration", "ndp-done" (every flow started and every flow
         #: not on RotorLB finished) or "all-done"
         self.stop_when = "duration"
@@ -718,14 +719,15 @@ class Network(NetworkBase):
             net.transport("dctcp", ecn_k="30KB")
             net.transport("ndp<1MB,tcp", dupack=3, min_rto="1ms")
 
-        Parameters: ``dupack``, ``init_cwnd``, ``min_rto``, ``rto`` (initial), ``max_rto``,
+        Parameters: ``dupack``, ``init_cwnd``, ``init_ssthresh`` (TCP's initial slow-start
+        threshold in packets; default unlimited), ``min_rto``, ``rto`` (initial), ``max_rto``,
         ``dctcp_g``, ``ecn_k`` (DCTCP marking threshold of every port), ``ndp_init_window``,
         ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
         ``pull_rate`` (NDP pulls per full-packet time of the receiver link), ``pull_pacer``
         (``"host"``: one pull pacer per receiving host; ``"flow"``: one per flow),
         ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
         ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
-        known = {"dupack", "init_cwnd", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
+        known = {"dupack", "init_cwnd", "init_ssthresh", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
                  "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
                  "deadlock_timeout", "pull_rate", "pull_pacer"}
         for k in params:
@@ -989,6 +991,11 @@ class Network(NetworkBase):
         spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
         if self._pias:
             spec["pias_thresholds"] = np.array(self._pias, dtype=np.int64)
+        if self._link_class:
+            lc = np.full(P, -1, dtype=np.int64)
+            for gp, cls in self._link_class.items():
+                lc[gp] = cls
+            spec["port_link_class"] = lc
         if self._loss:
             spec["loss_flow"] = np.array([x[0] for x in self._loss], dtype=np.int64)
             spec["loss_seq"] = np.array([x[1] for x in self._loss], dtype=np.int64)
@@ -1226,7 +1233,7 @@ class Network(NetworkBase):
         sim = live.sim
         sim.set_collect_tm(True)
         while sim.now + step <= end:
-            sim.run_until(sim.now + step)
+            _run_to(sim, sim.now + step)
             yield self._tm(sim.take_tm())
 
     def collect(self, interval: Any) -> np.ndarray:
@@ -1234,7 +1241,7 @@ class Network(NetworkBase):
         live = self._require_live()
         step = parse_time(interval, "interval")
         live.sim.set_collect_tm(True)
-        live.sim.run_until(min(live.sim.now + step, live.duration))
+        _run_to(live.sim, min(live.sim.now + step, live.duration))
         return self._tm(live.sim.take_tm())
 
     def demand(self) -> np.ndarray:
@@ -1244,12 +1251,142 @@ class Network(NetworkBase):
         live = self._require_live()
         return self._tm(live.sim.demand())
 
+    # ------------------------------------------------------------------ control messages
+    def send_message(self, src: int, dst: int, tag: int = 0, size: Any = None,
+                     path: Sequence[tuple[int, int]] | None = None) -> int:
+        """Send a control message from node ``src`` to node ``dst`` now, in a started run
+        (docs/engine.md#control-messages): a real packet of ``size`` wire bytes (default
+        the transports' control-packet size) that the source node's control plane puts
+        on its egress port, routed by the current tables — or along ``path``, a list of
+        (node, port) hops from ``src`` — queued in the highest priority class, crossing
+        links with their delays, dropped like any packet (nothing resends it). ``tag``
+        (an integer >= 0) comes back with it. Returns the message id; its delivery ends
+        :meth:`run_until` at that moment."""
+        live = self._require_live()
+        nodes = self.total_nodes
+        for name, v in (("src", src), ("dst", dst)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < nodes:
+                raise ConfigError(name, v, f"expected a node 0..{nodes - 1}")
+        if src == dst:
+            raise ConfigError("dst", dst, "a message goes to another node than its source")
+        if isinstance(tag, bool) or not isinstance(tag, (int, np.integer)) or not 0 <= tag < 2**64:
+            raise ConfigError("tag", tag, "expected an integer in [0, 2**64)")
+        b = self._transport.ctrl_bytes if size is None else parse_size(size, "size")
+        full = int(self.config.mtu) + int(self.config.header)
+        if not 0 < b <= full:
+            raise ConfigError("size", size, f"a message is one packet: 1 to {full} bytes")
+        gps: list[int] | None = None
+        if path is not None:
+            gps = []
+            for i, hop in enumerate(path):
+                try:
+                    node, port = (int(x) for x in hop)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"path[{i}]", hop, "expected a (node, port) pair") from None
+                if not (0 <= node < nodes and 0 <= port < self.port_offset[node + 1] - self.port_offset[node]):
+                    raise ConfigError(f"path[{i}]", hop, "no such port")
+                if i == 0 and node != src:
+                    raise ConfigError("path[0]", hop, f"the path starts at node {src}")
+                gps.append(self.gport(node, port))
+        try:
+            return int(live.sim.send_message(int(src), int(dst), int(tag), int(b), gps))
+        except _core.EngineSpecError as e:
+            raise _engine_error(e) from None
+
+    def run_until(self, t: Any) -> list["Message"]:
+        """Advance a started run to simulated time ``t`` (at most its duration), stopping
+        early at the first delivery of a control message; returns the messages delivered
+        since the last call (empty when ``t`` was reached without one). The run's clock is
+        ``net.now`` afterwards."""
+        live = self._require_live()
+        t_ps = parse_time(t, "t")
+        if t_ps < live.sim.now:
+            raise ConfigError("t", t, f"the run is already at {live.sim.now} ps")
+        live.sim.run_until(min(t_ps, live.duration))
+        return [Message(*m) for m in live.sim.take_messages()]
+
+    @property
+    def now(self) -> int:
+        """The simulated time of a started run (ps)."""
+        return int(self._require_live().sim.now)
+
+    def count_received(self, larger_than: Any = 255) -> None:
+        """From now on, count per (source node, destination node) the data packets of more
+        than ``larger_than`` wire bytes (default 255 B: no ACK, pull or trimmed header)
+        that reach their destination node (None: stop); read with :meth:`take_received`."""
+        live = self._require_live()
+        if larger_than is None:
+            live.sim.count_received(None)
+            return
+        b = parse_size(larger_than, "larger_than")
+        if b < 0:
+            raise ConfigError("larger_than", larger_than, "must be >= 0 bytes")
+        live.sim.count_received(b)
+
+    def take_received(self) -> tuple[np.ndarray, np.ndarray]:
+        """Wire bytes and packets counted (:meth:`count_received`) since the last call, as
+        two N x N int64 matrices (source node, destination node)."""
+        live = self._require_live()
+        n = self.config.nodes
+        by = np.zeros((n, n), dtype=np.int64)
+        pk = np.zeros((n, n), dtype=np.int64)
+        for a, b, v, k in live.sim.take_received():
+            by[a, b] += v
+            pk[a, b] += k
+        return by, pk
+
+    def set_link_class(self, ports: Sequence[tuple[int, int]], link_class: str) -> None:
+        """Count the fabric ports ``ports`` ((node, port) pairs) in the link class
+        ``link_class`` (``electrical``, ``static_optical`` or ``reconfigurable_optical``)
+        instead of the one their fabric gives: in the link-class bytes and utilisation and
+        in the classes a packet crossed. E.g. the ports of a static schedule that a
+        controller reconfigures are reconfigurable. Applies from the next run."""
+        names = {"electrical": 0, "static_optical": 1, "reconfigurable_optical": 2}
+        if link_class not in names:
+            raise ConfigError("link_class", link_class, f"expected one of {', '.join(names)}")
+        gps = []
+        for node, port in ports:
+            if not 0 <= node < self.total_nodes or not 0 <= port < int(self.user_ports[node]):
+                raise ConfigError("ports", (node, port), "not a fabric port of a node of this network")
+            gps.append(self.gport(node, port))
+        for gp in gps:
+            self._link_class[gp] = names[link_class]
+
     def _tm(self, triples: list[tuple[int, int, int]]) -> np.ndarray:
         n = self.config.nodes
         tm = np.zeros((n, n), dtype=np.int64)
         for a, b, v in triples:
             tm[a, b] += v
         return tm
+
+#: link classes by bit, as ``Message.classes`` and the engine's class sets number them
+LINK_CLASS_BITS = ("electrical", "static_optical", "reconfigurable_optical")
+
+
+class Message(NamedTuple):
+    """A delivered control message (:meth:`Network.send_message`)."""
+
+    id: int
+    time_ps: int
+    src: int
+    dst: int
+    tag: int
+    sent_ps: int
+    hops: int
+    #: link classes crossed, a bit set (bit 0 electrical, 1 static optical, 2 reconfigurable)
+    classes: int
+
+    @property
+    def link_classes(self) -> tuple[str, ...]:
+        return tuple(n for i, n in enumerate(LINK_CLASS_BITS) if self.classes >> i & 1)
+
+
+def _run_to(sim: Any, t: int) -> None:
+    """Run the engine to ``t`` through any message deliveries on the way (an engine
+    without messages returns None: one call)."""
+    while sim.run_until(t):
+        pass
+
 
 class _Cut:
     """Flows restricted to those that start before the end of the run (with
@@ -1378,7 +1515,7 @@ def _run_with_progress(sim: Any, end: int, label: str) -> None:
         task = bar.add_task("run", total=end, simt="0 us")
         for k in range(1, steps + 1):
             t = end * k // steps
-            sim.run_until(t)
+            _run_to(sim, t)
             bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated")
 
 
@@ -1516,6 +1653,8 @@ def packet_metrics(o: dict[str, Any]) -> dict[str, Any]:
         "delivered_bytes_by_link_class": by_class,
         "link_classes": {k: {"tx_bytes": int(tx[k]), "utilisation": (tx[k] / cap[k]) if cap[k] else 0.0}
                          for k in tx if cap[k]},
+        # control messages of a controller (Network.send_message), when it sent any
+        **({"messages": {k: int(v) for k, v in o["messages"].items()}} if o.get("messages", {}).get("sent") else {}),
     }
 
 

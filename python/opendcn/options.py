@@ -43,7 +43,7 @@ from .errors import ConfigError
 from .units import parse_rate, parse_size, parse_time
 
 __all__ = ["ArchOptions", "Option", "opt", "like", "FailureOptions", "Int", "Float", "Time", "Rate", "Size", "AutoTime",
-           "AutoSize", "AutoInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
+           "AutoSize", "AutoInt", "AutoRate", "LimitInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,17 @@ Size = Annotated[int, BeforeValidator(lambda v: parse_size(v, "size")), Kind("si
 AutoTime = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_time(v, "time"))), Kind("time or auto")]
 AutoSize = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_size(v, "size"))), Kind("size or auto")]
 AutoInt = Annotated[Union[int, None], BeforeValidator(_auto_int), Kind("int or auto")]
+AutoRate = Annotated[Union[int, None], BeforeValidator(_auto(lambda v: parse_rate(v, "rate"))), Kind("rate or auto")]
+
+
+def _limit_int(v: Any) -> Any:
+    if v is None or (isinstance(v, str) and v.strip().lower() in ("unlimited", "none")):
+        return None
+    return _no_bool(v)
+
+
+#: an integer or ``"unlimited"`` (stored as None)
+LimitInt = Annotated[Union[int, None], BeforeValidator(_limit_int), Kind("int or unlimited")]
 
 _UNITS = {"time": "ps, ns, us, ms, s", "rate": "bps, Kbps, Mbps, Gbps, Tbps", "size": "B, KB, MB, GB, KiB, MiB"}
 
@@ -313,6 +324,8 @@ class TransportOptions(ArchOptions):
                                   "('<' strict, '<=' inclusive; the last term catches the rest)")
     tcp_dupack: Int = opt(3, "TCP duplicate-ACK threshold for fast retransmit", ge=1)
     tcp_init_cwnd: Int = opt(10, "TCP initial window (packets)", ge=1)
+    tcp_init_ssthresh: LimitInt = opt("unlimited", "TCP initial slow-start threshold (packets, or unlimited: "
+                                                   "slow start until the first loss)", ge=1, le=2**32 - 2)
     tcp_min_rto: Time = opt("1ms", "TCP minimum retransmission timeout", gt=0)
     tcp_rto: Time | None = opt(None, "TCP initial retransmission timeout (default: the minimum)", gt=0)
     ecn_k: Size = opt("30KB", "DCTCP: ports mark ECN above this many queued bytes", gt=0)
@@ -325,5 +338,6 @@ class TransportOptions(ArchOptions):
     def apply_transport(self, net: Any) -> None:
         """Apply the chosen transport rule and parameters to ``net``."""
         net.transport(self.transport, dupack=self.tcp_dupack, init_cwnd=self.tcp_init_cwnd,
+                      init_ssthresh=self.tcp_init_ssthresh,
                       min_rto=self.tcp_min_rto, rto=self.tcp_rto, ecn_k=self.ecn_k,
                       ndp_init_window=self.ndp_init_window, ndp_rto=self.ndp_rto, ndp_queue=self.ndp_queue)

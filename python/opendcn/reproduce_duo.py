@@ -17,7 +17,7 @@ hosts x 10 Gb/s per ToR). Experiments:
 - **heavy-tailed workloads** (the Opera/Duo tables of data mining, web search and Hadoop
   inter-rack): delivered volume per design and load;
 - **FCT by flow size** (data mining, 40 % load): p99 per bucket;
-- **path length**: traffic-weighted mean ToR hops per design and load, Duo's one-hop
+- **path length**: traffic-weighted mean ToR hops per design and load, Duo's one-hop DA
   share of the delivered payload and its DA ports' share of the wire bytes;
 - **sensitivity** of Duo to ρ and the duty cycle ε = (ρ - δ) / ρ, and the effect of the
   NDP/TCP threshold f_th on the FCT of flows under 10 KB;
@@ -71,7 +71,7 @@ CLAIMS = (
     "1-15 MB flows: Opera has a lower p99 FCT than Duo",
     "flows above 15 MB: the p99 FCT curves converge",
     "path length: Duo's is the shortest at low load",
-    "path length: Duo's one-hop share falls as load grows",
+    "path length: Duo's one-hop DA share falls as load grows",
     "sensitivity: delivered volume does not grow as the duty cycle falls",
     "f_th: flows under 10 KB have a higher p99 FCT without the NDP/TCP split (f_th = 0)",
     "scale-out: Duo's advantage over EXP and SEGR grows with n",
@@ -142,6 +142,7 @@ def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
     row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]), "steady": _steady(r, dur_ps),
            "delivered_gb": b["delivered"] / 1e9, "offered_gb": b["offered"] / 1e9,
            "mean_path_length": m.get("mean_path_length"), "one_hop_share": pm.get("one_hop"),
+           "one_hop_da_share": m.get("one_hop_da_share"), "mixed_share": m.get("multi_hop_mixed_share"),
            "da_wire_share": (m.get("da_link_bytes") or {}).get("share"), "duty_cycle": m.get("duty_cycle"),
            "completed": s["flows"]["completed"], "started": s["flows"]["started"],
            "reconf_drop_pkts": int(s["packets"]["dropped"].get("reconfiguration", 0))
@@ -151,7 +152,7 @@ def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
         row["mean_path_length"] = _path_length(s)
     if not b["delivered"]:
         # nothing delivered: no path to average over
-        row.update(mean_path_length=None, one_hop_share=None)
+        row.update(mean_path_length=None, one_hop_share=None, one_hop_da_share=None, mixed_share=None)
     return row
 
 
@@ -339,7 +340,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo("")
     echo("heavy-tailed workloads: delivered volume (normalised goodput) and path length")
     echo(_table(wl_rows, ["workload", "arch", "load", "goodput", "delivered_gb", "offered_gb", "mean_path_length",
-                          "one_hop_share", "da_wire_share", "invariants_ok"]))
+                          "one_hop_da_share", "mixed_share", "da_wire_share", "invariants_ok"]))
     # ---- FCT by size
     fct = {a: _fct(get(f"wl/datamining/{a}@{fl}")) for a in ARCHS}
     fct_rows = [{"bucket": b, **{f"{a}_p99_us": fct[a][b]["p99_us"] if fct[a][b]["count"] else None for a in ARCHS},
@@ -356,7 +357,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo("")
     echo(f"sensitivity: Duo, data mining at {fl:.0%} load, update period rho x duty cycle epsilon")
     echo(_table(sens, ["rho_ms", "epsilon", "delta_us", "goodput", "duty_cycle", "mean_path_length",
-                       "one_hop_share", "reconf_drop_pkts", "invariants_ok"]))
+                       "one_hop_da_share", "reconf_drop_pkts", "invariants_ok"]))
     fth = []
     for f_th in P["f_ths"]:
         x = row(f"fth/{f_th}", f_th=f_th)
@@ -380,6 +381,14 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo("skewed traffic: a random share of the racks active, each at its full rate (data mining sizes)")
     echo(_table(skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length", "invariants_ok"]))
 
+    # ---- the proof of concept's DistDA setting (§5)
+    poc = poc_distda()
+    echo("")
+    echo(poc["title"])
+    echo(_table(poc["rows"], ["time_ms", "duo40_gbps", "duo22_gbps", "duo22_da_share"]))
+    for ln in poc["notes"]:
+        echo("  " + ln)
+
     # ---- determinism: the smallest Duo point again, outside the stored tree
     det_label = f"scale/duo@{P['scale'][0]}"
     again = R.fresh(*S[det_label], seed=seed).summary
@@ -395,7 +404,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     data = {"plan": {k: v for k, v in P.items()}, "archs": list(ARCHS), "workloads": WORKLOADS,
             "permutation": perm, "permutation_per_packet": spray, "workload_rows": wl_rows,
             "fct_p99_by_size": fct, "sensitivity": sens,
-            "f_th": fth, "scale_out": scale, "skewed": skew,
+            "f_th": fth, "scale_out": scale, "skewed": skew, "poc_distda": poc,
             "runs": len({R.point(*v, seed=seed).spec_hash for v in S.values()}), "wall_s_total": sum(r["wall_s"] for r in all_rows),
             "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
     (out / "duo.json").write_text(json.dumps(data, indent=2, default=_jsonable))
@@ -411,6 +420,95 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
     echo(f"\n{data['runs']} runs, {data['wall_s_total']:.0f} s of engine wall time (rows reusing a run counted "
          f"again); wrote {out / 'duo.json'} and plots under {out}")
     return 0 if all(c.status != FAIL for c in claims) else 1
+
+
+def _static_links(b: int, d: int) -> Callable[[int, int], set[tuple[int, int]]]:
+    """The (node, port) links of the static greedy route between two ToRs of DB(b, d)."""
+    from . import debruijn
+
+    st = debruijn.static_successors(b, d)
+    tabs = debruijn.build_tables(st, b, d)
+
+    def links(a: int, z: int) -> set[tuple[int, int]]:
+        out, v = set(), a
+        while v != z:
+            p = debruijn.lookup(tabs[v], z)[0]
+            out.add((v, p))
+            v = int(st[p, v])
+        return out
+    return links
+
+
+def _shared_link_pairs(b: int, d: int) -> list[tuple[int, int]]:
+    """The first two ToR pairs (in node order, four distinct ToRs) whose static de Bruijn
+    routes in DB(b, d) share a link: two elephants that contend on the backbone."""
+    import itertools
+
+    links = _static_links(b, d)
+    n = b**d
+    pairs = [(a, z) for a in range(n) for z in range(n) if a != z]
+    for x, y in itertools.combinations(pairs, 2):
+        if len({*x, *y}) == 4 and links(*x) & links(*y):
+            return [x, y]
+    raise ConfigError("poc", (b, d), "no two ToR pairs share a static link")
+
+
+def poc_distda(duration: str = "20ms", bin_ms: float = 1.0) -> dict[str, Any]:
+    """The proof of concept's setting (§5): 16 ToRs, 4 uplinks at 2.5 Gb/s, delta = 0,
+    Duo(4,0) (a static DB(4,2)) vs Duo(2,2) (DB(2,4) + 2 DA switches) with DistDA
+    (reservation and cooldown 200 ms), two long ToR-to-ToR elephants (4 hosts per ToR,
+    one 2 GB flow per host pair) on the two ToR pairs whose DB(2,4) routes share a link:
+    the delivered throughput over time, and the DA ports' share of the uplink bytes."""
+    import numpy as np
+
+    from . import arch, workload
+
+    hosts = 4
+    pairs = _shared_link_pairs(2, 4)
+    flows = workload.flows([["0us", a * hosts + h, z * hosts + h, 2_000_000_000] for a, z in pairs
+                            for h in range(hosts)])
+    bin_ps = round(bin_ms * 1e9)
+    common = dict(nodes=16, uplinks=4, hosts_per_tor=hosts, link_rate="2.5Gbps", delta="0us",
+                  sample_interval=f"{bin_ps}ps")
+    duo = arch.get("duo")
+    nets = {"duo40": duo.make(k_s=4, k_d=0, **common), "duo22": duo.make(k_s=2, k_d=2, da="dist", **common)}
+    res = {k: n.run(flows, duration=duration, seed=1) for k, n in nets.items()}
+    rows: list[dict[str, Any]] = []
+    delivered: dict[str, tuple[Any, Any]] = {}
+    da_bytes: dict[str, dict[int, tuple[int, int]]] = {}
+    for k, r in res.items():
+        ts = r.timeseries
+        node = np.asarray(ts["node"])
+        port = np.asarray(ts["port"])
+        t = np.asarray(ts["time_ps"])
+        net_rows = node == -1
+        delivered[k] = (t[net_rows], np.asarray(ts["delivered_bytes"].fill_null(0))[net_rows])
+        up = (node >= 0) & (port < 4)
+        da = up & (port >= 2)
+        tx = np.asarray(ts["tx_bytes"])
+        da_bytes[k] = {int(x): (int(tx[da & (t == x)].sum()), int(tx[up & (t == x)].sum())) for x in np.unique(t[up])}
+    for i, (tt, v) in enumerate(zip(*delivered["duo22"])):
+        d40 = delivered["duo40"][1][i] if i < len(delivered["duo40"][1]) else 0
+        on_da, allb = da_bytes["duo22"].get(int(tt), (0, 0))
+        rows.append({"time_ms": tt / 1e9, "duo40_gbps": d40 * 8 / (bin_ps / 1e12) / 1e9,
+                     "duo22_gbps": v * 8 / (bin_ps / 1e12) / 1e9, "duo22_da_share": on_da / allb if allb else 0.0})
+    log = nets["duo22"].control_log()
+    links = [e for e in log if e["event"] == "link"]
+    l42 = _static_links(4, 2)
+    shared42 = bool(l42(*pairs[0]) & l42(*pairs[1]))
+    notes = [f"elephants: ToR pairs {pairs[0]} and {pairs[1]} (the first two whose DB(2,4) routes share a link; in "
+             f"DB(4,2) they {'share one too' if shared42 else 'do not'}), 4 x 2 GB flows each, {duration}",
+             "DistDA: " + "; ".join(f"link {e['src']}->{e['dst']} on DA port {e['port']} set at "
+                                    f"{e['t_ps'] / 1e9:.3f} ms (request over {e['msg_hops']} static hops)"
+                                    for e in links),
+             "invariants: " + ", ".join(f"{k} {'ok' if r.summary['invariants']['ok'] else 'FAILED'}"
+                                        for k, r in res.items())
+             + f"; one-hop DA share of Duo(2,2)'s payload {res['duo22'].summary['arch_metrics']['one_hop_da_share']:.3f}"]
+    return {"title": f"proof of concept (§5): 16 ToRs x 4 uplinks at 2.5 Gb/s, Duo(4,0) vs Duo(2,2) with DistDA, "
+                     f"delivered Gb/s per {bin_ms:g} ms",
+            "pairs": pairs, "rows": rows, "notes": notes, "log": log,
+            "wall_s": {k: r.summary["wall_s"] for k, r in res.items()},
+            "invariants_ok": all(r.summary["invariants"]["ok"] for r in res.values())}
 
 
 def _jsonable(v: Any) -> Any:
@@ -496,10 +594,11 @@ def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[st
     pl = {r["arch"]: r["mean_path_length"] for r in dm if r["load"] == low}
     add(8, None if pl.get("duo") is None else all(pl["duo"] < v for a, v in pl.items() if a != "duo" and v is not None),
         f"data mining at load {low}: " + ", ".join(f"{a} {_fmt(v)}" for a, v in pl.items()) + f"; {rho_note}")
-    oh = sorted((r["load"], r["one_hop_share"]) for r in dm if r["arch"] == "duo" and r["one_hop_share"] is not None)
+    oh = sorted((r["load"], r["one_hop_da_share"]) for r in dm
+                if r["arch"] == "duo" and r["one_hop_da_share"] is not None)
     add(9, all(b[1] <= a[1] for a, b in zip(oh, oh[1:])) and oh[-1][1] < oh[0][1] if len(oh) >= 2 else None,
-        "Duo one-hop share of the delivered payload (static or DA one-hop paths; the engine cannot mark DA "
-        "links in a packet) by load: " + ", ".join(f"{L}: {s:.3f}" for L, s in oh) + f"; {rho_note}")
+        "Duo share of the delivered payload on one-hop DA paths by load: "
+        + ", ".join(f"{L}: {s:.3f}" for L, s in oh) + f"; {rho_note}")
     by_rho: dict[float, list[tuple[float, float]]] = {}
     for r in sens:
         by_rho.setdefault(r["rho_ms"], []).append((r["epsilon"], r["goodput"]))
@@ -596,9 +695,9 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
     lines(a1, dm, "load", "mean_path_length")
     a1.set_xlabel("offered load")
     a1.set_ylabel("mean path length (ToR hops)")
-    lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_share")
+    lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_da_share")
     a2.set_xlabel("offered load")
-    a2.set_ylabel("Duo one-hop share")
+    a2.set_ylabel("Duo one-hop DA share")
     fig.tight_layout()
     fig.savefig(out / "path_length.png", dpi=120)
     plt.close(fig)

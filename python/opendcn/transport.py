@@ -128,6 +128,8 @@ class TransportSettings:
     rule: Rule = field(default_factory=lambda: parse_rule("ideal"))
     ctrl_bytes: int = 64
     tcp_init_cwnd: int = 10
+    #: initial slow-start threshold in packets (None: unlimited, slow start until the first loss)
+    tcp_init_ssthresh: int | None = None
     tcp_dupack: int = 3
     tcp_min_rto_ps: int = 1_000_000_000
     tcp_init_rto_ps: int = 1_000_000_000
@@ -157,7 +159,8 @@ class TransportSettings:
                 "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
                 "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
                 "ndp_pull_rate": float(self.ndp_pull_rate), "ndp_pacer_per_flow": self.ndp_pacer_per_flow,
-                "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps}
+                "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps,
+                **({} if self.tcp_init_ssthresh is None else {"tcp_init_ssthresh": self.tcp_init_ssthresh})}
 
     def describe(self, buffer: int | None = None) -> dict[str, Any]:
         """The settings as the summary reports them (only what the rule uses); ``buffer``
@@ -168,6 +171,8 @@ class TransportSettings:
             d.update(tcp_init_cwnd=self.tcp_init_cwnd, tcp_dupack=self.tcp_dupack,
                      tcp_min_rto_us=self.tcp_min_rto_ps / 1e6, tcp_init_rto_us=self.tcp_init_rto_ps / 1e6,
                      tcp_max_rto_us=self.tcp_max_rto_ps / 1e6)
+            if self.tcp_init_ssthresh is not None:
+                d["tcp_init_ssthresh"] = self.tcp_init_ssthresh
         if "dctcp" in names:
             d.update(dctcp_g=self.dctcp_g, ecn_k_bytes=self.ecn_k)
         if "ndp" in names:
@@ -198,7 +203,7 @@ def _pos_time(v: Any, field: str) -> int:
 
 
 def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_cwnd: Any = None,
-           min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
+           init_ssthresh: Any = None, min_rto: Any = None, rto: Any = None, max_rto: Any = None, dctcp_g: Any = None,
            ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
            return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None,
            credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None,
@@ -210,6 +215,11 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         s.tcp_dupack = _pos_int(dupack, "tcp_dupack")
     if init_cwnd is not None:
         s.tcp_init_cwnd = _pos_int(init_cwnd, "tcp_init_cwnd")
+    if init_ssthresh is not None:
+        s.tcp_init_ssthresh = _pos_int(init_ssthresh, "tcp_init_ssthresh")
+        if s.tcp_init_ssthresh > 2**32 - 2:
+            raise ConfigError("tcp_init_ssthresh", init_ssthresh, "expected at most 4294967294 packets "
+                              "(leave it unset for no limit)")
     if min_rto is not None:
         s.tcp_min_rto_ps = _pos_time(min_rto, "tcp_min_rto")
     if rto is not None:

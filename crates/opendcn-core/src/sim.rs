@@ -51,6 +51,9 @@ use crate::timeflow::{build_tables, Action, ConnIndex, Entry, Router, Routes, WI
 use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
+mod messages;
+pub use messages::{Message, MessageTotals};
+
 /// Drop reasons, indexed into `SimOutput::drops`.
 pub const DROP_REASONS: [&str; 11] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
                                        "class_overflow", "header_overflow", "injected", "bulk_returned", "failed_link",
@@ -88,6 +91,8 @@ const K_NACK: u8 = 2;
 const K_PULL: u8 = 3;
 /// A RotorLB bulk packet (its route and hosts are in `Sim::bulk_meta`).
 const K_BULK: u8 = 4;
+/// A control message between nodes (`Sim::send_message`; `flow` is its message id).
+const K_MSG: u8 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -499,6 +504,11 @@ pub struct SimOutput {
     /// Delivered payload bytes by the set of link classes crossed (bit 0 electrical,
     /// bit 1 static optical, bit 2 reconfigurable optical; index = the bit set).
     pub delivered_by_class: [u64; 8],
+    /// Delivered payload bytes by (hops, set of link classes crossed): row = hops as in
+    /// `delivered_by_hops`, column = the bit set as in `delivered_by_class`.
+    pub delivered_by_hops_class: Vec<[u64; 8]>,
+    /// Control messages (`Sim::send_message`): sent, delivered, dropped, in flight.
+    pub messages: MessageTotals,
     /// Wire bytes sent and capacity × time (bytes) per link class: electrical, static
     /// optical, reconfigurable optical, host downlink.
     pub class_tx_bytes: [u64; 4],
@@ -675,6 +685,8 @@ pub struct Sim {
     /// Data packets delivered to their final endpoint by hops: [other, RotorLB bulk].
     pkts_by_hops: [Vec<u64>; 2],
     delivered_by_class: [u64; 8],
+    /// Delivered payload bytes by (hops, set of link classes crossed), same indices.
+    delivered_by_hops_class: Vec<[u64; 8]>,
     class_tx: [u64; 4],
     /// Per port: its link class (index into `LINK_CLASSES`).
     port_class: Vec<u8>,
@@ -759,6 +771,9 @@ pub struct Sim {
     adm: bool,
     adm_listed: bool,
     adm_deferred: u64,
+    /// Control messages of controllers, their mailbox, and the received-bytes counters
+    /// (see `messages`).
+    msg: messages::Messages,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
@@ -922,6 +937,9 @@ impl Sim {
             PortKind::Optical if spec.slice_ps.is_empty() => 1,
             PortKind::Optical => 2,
             PortKind::HostDown => 3,
+        }).enumerate().map(|(gp, c)| match spec.port_link_class.get(gp) {
+            Some(&o) if o != NONE => o as u8,
+            _ => c,
         }).collect();
         let eps = (0..spec.ep_node.len()).map(|i| Endpoint {
             node: spec.ep_node[i],
@@ -1061,6 +1079,7 @@ impl Sim {
             delivered_by_hops: vec![0; 17],
             pkts_by_hops: [vec![0; 17], vec![0; 17]],
             delivered_by_class: [0; 8],
+            delivered_by_hops_class: vec![[0; 8]; 17],
             class_tx: [0; 4],
             port_class,
             loss: spec.loss.iter().copied().collect(),
@@ -1116,6 +1135,7 @@ impl Sim {
             adm,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
+            msg: messages::Messages::default(),
         };
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -1149,8 +1169,11 @@ impl Sim {
         self.heap.push(time, ev);
     }
 
-    /// Run every event with time ≤ `t_end`; afterwards `now() == t_end`.
-    pub fn run_until(&mut self, t_end: Ps) {
+    /// Run every event with time ≤ `t_end`; afterwards `now() == t_end` — unless an event
+    /// delivered a control message (`send_message`): the run then stops right after that
+    /// event, at its time, so that a controller reads the mailbox (`take_messages`) at the
+    /// exact moment of delivery; calling again continues. Returns true when it stopped so.
+    pub fn run_until(&mut self, t_end: Ps) -> bool {
         while let Some(t) = self.heap.peek_time() {
             if t > t_end || self.deadlock.is_some() {
                 break;
@@ -1206,10 +1229,15 @@ impl Sim {
                     self.check_stop();
                 }
             }
+            if self.msg.new_mail {
+                self.msg.new_mail = false;
+                return true;
+            }
         }
         if t_end > self.now && self.deadlock.is_none() && !self.stopped {
             self.now = t_end;
         }
+        false
     }
 
     /// Hint the cache about the memory a coming event will touch first (the packet of an
@@ -1357,6 +1385,9 @@ impl Sim {
             }
             return;
         }
+        if p.kind == K_MSG {
+            self.msg.dropped += 1;
+        }
         let payload = if p.kind == K_DATA && !p.trimmed { p.payload as u64 } else { 0 };
         // the payload of an unreliable flow is gone for good; a transport sends it again
         let lost = payload > 0 && !self.flows[p.flow as usize].tp.reliable();
@@ -1429,6 +1460,7 @@ impl Sim {
                 let cfg = TcpConfig {
                     mss,
                     init_cwnd: t.tcp_init_cwnd,
+                    init_ssthresh: t.tcp_init_ssthresh,
                     dupack: t.tcp_dupack,
                     min_rto: t.tcp_min_rto_ps,
                     init_rto: t.tcp_init_rto_ps,
@@ -1938,7 +1970,7 @@ impl Sim {
             Router::Ucmp(idx, alpha, slice_ps, rate) => {
                 // a route chosen before the circuits changed is chosen again from here
                 if p.route == NONE || p.rgen != self.route_gen {
-                    let sent = self.flows[p.flow as usize].injected;
+                    let sent = if p.kind == K_MSG { 0 } else { self.flows[p.flow as usize].injected };
                     let pick = idx.ucmp(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha);
                     let hop = pick.and_then(|r| idx.hop(r, 0));
                     if let Some(r) = pick {
@@ -2531,7 +2563,14 @@ impl Sim {
             }
             return;
         }
+        if p.kind == K_MSG {
+            self.msg_arrive(pid);
+            return;
+        }
         if p.at == p.dst_node {
+            if self.msg.rx_min != NONE && p.wire > self.msg.rx_min && p.kind == K_DATA {
+                self.count_rx(pid);
+            }
             if self.hosts_mode {
                 let dp = self.eps[p.dst_ep as usize].down_port;
                 self.enqueue(dp, pid, WILD);
@@ -2838,8 +2877,8 @@ impl Sim {
             return;
         }
         let p = self.pool[pid as usize];
-        let ndp = self.flows[p.flow as usize].tp == TransportKind::Ndp;
-        if self.ports[port as usize].trim && ndp && p.kind == K_DATA && !p.trimmed {
+        let ndp = p.kind == K_DATA && self.flows[p.flow as usize].tp == TransportKind::Ndp;
+        if self.ports[port as usize].trim && ndp && !p.trimmed {
             let hdr = self.tparams.ctrl_bytes;
             if self.services.congestion_detection {
                 // congestion on a served port: an NDP data packet finds its class full;
@@ -3511,6 +3550,7 @@ impl Sim {
         self.delivered_by_hops[h] += p.payload as u64;
         self.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
         self.delivered_by_class[p.classes as usize & 7] += p.payload as u64;
+        self.delivered_by_hops_class[h][p.classes as usize & 7] += p.payload as u64;
     }
 
     /// The receiver of flow `f` sends a control packet back to its sender.
@@ -3836,7 +3876,7 @@ impl Sim {
                     self.drop_pkt(pid, DROP_RECONF);
                     continue;
                 }
-                if matches!(self.router, Router::Source(_)) {
+                if matches!(self.router, Router::Source(_)) || self.msg_on_path(pid) {
                     // a source route is fixed at the source: the packet still leaves through
                     // the port its route names (queued as any packet arriving there); a node
                     // it then reaches off its route gives it a new route from there
@@ -4102,12 +4142,14 @@ impl Sim {
             in_flight += a + b + c + r.net_bytes();
         }
         let mut live = 0u64;
+        let mut msgs_live = 0u64;
         let free: std::collections::BTreeSet<u32> = self.free.iter().copied().collect();
         for (i, p) in self.pool.iter().enumerate() {
             if !free.contains(&(i as u32)) {
                 if p.kind == K_DATA && !p.trimmed && !self.flows[p.flow as usize].tp.reliable() {
                     in_flight += p.payload as u64;
                 }
+                msgs_live += (p.kind == K_MSG) as u64;
                 live += 1;
             }
         }
@@ -4119,6 +4161,7 @@ impl Sim {
         if live != self.live {
             errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
         }
+        errors.extend(self.msg.check(msgs_live));
         let innet = self.pool.iter().enumerate().filter(|(i, p)| p.innet && !free.contains(&(*i as u32))).count() as u64;
         if innet != self.in_net {
             errors.push(format!("packets in the network: {innet} counted, {} tracked", self.in_net));
@@ -4254,6 +4297,8 @@ impl Sim {
             delivered_pkts_by_hops: self.pkts_by_hops[0].clone(),
             bulk_pkts_by_hops: self.pkts_by_hops[1].clone(),
             delivered_by_class: self.delivered_by_class,
+            delivered_by_hops_class: self.delivered_by_hops_class.clone(),
+            messages: self.msg.totals(msgs_live),
             class_tx_bytes: self.class_tx,
             class_capacity_bytes: {
                 let mut cap = [0u64; 4];
@@ -4344,6 +4389,7 @@ mod tests {
             flow_dep_ptr: vec![],
             flow_dep_ids: vec![],
             flow_gap_ps: vec![],
+            port_link_class: vec![],
         }
     }
 

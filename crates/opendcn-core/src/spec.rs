@@ -147,6 +147,8 @@ pub struct TransportParams {
     /// Wire bytes of a control packet (ACK, NACK, PULL) and of a trimmed header.
     pub ctrl_bytes: u32,
     pub tcp_init_cwnd: u32,
+    /// Initial slow-start threshold in segments (`u32::MAX`: unlimited).
+    pub tcp_init_ssthresh: u32,
     pub tcp_dupack: u32,
     pub tcp_min_rto_ps: Ps,
     pub tcp_init_rto_ps: Ps,
@@ -172,6 +174,7 @@ impl Default for TransportParams {
         TransportParams {
             ctrl_bytes: 64,
             tcp_init_cwnd: 10,
+            tcp_init_ssthresh: u32::MAX,
             tcp_dupack: 3,
             tcp_min_rto_ps: 1_000_000_000,
             tcp_init_rto_ps: 1_000_000_000,
@@ -298,6 +301,11 @@ pub struct SimSpec {
     pub flow_dep_ptr: Vec<u32>,
     pub flow_dep_ids: Vec<u32>,
     pub flow_gap_ps: Vec<Ps>,
+    /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
+    /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
+    /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that
+    /// a controller reconfigures on some ports only: those are reconfigurable.
+    pub port_link_class: Vec<u32>,
 }
 
 impl SimSpec {
@@ -323,6 +331,17 @@ impl SimSpec {
                             ("port_peer", self.port_peer.len())] {
             if len != p {
                 return Err(SpecError::new(name, len, format!("expected one value per port ({p})")));
+            }
+        }
+        if !self.port_link_class.is_empty() {
+            if self.port_link_class.len() != p {
+                return Err(SpecError::new("port_link_class", self.port_link_class.len(), format!("expected one value per port ({p})")));
+            }
+            for (gp, &c) in self.port_link_class.iter().enumerate() {
+                if c != NONE && (c > 2 || self.port_kind[gp] == PortKind::HostDown) {
+                    return Err(SpecError::new(format!("ports[{gp}].link_class"), c,
+                        "expected 0 (electrical), 1 (static optical) or 2 (reconfigurable optical), on a network port"));
+                }
             }
         }
         let e = self.ep_node.len();
@@ -427,6 +446,9 @@ impl SimSpec {
         if uses(TransportKind::Tcp) || uses(TransportKind::Dctcp) {
             if t.tcp_init_cwnd == 0 {
                 return Err(SpecError::new("tcp_init_cwnd", 0, "must be at least one segment"));
+            }
+            if t.tcp_init_ssthresh == 0 {
+                return Err(SpecError::new("tcp_init_ssthresh", 0, "must be at least one segment"));
             }
             if t.tcp_dupack == 0 {
                 return Err(SpecError::new("tcp_dupack", 0, "must be at least 1"));

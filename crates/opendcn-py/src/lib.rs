@@ -121,6 +121,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let transport = TransportParams {
         ctrl_bytes: opt_scalar(d, "ctrl_bytes", dt.ctrl_bytes)?,
         tcp_init_cwnd: opt_scalar(d, "tcp_init_cwnd", dt.tcp_init_cwnd)?,
+        tcp_init_ssthresh: opt_scalar(d, "tcp_init_ssthresh", dt.tcp_init_ssthresh)?,
         tcp_dupack: opt_scalar(d, "tcp_dupack", dt.tcp_dupack)?,
         tcp_min_rto_ps: opt_scalar(d, "tcp_min_rto_ps", dt.tcp_min_rto_ps)?,
         tcp_init_rto_ps: opt_scalar(d, "tcp_init_rto_ps", dt.tcp_init_rto_ps)?,
@@ -252,6 +253,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_dep_ptr: u32s(opt_col(d, "flow_dep_ptr")?, "flow_dep_ptr")?,
         flow_dep_ids: u32s(opt_col(d, "flow_dep_ids")?, "flow_dep_ids")?,
         flow_gap_ps: u64s(opt_col(d, "flow_gap_ps")?, "flow_gap_ps")?,
+        port_link_class: u32s(opt_col(d, "port_link_class")?, "port_link_class")?,
     })
 }
 
@@ -320,15 +322,17 @@ impl Simulator {
         self.sim.now()
     }
 
-    /// Run all events up to and including `t_ps`, with the GIL released.
-    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
+    /// Run all events up to and including `t_ps`, with the GIL released; true when it
+    /// stopped early at the delivery of a control message.
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<bool> {
         if self.broken {
             return Err(EngineInternalError::new_err("this simulation stopped on an internal error"));
         }
         let sim = &mut self.sim;
-        let res = run_guarded(py, || sim.run_until(t_ps));
+        let mut mail = false;
+        let res = run_guarded(py, || mail = sim.run_until(t_ps));
         self.broken = res.is_err();
-        res
+        res.map(|_| mail)
     }
 
     /// Counters, per-flow columns, time series and invariant errors, as a dict.
@@ -397,6 +401,13 @@ impl Simulator {
         d.set_item("delivered_pkts_by_hops", o.delivered_pkts_by_hops.clone())?;
         d.set_item("bulk_pkts_by_hops", o.bulk_pkts_by_hops.clone())?;
         d.set_item("delivered_by_class", o.delivered_by_class.to_vec())?;
+        d.set_item("delivered_by_hops_class", o.delivered_by_hops_class.iter().map(|r| r.to_vec()).collect::<Vec<_>>())?;
+        let m = PyDict::new(py);
+        for (k, v) in [("sent", o.messages.sent), ("delivered", o.messages.delivered), ("dropped", o.messages.dropped),
+                       ("in_flight", o.messages.in_flight)] {
+            m.set_item(k, v)?;
+        }
+        d.set_item("messages", m)?;
         let ct = PyDict::new(py);
         let cc = PyDict::new(py);
         for (i, k) in opendcn_core::sim::LINK_CLASSES.iter().enumerate() {
@@ -477,6 +488,34 @@ impl Simulator {
     /// Bytes queued at a global port right now.
     fn port_bytes(&mut self, port: u32) -> u64 {
         self.sim.port_bytes(port)
+    }
+
+    /// Send a control message of `size` wire bytes from node `src` to node `dst` now,
+    /// routed by the tables (or along `path`, global ports); returns its id.
+    #[pyo3(signature = (src, dst, tag, size, path = None))]
+    fn send_message(&mut self, src: u32, dst: u32, tag: u64, size: u32, path: Option<Vec<i64>>) -> PyResult<u32> {
+        let path = u32s(path.unwrap_or_default(), "path")?;
+        if path.contains(&NONE) {
+            return Err(bad("path", -1, "no such port"));
+        }
+        self.sim.send_message(src, dst, tag, size, path).map_err(spec_err)
+    }
+
+    /// The messages delivered since the last call: (id, time ps, src, dst, tag, sent ps,
+    /// hops, link-class bits), in delivery order.
+    fn take_messages(&mut self) -> Vec<(u32, u64, u32, u32, u64, u64, u16, u8)> {
+        self.sim.take_messages().into_iter().map(|m| (m.id, m.time, m.src, m.dst, m.tag, m.sent, m.hops, m.classes)).collect()
+    }
+
+    /// Count data packets of more than `larger_than` wire bytes reaching their
+    /// destination node, per node pair, from now on (None: stop).
+    fn count_received(&mut self, larger_than: Option<u32>) {
+        self.sim.count_received(larger_than);
+    }
+
+    /// The received counters since the last call: (src node, dst node, wire bytes, packets).
+    fn take_received(&mut self) -> Vec<(u32, u32, u64, u64)> {
+        self.sim.take_received()
     }
 }
 

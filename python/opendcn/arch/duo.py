@@ -40,12 +40,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import field_validator, model_validator
 
-from .. import _core, debruijn, topology
+from .. import _core, debruijn, distda, topology
 from ..analysis import fct_stats
 from ..config import Config
 from ..errors import ConfigError
 from ..network import Network, Result, _atomic_write, _engine_error, _Live
-from ..options import AutoInt, FailureOptions, Int, Rate, Size, Time, TransportOptions, like, opt
+from ..options import AutoInt, AutoRate, FailureOptions, Float, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..timeflow import Circuit, Entry, Hop, Path
 from . import register
@@ -83,6 +83,7 @@ class _DuoFabricOptions(FailureOptions):
     weights: str = opt("1,3,1", "weighted service: full packets per round of HIGH, MEDIUM, LOW")
     tcp_dupack: Int = like(TransportOptions, "tcp_dupack", 3)
     tcp_init_cwnd: Int = like(TransportOptions, "tcp_init_cwnd", 10)
+    tcp_init_ssthresh: LimitInt = like(TransportOptions, "tcp_init_ssthresh", 10)
     tcp_min_rto: Time = like(TransportOptions, "tcp_min_rto", "1ms")
     ndp_init_window: Int = like(TransportOptions, "ndp_init_window", 30)
     ndp_rto: Time = like(TransportOptions, "ndp_rto", "1ms")
@@ -122,6 +123,19 @@ class DuoOptions(_DuoFabricOptions):
     delta: Time = opt("100us", "reconfiguration delay delta: a changed DA link is dark this long")
     v_th: Size = opt("0B", "Greedy-DA serves only demands larger than this")
     multipath: Literal["flow", "packet"] = opt("flow", "equal-length ports: per-flow hash or per packet (random)")
+    da: Literal["greedy", "dist"] = opt(
+        "greedy", "DA-link control: centralized Greedy-DA every rho (Alg. 2) or distributed DistDA (Alg. 3: "
+                  "elephant detection at the destination, PortRequest / PortApprove messages over the static links)")
+    elephant_period: Time = opt("1ms", "DistDA: sampling period of each destination's per-source rate filters", gt=0)
+    elephant_gain: Float = opt(0.25, "DistDA: low-pass filter gain per sample (rate = (1 - g) rate + g sample)",
+                               gt=0, le=1)
+    elephant_rate: AutoRate = opt("auto", "DistDA: a source ToR is an elephant when its filtered rate (data "
+                                          "packets > 255 B) exceeds this (auto: a tenth of --link-rate)")
+    cooldown: Time = opt("200ms", "DistDA: a destination reports a source as elephant at most once per cooldown",
+                         ge=0)
+    reservation: Time = opt("200ms", "DistDA: an agreed DA port is reserved this long (r); afterwards a new "
+                                     "request may claim it", ge=0)
+    request_timeout: Time = opt("1ms", "DistDA: a PortRequest without answer is sent again after this", gt=0)
 
     @model_validator(mode="after")
     def _check(self) -> "DuoOptions":
@@ -135,6 +149,8 @@ class DuoOptions(_DuoFabricOptions):
         if self.k_d is not None and not 0 <= self.k_d <= self.uplinks - b:
             raise ConfigError("--k-d", self.k_d, f"{self.uplinks - b} uplinks are left after k_s = {b} static "
                                                  f"switches (--uplinks {self.uplinks})")
+        if self.elephant_rate is not None and self.elephant_rate < 0:
+            raise ConfigError("--elephant-rate", self.elephant_rate, "must be >= 0 bit/s")
         if self.rho <= self.delta:
             raise ConfigError("--rho", self.rho, f"the update period must be longer than the reconfiguration delay "
                                                  f"({self.delta} ps): duty cycle (rho - delta) / rho <= 0")
@@ -185,7 +201,8 @@ def transport_rule(f_th: int) -> str:
 
 def _setup_ports(net: Network, o: _DuoFabricOptions) -> None:
     """Duo's transports and its three priority classes on every ToR port (§3.3.3)."""
-    net.transport(transport_rule(o.f_th), dupack=o.tcp_dupack, init_cwnd=o.tcp_init_cwnd, min_rto=o.tcp_min_rto,
+    net.transport(transport_rule(o.f_th), dupack=o.tcp_dupack, init_cwnd=o.tcp_init_cwnd,
+                  init_ssthresh=o.tcp_init_ssthresh, min_rto=o.tcp_min_rto,
                   ndp_init_window=o.ndp_init_window, ndp_rto=o.ndp_rto, ctrl_bytes=o.header)
     cap = o.queue * o.mtu
     weights = parse_weights(o.weights) if o.service == "weighted" else None
@@ -206,22 +223,20 @@ def _tor_hops(result: Result, hosts: bool) -> dict[int, int]:
     return {h - (1 if hosts else 0): v for h, v in by.items()}
 
 
-def _da_link_classes(net: Network, s: dict[str, Any], tx: np.ndarray, port: np.ndarray, up: np.ndarray,
-                     da: np.ndarray, da_ports: range) -> dict[str, Any]:
+def _da_link_classes(net: Network, s: dict[str, Any], o: dict[str, Any], tx: np.ndarray, port: np.ndarray,
+                     up: np.ndarray, da: np.ndarray, da_ports: range) -> dict[str, Any]:
     """The ToR uplinks split into Duo's two link classes from the per-port transmit
     counters: ``static`` (the de Bruijn ports 0..k_s-1) and ``demand_aware`` (the DA ports
     k_s..k_s+k_d-1), each with its ports per ToR, wire bytes sent and utilisation (bytes /
     the ports' capacity over the run); ``host`` is the engine's host-link class. The engine
-    itself classes every uplink as static optical (its schedule is static between the
-    controller's reconfigurations): the two classes sum to its ``static_optical`` bytes."""
+    classes the DA ports as reconfigurable optical and the de Bruijn ports (and any unused
+    uplink) as static optical, so ``static`` + ``demand_aware`` = its two optical classes."""
     eng = s.get("link_classes", {})
-    so = eng.get("static_optical", {})
     n, u = net.config.nodes, net.config.uplinks
     # capacity of one port over the run, as the engine counts it (rate x its clock)
-    end_ps = round(float(s.get("sim_time_s", 0.0)) * 1e12)
-    per_port = net.config.link_rate * end_ps / 8e12
-    if so.get("utilisation"):
-        per_port = so["tx_bytes"] / so["utilisation"] / (n * u)
+    cap = o.get("class_capacity_bytes", {})
+    optical = int(cap.get("static_optical", 0)) + int(cap.get("reconfigurable_optical", 0))
+    per_port = optical / (n * u) if optical else 0.0
     out: dict[str, Any] = {}
     for name, sel, ports in (("static", up & (port < da_ports.start), da_ports.start),
                              ("demand_aware", da, len(da_ports))):
@@ -231,6 +246,45 @@ def _da_link_classes(net: Network, s: dict[str, Any], tx: np.ndarray, port: np.n
     if "host" in eng:
         out["host"] = dict(eng["host"])
     return out
+
+
+def path_classes(o: dict[str, Any], hosts: bool) -> dict[str, Any]:
+    """The delivered payload by the kind of path it took, exact from the engine's count
+    by (hops, link classes crossed) of every first delivery (DA ports are the
+    reconfigurable class, de Bruijn and expander ports the static one):
+    ``one_hop_da_share`` (one ToR-to-ToR hop, over a DA link), ``multi_hop_mixed_share``
+    (two or more ToR hops, at least one over a DA link: the paper's integrated multi-hop
+    paths; ``multi_hop_da_only_bytes`` is the part that used no static link) and
+    ``static_only_share`` (static links only), summing to 1 over the payload that crossed
+    at least one ToR-to-ToR link; payload delivered inside its rack is counted apart
+    (``path_bytes["intra_rack"]``).
+
+    >>> o = {"delivered_by_hops_class": [[0] * 8, [0] * 8, [0, 0, 0, 0, 100, 0, 0, 0],
+    ...                                  [0, 0, 300, 0, 0, 0, 600, 0]]}
+    >>> m = path_classes(o, hosts=False)
+    >>> m["one_hop_da_share"], m["multi_hop_mixed_share"], m["static_only_share"]
+    (0.1, 0.6, 0.3)
+    """
+    rows = o.get("delivered_by_hops_class") or []
+    b = {"one_hop_da": 0, "multi_hop_mixed": 0, "multi_hop_da_only": 0, "static_only": 0, "intra_rack": 0}
+    for h, row in enumerate(rows):
+        tor_hops = h - (1 if hosts else 0)
+        for cls, v in enumerate(row):
+            if not v:
+                continue
+            if tor_hops <= 0:
+                b["intra_rack"] += int(v)
+            elif cls & 4 and tor_hops == 1:
+                b["one_hop_da"] += int(v)
+            elif cls & 4:
+                b["multi_hop_mixed"] += int(v)
+                if not cls & 3:
+                    b["multi_hop_da_only"] += int(v)
+            else:
+                b["static_only"] += int(v)
+    total = b["one_hop_da"] + b["multi_hop_mixed"] + b["static_only"]
+    share = {f"{k}_share": b[k] / total if total else 0.0 for k in ("one_hop_da", "multi_hop_mixed", "static_only")}
+    return {**share, "path_bytes": b}
 
 
 def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: range | None) -> dict[str, Any]:
@@ -257,7 +311,12 @@ def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: ra
     out["delivered_bytes_by_tor_hops"] = {str(h): v for h, v in sorted(hops.items()) if v}
     out["path_mix"] = {"one_hop": hops.get(1, 0) / delivered if delivered else 0.0,
                        "multi_hop": sum(v for h, v in hops.items() if h >= 2) / delivered if delivered else 0.0}
-    u = float(s.get("link_classes", {}).get("static_optical", {}).get("utilisation", 0.0))
+    out.update(path_classes(o, net.config.hosts_per_node > 0))
+    # raw utilisation of the ToR uplinks: both optical classes (de Bruijn and DA ports)
+    tx_b, cap_b = o.get("class_tx_bytes", {}), o.get("class_capacity_bytes", {})
+    opt = ("static_optical", "reconfigurable_optical")
+    cap_o = sum(int(cap_b.get(k, 0)) for k in opt)
+    u = sum(int(tx_b.get(k, 0)) for k in opt) / cap_o if cap_o else 0.0
     out["link_utilisation"] = {"u": u, "u_normalised": u / p if p else 0.0}
     # RX volume over time: the network-wide rows of the time series
     ts = result.timeseries
@@ -274,7 +333,7 @@ def common_metrics(net: Network, result: Result, o: dict[str, Any], da_ports: ra
             total = int(tx[up].sum())
             out["da_link_bytes"] = {"da": int(tx[da].sum()), "all_uplinks": total,
                                     "share": float(tx[da].sum() / total) if total else 0.0}
-            out["link_classes"] = _da_link_classes(net, s, tx, port, up, da, da_ports)
+            out["link_classes"] = _da_link_classes(net, s, o, tx, port, up, da, da_ports)
     return out
 
 
@@ -295,6 +354,13 @@ class DuoNetwork(Network):
         self.segregated = segregated
         self.b, self.d, self.k_d = b, d, o.da_switches
         self.rho, self.delta, self.v_th = o.rho, o.delta, o.v_th
+        #: the DA-link control: "greedy" (Alg. 2, every rho) or "dist" (DistDA, Alg. 3)
+        self.da_mode = o.da
+        self.dist_params = distda.DistParams(
+            period=o.elephant_period, gain=float(o.elephant_gain),
+            threshold_bps=float(o.link_rate / 10 if o.elephant_rate is None else o.elephant_rate),
+            cooldown=o.cooldown, reservation=o.reservation, timeout=o.request_timeout)
+        self._dist: distda.DistDA | None = None
         #: the static matchings: entry [j, v] is the node egress port j of v reaches
         self.static = debruijn.static_successors(b, d)
         _setup_ports(self, o)
@@ -303,11 +369,20 @@ class DuoNetwork(Network):
         #: DA link time (link x ps) routed over and deployed, since (ps), links routed and deployed now
         self._avail = [0, 0, 0, 0, 0]
         self._end = 0            # the last run's end (ps)
+        # the DA ports are the reconfigurable links (metrics and the packets' link classes)
+        self.set_link_class([(v, p) for v in range(n) for p in self.da_ports], "reconfigurable_optical")
         self._configure(seed=1)
         self.arch_metrics.update(_fabric_metrics(o), k_s=b, k_d=self.k_d, de_bruijn={"b": b, "d": d},
-                                 rho_ps=o.rho, delta_ps=o.delta, v_th_bytes=o.v_th, multipath=o.multipath,
-                                 duty_cycle_target=(o.rho - o.delta) / o.rho,
+                                 delta_ps=o.delta, multipath=o.multipath, da_control=o.da,
                                  routes_use_new_links="after delta")
+        if o.da == "greedy":
+            self.arch_metrics.update(rho_ps=o.rho, v_th_bytes=o.v_th, duty_cycle_target=(o.rho - o.delta) / o.rho)
+        else:
+            p = self.dist_params
+            self.arch_metrics.update(elephant_period_ps=p.period, elephant_gain=p.gain,
+                                     elephant_rate_bps=p.threshold_bps, elephant_packets_larger_than=p.larger_than,
+                                     cooldown_ps=p.cooldown, reservation_ps=p.reservation,
+                                     request_timeout_ps=p.timeout)
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -338,8 +413,12 @@ class DuoNetwork(Network):
         before the run starts (no reconfiguration delay)."""
         n = self.config.nodes
         self._rng = stream(seed, "duo.greedy_da")
-        self._da = debruijn.greedy_da(np.zeros((n, n), dtype=np.int64), self.k_d, None, self.static, self._rng,
-                                      v_th=float(self.v_th))
+        if self.da_mode == "dist":
+            # DistDA: no DA link until a PortApprove sets one
+            self._da = np.full((self.k_d, n), -1, dtype=np.int64)
+        else:
+            self._da = debruijn.greedy_da(np.zeros((n, n), dtype=np.int64), self.k_d, None, self.static, self._rng,
+                                          v_th=float(self.v_th))
         self._usable = self._da.copy()
         self.deploy_topo(self._circuits(self._da))
         succ = np.vstack([self.static, self._usable])
@@ -411,9 +490,16 @@ class DuoNetwork(Network):
         _, seed = check_run_args(duration, seed)
         self._configure(seed)
         self._records = []
+        self._dist = None
         super().start(workload, duration, seed, collect_tm=collect_tm)
 
     def _advance(self, live: _Live, progress: bool) -> None:
+        if self.da_mode == "dist":
+            self._advance_dist(live, progress)
+        else:
+            self._advance_greedy(live, progress)
+
+    def _advance_greedy(self, live: _Live, progress: bool) -> None:
         """Greedy-DA inside simulated time: step the engine one update period ρ at a time;
         at every t = kρ read the demand, compute the new DA matchings, take the changed
         links out of the routing and reconfigure them (dark until t + δ, packets queued on
@@ -438,6 +524,99 @@ class DuoNetwork(Network):
                 self._activate(live, up, changes)
             t += self.rho
         sim.run_until(end)
+        if bar:
+            bar.close()
+        self._avail_step(min(end, sim.now) if sim.stopped else end)
+        self._end = int(sim.now) if sim.stopped else end
+        if sim.stopped:
+            live.duration = int(sim.now)
+        if self.net_series:
+            sim.final_sample()
+
+    # ------------------------------------------------------------------ DistDA
+    def _static_path(self, a: int, b: int) -> list[int]:
+        """The global ports of the static de Bruijn route from ToR ``a`` to ToR ``b``
+        (greedy routing over the static links only: DistDA's messages take it)."""
+        key = (a, b)
+        got = self._msg_paths.get(key)
+        if got is None:
+            got, v = [], a
+            while v != b:
+                port = debruijn.lookup(self._static_lpm[v], b)[0]
+                got.append(self.gport(v, port))
+                v = int(self.static[port, v])
+            self._msg_paths[key] = got
+        return got
+
+    def _advance_dist(self, live: _Live, progress: bool) -> None:
+        """DistDA inside simulated time: every elephant period the destinations sample
+        their receive-rate filters; the engine stops at every delivery of a PortRequest,
+        PortApprove or DeclineRequest so the agents answer at that instant; a link set at
+        t is routed over from t + δ."""
+        sim = live.sim
+        end = live.duration
+        bar = _Progress(end, self.arch) if progress else None
+        self._static_lpm = debruijn.build_tables(self.static, self.b, self.d)
+        self._msg_paths: dict[tuple[int, int], list[int]] = {}
+        header = int(self._transport.ctrl_bytes)
+        acts: list[tuple[int, list[tuple[int, int, int]]]] = []     # (time, links to route over)
+
+        def send(src: int, dst: int, tag: int) -> None:
+            try:
+                sim.send_message(src, dst, tag, header, self._static_path(src, dst))
+            except _core.EngineSpecError as e:
+                raise _engine_error(e) from None
+
+        def set_links(changes: list[tuple[int, int, int | None]]) -> None:
+            now = int(sim.now)
+            self._avail_step(now)
+            new = [(s, i, t) for s, i, t in changes if t is not None]
+            if self.delta == 0:
+                self._update_routes(changes)
+            else:
+                # the routing stops using the changed ports now, takes the new links at t + δ
+                self._update_routes([(s, i, None) for s, i, _ in changes])
+                acts.append((now + self.delta, new))
+            self._install(live)
+            self._da = ctl.da.copy()
+            self.deploy_topo(self._circuits(self._da), queued="drop", at=now)
+            self._avail_step(now)
+
+        ctl = distda.DistDA(self.config.nodes, self.k_d, self.dist_params, send, set_links)
+        self._dist = ctl
+        self._avail = [0, 0, 0, int((self._usable >= 0).sum()), int((self._da >= 0).sum())]
+        period = self.dist_params.period
+        sim.count_received(self.dist_params.larger_than)
+        next_sample = (sim.now // period + 1) * period
+        while not sim.stopped:
+            t = min(next_sample, ctl.next_timer(), min((a for a, _ in acts), default=end), end)
+            if sim.run_until(t):
+                now = int(sim.now)
+                for m in sim.take_messages():
+                    ctl.on_message(now, int(m[2]), int(m[3]), int(m[4]), int(m[6]), int(m[7]))
+                continue
+            now = int(sim.now)
+            if sim.stopped or now >= end:
+                break
+            if bar:
+                bar.update(now)
+            for a, links in [x for x in acts if x[0] <= now]:
+                acts.remove((a, links))
+                # a link replaced within δ is not routed over
+                live_links: list[tuple[int, int, int | None]] = [(s, i, d) for s, i, d in links
+                                                                 if int(self._da[i, s]) == d]
+                if live_links:
+                    self._avail_step(now)
+                    self._update_routes(live_links)
+                    self._install(live)
+                    self._avail_step(now)
+            ctl.on_timers(now)
+            if now >= next_sample:
+                rx = np.zeros((self.config.nodes, self.config.nodes), dtype=np.int64)
+                for a_, b_, by, _ in sim.take_received():
+                    rx[a_, b_] += by
+                ctl.sample(now, rx)
+                next_sample += period
         if bar:
             bar.close()
         self._avail_step(min(end, sim.now) if sim.stopped else end)
@@ -532,16 +711,28 @@ class DuoNetwork(Network):
 
     # ------------------------------------------------------------------ results
     def control_log(self) -> list[dict[str, Any]]:
-        """One record per Greedy-DA step of the last run: its time, the DA links changed
+        """Greedy-DA: one record per step of the last run: its time, the DA links changed
         and kept, the changed (node, port) pairs, the nodes whose tables were rebuilt, the
         ToR pairs with demand, the links serving one, and when the routing took the new
-        links (``routed_new_ps``; None: no change, or the run ended first)."""
+        links (``routed_new_ps``; None: no change, or the run ended first).
+
+        DistDA: one record per agent action, in order (``t_ps``, ``event``): ``report``
+        (destination ``dst`` reports source ``src`` as elephant, its ``rate_bps``),
+        ``request`` (``rid``, the ``ports`` offered, ``try``), ``decline`` and ``renew`` /
+        ``link`` (at the source: the link (src, dst, port) kept or set, and the link it
+        replaced), ``approved`` / ``declined`` (the answer back at the destination, with
+        the round trip ``rtt_ps``)."""
+        if self.da_mode == "dist":
+            return [dict(r) for r in (self._dist.log if self._dist else [])]
         return [dict(r) for r in self._records]
 
     def _arch_result(self, result: Result, o: dict[str, Any]) -> None:
         am = result.summary["arch_metrics"]
         am.update(common_metrics(self, result, o, self.da_ports))
         end = self._end
+        if self.da_mode == "dist":
+            self._dist_result(result, o)
+            return
         # achieved duty cycle: over the update periods in which links changed, the share of
         # the period in which the routing used the new links
         up = total = 0
@@ -553,7 +744,6 @@ class DuoNetwork(Network):
             if r["routed_new_ps"] is not None:
                 up += max(0, stop - r["routed_new_ps"])
         steps = len(self._records)
-        k_links = self.k_d * self.config.nodes
         am["greedy_da"] = {
             "steps": steps, "steps_with_changes": sum(1 for r in self._records if r["changed"]),
             "links_changed": sum(r["changed"] for r in self._records),
@@ -563,6 +753,12 @@ class DuoNetwork(Network):
             "reconfiguration_drops_bytes": int(result.summary["drops"].get("reconfiguration", 0)),
         }
         am["duty_cycle"] = up / total if total else 1.0
+        self._link_metrics(result)
+
+    def _link_metrics(self, result: Result) -> None:
+        am = result.summary["arch_metrics"]
+        end = self._end
+        k_links = self.k_d * self.config.nodes
         # the share of the deployed DA links' time in which the routing used them (kept links
         # never go dark, so this is at least the duty cycle)
         am["da_link_availability"] = self._avail[0] / self._avail[1] if self._avail[1] else 1.0
@@ -571,6 +767,25 @@ class DuoNetwork(Network):
         am["table_entries"] = {"max": int(sizes.max()), "mean": float(sizes.mean()),
                                "rows_max": int(max(len(r) for r in self._rows.values()))}
         result.spec_info.update(de_bruijn={"b": self.b, "d": self.d}, da_final=self._da.tolist())
+
+    def _dist_result(self, result: Result, o: dict[str, Any]) -> None:
+        """DistDA's metrics: what the agents did, its messages and their round trips."""
+        am = result.summary["arch_metrics"]
+        ctl = self._dist
+        log = ctl.log if ctl else []
+        rtts = [r["rtt_ps"] for r in log if r["event"] in ("approved", "declined")]
+        m = o.get("messages", {})
+        am["dist_da"] = {
+            **(ctl.counts if ctl else {}),
+            "messages": {k: int(v) for k, v in m.items()},
+            "answer_rtt_us": {"count": len(rtts), "mean": float(np.mean(rtts)) / 1e6 if rtts else None,
+                              "max": max(rtts) / 1e6 if rtts else None},
+            "links_at_end": int((self._da >= 0).sum()),
+            "reconfiguration_drops_bytes": int(result.summary["drops"].get("reconfiguration", 0)),
+        }
+        # no update period: the duty cycle is the share of the DA links' time routed over
+        am["duty_cycle"] = None
+        self._link_metrics(result)
 
 
 class _Progress:

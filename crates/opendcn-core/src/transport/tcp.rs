@@ -33,6 +33,9 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Initial congestion window, segments.
     pub init_cwnd: u32,
+    /// Initial slow-start threshold, segments (`u32::MAX`: unlimited, slow start until
+    /// the first loss). Slow start ends once the window reaches it.
+    pub init_ssthresh: u32,
     /// Duplicate-ACK threshold for fast retransmit.
     pub dupack: u32,
     /// Lower bound of the retransmission timeout.
@@ -52,6 +55,7 @@ impl Default for TcpConfig {
         TcpConfig {
             mss: 1460,
             init_cwnd: 10,
+            init_ssthresh: u32::MAX,
             dupack: 3,
             min_rto: PS_PER_MS,
             init_rto: PS_PER_MS,
@@ -122,6 +126,7 @@ impl TcpSender {
         assert!(size > 0, "a TCP flow needs at least one byte");
         assert!(cfg.mss > 0, "mss must be positive");
         assert!(cfg.dupack > 0, "the duplicate-ACK threshold must be positive");
+        assert!(cfg.init_ssthresh > 0, "the initial slow-start threshold must be positive");
         assert!(cfg.min_rto <= cfg.max_rto, "min_rto must not exceed max_rto");
         assert!((0.0..=1.0).contains(&cfg.dctcp_g), "the DCTCP gain must be in [0, 1]");
         TcpSender {
@@ -132,7 +137,7 @@ impl TcpSender {
             snd_nxt: 0,
             high: 0,
             cwnd: cfg.init_cwnd.max(1) as f64,
-            ssthresh: u32::MAX as f64,
+            ssthresh: cfg.init_ssthresh as f64,
             dupacks: 0,
             in_recovery: false,
             recover: 0,
@@ -350,7 +355,8 @@ impl TcpSender {
         self.cwnd
     }
 
-    /// Slow-start threshold, segments (`u32::MAX` until the first reduction).
+    /// Slow-start threshold, segments (the initial one, `u32::MAX` by default, until the
+    /// first reduction).
     pub fn ssthresh_segments(&self) -> f64 {
         self.ssthresh
     }
@@ -605,6 +611,60 @@ mod tests {
         assert_eq!(second.len(), 20);
         assert_eq!(second[0].seq, 10);
         assert_eq!(s.snd_nxt(), 30);
+    }
+
+    /// Window after each of `acks` in-order ACKs of one segment each (sending whatever
+    /// the window allows before every ACK).
+    fn cwnd_trace(c: TcpConfig, acks: u32) -> Vec<f64> {
+        let n = 1000;
+        let mut s = TcpSender::new(c, size_of(&c, n));
+        let mut r = TcpReceiver::new(size_of(&c, n), c.mss);
+        let mut out = Vec::new();
+        let mut next = 0;
+        for k in 0..acks {
+            let now = (k as Ps + 1) * US;
+            drain(&mut s, now);
+            let (a, new) = r.on_data(next, false, 0);
+            assert!(new);
+            next += 1;
+            s.on_ack(now, a);
+            out.push(s.cwnd_segments());
+        }
+        out
+    }
+
+    #[test]
+    fn initial_ssthresh_ends_slow_start_at_that_window() {
+        // window 2, ssthresh 10: slow start adds one segment per ACK and stops at exactly
+        // 10 (eight ACKs); congestion avoidance then adds 1/cwnd per ACK
+        let c = TcpConfig { init_cwnd: 2, init_ssthresh: 10, ..cfg() };
+        assert_eq!(TcpSender::new(c, 1).ssthresh_segments(), 10.0);
+        let got = cwnd_trace(c, 12);
+        let mut want = vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0];
+        let mut w: f64 = 10.0;
+        for _ in 0..4 {
+            w += 1.0 / w;
+            want.push(w);
+        }
+        assert_eq!(got, want);
+        assert!(got[8] > 10.0 && got[8] < 10.1 + 1e-12);
+        // the default (unlimited) stays in slow start: one segment per ACK
+        let free = cwnd_trace(TcpConfig { init_cwnd: 2, ..cfg() }, 12);
+        assert_eq!(free, (3..=14).map(|x| x as f64).collect::<Vec<_>>());
+        assert_eq!(TcpSender::new(cfg(), 1).ssthresh_segments(), u32::MAX as f64);
+    }
+
+    #[test]
+    fn initial_ssthresh_below_the_initial_window_starts_in_congestion_avoidance() {
+        // the Duo setting (window and ssthresh 10) and a threshold below the window: no
+        // slow-start step at all, the window is not cut either
+        for th in [10, 4] {
+            let c = TcpConfig { init_cwnd: 10, init_ssthresh: th, ..cfg() };
+            let got = cwnd_trace(c, 3);
+            let w1 = 10.0 + 1.0 / 10.0;
+            let w2 = w1 + 1.0 / w1;
+            assert_eq!(got, vec![w1, w2, w2 + 1.0 / w2], "ssthresh {th}");
+        }
     }
 
     #[test]
