@@ -1112,18 +1112,7 @@ class Network(NetworkBase):
         ports down to its hosts. Packets queued at it are dropped (``failed_link``);
         packets that reach it on the wire find no way on and are dropped too; its hosts
         are cut off until it recovers. Same timing rules as :meth:`fail_links`."""
-        at_ps = parse_time(at, "fail_at")
-        if at_ps < 0:
-            raise ConfigError("fail_at", at, "must not be negative")
-        events = self._node_failure_events(nodes, at_ps, recover_at)
-        if self._live is not None:
-            for gp, t, down in events:
-                try:
-                    self._live.sim.fail_ports(t, gp, down)
-                except _core.EngineSpecError as e:
-                    raise _engine_error(e) from None
-        else:
-            self._failures = getattr(self, "_failures", []) + events
+        self._schedule_failures(self._node_failure_events(nodes, _fail_at(at), recover_at))
 
     def _node_failure_events(self, nodes: Sequence[int], at_ps: int,
                              recover_at: Any) -> list[tuple[np.ndarray, int, bool]]:
@@ -1153,10 +1142,10 @@ class Network(NetworkBase):
         transports recover what they can. Failure is detected at once (DECIDE: no
         detection delay). Call before ``start`` (every run of the network) or during a
         started run (``at`` not in the past); not with the lossless ``credit`` transport."""
-        at_ps = parse_time(at, "fail_at")
-        if at_ps < 0:
-            raise ConfigError("fail_at", at, "must not be negative")
-        events = self._failure_events(links, at_ps, recover_at)
+        self._schedule_failures(self._failure_events(links, _fail_at(at), recover_at))
+
+    def _schedule_failures(self, events: list[tuple[np.ndarray, int, bool]]) -> None:
+        """Failure events into the running engine, or kept for every run's start."""
         if self._live is not None:
             for gp, t, down in events:
                 try:
@@ -1574,6 +1563,13 @@ def flows_table(c: Config, f: Any, o: dict[str, Any], *, ideal: np.ndarray | Non
 
 #: network-wide counters of the time series (null on port rows)
 NET_SERIES = ("trims", "bounces", "delivered_bytes", "bulk_host_bytes", "congestion_events", "pushback_messages")
+
+
+def _fail_at(at: Any) -> int:
+    at_ps = parse_time(at, "fail_at")
+    if at_ps < 0:
+        raise ConfigError("fail_at", at, "must not be negative")
+    return at_ps
 
 
 def _with_net_rows(ts: pa.Table, ser: dict[str, Any]) -> pa.Table:
