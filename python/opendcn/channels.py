@@ -96,6 +96,11 @@ def _table_edges(net: Any, cols: dict[str, np.ndarray], nxt: np.ndarray, cls: np
     key = (node * N + dst) * (N + 1) + (src + 1)
     order = np.argsort(key, kind="stable")
     key, gport = key[order], gport[order]
+    # a packet's source matters only where some node has entries for it and its
+    # destination; elsewhere the states of all sources merge (source N: none matches)
+    exact = np.zeros((N + 1, N), bool)
+    ex = src >= 0
+    exact[src[ex], dst[ex]] = True
     s0, d0 = np.nonzero(~np.eye(N, dtype=bool))
     # a state: (pair, port its last link left through or -1 at the source, channel)
     st_p = s0 * N + d0
@@ -107,7 +112,7 @@ def _table_edges(net: Any, cols: dict[str, np.ndarray], nxt: np.ndarray, cls: np
     while len(st_p):
         s, d = st_p // N, st_p % N
         v = np.where(st_g < 0, s, nxt[np.maximum(st_g, 0)])
-        k1 = (v * N + d) * (N + 1) + (s + 1)
+        k1 = np.where(s < N, (v * N + d) * (N + 1) + (s + 1), -1)
         k0 = (v * N + d) * (N + 1)
         lo1, hi1 = np.searchsorted(key, k1, "left"), np.searchsorted(key, k1, "right")
         lo0, hi0 = np.searchsorted(key, k0, "left"), np.searchsorted(key, k0, "right")
@@ -122,6 +127,8 @@ def _table_edges(net: Any, cols: dict[str, np.ndarray], nxt: np.ndarray, cls: np
         froms.append(g[dep] * k + c[dep])
         tos.append(q[dep] * k + c2[dep])
         p2 = st_p[own]
+        s2, d2 = p2 // N, p2 % N
+        p2 = np.where(exact[s2, d2], p2, N * N + d2)
         # the next states: not yet seen, and not at their destination
         nk = np.unique((p2 * (P + 1) + q + 1) * k + c2)
         pos = np.minimum(np.searchsorted(seen, nk), max(len(seen) - 1, 0))
@@ -139,22 +146,31 @@ def _table_edges(net: Any, cols: dict[str, np.ndarray], nxt: np.ndarray, cls: np
 def _source_edges(net: Any, nxt: np.ndarray, cls: np.ndarray, step: int | None,
                   k: int) -> tuple[np.ndarray, np.ndarray]:
     P = int(net.n_ports)
-    froms: list[int] = []
-    tos: list[int] = []
-    for s, d, ts, hops in net._routes:
-        if ts is not None or any(dep is not None for _, dep in hops):
-            raise ConfigError("routing", net.arch, "the channel check needs source routes without time slices")
-        v, g, c = s, -1, 0
-        for port, _ in hops:
-            q = int(net.port_offset[v]) + int(port)
-            c2 = int(_next_vc(np.array([g]), np.array([c]), np.array([q]), cls, step, k)[0])
-            if g >= 0:
-                froms.append(g * k + c)
-                tos.append(q * k + c2)
-            v, g, c = int(nxt[q]), q, c2
-            if v < 0:
-                break
-    return _unique_edges([np.array(froms, np.int64)], [np.array(tos, np.int64)], P * k)
+    routes = net._routes
+    if any(ts is not None or any(dep is not None for _, dep in hops) for _, _, ts, hops in routes):
+        raise ConfigError("routing", net.arch, "the channel check needs source routes without time slices")
+    n = len(routes)
+    length = np.array([len(r[3]) for r in routes], np.int64)
+    ports = np.full((n, int(length.max()) if n else 0), -1, np.int64)
+    for i, r in enumerate(routes):
+        ports[i, :len(r[3])] = [h[0] for h in r[3]]
+    # every route walked hop by hop, all routes at once
+    v = np.array([r[0] for r in routes], np.int64)
+    g = np.full(n, -1, np.int64)
+    c = np.zeros(n, np.int64)
+    froms: list[np.ndarray] = []
+    tos: list[np.ndarray] = []
+    for h in range(ports.shape[1]):
+        on = (length > h) & (v >= 0)
+        q = np.where(on, net.port_offset[np.maximum(v, 0)] + ports[:, h], 0)
+        c2 = _next_vc(g, c, q, cls, step, k)
+        dep = on & (g >= 0)
+        froms.append(g[dep] * k + c[dep])
+        tos.append(q[dep] * k + c2[dep])
+        v = np.where(on, nxt[q], -1)
+        g = np.where(on, q, -1)
+        c = c2
+    return _unique_edges(froms, tos, P * k)
 
 
 def _unique_edges(froms: list[np.ndarray], tos: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
