@@ -752,7 +752,7 @@ class Network(NetworkBase):
                     node, port = (int(x) for x in key)
                 except (TypeError, ValueError):
                     raise ConfigError("port_class", key, "keys are (node, port) pairs") from None
-                if not 0 <= node < self.total_nodes or not 0 <= port < self.port_offset[node + 1] - self.port_offset[node]:
+                if not 0 <= node < self.total_nodes or not 0 <= port < self.user_ports[node]:
                     raise ConfigError("port_class", (node, port), "no such port")
                 if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
                     raise ConfigError(f"port_class[{node}, {port}]", c, "expected an integer class 0..7")

@@ -413,8 +413,10 @@ class PodOptions(HpcOptions):
 
 class PrnOptions(ReconfOptions, PodOptions):
     intra: Literal["clos", "mesh"] = opt("clos", "racks inside a pod: two-level leaf-spine (PRN-2L) or full mesh (PRN-M)")
-    vcs: AutoInt = opt("auto", "virtual channels of the credit transport (auto: Table 3's 2 for PRN-2L; 3 for "
-                               "PRN-M, whose indirect paths cross two pod meshes)", ge=1, le=8)
+    # widened to "auto" here only (PRN-M's count depends on --intra): see ``channels``
+    vcs: AutoInt = opt(  # type: ignore[assignment]
+        "auto", "virtual channels of the credit transport (auto: Table 3's 2 for PRN-2L; 3 for PRN-M, whose "
+                "indirect paths cross two pod meshes)", ge=1, le=8)
 
     @property
     def channels(self) -> int:
