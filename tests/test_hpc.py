@@ -173,8 +173,115 @@ def test_lossless_without_deadlock_with_table3_vcs(name):
 
 def test_prn_mesh_is_lossless():
     net = od.arch.prn(nodes=16, pods=4, intra="mesh")
+    assert net._transport.credit_vcs == 3                    # auto: indirect paths cross two pod meshes
     r = net.run(od.workload.poisson("hadoop", 0.5, "uniform"), duration="100us", seed=1)
     assert sum(r.summary["drops"].values()) == 0 and r.summary["flows"]["completed"] > 0
+    assert hpc.channel_dependency_cycle(net) is None
+
+
+# ------------------------------------------------------------------- virtual channels
+#: sizes with indirect paths: radix 8, 32 racks (8 pods / groups of 4; TRN 8 uplinks, the
+#: expander of diameter 3), the reproduction's quick size
+SMALL = {"trn": {"nodes": 32, "radix": 8}, "prn": {"nodes": 32, "radix": 8}, "dfplus": {"nodes": 32, "radix": 8},
+         "expander_hyb": {"nodes": 32, "radix": 8}, "fattree": {"nodes": 32, "radix": 8}}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE3_VCS))
+def test_channel_dependencies_are_acyclic_with_table3_vcs(name):
+    """Every HPC network at a tiny size and at the radix-8 size, with its Table 3 channel
+    count and its channel rule: no cycle of channel dependencies over every hop pair the
+    routes allow (TRN, PRN: the configuration before a run and the one a run computed)."""
+    for kw in (TINY[name], SMALL[name]):
+        net = getattr(od.arch, name)(**kw)
+        assert net._transport.credit_vcs == TABLE3_VCS[name]
+        assert hpc.channel_dependency_cycle(net) is None, (name, kw)
+        if name in ("trn", "prn"):
+            net.run(od.workload.poisson(None, 0.3, "stencil-3d", flow_size="15KB"), duration="10us", seed=1)
+            assert hpc.channel_dependency_cycle(net) is None, (name, kw, "after a run")
+
+
+def test_prn_mesh_on_two_channels_has_a_cycle():
+    """PRN-M's indirect paths end with a mesh hop in the intermediate and in the destination
+    pod: on 2 channels both share channel 1 and the dependencies close a cycle."""
+    for vcs, cyclic in ((2, True), (3, False)):
+        net = od.arch.prn(nodes=32, radix=16, pods=8, intra="mesh", vcs=vcs)
+        assert (hpc.channel_dependency_cycle(net) is not None) == cyclic
+
+
+@pytest.mark.parametrize("name", ["dfplus", "prn"])
+def test_hop_indexed_channels_leave_a_cycle_on_indirect_paths(name):
+    """The check can fail: TAGO's indirect paths (up to 6 links) on 2 hop-indexed channels."""
+    net = getattr(od.arch, name)(**SMALL[name])
+    assert hpc.channel_dependency_cycle(net) is None
+    net.vc_rule(None)                                        # back to the engine's hop count
+    cyc = hpc.channel_dependency_cycle(net)
+    assert cyc is not None and len(cyc) >= 2
+    assert all(c == 1 for _, _, c in cyc)                    # the last channel wraps
+    g = hpc.channel_dependency_graph(net)
+    assert all(g.has_edge(a, b) for a, b in zip(cyc, cyc[1:] + cyc[:1]))
+
+
+def test_tago_channel_rule_follows_the_pod_crossings():
+    """DF+ at the radix-8 size: channel 0 never leaves an intermediate pod and never takes
+    two global links in a row; channel 1 never goes up from a leaf as a packet's first hop."""
+    from opendcn.arch.hpc import VC_DOWN, VC_GLOBAL, VC_LOCAL
+
+    net = od.arch.dfplus(**SMALL["dfplus"])
+    cls = net._vc_class
+    g = hpc.channel_dependency_graph(net)
+    kinds = set()
+    for (n1, p1, c1), (n2, p2, c2) in g.edges:
+        a, b = int(cls[net.gport(n1, p1)]), int(cls[net.gport(n2, p2)])
+        step = (a, b) in ((VC_DOWN, VC_LOCAL), (VC_GLOBAL, VC_GLOBAL))
+        assert c2 == min(c1 + step, 1), ((n1, p1, c1), (n2, p2, c2))
+        kinds.add((a, b, c1, c2))
+    # the paths the rule was made for are all there: up-global-down on channel 0, an
+    # intermediate pod (down then up: to channel 1) and global after global
+    assert {(VC_LOCAL, VC_GLOBAL, 0, 0), (VC_GLOBAL, VC_DOWN, 0, 0), (VC_DOWN, VC_LOCAL, 0, 1),
+            (VC_LOCAL, VC_GLOBAL, 1, 1), (VC_GLOBAL, VC_DOWN, 1, 1)} <= kinds
+
+
+def test_trn_routes_are_at_most_as_long_as_its_channels():
+    """TRN-DA on bisection traffic (radix 8, 8 uplinks): the demand-aware circuits join the
+    two halves only, so half the demanded rack pairs are 3 links apart. On Table 3's 2
+    channels they get no route (their packets wait at their ToR, nothing is lost); with
+    3 channels the 3-link shortest paths are used, and the channel graph stays acyclic."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    wl = od.workload.poisson(None, 0.5, "bisection", flow_size="15KB")
+    out = {}
+    for vcs in (2, 3):
+        net = od.arch.trn(nodes=32, radix=8, vcs=vcs)
+        s = net.run(wl, duration="60us", seed=1).summary
+        assert sum(s["drops"].values()) == 0 and s["invariants"]["ok"]
+        peer = net.peer_nodes()[:32]
+        v, p = np.nonzero(peer >= 0)
+        dist = shortest_path(csr_matrix((np.ones(len(v)), (v, peer[v, p])), shape=(32, 32)), unweighted=True)
+        t = net._hpc_tables                            # wildcard-source entries at the ToRs
+        routed = np.zeros((32, 32), bool)
+        routed[t.node, t.dst] = True
+        off = ~np.eye(32, dtype=bool)
+        assert (routed[off] == (dist[off] <= vcs)).all()
+        assert hpc.channel_dependency_cycle(net) is None
+        out[vcs] = (s["bytes"]["delivered"], (dist[off] == 3).sum())
+    assert out[2][1] > 0 and out[3][0] > out[2][0]
+
+
+@pytest.mark.parametrize("name,pattern", [("dfplus", "stencil-3d"), ("prn", "uniform")])
+def test_run_that_deadlocked_on_hop_indexed_channels_completes(name, pattern):
+    """At 32 racks of radix 8 under 15-KB messages at 80 % injection, 2 hop-indexed
+    channels deadlocked (dfplus stencil-3d at 189 us, prn uniform at 141 us); with the
+    TAGO rule the run finishes lossless, ledgers exact."""
+    net = getattr(od.arch, name)(**SMALL[name])
+    r = net.run(od.workload.poisson(None, 0.8, pattern, flow_size="15KB"), duration="200us", seed=1)
+    s = r.summary
+    assert s["invariants"]["ok"] and s["transport"]["credit_vc_rule"] == "routing"
+    assert sum(s["drops"].values()) == 0 and s["bytes"]["dropped"] == 0
+    b, p = s["bytes"], s["packets"]
+    assert b["offered"] == b["delivered"] + b["in_flight"]
+    assert p["sent"] == p["delivered"] + p["in_flight"] + p["trimmed"]
+    assert s["flows"]["completed"] > 10_000 and s["goodput_normalized"] > 0.6
 
 
 def test_trn_matches_the_permutation_with_all_its_uplinks():

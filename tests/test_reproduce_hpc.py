@@ -118,7 +118,7 @@ def test_reproduce_hpc_tiny(tmp_path):
                 "everywhere except group permutation", "above DF+", "equals DF+ under uniform",
                 "shorter reconfiguration periods", "PRN above TRN-DA", "loses far more", "TRN-R never beats",
                 "hardly matters", "90 % duty cycle costs much more", "Nekbone and MILC", "every packet run finished",
-                "exact conservation",
+                "exact conservation", "Table 3's virtual-channel counts",
                 "deterministic"):
         assert key in texts, key
     for c in claims:
@@ -131,6 +131,13 @@ def test_reproduce_hpc_tiny(tmp_path):
     # ledgers kept and deterministic at this size
     assert next(s for t, s in status.items() if "exact conservation" in t) == "PASS"
     assert next(s for t, s in status.items() if t.startswith("deterministic")) == "PASS"
+    # Table 3's channels: no cycle in any network (TRN and PRN once per pattern)
+    assert next(s for t, s in status.items() if "virtual-channel counts" in t) == "PASS"
+    ch = data["packet"]["channels"]
+    assert len(ch) == 6 + 6 + 3 and all(r["cycle"] == "none" for r in ch)
+    assert {(r["arch"], r["vcs"], r["rule"]) for r in ch} == {
+        ("trn", 2, "hop count"), ("prn", 2, "routing"), ("dfplus", 2, "routing"), ("expander_hyb", 4, "hop count"),
+        ("fattree", 1, "hop count")}
     assert code == (1 if "FAIL" in status.values() else 0)
     # every architecture and pattern ran at every injection rate
     rows = data["packet"]["rows"]

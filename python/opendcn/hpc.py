@@ -17,7 +17,10 @@ What is here:
   and the pod-level throughput-maximising LP (:func:`prn_lp`, scipy/HiGHS) with its
   rounding and its decomposition into OCS permutations;
 * **routing tables** as numpy columns (:class:`Tables`): ECMP on shortest paths, and the
-  TAGO-like pod routing of PRN and Dragonfly+.
+  TAGO-like pod routing of PRN and Dragonfly+;
+* the **channel dependency check** of a built network (:func:`channel_dependency_cycle`,
+  :func:`channel_dependency_graph`, from :mod:`opendcn.channels`): with the virtual-channel
+  rule of each architecture (``docs/arch/*.md``), no cycle at Table 3's channel counts.
 
 >>> m = max_weight_matching(np.array([[0, 5, 1], [2, 0, 7], [4, 3, 0]]))
 >>> m.tolist()        # row i is matched to column m[i]
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from .channels import channel_dependency_cycle, channel_dependency_graph
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -58,6 +62,7 @@ __all__ = [
     "diameter", "max_weight_matching", "stable_matching", "blocking_pairs", "trn_configuration",
     "rotor_cycle", "prn_lp", "round_links", "permutations", "Tables", "ecmp_tables", "check_radix",
     "circuit_matrix", "two_hop_capacity", "trn_path_capacity", "prn_path_capacity",
+    "channel_dependency_cycle", "channel_dependency_graph",
 ]
 
 
@@ -675,11 +680,13 @@ class Tables:
         return len(self.node)
 
 
-def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray) -> Tables:
+def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray, max_hops: int | None = None) -> Tables:
     """Shortest-path ECMP: ``peer_node[v, p]`` is the node port ``p`` of node ``v`` sends
     to (-1: none). At every node and for every destination in ``dests``, the ports whose
     peer is one hop closer to the destination (distances by BFS over the directed port
-    graph), with a wildcard source."""
+    graph), with a wildcard source. ``max_hops``: only nodes at most that many hops from
+    the destination get entries (a packet farther away has no route; where the engine
+    holds packets, it waits for one)."""
     from scipy import sparse
     from scipy.sparse.csgraph import shortest_path
     n, u = peer_node.shape
@@ -697,6 +704,8 @@ def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray) -> Tables:
         dv = dist[v]                       # (|v|, D)
         dq = dist[q[v]]
         good = np.isfinite(dv) & (dq == dv - 1) & (dv > 0)
+        if max_hops is not None:
+            good &= dv <= max_hops
         vi, di = np.nonzero(good)
         parts.append(Tables.of(v[vi], -1, dests[di], np.full(len(vi), p)))
     return Tables.concat(parts)

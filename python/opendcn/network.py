@@ -301,6 +301,9 @@ class Network(NetworkBase):
         self._paths: list[Path] | None = None
         self.watch_ports: np.ndarray | None = None
         self._transport = TransportSettings()
+        #: credit: each global port's class for the routing's virtual-channel rule (None:
+        #: channels by hop count; see :meth:`vc_rule`)
+        self._vc_class: np.ndarray | None = None
         self._collect_tm = False
         self._disc: dict[int, dict[str, Any]] = {}
         self._loss: list[tuple[int, int]] = []
@@ -736,6 +739,66 @@ class Network(NetworkBase):
         _update_transport(self._transport, rule=rule, **params)
         return self._transport.describe(int(self.config.buffer))
 
+    def vc_rule(self, port_class: Any = None, escalate: Any = ()) -> None:
+        """Let the routing choose the virtual channels of a ``credit`` network.
+
+        By default a packet's n-th fabric link uses channel n (the last channel beyond).
+        With a rule, every port has a class (0..7) and a packet starts on channel 0; on
+        each later link it keeps the channel of its previous link, or goes one up (capped
+        at the last channel) when the pair (class of the port its previous link left
+        through, class of the port it takes now) is in ``escalate``. Per-packet multipath
+        is unchanged: the channel follows from the ports a packet crosses, whichever
+        candidate it picks. For example, on leaf–spine pods joined by global links
+        (classes 0 up, 1 down, 2 global), ``escalate=[(1, 0), (2, 2)]`` moves a packet to
+        channel 1 where it climbs out of an intermediate pod or takes a second global
+        link in a row.
+
+        ``port_class``: ``{(node, port): class}`` (unlisted ports class 0), or an integer
+        array with one class per global port (:meth:`gport` order); None restores
+        channels by hop count. :func:`opendcn.channels.channel_dependency_cycle` checks
+        that a rule and the routes leave no cycle of channel dependencies."""
+        if port_class is None:
+            self._vc_class = None
+            self._transport.credit_vc_step = None
+            return
+        P = self.n_ports
+        if isinstance(port_class, np.ndarray):
+            cls = np.asarray(port_class)
+            if cls.shape != (P,) or not np.issubdtype(cls.dtype, np.integer):
+                raise ConfigError("port_class", f"array of shape {cls.shape}",
+                                  f"expected one integer class per global port ({P})")
+            cls = cls.astype(np.int64)
+        else:
+            if not hasattr(port_class, "items"):
+                raise ConfigError("port_class", type(port_class).__name__,
+                                  "expected {(node, port): class} or an array over the global ports")
+            cls = np.zeros(P, np.int64)
+            for key, c in port_class.items():
+                try:
+                    node, port = (int(x) for x in key)
+                except (TypeError, ValueError):
+                    raise ConfigError("port_class", key, "keys are (node, port) pairs") from None
+                if not 0 <= node < self.total_nodes or not 0 <= port < self.user_ports[node]:
+                    raise ConfigError("port_class", (node, port), "no such port")
+                if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+                    raise ConfigError(f"port_class[{node}, {port}]", c, "expected an integer class 0..7")
+                cls[self.gport(node, port)] = int(c)
+        bad = np.flatnonzero((cls < 0) | (cls > 7))
+        if len(bad):
+            raise ConfigError("port_class", int(cls[bad[0]]), "expected classes 0..7")
+        step = 0
+        for pair in escalate:
+            try:
+                a, b = pair
+            except (TypeError, ValueError):
+                raise ConfigError("escalate", pair, "expected (class, class) pairs") from None
+            for x in (a, b):
+                if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x <= 7:
+                    raise ConfigError("escalate", pair, "expected (class, class) pairs of classes 0..7")
+            step |= 1 << (8 * int(a) + int(b))
+        self._vc_class = cls
+        self._transport.credit_vc_step = step
+
     def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
                         classes: Sequence[Any] | None = None, ecn_k: Any = None,
                         trim: bool | None = None, weights: Sequence[int] | None = None) -> None:
@@ -988,6 +1051,9 @@ class Network(NetworkBase):
             if "credit" in names:
                 cb = self._transport.credit_bytes
                 spec["credit_bytes"] = int(cb if cb is not None else c.buffer // self._transport.credit_vcs)
+                if self._vc_class is not None:
+                    spec["port_vc_class"] = self._vc_class
+                    spec["credit_vc_step"] = int(self._transport.credit_vc_step or 0)
         spec.update(self._disc_columns(kind, not self._static and self.fabric != "electrical"))
         if self._pias:
             spec["pias_thresholds"] = np.array(self._pias, dtype=np.int64)

@@ -38,15 +38,19 @@ DECIDE (printed with the results):
   does not reach a steady state within the short packet-level runs.
 - "Saturated" = throughput below 0.85 × the injection rate (flows started in the run's
   last microseconds are still in flight in an unsaturated network).
-- PRN and DF+ run with 6 hop-indexed virtual channels instead of Table 3's 2: TAGO's two
-  channels change at the intermediate pod, which the engine's hop-indexed channels cannot
-  express, and with 2 hop-indexed channels PRN deadlocks under load (seen: stencil-3d at
-  0.8); the 20 KB per port are split over the 6.
+- Virtual channels: Table 3's counts (TRN 2, PRN 2, DF+ 2, expander 4, fat tree 1), the
+  20 KB per port split over them. PRN and DF+ choose the channel by TAGO's rule (channel 1
+  from where a packet climbs out of an intermediate pod or takes a second global link in a
+  row, docs/arch/prn.md); TRN's routes have at most 2 links and HYB's Valiant paths at most
+  4, each link on its own hop-indexed channel. Before the packet runs, the channel
+  dependency graph of every network (TRN and PRN: the configuration each pattern's run
+  computes) is checked acyclic (:func:`opendcn.hpc.channel_dependency_cycle`).
 - The cost-comparable designs are trn, prn, dfplus and expander_hyb (equal cost by Table
   3's over-provisioning); the fat tree is the costlier reference and is printed, never
   compared with.
-- Flow level: the paper's traces Nekbone and MILC and the FB Hadoop rack matrix are not
-  shipped (data/hpc/SOURCES.md); the duty-cycle study, on MILC in the paper, runs on AMR.
+- Flow level: the paper's traces Nekbone and MILC are not shipped (data/hpc/SOURCES.md);
+  the FB Hadoop matrix ships (``rank_trace("fb_hadoop", fold=True)``) but this study does
+  not run it yet; the duty-cycle study, on MILC in the paper, runs on AMR.
   A period at least as long as the run is one configuration computed from the run's whole
   traffic matrix (how the architectures start).
 """
@@ -173,6 +177,33 @@ def _capacity_rows(caps: dict[str, list[np.ndarray]]) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- flow level
+def channel_checks(popts: Callable[[str], dict[str, Any]], prun: Callable[[str, float], dict[str, Any]],
+                   load: float, duration: str, seed: int) -> list[dict[str, Any]]:
+    """The channel dependency check of every packet-level network as the study runs it:
+    the static ones once, TRN and PRN in the configuration each pattern's run computes at
+    its start (``load``, ``duration``, ``seed``). A row per check: channels, rule, distinct
+    dependencies and ``cycle`` ("none", or the cycle's channels)."""
+    from . import arch as archs
+    from .channels import channel_dependency_cycle, dependency_edges
+    from .sweeps import RUN_OPTIONS, point_workload
+
+    rows: list[dict[str, Any]] = []
+    for a in PACKET_ARCHS:
+        for p in (PATTERNS if a in ("trn", "prn") else ("any",)):
+            net = archs.get(a).make(**popts(a))
+            if p != "any":
+                # the run's start: the controller computes the configuration from its flows
+                net.start(point_workload({**RUN_OPTIONS, **prun(p, load)}), duration, seed)
+                net._live = None
+            cyc = channel_dependency_cycle(net)
+            t = net._transport
+            rows.append({"arch": a, "pattern": p, "vcs": t.credit_vcs,
+                         "rule": "hop count" if t.credit_vc_step is None else "routing",
+                         "dependencies": len(dependency_edges(net)[0]),
+                         "cycle": "none" if cyc is None else " -> ".join(f"{n}:{q}/vc{c}" for n, q, c in cyc)})
+    return rows
+
+
 def _flow_point(cache: dict[str, Any], cache_file: Path, arch: str, trace: str, load: float, duration: str,
                 seed: int, opts: dict[str, Any], echo: Callable[[str], None]) -> dict[str, Any]:
     from . import __version__, flowsim
@@ -295,13 +326,22 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         return [pt for pt in points if not (R.root / "failed" / f"{pt.spec_hash}.json").exists()]
 
     def popts(arch: str) -> dict[str, Any]:
-        # TAGO's 2 channels change at the intermediate pod, which hop-indexed channels
-        # cannot express; 6 hop-indexed channels make PRN and DF+ deadlock-free as the
-        # paper's networks are (docs/arch/prn.md), on the same 20 KB per port
-        return {"nodes": racks, "radix": radix, **({"vcs": 6} if arch in ("prn", "dfplus") else {})}
+        # Table 3's virtual channels: each architecture's default
+        return {"nodes": racks, "radix": radix}
 
     def prun(pattern: str, load: float) -> dict[str, Any]:
         return {"pattern": pattern, "load": load, "flow_size": MESSAGE}
+
+    vc_rows = channel_checks(popts, prun, loads[-1], dur, seed)
+    cyclic = [r for r in vc_rows if r["cycle"] != "none"]
+    claims.append(Claim("no deadlock at Table 3's virtual-channel counts: the channel dependency graph of every network "
+                        "is acyclic (TRN and PRN: the configuration each pattern's run computes)",
+                        PASS if not cyclic else FAIL,
+                        f"{len(vc_rows)} configurations checked, {len(cyclic)} with a cycle"
+                        + (": " + "; ".join(f"{r['arch']}/{r['pattern']}: {r['cycle']}" for r in cyclic) if cyclic
+                           else "")))
+    sections.append((f"Virtual channels: the channel dependency graph of each network ({racks} racks, radix {radix})",
+                     vc_rows, ["arch", "pattern", "vcs", "rule", "dependencies", "cycle"]))
 
     pts = [R.point(a, popts(a), prun(p, L), dur, seed) for a in PACKET_ARCHS for p in PATTERNS for L in loads]
     R.prefetch(unfailed(pts))
@@ -384,29 +424,10 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     claims.append(Claim("PRN equals DF+ under uniform traffic (throughput within 5 % at every injection)",
                         PASS if all(abs(a - b) <= 0.05 * max(b, 1e-9) for _, a, b in eq) else FAIL,
                         ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, a, b in eq)))
-    # sensitivity: PRN and DF+ on Table 3's 2 (hop-indexed) channels at the top injection
-    R.prefetch(unfailed([R.point(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top), dur, seed)
-                         for a in ("prn", "dfplus") for p in PATTERNS]))
-    vc_rows: list[dict[str, Any]] = []
-    for a in ("prn", "dfplus"):
-        for p in PATTERNS:
-            row2: dict[str, Any] = {"arch": a, "pattern": p, "injection": top, "thr_6vcs": thr(a, p, top),
-                                    "lat_6vcs_us": lat(a, p, top)}
-            try:
-                s2 = stored(a, {"nodes": racks, "radix": radix, "vcs": 2}, prun(p, top))
-                row2.update({"thr_2vcs": s2["goodput_normalized"], "lat_2vcs_us": s2["latency_us"]["mean"],
-                             "status_2vcs": "ok" if run_ok(s2) else "ledger FAIL"})
-            except Exception as e:
-                row2["status_2vcs"] = "deadlock" if "Deadlock" in str(e) else str(e)[:60]
-            vc_rows.append(row2)
     fan_rows = [{"pattern": p, "fanout": fan[p], "trn_uplinks": uplinks,
                  **{f"{a}_thr_top": thr(a, p, top) for a in PACKET_ARCHS}} for p in PATTERNS]
     sections.append((f"Packet level: fan-out f per pattern ({racks} racks) and throughput at injection {top}",
                      fan_rows, ["pattern", "fanout", "trn_uplinks", *[f"{a}_thr_top" for a in PACKET_ARCHS]]))
-    sections.append((f"Sensitivity: PRN and DF+ on Table 3's 2 hop-indexed virtual channels (the claims use 6) at "
-                     f"injection {top}", vc_rows,
-                     ["arch", "pattern", "injection", "thr_6vcs", "thr_2vcs", "lat_6vcs_us", "lat_2vcs_us",
-                      "status_2vcs"]))
     sections.append((f"Packet level: {racks} racks x radix {radix}, {MESSAGE} Poisson messages, {dur} per point "
                      "(throughput = delivered / host capacity x run)", prow,
                      ["pattern", "fanout", "arch", "injection", "throughput", "accepted", "latency_mean_us",
@@ -502,8 +523,9 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                                                f"this mode's periods are {duty_periods} over {flow_dur} (full mode "
                                                "runs 10 ms over 30 ms)"))
     claims.append(Claim("the Nekbone and MILC traces and the FB Hadoop rack matrix (Fig. 14-16)", NOT_CHECKABLE,
-                        "not shipped: the authors publish derived matrices of AMG, AMR and MiniDFT only "
-                        "(data/hpc/SOURCES.md)"))
+                        "Nekbone and MILC are not shipped (the authors publish derived matrices of AMG, AMR and "
+                        "MiniDFT only); the FB Hadoop matrix ships (rank_trace('fb_hadoop', fold=True), "
+                        "data/hpc/SOURCES.md) but this study does not run it yet"))
     sections.append((f"Flow level: mean flow throughput (Gb/s) against the reconfiguration period, {flow_racks} racks x "
                      f"{flow_radix // 2} hosts, "
                      f"load {flow_load}, {flow_dur} per point", frows,
@@ -530,7 +552,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     wall = time.perf_counter() - t_start
     data = {"mode": "tiny" if tiny else "quick" if quick else "full", "seed": seed, "wall_s": round(wall, 1),
             "packet": {"racks": racks, "radix": radix, "duration": dur, "injection": loads, "message": MESSAGE,
-                       "rows": prow, "fanout": fan, "two_vcs": vc_rows},
+                       "rows": prow, "fanout": fan, "channels": vc_rows},
             "path_capacity": {"racks": fig13_racks, "k": fig13_k, "rows": cap_rows},
             "flow": {"traces": traces, "periods": periods, "duration": flow_dur, "load": flow_load, "rows": frows,
                      "duty": drows, "error": flow_err or None},

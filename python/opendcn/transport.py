@@ -24,9 +24,12 @@ flow decides its transport, and the last term (a bare name) catches the rest::
 - ``credit`` — a lossless network (HPC): injection as ``ideal``, and every fabric link
   sends only against credits for the next node's buffer, per virtual channel
   (``credit_bytes`` per link and channel, returned one propagation delay after the packet
-  leaves that buffer). A packet's n-th link uses channel n (the last channel beyond), so
-  with as many channels as the longest path has links the channel dependency graph is
-  acyclic; a watchdog reports a deadlock (``od.DeadlockError`` naming the cycle of ports)
+  leaves that buffer). By default a packet's n-th link uses channel n (the last channel
+  beyond), so with as many channels as the longest path has links the channel dependency
+  graph is acyclic; ``Network.vc_rule`` lets the routing choose the channel instead (a
+  step up on named port-class transitions, e.g. at an intermediate pod), and
+  :func:`opendcn.channels.channel_dependency_cycle` checks a network's routes for a
+  cycle. A watchdog reports a deadlock (``od.DeadlockError`` naming the cycle of ports)
   instead of letting the run hang. ``credit`` applies to every flow or none.
 - ``rotorlb`` — Opera's bulk transport: data waits in host memory and crosses only a
   direct circuit to its destination rack, or two via a relay host (Valiant), in the
@@ -150,6 +153,10 @@ class TransportSettings:
     credit_bytes: int | None = None
     credit_vcs: int = 1
     deadlock_timeout_ps: int = 100_000_000
+    #: credit: the routing's virtual-channel rule as a bit mask (bit 8a + b: a packet goes
+    #: one channel up from a port of class a to one of class b; see ``Network.vc_rule``);
+    #: None: a packet's n-th link uses channel n
+    credit_vc_step: int | None = None
 
     def spec(self) -> dict[str, Any]:
         """The engine's transport scalars."""
@@ -183,6 +190,7 @@ class TransportSettings:
             cb = self.credit_bytes if self.credit_bytes is not None else \
                 (buffer // self.credit_vcs if buffer is not None else None)
             d.update(credit_bytes=cb, credit_vcs=self.credit_vcs,
+                     credit_vc_rule="hop count" if self.credit_vc_step is None else "routing",
                      deadlock_timeout_us=self.deadlock_timeout_ps / 1e6)
         if names & {"tcp", "dctcp", "ndp"}:
             d["ctrl_bytes"] = self.ctrl_bytes

@@ -210,7 +210,8 @@ struct Packet {
     /// Link classes crossed (bit 0 electrical, 1 static optical, 2 reconfigurable optical).
     classes: u8,
     /// Credit networks: the port whose link credit this packet holds (NONE: none), and
-    /// the virtual channel it used there.
+    /// the virtual channel it used there (kept after the credit goes back: the channel
+    /// of its previous fabric link, which a routing-chosen channel rule starts from).
     cred_port: u32,
     cred_vc: u8,
     /// PIAS priority level (0 highest), set when the packet leaves its source.
@@ -698,6 +699,9 @@ pub struct Sim {
     watchdog_at: Ps,
     deadlock: Option<Vec<u32>>,
     credit_net: bool,
+    /// Credit networks with a routing-chosen virtual-channel rule: each port's VC class
+    /// (empty: channels by hop count; see `TransportParams::credit_vc_step`).
+    port_vc: Vec<u8>,
     /// PIAS thresholds in bytes sent (empty: off).
     pias: Vec<u64>,
     /// NDP pull pacers by key (receiving endpoint, or flow) and their pending event times.
@@ -1087,6 +1091,11 @@ impl Sim {
             watchdog_at: Ps::MAX,
             deadlock: None,
             credit_net: spec.flow_transport.contains(&TransportKind::Credit),
+            port_vc: if spec.transport.credit_vc_step.is_some() {
+                (0..n_ports).map(|gp| spec.port_disc.get(gp).map_or(0, |d| d.vc_class)).collect()
+            } else {
+                Vec::new()
+            },
             pias: spec.pias_thresholds.clone(),
             pacers: Vec::new(),
             pacer_at: Vec::new(),
@@ -1743,7 +1752,7 @@ impl Sim {
                 self.release_departed(a.port);
                 let pt = &self.ports[a.port as usize];
                 if pt.served && (!self.hosts_mode || self.credit_net) {
-                    let c = self.class_of(pid, pt.classes.len());
+                    let c = self.class_of(pid, a.port, pt.classes.len());
                     if pt.bytes + wire > pt.cap || pt.class_bytes[c] + wire > pt.class_cap[c] {
                         // room appears when the port starts its next transmission; a port
                         // waiting for credit is polled once per packet time
@@ -2685,7 +2694,7 @@ impl Sim {
                 return Ok(()); // lossless: the packet already holds its place (link credit)
             }
             let k = self.ports[port as usize].classes.len();
-            let c = self.class_of(pid, k);
+            let c = self.class_of(pid, port, k);
             let pt = &self.ports[port as usize];
             if pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c] {
                 return Ok(());
@@ -2807,20 +2816,30 @@ impl Sim {
 
     // ---------------------------------------------------------------- served ports
 
-    /// Priority class of a packet at a port with `k` classes: control packets and
+    /// Priority class of a packet at `port` with `k` classes: control packets and
     /// trimmed headers 0, NDP data 1, other data 2 (Duo's HIGH / MEDIUM / LOW), capped
-    /// at the port's lowest class.
+    /// at the port's lowest class. In a credit network: its virtual channel.
     #[inline]
-    fn class_of(&self, pid: u32, k: usize) -> usize {
+    fn class_of(&self, pid: u32, port: u32, k: usize) -> usize {
         if k <= 1 {
             return 0;
         }
         let p = &self.pool[pid as usize];
         if self.credit_net {
-            // virtual channel by hop count: a packet's n-th link uses channel n (the last
-            // channel for longer paths), so channel dependencies only go up when the
-            // channels cover the longest path
-            return (p.hops as usize).min(k - 1);
+            if self.port_vc.is_empty() {
+                // virtual channel by hop count: a packet's n-th link uses channel n (the
+                // last channel for longer paths), so channel dependencies only go up when
+                // the channels cover the longest path
+                return (p.hops as usize).min(k - 1);
+            }
+            // the routing's rule: channel 0 on the first link, then the channel of the
+            // previous link (`cred_vc`), one up on the class transitions the rule names
+            if p.hops == 0 || p.from == NONE {
+                return 0;
+            }
+            let step = self.tparams.credit_vc_step.unwrap_or(0);
+            let bit = 8 * self.port_vc[p.from as usize] as u32 + self.port_vc[port as usize] as u32;
+            return (p.cred_vc as usize + ((step >> bit) & 1) as usize).min(k - 1);
         }
         let c = if p.kind == K_BULK {
             k - 1
@@ -2870,7 +2889,7 @@ impl Sim {
         let queued = self.ports[port as usize].bytes;
         self.ecn_mark(port, pid, queued);
         let fits = |pt: &Port, c: usize, wire: u64| pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c];
-        let c = self.class_of(pid, k);
+        let c = self.class_of(pid, port, k);
         let wire = self.pool[pid as usize].wire as u64;
         if fits(&self.ports[port as usize], c, wire) {
             self.served_push(port, pid);
@@ -2946,7 +2965,7 @@ impl Sim {
     /// Queue a packet that fits in its class, and start the port if it is idle.
     fn served_push(&mut self, port: u32, pid: u32) {
         let k = self.ports[port as usize].classes.len();
-        let c = self.class_of(pid, k);
+        let c = self.class_of(pid, port, k);
         let wire = self.pool[pid as usize].wire as u64;
         let now = self.now;
         let pt = &mut self.ports[port as usize];

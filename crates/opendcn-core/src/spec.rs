@@ -163,6 +163,13 @@ pub struct TransportParams {
     pub credit_bytes: u64,
     pub credit_vcs: u32,
     pub deadlock_timeout_ps: Ps,
+    /// Credit: how a packet's virtual channel is chosen. `None`: by hop count (the n-th
+    /// link uses channel n, the last channel beyond). `Some(step)`: by the routing's rule —
+    /// the first link uses channel 0, and a packet whose previous link left through a
+    /// port of VC class `a` (`Discipline::vc_class`) goes one channel up (capped at the
+    /// last) when it takes a port of class `b` if bit `8 a + b` of `step` is set, else
+    /// stays on its channel.
+    pub credit_vc_step: Option<u64>,
     /// NDP pull pacing: pulls per full-packet time of the receiver's link, and one pacer
     /// per flow instead of one per receiving endpoint.
     pub ndp_pull_rate: f64,
@@ -186,6 +193,7 @@ impl Default for TransportParams {
             credit_bytes: 64_000,
             credit_vcs: 1,
             deadlock_timeout_ps: 100_000_000,
+            credit_vc_step: None,
             ndp_pull_rate: 1.0,
             ndp_pacer_per_flow: false,
         }
@@ -209,6 +217,9 @@ pub struct Discipline {
     pub trim: bool,
     /// Credit-based flow control on this port's link (one queue per virtual channel).
     pub credit: bool,
+    /// Credit: the port's class (0..8) for the routing's virtual-channel rule
+    /// (`TransportParams::credit_vc_step`).
+    pub vc_class: u8,
     /// Weighted service: relative weight of each class (deficit round robin, a weight of
     /// w serves w full packets per round); empty: strict priority.
     pub weights: Vec<u32>,
@@ -486,6 +497,10 @@ impl SimSpec {
             }
             if t.deadlock_timeout_ps == 0 {
                 return Err(SpecError::new("deadlock_timeout", 0, "must be positive"));
+            }
+            if let Some(gp) = self.port_disc.iter().position(|d| d.vc_class >= 8) {
+                return Err(SpecError::new(format!("ports[{gp}].vc_class"), self.port_disc[gp].vc_class,
+                    "expected a virtual-channel class 0..8"));
             }
         }
         if self.flow_transport.iter().any(|k| k.reliable()) && (t.ctrl_bytes == 0 || t.ctrl_bytes > self.header_bytes + self.mtu_bytes) {

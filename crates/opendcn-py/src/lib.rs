@@ -135,6 +135,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         deadlock_timeout_ps: opt_scalar(d, "deadlock_timeout_ps", dt.deadlock_timeout_ps)?,
         ndp_pull_rate: opt_scalar(d, "ndp_pull_rate", dt.ndp_pull_rate)?,
         ndp_pacer_per_flow: opt_scalar(d, "ndp_pacer_per_flow", dt.ndp_pacer_per_flow)?,
+        credit_vc_step: if d.contains("credit_vc_step")? { Some(scalar(d, "credit_vc_step")?) } else { None },
     };
     // port disciplines: ECN threshold, trimming and the number of priority classes per
     // port, and the class caps of ports with more than one class, flattened in port order
@@ -143,6 +144,14 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
     let classes = opt_col(d, "port_classes")?;
     let caps = u64s(opt_col(d, "class_cap")?, "class_cap")?;
     let credit = opt_col(d, "port_credit")?;
+    // credit: each port's class for the routing's virtual-channel rule (`credit_vc_step`)
+    let vc_class = opt_col(d, "port_vc_class")?;
+    if !vc_class.is_empty() && vc_class.len() != n_ports {
+        return Err(bad("port_vc_class", vc_class.len(), &format!("expected one value per port ({n_ports})")));
+    }
+    if let Some(gp) = vc_class.iter().position(|c| !(0..8).contains(c)) {
+        return Err(bad(&format!("ports[{gp}].vc_class"), vc_class[gp], "expected a virtual-channel class 0..8"));
+    }
     // weighted ports (flag per port) take one weight per class from `class_weight`, in port order
     let weighted = opt_col(d, "port_weighted")?;
     let weights = u32s(opt_col(d, "class_weight")?, "class_weight")?;
@@ -183,7 +192,8 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
                 Vec::new()
             };
             port_disc.push(Discipline { class_cap, ecn_k: ecn_k[gp], trim: trim[gp] != 0,
-                                        credit: credit.get(gp).is_some_and(|&c| c != 0), weights: w });
+                                        credit: credit.get(gp).is_some_and(|&c| c != 0), weights: w,
+                                        vc_class: vc_class.get(gp).map_or(0, |&c| c as u8) });
         }
         if at != caps.len() {
             return Err(bad("class_cap", caps.len(), &format!("expected {at} caps (one per class of each port with classes)")));

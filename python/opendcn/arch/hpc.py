@@ -4,17 +4,22 @@
 - ``trn`` — ToR-reconfigurable (TRN-Flat): every ToR's uplinks go to OCSes, one circuit
   per uplink; demand-aware (``--control da``: ``k`` successive maximum-weight or stable
   matchings) or rotating a fixed set of matchings (``--control rotor``, TRN-R); shortest
-  paths on the circuits (direct, else via one intermediate ToR), 2 virtual channels;
+  paths on the circuits of at most 2 links (direct, else via one intermediate ToR), 2
+  hop-indexed virtual channels;
 - ``prn`` — pod-reconfigurable: racks of a pod on a leaf–spine (``--intra clos``, PRN-2L)
   or a full mesh (``--intra mesh``, PRN-M), pods joined by OCS circuits whose counts come
-  from the throughput-maximising LP; TAGO-like routing, 2 virtual channels;
+  from the throughput-maximising LP; TAGO-like routing, 2 virtual channels chosen by the
+  routing (PRN-M: 3);
 - ``dfplus`` — Dragonfly+ / Megafly (PRN-2L's static counterpart), TAGO-like, 2 VCs;
 - ``expander_hyb`` — a static random regular expander with HYB (hybrid Valiant–ECMP)
-  routing, 4 VCs;
+  routing, 4 hop-indexed VCs (Valiant paths of at most 4 links);
 - ``fattree`` — the non-blocking three-level fat tree, ECMP, 1 VC.
 
 Racks are the engine's nodes (``--nodes``); spines, aggregation and core switches are
 switch nodes behind them. The wiring, controllers and tables live in :mod:`opendcn.hpc`.
+Every network's routes and channel rule leave the channel dependency graph acyclic at
+its channel count (:func:`opendcn.hpc.channel_dependency_cycle`; the rules are in
+``docs/arch/*.md``).
 """
 
 from __future__ import annotations
@@ -68,6 +73,11 @@ class HpcOptions(TransportOptions):
     def hosts(self) -> int:
         return self.radix // 2 if self.hosts_per_rack is None else self.hosts_per_rack
 
+    @property
+    def channels(self) -> int:
+        """The virtual channels in force (``vcs``, its auto value resolved)."""
+        return int(self.vcs) if self.vcs is not None else 2
+
     def config(self, uplinks: int, delay: int = 0) -> Config:
         return Config(nodes=self.nodes, uplinks=uplinks, link_rate=self.link_rate, propagation=self.propagation,
                       hosts_per_node=self.hosts, host_propagation=self.host_propagation, buffer=self.buffer,
@@ -77,7 +87,7 @@ class HpcOptions(TransportOptions):
         """The transport: the rule and, for ``credit``, the virtual channels."""
         self.apply_transport(net)
         if "credit" in net._transport.rule.names:
-            net.transport(vcs=self.vcs)
+            net.transport(vcs=self.channels)
 
 
 class ReconfOptions(HpcOptions):
@@ -366,7 +376,10 @@ class TrnController(Controller):
                 for u in range(state.shape[0]) for i in range(state.shape[1]) if state[u, i] >= 0]
 
     def routes(self, net: HpcNetwork) -> hpc.Tables:
-        return hpc.ecmp_tables(net.peer_nodes(), np.arange(net.config.nodes))
+        # direct, else via one intermediate ToR (the paper's VLB-like routing): shortest
+        # paths of at most as many links as channels (Table 3's 2), each link on its own
+        # hop-indexed channel
+        return hpc.ecmp_tables(net.peer_nodes(), np.arange(net.config.nodes), max_hops=self.o.channels)
 
     def metrics(self) -> dict[str, Any]:
         return {**super().metrics(), "control": self.o.control, "matching": self.o.matching,
@@ -400,6 +413,16 @@ class PodOptions(HpcOptions):
 
 class PrnOptions(ReconfOptions, PodOptions):
     intra: Literal["clos", "mesh"] = opt("clos", "racks inside a pod: two-level leaf-spine (PRN-2L) or full mesh (PRN-M)")
+    # widened to "auto" here only (PRN-M's count depends on --intra): see ``channels``
+    vcs: AutoInt = opt(  # type: ignore[assignment]
+        "auto", "virtual channels of the credit transport (auto: Table 3's 2 for PRN-2L; 3 for PRN-M, whose "
+                "indirect paths cross two pod meshes)", ge=1, le=8)
+
+    @property
+    def channels(self) -> int:
+        if self.vcs is not None:
+            return int(self.vcs)
+        return 3 if self.intra == "mesh" else 2
 
     @model_validator(mode="after")
     def _shape(self) -> "PrnOptions":
@@ -411,6 +434,41 @@ class PrnOptions(ReconfOptions, PodOptions):
             raise ConfigError("--pods", p, f"a mesh pod of {r} racks leaves no inter-pod port "
                                            f"(a ToR has k/2 = {h} network ports)")
         return self
+
+
+#: virtual-channel classes of the pod networks' ports (:meth:`Network.vc_rule`): a leaf's
+#: port up to a spine (PRN-2L, DF+) or to another ToR of its pod (PRN-M), a spine's port
+#: down to a leaf, and a port on a link between pods (OCS circuit or global link)
+VC_LOCAL, VC_DOWN, VC_GLOBAL = 0, 1, 2
+
+
+def clos_pod_vc_rule(net: Network, lay: hpc.PodLayout) -> None:
+    """TAGO's two channels on leaf–spine pods (PRN-2L, DF+): channel 0 up to the first
+    link between pods and down into the next pod; channel 1 from where the packet climbs
+    out of an intermediate pod (a leaf's up port after a spine's down port) or takes a
+    second link between pods in a row (global after global). Within a channel every
+    path is up, across, down, so the dependencies cannot close a cycle."""
+    cls = np.full(net.n_ports, VC_LOCAL, np.int64)
+    r = lay.per_pod
+    for pod in range(lay.pods):
+        for j in range(lay.spines):
+            a = int(net.port_offset[int(lay.spine(pod, j))])
+            cls[a:a + r] = VC_DOWN
+            cls[a + r:a + r + lay.glob] = VC_GLOBAL
+    net.vc_rule(cls, escalate=[(VC_DOWN, VC_LOCAL), (VC_GLOBAL, VC_GLOBAL)])
+
+
+def mesh_pod_vc_rule(net: Network, racks: int, per_pod: int) -> None:
+    """Fully meshed pods (PRN-M): one channel up after every link between pods (the
+    mesh hop of an intermediate pod then uses channel 1 and the destination pod's mesh
+    hop after an indirect path channel 2, so an indirect path needs 3 channels; with
+    2, the mesh links of a pod carry both an intermediate's and a destination's last
+    hop on channel 1, which closes cycles)."""
+    cls = np.full(net.n_ports, VC_LOCAL, np.int64)
+    for v in range(racks):
+        a = int(net.port_offset[v])
+        cls[a + per_pod - 1:a + int(net.config.uplinks)] = VC_GLOBAL
+    net.vc_rule(cls, escalate=[(VC_GLOBAL, VC_LOCAL), (VC_GLOBAL, VC_GLOBAL)])
 
 
 def _pod_layout(o: HpcOptions, p: int, r: int) -> hpc.PodLayout:
@@ -602,8 +660,12 @@ def build_prn(o: PrnOptions) -> HpcNetwork:
     ctl.rng = stream(1, "hpc.initial")
     ctl.apply(net, ctl.compute(net, np.zeros((o.nodes, o.nodes)), 1), first=True)
     o.apply(net)
+    if o.intra == "clos":
+        clos_pod_vc_rule(net, ctl.lay)
+    else:
+        mesh_pod_vc_rule(net, o.nodes, r)
     net.arch_metrics.update({"pods": p, "racks_per_pod": r, "pod_uplinks": ctl.uplinks, "ocs_radix": p,
-                             "vcs": o.vcs, "duty_cycle": (1 - o.delay / o.period) if o.period else 1.0})
+                             "vcs": o.channels, "duty_cycle": (1 - o.delay / o.period) if o.period else 1.0})
     return net
 
 
@@ -636,6 +698,7 @@ def build_dfplus(o: DfPlusOptions) -> HpcNetwork:
     net.deploy_topo(circuits)
     net.set_tables(clos_pod_tables(lay, _global_peer(rows, p, lay.uplinks, None)))
     o.apply(net)
+    clos_pod_vc_rule(net, lay)
     counts = np.zeros((p, p), np.int64)
     np.add.at(counts, (rows[:, 0], rows[:, 2]), 1)
     counts = counts + counts.T
@@ -656,12 +719,14 @@ class ExpanderOptions(HpcOptions):
     wiring_seed: Int = opt(1, "seed of the random regular wiring (the run's --seed draws the traffic)", ge=0)
 
 
-def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) -> list[Path]:
+def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator,
+              max_hops: int | None = None) -> list[Path]:
     """HYB routes on a static graph (``peer[v, p]``: the ToR port ``p`` of ``v`` leads to):
     every shortest path of a pair (ECMP), plus ``V = round(E·(1−f)/f)`` Valiant paths
     through distinct random intermediate ToRs (a random shortest path to the
-    intermediate, then a random shortest path on, the two together a simple path;
-    intermediates that allow none are skipped), ``E`` being the pair's ECMP paths."""
+    intermediate, then a random shortest path on, the two together a simple path of at
+    most ``max_hops`` links; intermediates that allow none are skipped), ``E`` being the
+    pair's ECMP paths."""
     from scipy import sparse
     from scipy.sparse.csgraph import shortest_path
 
@@ -697,7 +762,7 @@ def hyb_paths(peer: np.ndarray, ecmp_fraction: float, rng: np.random.Generator) 
                 if found == v:
                     break
                 m = int(m)
-                if m in (s, d):
+                if m in (s, d) or (max_hops is not None and dist[s, m] + dist[m, d] > max_hops):
                     continue
                 # a Valiant path is a simple path: its first leg avoids d, its second leg
                 # meets the first only at m (a shortest path to m may run through d)
@@ -731,7 +796,8 @@ def build_expander(o: ExpanderOptions) -> HpcNetwork:
     for c in circuits:
         peer[c.n1, c.p1] = c.n2
         peer[c.n2, c.p2] = c.n1
-    paths = hyb_paths(peer, o.ecmp_fraction, stream(o.wiring_seed, "hpc.hyb"))
+    # Valiant paths no longer than the channels: hop-indexed channels then cover them
+    paths = hyb_paths(peer, o.ecmp_fraction, stream(o.wiring_seed, "hpc.hyb"), max_hops=o.vcs)
     net.deploy_routing(paths, lookup="source", multipath=o.multipath)
     o.apply(net)
     net.arch_metrics.update({"degree": deg, "diameter": hpc.diameter(w), "vcs": o.vcs,
