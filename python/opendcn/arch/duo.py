@@ -524,14 +524,7 @@ class DuoNetwork(Network):
                 self._activate(live, up, changes)
             t += self.rho
         sim.run_until(end)
-        if bar:
-            bar.close()
-        self._avail_step(min(end, sim.now) if sim.stopped else end)
-        self._end = int(sim.now) if sim.stopped else end
-        if sim.stopped:
-            live.duration = int(sim.now)
-        if self.net_series:
-            sim.final_sample()
+        self._finish_advance(live, bar)
 
     # ------------------------------------------------------------------ DistDA
     def _static_path(self, a: int, b: int) -> list[int]:
@@ -617,6 +610,12 @@ class DuoNetwork(Network):
                     rx[a_, b_] += by
                 ctl.sample(now, rx)
                 next_sample += period
+        self._finish_advance(live, bar)
+
+    def _finish_advance(self, live: _Live, bar: "_Progress | None") -> None:
+        """End of a controller loop: close the bar, account the links' availability up
+        to the end (or the stop), take the last sample."""
+        sim, end = live.sim, live.duration
         if bar:
             bar.close()
         self._avail_step(min(end, sim.now) if sim.stopped else end)
