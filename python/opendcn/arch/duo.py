@@ -261,7 +261,7 @@ def path_classes(o: dict[str, Any], hosts: bool) -> dict[str, Any]:
 
     >>> o = {"delivered_by_hops_class": [[0] * 8, [0] * 8, [0, 0, 0, 0, 100, 0, 0, 0],
     ...                                  [0, 0, 300, 0, 0, 0, 600, 0]]}
-    >>> m = path_classes(o, hosts=False)
+    >>> m = path_classes(o, hosts=True)
     >>> m["one_hop_da_share"], m["multi_hop_mixed_share"], m["static_only_share"]
     (0.1, 0.6, 0.3)
     """
