@@ -9,6 +9,10 @@
 //! moves at most 8 times over its life — for the microseconds ahead that a network
 //! schedules, two or three times (a binary radix heap moves it about once per bit).
 //!
+//! A bucket of the lowest levels (a window of at most 2^16 ps = 65.5 ns) is not
+//! redistributed: it is sorted (stably) and moved to the front run whole, which costs
+//! less than moving each of its events down digit by digit.
+//!
 //! The front run holds the next few events in order (at least `lookahead` of them when
 //! that many are pending), so that the engine can see them coming and prefetch what they
 //! will touch ([`EventList::ahead`]). An event pushed before the last time taken out of
@@ -23,6 +27,9 @@ use crate::units::Ps;
 /// (2^16 ps = 65.5 ns).
 const HORIZON_LEVELS: u32 = 2;
 const LEVELS: usize = 8;
+/// Buckets below this level (a window of at most 2^16 ps = 65.5 ns) are sorted into the
+/// front run in one step instead of being redistributed.
+const SORT_LEVELS: usize = 3;
 const DIGITS: usize = 256;
 
 /// A radix heap of `time → T`; equal times pop in insertion order.
@@ -146,6 +153,13 @@ impl<T: Copy> EventList<T> {
         if l == 0 {
             // one time: the bucket is its events in insertion order
             self.last = items[0].0;
+            self.front.extend(items.drain(..));
+        } else if l < SORT_LEVELS {
+            // a window of at most 2^(8·(SORT_LEVELS − 1)) ps: sorting it (stably, so equal
+            // times keep their insertion order) is cheaper than redistributing it digit
+            // by digit; every event left in the heap is after the whole window
+            items.sort_by_key(|x| x.0);
+            self.last = items[items.len() - 1].0;
             self.front.extend(items.drain(..));
         } else {
             let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
