@@ -357,6 +357,27 @@ def test_collect_every_yields_the_traffic_matrices_of_each_interval():
     assert r.summary["flows"]["completed"] == 4
 
 
+def test_flow_progress_follows_the_run_and_ends_as_the_result():
+    """Per flow: finish time (-1 before), payload sent, bytes delivered; a flow after the
+    end of the run never starts."""
+    net = rotor4("direct")
+    flows = [("0us", 0, 3, 30_000), ("60us", 1, 2, 64_000), ("130us", 3, 1, 700), ("250us", 2, 0, 900)]
+    net.start(od.workload.flows(flows), duration="200us")
+    net.run_until("50us")
+    fin, sent, got = net.flow_progress()
+    assert list(fin[1:]) == [-1, -1, -1] and list(sent[1:]) == [0, 0, 0] and list(got[1:]) == [0, 0, 0]
+    assert sent[0] == 30_000 and got[0] == 30_000 and 0 < fin[0] <= 50 * US
+    net.run_until("200us")
+    fin, sent, got = net.flow_progress()
+    r = net.finish()
+    rows = r.flows.select(["size_bytes", "finish_ps"]).to_pylist()     # the flows of the run
+    assert len(rows) == 3 and fin[3] == -1 and sent[3] == 0 == got[3]
+    assert [int(x) for x in fin[:3]] == [row["finish_ps"] for row in rows]
+    assert [int(x) for x in got[:3]] == [row["size_bytes"] for row in rows] == [int(x) for x in sent[:3]]
+    with pytest.raises(od.ConfigError):
+        net.flow_progress()
+
+
 A_STATIC = [C(0, 0, 1, 0), C(2, 0, 3, 0), C(0, 1, 2, 1), C(1, 1, 3, 1)]
 B_STATIC = [C(0, 0, 1, 0), C(2, 0, 3, 0), C(0, 1, 3, 1), C(1, 1, 2, 1)]   # port 1 rewired
 

@@ -742,3 +742,13 @@ def test_every_engine_raises_engine_spec_error(call, args):
     with pytest.raises(_core.EngineSpecError) as e:
         call()
     assert type(e.value) is _core.EngineSpecError and e.value.args == args
+
+
+def test_an_unknown_flag_without_a_value_shows_no_made_up_value(tmp_path):
+    """``--json`` (not an option) is named; there is no value to show, so none is."""
+    p = subprocess.run([sys.executable, "-m", "opendcn", "run", "rotornet", "--nodes", "4", "--duration", "20us",
+                        "--json", "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "--json: unknown option of rotornet" in p.stderr and "None" not in p.stderr
+    assert str(ConfigError("--x", None, "missing value")) == "--x: missing value"
+    assert not (tmp_path / "o").exists()

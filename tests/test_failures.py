@@ -5,6 +5,7 @@ recovery, the ledgers balance, bad input is refused."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -176,3 +177,26 @@ def test_cli_bad_failure_options_exit_2(tmp_path, args):
                         "--out", str(tmp_path / "o"), *args], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("arch", ["clos", "sirius"])
+def test_a_zero_failure_fraction_with_a_failure_time_is_the_run_without_failures(tmp_path, arch):
+    """A sweep over the failed fraction with a fixed failure time has a baseline point at
+    0: an explicit zero fraction means no failure (a time given without any fraction is
+    still a named error)."""
+    from opendcn.sweeps import sweep
+
+    spec = {"arch": arch, "duration": "60us",
+            "options": {"nodes": 8, "load": 0.3, "fail_at": "20us", "recover_at": "40us"},
+            "vary": {"fail_links": [0.0, 0.25]}}
+    recs = sweep(spec, tmp_path / "s", workers=1)
+    assert {r["status"] for r in recs} == {"ok"}, [r.get("error") for r in recs]
+    zero = json.loads((tmp_path / f"s/arch={arch}/fail_links=0.0/seed=1/summary.json").read_text())
+    sweep({"arch": arch, "duration": "60us", "options": {"nodes": 8, "load": 0.3}}, tmp_path / "p", workers=1)
+    plain = json.loads(next((tmp_path / "p").rglob("summary.json")).read_text())
+    assert zero["trace_hash"] == plain["trace_hash"] and zero["bytes"] == plain["bytes"]
+    some = json.loads((tmp_path / f"s/arch={arch}/fail_links=0.25/seed=1/summary.json").read_text())
+    assert some["trace_hash"] != zero["trace_hash"]
+    with pytest.raises(od.ConfigError) as e:
+        getattr(od.arch, arch)(nodes=8, fail_at="20us")
+    assert e.value.field in ("--fail-at", "--fail-links")

@@ -258,6 +258,32 @@ def test_traffic_aware_loop_reconfigures_towards_the_demand():
         _net().activate_calendar_queue()
 
 
+def test_switch_counters_during_a_traffic_aware_run_count_the_run_under_way():
+    """Read from the control loop, the counters cover the packets of the run under way
+    (sent by their host, delivered by now), not those of the previous run."""
+    net = _net(arch_mode="TA", simulation_stop_s=0.05)
+    assert net.deploy_topo([[0, 0, 1, 0, 0], [0, 2, 3, 0, 0]])
+    net.deploy_routing(R.routing_direct_ta(net.get_topo()), routing_mode="Per-hop", arch_mode="TA", start_fresh=True)
+    late = net.udp_traffic().flow(0, 2, num_packets=5, interval_s=1e-3, start_s=0.02, packet_size_bytes=200)
+    late.flow(0, 2, num_packets=1, start_s=0.001, packet_size_bytes=200).install()
+    seen: list[tuple[int, int, int]] = []
+
+    def topo(**kw):
+        c = net.device_manager.switch_counters()
+        seen.append((net._native.now // 10**9, c["tor0"]["from_host"], c["tor2"]["delivered"]))
+        return T.bipartite_matching(**kw)
+
+    for _ in range(2):      # the second run starts with the first one's counters on record
+        seen.clear()
+        assert net.start_traffic_aware(topo, R.routing_direct_ta, routing_mode="Per-hop", update_interval=0.01)
+        # at 10 ms only the early datagram has left its host, held at ToR 0 (no circuit 0-2
+        # yet); at 20 ms it has arrived and the first late one (sent at 20 ms) has left; by
+        # 30 ms all six have arrived
+        assert seen[:3] == [(10, 1, 0), (20, 2, 1), (30, 6, 6)]
+        after = net.device_manager.switch_counters()
+        assert after["tor0"] == {"from_host": 6, "delivered": 0, "lost": 0} and after["tor2"]["delivered"] == 6
+
+
 # -- bad input names the OpenOptics argument -----------------------------------------------
 @pytest.mark.parametrize("kw,field", [({"nb_node": 1}, "nb_node"), ({"backend": "Nope"}, "backend"),
                                       ({"bogus": 1}, "bogus"), ({"link_delay_ms": 1}, "link_delay_ms"),

@@ -70,6 +70,8 @@ class Simulator:
         """Port-down intervals so far: (global port, from ps, until ps; 2**64 - 1 while down)."""
     def demand(self) -> list[tuple[int, int, int]]:
         """Remaining bytes per (source node, destination node) of unfinished started flows."""
+    def flow_progress(self) -> tuple[NDArray[np.int64], NDArray[np.uint64], NDArray[np.uint64]]:
+        """Per flow, now: finish time (-1: not finished), payload bytes sent, bytes delivered."""
     def set_tables(self, spec: dict[str, Any]) -> None:
         """Replace the time-flow tables (``tf_*`` int64 columns; -1 = wildcard)."""
     def set_collect_tm(self, on: bool) -> None:

@@ -15,7 +15,8 @@ class ConfigError(ValueError):
         self.field = field
         self.value = value
         self.reason = reason
-        super().__init__(f"{field}: {reason} (got {value!r})")
+        # a flag given without a value (or an error about a missing one) has nothing to show
+        super().__init__(f"{field}: {reason}" if value is None else f"{field}: {reason} (got {value!r})")
 
 
 class InvariantError(RuntimeError):

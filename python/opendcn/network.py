@@ -1306,6 +1306,20 @@ class Network(NetworkBase):
         live = self._require_live()
         return self._tm(live.sim.demand())
 
+    def flow_progress(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per flow of the started run's workload (in its order), at the current simulated
+        time: the finish time in ps (-1: not finished, or not started), the payload bytes
+        its source has sent (first transmissions) and the bytes delivered. Flows that
+        start after the end of the run count as not started."""
+        live = self._require_live()
+        fin, sent, got = live.sim.flow_progress()
+        keep = live.flows.keep
+        out_fin = np.full(len(keep), -1, dtype=np.int64)
+        out_sent = np.zeros(len(keep), dtype=np.int64)
+        out_got = np.zeros(len(keep), dtype=np.int64)
+        out_fin[keep], out_sent[keep], out_got[keep] = fin, sent, got
+        return out_fin, out_sent, out_got
+
     # ------------------------------------------------------------------ control messages
     def send_message(self, src: int, dst: int, tag: int = 0, size: Any = None,
                      path: Sequence[tuple[int, int]] | None = None) -> int:
@@ -1478,6 +1492,7 @@ class _Cut:
             self.after_ptr = ptr
             self.after_ids = np.array([new[j] for i in kept for j in deps[i]], dtype=np.int64)
             self.gap_ps = np.asarray(flows.gap_ps, dtype=np.int64)[keep]
+        self.keep = keep
         self.start_ps = np.asarray(flows.start_ps)[keep]
         self.src = np.asarray(flows.src)[keep]
         self.dst = np.asarray(flows.dst)[keep]

@@ -302,6 +302,11 @@ class FailureOptions(ArchOptions):
     def apply_failures(self, net: Any) -> None:
         """Fail ``fail_links`` of ``net``'s fabric links in every run (``Network.random_failures``)."""
         if self.fail_links or self.fail_nodes or self.fail_at is not None or self.recover_at is not None:
+            # an explicit zero fraction (the baseline point of a sweep over the fraction)
+            # means no failure; a time without any fraction is a forgotten flag
+            given = {"fail_links", "fail_nodes"} & self.model_fields_set
+            if not self.fail_links and not self.fail_nodes and given:
+                return
             if not self.fail_links and not self.fail_nodes:
                 raise ConfigError("--fail-links", 0, "--fail-at / --recover-at need a fraction of links "
                                                      "(or --fail-nodes) to fail")

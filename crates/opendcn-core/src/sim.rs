@@ -4119,6 +4119,16 @@ impl Sim {
         m.into_iter().map(|((a, b), v)| (a, b, v)).collect()
     }
 
+    /// Per flow of the run, in order, at the current time: its finish time (`Ps::MAX`:
+    /// not finished), payload bytes its source has sent (first transmissions) and bytes
+    /// delivered.
+    pub fn flow_progress(&self) -> (Vec<Ps>, Vec<u64>, Vec<u64>) {
+        let fin = self.flows.iter().map(|f| f.finish).collect();
+        let sent = self.flows.iter().map(|f| if f.started { f.injected } else { 0 }).collect();
+        let got = self.flows.iter().map(|f| f.delivered).collect();
+        (fin, sent, got)
+    }
+
     /// Replace the table router's entries (a traffic-aware control loop installing routes).
     pub fn set_tables(&mut self, items: &[(u32, Entry)]) -> Result<(), SpecError> {
         let t = build_tables(self.port_offset.len() - 1, &self.port_offset, items)?;

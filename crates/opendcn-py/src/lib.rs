@@ -473,6 +473,14 @@ impl Simulator {
         self.sim.demand()
     }
 
+    /// Per flow, now: finish time (-1: not finished), payload bytes sent, bytes delivered.
+    #[allow(clippy::type_complexity)]
+    fn flow_progress<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>) {
+        let (fin, sent, got) = self.sim.flow_progress();
+        let fin = fin.into_iter().map(|t| if t == u64::MAX { -1 } else { t as i64 }).collect::<Vec<_>>();
+        (PyArray1::from_vec(py, fin), PyArray1::from_vec(py, sent), PyArray1::from_vec(py, got))
+    }
+
     /// Replace the time-flow tables (columns node, arr, src, dst, dep, global port; -1 = wildcard).
     fn set_tables(&mut self, spec: &Bound<'_, PyDict>) -> PyResult<()> {
         let cols = ["tf_node", "tf_arr", "tf_src", "tf_dst", "tf_dep", "tf_port"]

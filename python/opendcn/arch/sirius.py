@@ -90,7 +90,9 @@ class SiriusOptions(ServiceOptions, FailureOptions, AwgrOptions):
         net.failure_bin = self.failure_bin
         if self.fail_links or self.fail_nodes:
             net.random_failures(self.fail_links, self.fail_at, self.recover_at, nodes=self.fail_nodes)
-        elif self.fail_at is not None or self.recover_at is not None:
+        elif (self.fail_at is not None or self.recover_at is not None) \
+                and not {"fail_links", "fail_nodes"} & self.model_fields_set:
+            # an explicit zero fraction (a sweep's baseline point) means no failure
             raise ConfigError("--fail-at" if self.fail_at is not None else "--recover-at",
                               self.given("fail_at" if self.fail_at is not None else "recover_at"),
                               "needs --fail-links or --fail-nodes")

@@ -33,8 +33,22 @@ class DeviceManager:
         return host // self._net.nb_host_per_tor
 
     def switch_counters(self) -> dict[str, dict[str, int]]:
-        """``{"tor<i>": {"from_host", "delivered", "lost"}}`` over the last run's packets."""
+        """``{"tor<i>": {"from_host", "delivered", "lost"}}`` over the last run's packets,
+        or, during a run (a traffic-aware control loop), over the packets of the run under
+        way so far: sent by their host and delivered by now. A packet counts as lost only
+        once the run has ended (until then it may still be on its way), so ``lost`` is 0
+        during a run."""
         out = {f"tor{i}": {"from_host": 0, "delivered": 0, "lost": 0} for i in range(self._net.nb_node)}
+        running = self._net._running
+        native = self._net._native
+        if running is not None and native is not None and native._live is not None:
+            fin, sent, _ = native.flow_progress()
+            for p, f, s in zip(running, fin, sent):
+                if s > 0:
+                    out[f"tor{self._tor(p.src)}"]["from_host"] += 1
+                if f >= 0:
+                    out[f"tor{self._tor(p.dst)}"]["delivered"] += 1
+            return out
         for p in self._net._packets:
             src, dst = out[f"tor{self._tor(p.src)}"], out[f"tor{self._tor(p.dst)}"]
             src["from_host"] += 1

@@ -152,6 +152,7 @@ class BaseNetwork:
         self._traffic: list[Spec] = []
         self._port = 9000
         self._packets: list[_Packet] = []
+        self._running: list[_Packet] | None = None
         self._native: Network | None = None
         self._paused = False
         self._pending: list[Any] | None = None
@@ -613,9 +614,15 @@ class BaseNetwork:
                         for p in (packets[i] for i in order)])
         self._native = net
         net.start(wl, duration_ps, seed=1)
-        if control is not None:
-            control(net)
-        result = net.finish()
+        # the packets of the run under way, in the engine's flow order (read live by
+        # DeviceManager.switch_counters)
+        self._running = [packets[i] for i in order]
+        try:
+            if control is not None:
+                control(net)
+            result = net.finish()
+        finally:
+            self._running = None
 
         def col(name: str) -> list[int]:
             return [-1 if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
