@@ -220,6 +220,8 @@ struct Packet {
     retx: bool,
     /// Admitted into the network by its source and not yet gone (counted in `in_net`).
     innet: bool,
+    /// Data of an NDP flow (its port class, read at every hop without the flow record).
+    ndp: bool,
 }
 
 /// What a served optical port may do with its head packet on a cyclic schedule.
@@ -1639,6 +1641,7 @@ impl Sim {
         let node = self.eps[e as usize].node;
         let dst_node = self.eps[to as usize].node;
         let wire = if kind == K_DATA { payload + self.header } else { self.tparams.ctrl_bytes };
+        let ndp = kind == K_DATA && self.flows.get(f as usize).is_some_and(|fl| fl.tp == TransportKind::Ndp);
         self.alloc(Packet {
             flow: f,
             src_node: node,
@@ -1671,6 +1674,7 @@ impl Sim {
             prio,
             retx: false,
             innet: false,
+            ndp,
         })
     }
 
@@ -2847,7 +2851,7 @@ impl Sim {
             0
         } else if !self.pias.is_empty() {
             1 + p.prio as usize
-        } else if self.flows[p.flow as usize].tp == TransportKind::Ndp {
+        } else if p.ndp {
             1
         } else {
             2
@@ -2896,7 +2900,7 @@ impl Sim {
             return;
         }
         let p = self.pool[pid as usize];
-        let ndp = p.kind == K_DATA && self.flows[p.flow as usize].tp == TransportKind::Ndp;
+        let ndp = p.kind == K_DATA && p.ndp;
         if self.ports[port as usize].trim && ndp && !p.trimmed {
             let hdr = self.tparams.ctrl_bytes;
             if self.services.congestion_detection {

@@ -47,6 +47,12 @@ pub struct NodeTable {
     /// Destination → its position in `index` (NONE: no entry), when destinations are
     /// below `DENSE_DST`; empty otherwise (binary search).
     by_dst: Vec<u32>,
+    /// With `by_dst`: per destination, the range of `acts` that is its answer when that
+    /// does not depend on the source or the arrival slice (every entry wildcard in both);
+    /// `(NONE, NONE)` otherwise. One load finds the common answer.
+    span: Vec<(u32, u32)>,
+    /// The actions of the destinations `span` answers, in (dep, port) order.
+    acts: Vec<Action>,
 }
 
 /// Destinations up to which a node table keeps a dense index.
@@ -67,18 +73,26 @@ impl NodeTable {
             index.push((d, i as u32, j as u32));
             i = j;
         }
-        let wild = index.iter().map(|&(_, a, b)| entries[a as usize..b as usize].iter()
+        let wild: Vec<bool> = index.iter().map(|&(_, a, b)| entries[a as usize..b as usize].iter()
             .all(|e| e.src == WILD && e.arr == WILD)).collect();
         let mut by_dst = Vec::new();
+        let mut span = Vec::new();
+        let mut acts = Vec::new();
         if let Some(&(max, _, _)) = index.last() {
             if max < DENSE_DST {
                 by_dst = vec![NONE; max as usize + 1];
-                for (k, &(d, _, _)) in index.iter().enumerate() {
+                span = vec![(NONE, NONE); max as usize + 1];
+                for (k, &(d, a, b)) in index.iter().enumerate() {
                     by_dst[d as usize] = k as u32;
+                    if wild[k] {
+                        let start = acts.len() as u32;
+                        acts.extend(entries[a as usize..b as usize].iter().map(|e| Action { port: e.port, dep: e.dep }));
+                        span[d as usize] = (start, acts.len() as u32);
+                    }
                 }
             }
         }
-        NodeTable { entries, index, wild, by_dst }
+        NodeTable { entries, index, wild, by_dst, span, acts }
     }
 
     pub fn len(&self) -> usize {
@@ -92,6 +106,12 @@ impl NodeTable {
     /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
     pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
+        if let Some(&(a, b)) = self.span.get(dst as usize) {
+            if a != NONE {
+                out.extend_from_slice(&self.acts[a as usize..b as usize]);
+                return;
+            }
+        }
         let k = if self.by_dst.is_empty() {
             let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
             k
