@@ -112,7 +112,7 @@ def _maxmin(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, F: int, cap: n
     level = 0.0
     while len(rows):
         w = np.bincount(cols, weights=vals, minlength=L)
-        live = np.flatnonzero(np.bincount(cols, minlength=L))
+        live = np.flatnonzero(w > 0)      # every share is positive: the links with entries
         wl = w[live]
         share = rem[live] / wl
         inc = max(float(share.min()), 0.0)
@@ -630,7 +630,11 @@ class _FlowSim:
             cols[ptr[:-1] + fc] = L.P + self.src[active]
             cols[ptr[:-1] + fc + 1] = L.P + L.E + self.dst[active]
             blocked = ~self.same[active] & ~self.reach[pair]
-            used, cols = np.unique(cols, return_inverse=True)      # the links in use only
+            # the links in use only (np.unique's sorted links and inverse, without sorting)
+            mark = np.zeros(L.cap.shape[0], bool)
+            mark[cols] = True
+            used = np.flatnonzero(mark)
+            cols = (np.cumsum(mark) - 1)[cols]
             cap = L.cap[used]
             r = _maxmin(rows, cols, vals, F, cap, blocked.copy())          # bit/s
             load = np.bincount(cols, weights=vals * r[rows], minlength=len(cap))
