@@ -15,6 +15,7 @@ import pytest
 
 import opendcn as od
 from opendcn import ConfigError, _core
+from opendcn.errors import MISSING as NO_VALUE
 from opendcn.timeflow import Circuit as C
 from opendcn.timeflow import Entry as E
 
@@ -750,5 +751,6 @@ def test_an_unknown_flag_without_a_value_shows_no_made_up_value(tmp_path):
                         "--json", "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert p.returncode == 2
     assert "--json: unknown option of rotornet" in p.stderr and "None" not in p.stderr
-    assert str(ConfigError("--x", None, "missing value")) == "--x: missing value"
+    assert str(ConfigError("--x", NO_VALUE, "missing value")) == "--x: missing value"
+    assert str(ConfigError("x", None, "bad")) == "x: bad (got None)"
     assert not (tmp_path / "o").exists()

@@ -68,7 +68,7 @@ def _conforms(value, hint) -> bool:
 #: arguments of each query method (every other method of the stub is in MUTATORS)
 QUERIES = {
     # the last Simulator built is Opera's (expander router)
-    "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "take_tm": (), "port_bytes": (0,),
+    "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "flow_progress": (), "take_tm": (), "port_bytes": (0,),
                   "expander_path": (0, 3, 0), "fail_log": (), "run_until": (0,), "take_messages": (),
                   "take_received": ()},
     "ShaleSimulator": {"output": (), "progress": (), "peer": (0, 5)},

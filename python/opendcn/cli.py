@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import ConfigError, InvariantError
+from .errors import MISSING, ConfigError, InvariantError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="opendcn: packet-level simulation of optical and reconfigurable datacenter networks.")
@@ -163,7 +163,7 @@ def _unknown(arch: Any, args: list[str]) -> ConfigError:
     if not a.startswith("--"):
         return ConfigError("argument", a, f"unexpected argument for {arch.name}")
     name, eq, val = a.partition("=")
-    shown = val if eq else (args[1] if len(args) > 1 and not args[1].startswith("--") else None)
+    shown: object = val if eq else (args[1] if len(args) > 1 and not args[1].startswith("--") else MISSING)
     return ConfigError(name, shown, f"unknown option of {arch.name}; known: "
                        + ", ".join(sorted(o.flag for o in arch.options)))
 

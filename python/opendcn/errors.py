@@ -8,6 +8,18 @@ The CLI turns it into exit code 2.
 from __future__ import annotations
 
 
+class _Missing:
+    """The value of a flag given without one: there is nothing to show."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: ``ConfigError(field, MISSING, reason)``: the user gave no value at all (a bare flag);
+#: the message then shows none. ``None`` is a value like any other and is shown.
+MISSING = _Missing()
+
+
 class ConfigError(ValueError):
     """Invalid user input. ``field`` names what was wrong, ``value`` what was given."""
 
@@ -15,8 +27,7 @@ class ConfigError(ValueError):
         self.field = field
         self.value = value
         self.reason = reason
-        # a flag given without a value (or an error about a missing one) has nothing to show
-        super().__init__(f"{field}: {reason}" if value is None else f"{field}: {reason} (got {value!r})")
+        super().__init__(f"{field}: {reason}" if value is MISSING else f"{field}: {reason} (got {value!r})")
 
 
 class InvariantError(RuntimeError):
