@@ -194,6 +194,10 @@ struct Packet {
     epoch: u16,
     /// Routing generation its source route belongs to (routes die with a reconfiguration).
     rgen: u16,
+    /// Hosts mode: the reconfiguration count of `q_port` when the port was chosen (a
+    /// different count at the ToR: the port's circuit changed while the packet crossed
+    /// its host link).
+    q_gen: u16,
     to_host: bool,
     doomed: bool,
     /// `K_DATA`, `K_ACK`, `K_NACK` or `K_PULL`.
@@ -525,6 +529,9 @@ pub struct SimOutput {
     pub switches: Vec<(Ps, Ps, Ps)>,
     pub drain_refused: u64,
     pub draining: bool,
+    /// Hosts mode: packets whose chosen ToR port was reconfigured while they crossed their
+    /// host link, forwarded at the ToR by the tables in force on arrival.
+    pub rerouted_at_tor: u64,
 }
 
 /// One network-wide sample: levels at `time_ps`, counters over the interval ending there.
@@ -638,6 +645,9 @@ pub struct Sim {
     max_hop: u32,
     /// Bumped whenever a reconfiguration rebuilds a path-based router.
     route_gen: u16,
+    /// Per global port: how many reconfigurations changed its circuit (wrapping).
+    port_gen: Vec<u16>,
+    rerouted_at_tor: u64,
     // OpenOptics infrastructure services
     services: crate::spec::Services,
     /// Per source node: destination node → time until which sending to it is paused.
@@ -1036,6 +1046,8 @@ impl Sim {
             reconfigs_applied: 0,
             max_hop: spec.max_hop,
             route_gen: 0,
+            port_gen: vec![0; n_ports],
+            rerouted_at_tor: 0,
             services: spec.services,
             paused: vec![BTreeMap::new(); nodes],
             pushbacks: Vec::new(),
@@ -1661,6 +1673,7 @@ impl Sim {
             hops: 0,
             epoch: 0,
             rgen: 0,
+            q_gen: 0,
             to_host: false,
             doomed: false,
             kind,
@@ -1825,9 +1838,11 @@ impl Sim {
                         self.ports[a.port as usize].bytes += wire;
                     }
                     self.packet_hops += 1;
+                    let g = self.port_gen[a.port as usize];
                     let p = &mut self.pool[pid as usize];
                     p.q_port = a.port;
                     p.q_dep = a.dep;
+                    p.q_gen = g;
                     self.push(t_arr, Ev::HostArrive(pid));
                 } else if served {
                     self.served_push(a.port, pid);
@@ -1916,6 +1931,19 @@ impl Sim {
                 self.ports[p.q_port as usize].bytes -= p.wire as u64;
             }
             self.drop_pkt(pid, DROP_FAILED);
+        } else if self.port_gen[p.q_port as usize] != p.q_gen && matches!(self.router, Router::Table(_)) {
+            // the port's circuit was reconfigured while the packet crossed its host link:
+            // the ToR forwards it by the tables in force now, as any arrival (the space
+            // reserved on the old choice is given back)
+            if !self.ports[p.q_port as usize].served {
+                self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            }
+            self.pool[pid as usize].q_port = NONE;
+            self.rerouted_at_tor += 1;
+            match self.route(p.at, pid) {
+                Some(a) => self.enqueue(a.port, pid, a.dep),
+                None => self.no_route(p.at, pid),
+            }
         } else if self.ports[p.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
             self.enqueue(p.q_port, pid, p.q_dep);
@@ -3854,6 +3882,7 @@ impl Sim {
         self.rebuild_router();
         let now = self.now;
         for gp in changed {
+            self.port_gen[gp as usize] = self.port_gen[gp as usize].wrapping_add(1);
             self.release_departed(gp);
             let pt = &mut self.ports[gp as usize];
             pt.down_until = now + delay;
@@ -4065,6 +4094,7 @@ impl Sim {
         }
         let now = self.now;
         for gp in changed {
+            self.port_gen[gp as usize] = self.port_gen[gp as usize].wrapping_add(1);
             self.release_departed(gp);
             let pt = &mut self.ports[gp as usize];
             pt.down_until = now + delay;
@@ -4346,6 +4376,7 @@ impl Sim {
             hold_peak_bytes_by_node: self.hold_peak_node.clone(),
             switches: self.switch_log.clone(),
             drain_refused: self.drain_refused,
+            rerouted_at_tor: self.rerouted_at_tor,
             draining: self.draining != NONE,
         }
     }

@@ -437,6 +437,7 @@ impl Simulator {
         d.set_item("hold", h)?;
         d.set_item("switches", o.switches.clone())?;
         d.set_item("drain_refused", o.drain_refused)?;
+        d.set_item("rerouted_at_tor", o.rerouted_at_tor)?;
         d.set_item("draining", o.draining)?;
         Ok(d)
     }

@@ -728,6 +728,10 @@ class DuoNetwork(Network):
     def _arch_result(self, result: Result, o: dict[str, Any]) -> None:
         am = result.summary["arch_metrics"]
         am.update(common_metrics(self, result, o, self.da_ports))
+        # packets whose ToR port was reconfigured while they crossed their host link: the
+        # ToR forwarded them by its tables on arrival (SEGR then never takes a DA link that
+        # is not the flow's own)
+        am["rerouted_at_tor"] = int(o.get("rerouted_at_tor", 0))
         end = self._end
         if self.da_mode == "dist":
             self._dist_result(result, o)
