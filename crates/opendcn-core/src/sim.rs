@@ -319,13 +319,19 @@ struct Endpoint {
     down_port: u32,
     busy_until: Ps,
     scheduled: bool,
-    voq: BTreeMap<u32, VecDeque<u32>>,
-    /// Destinations with data that may go now, in round-robin order.
+    /// Ideal-transport flows per destination: destination → its slot in `voqs` (looked
+    /// up only when a flow arrives for a destination without one, or a queue empties).
+    voq: BTreeMap<u32, u32>,
+    /// The per-destination queues, in slots (`voq_free`: slots not in use). An injection
+    /// try reads only its slot, not the map nor the flow record.
+    voqs: Vec<Voq>,
+    voq_free: Vec<u32>,
+    /// Slots of destinations with data that may go now, in round-robin order.
     rr: VecDeque<u32>,
     /// Destinations with data that cannot go before a time (egress full, slice full,
-    /// pushed back, paused): (time, destination). Each destination with data is in
-    /// exactly one of `rr` and `sleeping`.
-    sleeping: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
+    /// pushed back, paused): (time, destination, slot), in (time, destination) order.
+    /// Each destination with data is in exactly one of `rr` and `sleeping`.
+    sleeping: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32, u32)>>,
     /// When the pending injection event fires (valid while `scheduled`).
     sched_at: Ps,
     /// Control packets (ACK, NACK, PULL) waiting for the link, served first.
@@ -336,6 +342,20 @@ struct Endpoint {
     tsleep: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     /// Alternates data service between ideal and transport flows.
     turn: bool,
+}
+
+/// The ideal-transport flows of one source endpoint to one destination endpoint, in FIFO
+/// order; the head flow's progress is kept here (and written through to its record).
+#[derive(Debug, Clone, Default)]
+struct Voq {
+    dst: u32,
+    dst_node: u32,
+    /// The flow being sent, its size and its bytes injected so far.
+    head: u32,
+    size: u64,
+    injected: u64,
+    /// The flows queued behind it.
+    rest: VecDeque<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -965,6 +985,8 @@ impl Sim {
             busy_until: 0,
             scheduled: false,
             voq: BTreeMap::new(),
+            voqs: Vec::new(),
+            voq_free: Vec::new(),
             rr: VecDeque::new(),
             sleeping: std::collections::BinaryHeap::new(),
             sched_at: 0,
@@ -1462,12 +1484,26 @@ impl Sim {
             self.open_conn(f);
             return;
         }
+        let dst_node = self.eps[fl.dst as usize].node;
         let ep = &mut self.eps[fl.src as usize];
-        let q = ep.voq.entry(fl.dst).or_default();
-        if q.is_empty() {
-            ep.rr.push_back(fl.dst);
+        match ep.voq.get(&fl.dst) {
+            Some(&slot) => ep.voqs[slot as usize].rest.push_back(f),
+            None => {
+                let q = Voq { dst: fl.dst, dst_node, head: f, size: fl.size, injected: fl.injected, rest: VecDeque::new() };
+                let slot = match ep.voq_free.pop() {
+                    Some(k) => {
+                        ep.voqs[k as usize] = q;
+                        k
+                    }
+                    None => {
+                        ep.voqs.push(q);
+                        (ep.voqs.len() - 1) as u32
+                    }
+                };
+                ep.voq.insert(fl.dst, slot);
+                ep.rr.push_back(slot);
+            }
         }
-        q.push_back(f);
         if !ep.scheduled {
             self.inject(fl.src);
         }
@@ -1549,12 +1585,12 @@ impl Sim {
         }
         let now = self.now;
         let ep = &mut self.eps[e as usize];
-        while let Some(&std::cmp::Reverse((t, d))) = ep.sleeping.peek() {
+        while let Some(&std::cmp::Reverse((t, _, k))) = ep.sleeping.peek() {
             if t > now {
                 break;
             }
             ep.sleeping.pop();
-            ep.rr.push_back(d);
+            ep.rr.push_back(k);
         }
         while let Some(&std::cmp::Reverse((t, f))) = ep.tsleep.peek() {
             if t > now {
@@ -1619,12 +1655,12 @@ impl Sim {
     /// `Err(t)`: it cannot go now, retry at `t`.
     fn try_inject_one(&mut self, e: u32) -> Result<(), Ps> {
         let ep = &self.eps[e as usize];
-        let dst = *ep.rr.front().expect("called with active destinations");
-        let f = *ep.voq.get(&dst).and_then(|q| q.front()).expect("rr names a non-empty queue");
-        let fl = self.flows[f as usize];
-        let payload = (fl.size - fl.injected).min(self.mtu as u64) as u32;
-        let seq = (fl.injected / self.mtu as u64) as u32;
-        let pid = self.new_packet(e, f, dst, K_DATA, payload, seq);
+        let slot = *ep.rr.front().expect("called with active destinations");
+        let q = &ep.voqs[slot as usize];
+        let (f, dst, dst_node) = (q.head, q.dst, q.dst_node);
+        let payload = (q.size - q.injected).min(self.mtu as u64) as u32;
+        let seq = (q.injected / self.mtu as u64) as u32;
+        let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
         if let Err(wake) = self.admit(e, pid) {
             self.release(pid);
             self.ep_sleep(e, wake);
@@ -1632,28 +1668,42 @@ impl Sim {
         }
         // committed: the bytes leave the flow's queue
         self.ledger.send(false, false);
-        self.flows[f as usize].injected += payload as u64;
         let ep = &mut self.eps[e as usize];
         ep.rr.pop_front();
-        let q = ep.voq.get_mut(&dst).expect("checked above");
-        if self.flows[f as usize].injected == fl.size {
-            q.pop_front();
+        let q = &mut ep.voqs[slot as usize];
+        q.injected += payload as u64;
+        self.flows[f as usize].injected = q.injected;
+        if q.injected == q.size {
+            match q.rest.pop_front() {
+                Some(g) => {
+                    let fl = &self.flows[g as usize];
+                    (q.head, q.size, q.injected) = (g, fl.size, fl.injected);
+                }
+                None => {
+                    ep.voq.remove(&dst);
+                    ep.voq_free.push(slot);
+                    return Ok(());
+                }
+            }
         }
-        if q.is_empty() {
-            ep.voq.remove(&dst);
-        } else {
-            ep.rr.push_back(dst);
-        }
+        ep.rr.push_back(slot);
         Ok(())
     }
 
     /// A packet of flow `f` leaving endpoint `e` for endpoint `to`.
     fn new_packet(&mut self, e: u32, f: u32, to: u32, kind: u8, payload: u32, seq: u32) -> u32 {
+        let dst_node = self.eps[to as usize].node;
+        let ndp = kind == K_DATA && self.flows.get(f as usize).is_some_and(|fl| fl.tp == TransportKind::Ndp);
+        self.new_packet_to(e, f, to, dst_node, kind, payload, seq, ndp)
+    }
+
+    /// [`Self::new_packet`] with the destination's node and whether it is NDP data known.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn new_packet_to(&mut self, e: u32, f: u32, to: u32, dst_node: u32, kind: u8, payload: u32, seq: u32, ndp: bool) -> u32 {
         let prio = if kind == K_DATA && !self.pias.is_empty() { self.pias_level(seq as u64 * self.mtu as u64) } else { 0 };
         let node = self.eps[e as usize].node;
-        let dst_node = self.eps[to as usize].node;
         let wire = if kind == K_DATA { payload + self.header } else { self.tparams.ctrl_bytes };
-        let ndp = kind == K_DATA && self.flows.get(f as usize).is_some_and(|fl| fl.tp == TransportKind::Ndp);
         self.alloc(Packet {
             flow: f,
             src_node: node,
@@ -1780,9 +1830,8 @@ impl Sim {
                     return Err(pt_wake(pt, self.now + ser));
                 }
                 let cyclic_optical = pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD;
-                let sent = self.flows[p.flow as usize].injected;
-                if self.services.flow_pausing && is_data && cyclic_optical && sent >= self.services.elephant_bytes
-                    && a.dep != cur.idx {
+                if self.services.flow_pausing && is_data && cyclic_optical && a.dep != cur.idx
+                    && self.flows[p.flow as usize].injected >= self.services.elephant_bytes {
                     // an elephant (aged past the PIAS threshold) waits for its circuit
                     let wake = self.sched.slice(self.sched.next_occurrence(cur, a.dep)).start;
                     self.paused_attempts += 1;
@@ -1909,8 +1958,9 @@ impl Sim {
     fn ep_sleep(&mut self, e: u32, t: Ps) {
         let now = self.now;
         let ep = &mut self.eps[e as usize];
-        if let Some(d) = ep.rr.pop_front() {
-            ep.sleeping.push(std::cmp::Reverse((t.max(now + 1), d)));
+        if let Some(k) = ep.rr.pop_front() {
+            let d = ep.voqs[k as usize].dst;
+            ep.sleeping.push(std::cmp::Reverse((t.max(now + 1), d, k)));
         }
     }
 
@@ -2838,7 +2888,7 @@ impl Sim {
         let ep = &mut self.eps[e as usize];
         let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
         if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
-            ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d))| std::cmp::Reverse((fix(t), d))).collect();
+            ep.sleeping = ep.sleeping.drain().map(|std::cmp::Reverse((t, d, k))| std::cmp::Reverse((fix(t), d, k))).collect();
         }
         if ep.tsleep.iter().any(|r| r.0 .0 >= HOLD_WAIT) {
             ep.tsleep = ep.tsleep.drain().map(|std::cmp::Reverse((t, f))| std::cmp::Reverse((fix(t), f))).collect();
