@@ -9,9 +9,11 @@
 //! moves at most 8 times over its life — for the microseconds ahead that a network
 //! schedules, two or three times (a binary radix heap moves it about once per bit).
 //!
-//! A bucket of the lowest levels (a window of at most 2^16 ps = 65.5 ns) is not
-//! redistributed: it is sorted (stably) and moved to the front run whole, which costs
-//! less than moving each of its events down digit by digit.
+//! A bucket of the lowest levels (a window of at most 2^16 ps = 65.5 ns) holding at most
+//! `SORT_MAX` events is not redistributed: it is sorted (stably) and moved to the front
+//! run whole, which costs less than moving each of its events down digit by digit. A
+//! fuller one (a large network has thousands of events in such a window) is
+//! redistributed like any other, which keeps both the sorts and the front run short.
 //!
 //! The front run holds the next few events in order (at least `lookahead` of them when
 //! that many are pending), so that the engine can see them coming and prefetch what they
@@ -30,6 +32,11 @@ const LEVELS: usize = 8;
 /// Buckets below this level (a window of at most 2^16 ps = 65.5 ns) are sorted into the
 /// front run in one step instead of being redistributed.
 const SORT_LEVELS: usize = 3;
+/// A bucket of those levels with more events than this is redistributed all the same: a
+/// busy window (thousands of events in 65.5 ns in a large network) costs more to sort
+/// whole, and fills the front run so far ahead that every event pushed into it is an
+/// insertion in the middle of a long run.
+const SORT_MAX: usize = 1024;
 const DIGITS: usize = 256;
 
 /// A radix heap of `time → T`; equal times pop in insertion order.
@@ -154,7 +161,7 @@ impl<T: Copy> EventList<T> {
             // one time: the bucket is its events in insertion order
             self.last = items[0].0;
             self.front.extend(items.drain(..));
-        } else if l < SORT_LEVELS {
+        } else if l < SORT_LEVELS && items.len() <= SORT_MAX {
             // a window of at most 2^(8·(SORT_LEVELS − 1)) ps: sorting it (stably, so equal
             // times keep their insertion order) is cheaper than redistributing it digit
             // by digit; every event left in the heap is after the whole window

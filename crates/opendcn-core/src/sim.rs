@@ -2618,7 +2618,8 @@ impl Sim {
                 abs += n as u64;
             }
         };
-        let idx = (abs % n as u64) as u32;
+        // a fixed departure slice recurs every n slices
+        let idx = if dep == WILD { (abs % n as u64) as u32 } else { dep };
         if commit {
             self.cal[base + idx as usize].tail = (abs, t0 + ser);
         }
