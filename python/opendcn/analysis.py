@@ -53,6 +53,7 @@ __all__ = [
     "bucket_labels",
     "check_invariants",
     "compare_table",
+    "delivered_series",
     "fct_cdf",
     "fct_stats",
     "format_size",
@@ -309,6 +310,28 @@ def goodput_series(timeseries: pa.Table | None,
     bps = b * 8.0 / (dt_ps / 1e12)
     rate = bps / rate_normalizer_bps if rate_normalizer_bps is not None else bps / 1e9
     return t.astype(np.float64) / _PS_PER_US, rate
+
+
+def delivered_series(timeseries: pa.Table | None) -> tuple[np.ndarray, np.ndarray]:
+    """Delivered payload over time: the network-wide rows (``node == -1``) of a series
+    recorded with ``net.net_series`` carry ``delivered_bytes`` per interval. Returns
+    ``(time_us, gbps)`` like :func:`goodput_series`: each payload byte counts once, at
+    its receiver, whatever the hops it took (the measure to compare designs by); two
+    empty arrays without such rows."""
+    empty = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.float64)
+    if timeseries is None or timeseries.num_rows == 0 or "delivered_bytes" not in timeseries.column_names:
+        return empty
+    net = timeseries.filter(pc.and_(pc.equal(timeseries.column("node"), -1),
+                                    pc.is_valid(timeseries.column("delivered_bytes"))))
+    if net.num_rows == 0:
+        return empty
+    net = net.sort_by("time_ps")
+    t = _column_np(net, "time_ps", np.int64)
+    b = _column_np(net, "delivered_bytes", np.float64, fill=0)
+    dt_ps = np.diff(t, prepend=0).astype(np.float64)
+    keep = dt_ps > 0
+    t, b, dt_ps = t[keep], b[keep], dt_ps[keep]
+    return t.astype(np.float64) / _PS_PER_US, b * 8.0 / (dt_ps / 1e12) / 1e9
 
 
 # ----------------------------------------------------------------------------- comparison

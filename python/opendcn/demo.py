@@ -31,7 +31,7 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
         ("RotorNet (VLB)", "rotornet", {"routing": "vlb"}),
         ("RotorNet (direct)", "rotornet", {"routing": "direct"}),
         ("Clos (ECMP, DCTCP)", "clos", {"transport": "dctcp"}),
-        ("Opera (NDP + RotorLB)", "opera", {"hosts_per_tor": uplinks, "link_rate": "100Gbps", "sample_interval": "0s"}),
+        ("Opera (NDP + RotorLB)", "opera", {"hosts_per_tor": uplinks, "link_rate": "100Gbps"}),
     ]
     results = []
     wl = workload.poisson("hadoop", load=load, pattern="uniform")
@@ -39,6 +39,8 @@ def run_demo(out_dir: Path, *, duration: str = "2ms", nodes: int = 32, load: flo
     wl.description = desc
     for label, name, opts in runs:
         net = arch.get(name).make(nodes=nodes, uplinks=uplinks, **opts)
+        # network-wide samples (delivered payload per interval) for the goodput-over-time plot
+        net.net_series = True
         if console is not None:
             console.print(f"running {label} ...")
         r = net.run(wl, duration=duration, seed=seed, out=Path(out_dir) / name / opts.get("routing", _SUB.get(name, "default")))

@@ -7,8 +7,9 @@
 - ``fct_p99_by_size.png`` -- 99th-percentile FCT (microseconds, log y axis) per
   flow-size bucket (bytes, KB = 1000 B), grouped bars, one bar per run;
 - ``goodput.png`` -- ``goodput_normalized`` per run as bars and, when any run has a
-  time series, a second panel with its throughput over time (Gbit/s summed over all
-  nodes and ports);
+  time series, a second panel over time: the delivered payload (Gbit/s, each byte once
+  at its receiver) when every run recorded network rows (``net.net_series``), else the
+  throughput summed over all nodes and ports (a packet counts once per hop);
 - ``report.html`` -- title, run metadata, the comparison table of
   :func:`opendcn.analysis.compare_table`, an invariant check per run, the three plots
   embedded as base64 PNG data URIs and a short guide to reading them. It uses inline
@@ -41,6 +42,7 @@ from .analysis import (
     TABLE_COLUMNS,
     check_invariants,
     compare_table,
+    delivered_series,
     fct_cdf,
     goodput_series,
     result_label,
@@ -189,7 +191,11 @@ def _render_p99_by_size(results: Sequence[Any], labels: list[str],
 
 
 def _render_goodput(results: Sequence[Any], labels: list[str]) -> bytes:
-    series = [goodput_series(getattr(r, "timeseries", None)) for r in results]
+    # delivered payload over time when every run recorded it (each byte once, at its
+    # receiver); otherwise the bytes sent on all ports (a packet counts once per hop)
+    delivered = [delivered_series(getattr(r, "timeseries", None)) for r in results]
+    by_receiver = all(t.size for t, _ in delivered)
+    series = delivered if by_receiver else [goodput_series(getattr(r, "timeseries", None)) for r in results]
     has_series = any(t.size for t, _ in series)
     fig, axes = _new_figure(12 if has_series else 7, 4.5, ncols=2 if has_series else 1)
     ax = axes[0]
@@ -197,7 +203,9 @@ def _render_goodput(results: Sequence[Any], labels: list[str]) -> bytes:
     bars = ax.bar(range(len(values)), values, color=[_color(i) for i in range(len(values))])
     ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], padding=2, fontsize=8)
     ax.set_xticks(range(len(values)))
-    ax.set_xticklabels(labels, rotation=20 if len(labels) > 4 else 0)
+    # long labels side by side run into each other: slant them
+    slant = len(labels) > 4 or sum(len(x) for x in labels) > 48
+    ax.set_xticklabels(labels, rotation=20 if slant else 0, ha="right" if slant else "center")
     ax.set_ylabel("goodput (fraction of N \u00d7 R)")
     ax.set_ylim(0, max([1.0] + values) * 1.1)
     ax.grid(True, axis="y", alpha=0.3)
@@ -208,11 +216,11 @@ def _render_goodput(results: Sequence[Any], labels: list[str]) -> bytes:
             if t.size:
                 ax2.plot(t, gbps, color=_color(i), label=label, drawstyle="steps-pre")
         ax2.set_xlabel("simulated time (\u00b5s)")
-        ax2.set_ylabel("throughput (Gbit/s, all ports)")
+        ax2.set_ylabel("delivered payload (Gbit/s)" if by_receiver else "throughput (Gbit/s, all ports)")
         ax2.set_ylim(bottom=0)
         ax2.grid(True, alpha=0.3)
         ax2.legend()
-        ax2.set_title("throughput over time")
+        ax2.set_title("goodput over time" if by_receiver else "throughput over time")
     return _png(fig)
 
 
