@@ -706,6 +706,9 @@ pub struct Sim {
     scratch_ids: Vec<u32>,
     /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
     cur: SliceRef,
+    /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
+    /// what UCMP reads without loading the flow record (NONE: no such packet).
+    sent_hint: (u32, u64),
     // transports and the ledger
     ledger: Ledger,
     tparams: TransportParams,
@@ -1109,6 +1112,7 @@ impl Sim {
             scratch: Vec::new(),
             scratch_ids: Vec::new(),
             cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
+            sent_hint: (NONE, 0),
             ledger: Ledger::new(DROP_REASONS.len()),
             tparams: spec.transport,
             conns: Vec::new(),
@@ -1591,6 +1595,8 @@ impl Sim {
             }
             ep.sleeping.pop();
             ep.rr.push_back(k);
+            // the tries that follow read these slots in this order
+            crate::prefetch::at(&ep.voqs, k as usize);
         }
         while let Some(&std::cmp::Reverse((t, f))) = ep.tsleep.peek() {
             if t > now {
@@ -1658,10 +1664,14 @@ impl Sim {
         let slot = *ep.rr.front().expect("called with active destinations");
         let q = &ep.voqs[slot as usize];
         let (f, dst, dst_node) = (q.head, q.dst, q.dst_node);
-        let payload = (q.size - q.injected).min(self.mtu as u64) as u32;
-        let seq = (q.injected / self.mtu as u64) as u32;
+        let q_injected = q.injected;
+        let payload = (q.size - q_injected).min(self.mtu as u64) as u32;
+        let seq = (q_injected / self.mtu as u64) as u32;
         let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
-        if let Err(wake) = self.admit(e, pid) {
+        self.sent_hint = (f, q_injected);
+        let admitted = self.admit(e, pid);
+        self.sent_hint.0 = NONE;
+        if let Err(wake) = admitted {
             self.release(pid);
             self.ep_sleep(e, wake);
             return Err(wake);
@@ -2061,7 +2071,13 @@ impl Sim {
             Router::Ucmp(idx, alpha, slice_ps, rate) => {
                 // a route chosen before the circuits changed is chosen again from here
                 if p.route == NONE || p.rgen != self.route_gen {
-                    let sent = if p.kind == K_MSG { 0 } else { self.flows[p.flow as usize].injected };
+                    let sent = if p.kind == K_MSG {
+                        0
+                    } else if self.sent_hint.0 == p.flow {
+                        self.sent_hint.1
+                    } else {
+                        self.flows[p.flow as usize].injected
+                    };
                     let pick = idx.ucmp(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha);
                     let hop = pick.and_then(|r| idx.hop(r, 0));
                     if let Some(r) = pick {
