@@ -670,8 +670,9 @@ pub struct Sim {
     rerouted_at_tor: u64,
     // OpenOptics infrastructure services
     services: crate::spec::Services,
-    /// Per source node: destination node → time until which sending to it is paused.
-    paused: Vec<BTreeMap<u32, Ps>>,
+    /// Push-back: (source node << 32 | destination node) → until when that pair's new
+    /// data waits (one flat table: a source's try reads one slot).
+    paused: crate::flatmap::FlatMap,
     pushbacks: Vec<(u32, u32, Ps)>,
     congestion_events: u64,
     pushback_msgs: u64,
@@ -1074,7 +1075,7 @@ impl Sim {
             port_gen: vec![0; n_ports],
             rerouted_at_tor: 0,
             services: spec.services,
-            paused: vec![BTreeMap::new(); nodes],
+            paused: crate::flatmap::FlatMap::with_capacity(16),
             pushbacks: Vec::new(),
             congestion_events: 0,
             pushback_msgs: 0,
@@ -1783,7 +1784,7 @@ impl Sim {
             return Err(HOLD_WAIT);
         }
         if self.services.pushback && is_data && !p.retx {
-            if let Some(&until) = self.paused[node as usize].get(&dst_node) {
+            if let Some(until) = self.paused.get((node as u64) << 32 | dst_node as u64) {
                 if until > self.now {
                     self.paused_attempts += 1;
                     return Err(until);
@@ -2413,8 +2414,7 @@ impl Sim {
 
     fn on_pushback(&mut self, i: u32) {
         let (src, dst, until) = self.pushbacks[i as usize];
-        let e = self.paused[src as usize].entry(dst).or_insert(0);
-        *e = (*e).max(until);
+        self.paused.update((src as u64) << 32 | dst as u64, |old| old.max(until));
     }
 
     /// At most one injection event per endpoint is pending.
