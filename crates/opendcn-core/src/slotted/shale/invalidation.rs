@@ -36,7 +36,14 @@
 //!   Since nothing stays failed, undoing everything is exact; invalidations of a later
 //!   failure are not modelled (one failure time, one recovery time).
 
-use super::{key, ShaleSim};
+//! * State (DECIDE, a simulator representation that keeps the protocol's behaviour): what a
+//!   node received and sent is one bitmap of its neighbour indices per (node, destination,
+//!   sprays left), not one entry per neighbour; a token sent to every neighbour of a phase
+//!   is one entry in that phase's broadcast log, which each link reads through a cursor,
+//!   merged in order with the link's own token queue by a per-node sequence number. At
+//!   10 000 nodes one failed destination otherwise costs about 10^6 entries.
+
+use super::{key, Map, ShaleSim, NONE};
 
 /// Flag bits of an invalidation / re-validation token in the token's index byte.
 pub(super) const INV: u8 = 0x40;
@@ -46,30 +53,33 @@ impl ShaleSim {
     /// Has node z been told not to send bucket ⟨j, n⟩ cells to its neighbour index k?
     #[inline]
     pub(super) fn invalid(&self, z: u32, k: u32, j: u32, n: u8) -> bool {
-        !self.inval.is_empty() && self.inval.contains_key(key(z, k, j, n))
+        !self.inval.is_empty() && self.inval.contains(key(z, 0, j, n), k)
     }
 
-    /// Queue token {j, n} from z to its neighbour index k (once).
-    fn send_inval(&mut self, z: u32, k: u32, j: u32, n: u8) {
-        if self.inval_sent.insert(key(z, k, j, n), 1).is_some() {
+    /// Undo every invalidation z sent about destination j: re-validation tokens, one
+    /// broadcast per (n, phase) over the neighbours that were sent {j, n}.
+    fn revalidate(&mut self, z: u32, j: u32) {
+        if self.sent_any.remove(key(z, 0, j, 0)).is_none() {
             return;
         }
-        self.inval_tokens += 1;
-        let list = self.sent_by_dst.entry(key(z, 0, j, 0)).or_default();
-        if list.is_empty() {
-            self.sent_dsts.entry(z).or_default().push(j);
-        }
-        list.push((k, n));
-        self.push_token(z, k, j, n | INV);
-    }
-
-    /// Undo every invalidation z sent about destination j: re-validation tokens.
-    fn revalidate(&mut self, z: u32, j: u32) {
-        if let Some(list) = self.sent_by_dst.remove(&key(z, 0, j, 0)) {
-            for (k, n) in list {
-                self.inval_sent.remove(key(z, k, j, n));
-                self.revalidation_tokens += 1;
-                self.push_token(z, k, j, n | INV | REV);
+        let hmax = self.plan.subs.iter().map(|s| s.h).max().unwrap_or(1) as u8;
+        let mut ks = Vec::new();
+        let mut sel = vec![0u64; self.bc.words];
+        for n in 0..hmax {
+            ks.clear();
+            self.inval_sent.take(key(z, 0, j, n), &mut ks);
+            let mut i = 0;
+            while i < ks.len() {
+                let g = self.bc.k_g[ks[i] as usize];
+                let k0 = ks[i] - self.bc.k_bit[ks[i] as usize];
+                sel.fill(0);
+                while i < ks.len() && self.bc.k_g[ks[i] as usize] == g {
+                    let b = self.bc.k_bit[ks[i] as usize];
+                    sel[(b >> 6) as usize] |= 1 << (b & 63);
+                    self.revalidation_tokens += 1;
+                    i += 1;
+                }
+                self.push_bcast(z, k0, j, n | INV | REV, &sel);
             }
         }
     }
@@ -88,16 +98,30 @@ impl ShaleSim {
     }
 
     /// Send {j, n} from z to all its neighbours of phase p in sub-schedule sg (except the
-    /// ones z knows are gone).
+    /// ones z knows are gone, and the ones it already sent {j, n} to), once each.
     fn inval_phase(&mut self, z: u32, sg: usize, p: u32, j: u32, n: u8, t: u64) {
         let m = self.plan.subs[sg].m;
         let base = self.plan.koff[sg] + p * (m - 1);
+        let kz = key(z, 0, j, n);
+        let mut sel = vec![0u64; self.bc.words];
+        let mut count = 0;
+        let slot = self.inval_sent.slot(kz);
         for jj in 1..m {
             let y = self.plan.subs[sg].tx_peer(z, p, jj);
-            if !self.knows_dead(z, y, t) {
-                self.send_inval(z, base + jj - 1, j, n);
+            if !self.knows_dead(z, y, t) && self.inval_sent.set_at(slot, base + jj - 1) {
+                sel[((jj - 1) >> 6) as usize] |= 1 << ((jj - 1) & 63);
+                count += 1;
             }
         }
+        if count == 0 {
+            self.inval_sent.release_if_empty(kz, slot);
+            return;
+        }
+        self.inval_tokens += count;
+        if self.sent_any.insert(key(z, 0, j, 0), 1).is_none() {
+            self.sent_dsts.entry(z).or_default().push(j);
+        }
+        self.push_bcast(z, base, j, n | INV, &sel);
     }
 
     /// Detection events due at t: x noticed it cannot send to j.
@@ -124,14 +148,14 @@ impl ShaleSim {
     /// z received the re-validation of {j, n} from its neighbour index k: forget it, and
     /// undo what z sent about j.
     pub(super) fn on_reval(&mut self, z: u32, k: u32, j: u32, n: u8) {
-        if self.inval.remove(key(z, k, j, n)).is_some() {
+        if self.inval.remove(key(z, 0, j, n), k) {
             self.revalidate(z, j);
         }
     }
 
     /// z received {j, n} from its neighbour index k (sub-schedule sg).
     pub(super) fn on_inval(&mut self, z: u32, k: u32, j: u32, n: u8, sg: usize, t: u64) {
-        if self.inval.insert(key(z, k, j, n), 1).is_some() {
+        if !self.inval.insert(key(z, 0, j, n), k) {
             return;
         }
         let (h, m) = (self.plan.subs[sg].h, self.plan.subs[sg].m);
@@ -209,5 +233,287 @@ impl ShaleSim {
                 self.inval_phase(z, sg, a, j, 0, t);
             }
         }
+    }
+}
+
+/// Sets of a node's neighbour indices per (node, destination, sprays left): one bitmap over
+/// the node's neighbour indices per key, allocated when its first bit is set and freed when
+/// its last is cleared.
+#[derive(Default)]
+pub(super) struct NbrSets {
+    /// key(z, 0, j, n) -> slot in `pool`.
+    map: Map,
+    words: usize,
+    pool: Vec<u64>,
+    free: Vec<u32>,
+    bits: u64,
+}
+
+impl NbrSets {
+    pub(super) fn new(neighbours: u32) -> NbrSets {
+        NbrSets {
+            words: (neighbours as usize).div_ceil(64).max(1),
+            ..Default::default()
+        }
+    }
+
+    /// Bits set over all keys.
+    pub(super) fn len(&self) -> u64 {
+        self.bits
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// Keys with at least one bit set.
+    #[cfg(test)]
+    pub(super) fn keys(&self) -> usize {
+        self.map.len()
+    }
+
+    #[inline]
+    pub(super) fn contains(&self, key: u64, k: u32) -> bool {
+        match self.map.get(key) {
+            Some(s) => self.pool[s as usize * self.words + (k >> 6) as usize] >> (k & 63) & 1 != 0,
+            None => false,
+        }
+    }
+
+    /// Set bit k of key; whether it was clear.
+    pub(super) fn insert(&mut self, key: u64, k: u32) -> bool {
+        let s = self.slot(key);
+        self.set_at(s, k)
+    }
+
+    /// The slot of key, allocated (empty) if it has none: to set several bits with one
+    /// lookup (`set_at`), then `release_if_empty`.
+    pub(super) fn slot(&mut self, key: u64) -> usize {
+        match self.map.get(key) {
+            Some(s) => s as usize,
+            None => {
+                let s = match self.free.pop() {
+                    Some(s) => s as usize,
+                    None => {
+                        self.pool.resize(self.pool.len() + self.words, 0);
+                        self.pool.len() / self.words - 1
+                    }
+                };
+                self.map.insert(key, s as u64);
+                s
+            }
+        }
+    }
+
+    /// Free slot s of key if no bit of it is set.
+    pub(super) fn release_if_empty(&mut self, key: u64, s: usize) {
+        if self.pool[s * self.words..(s + 1) * self.words]
+            .iter()
+            .all(|&w| w == 0)
+        {
+            self.map.remove(key);
+            self.free.push(s as u32);
+        }
+    }
+
+    /// Set bit k in slot s; whether it was clear.
+    #[inline]
+    pub(super) fn set_at(&mut self, s: usize, k: u32) -> bool {
+        let w = &mut self.pool[s * self.words + (k >> 6) as usize];
+        let b = 1u64 << (k & 63);
+        if *w & b != 0 {
+            return false;
+        }
+        *w |= b;
+        self.bits += 1;
+        true
+    }
+
+    /// Clear bit k of key; whether it was set.
+    pub(super) fn remove(&mut self, key: u64, k: u32) -> bool {
+        let Some(s) = self.map.get(key) else {
+            return false;
+        };
+        let s = s as usize;
+        let words = &mut self.pool[s * self.words..(s + 1) * self.words];
+        let b = 1u64 << (k & 63);
+        if words[(k >> 6) as usize] & b == 0 {
+            return false;
+        }
+        words[(k >> 6) as usize] &= !b;
+        self.bits -= 1;
+        if words.iter().all(|&w| w == 0) {
+            self.map.remove(key);
+            self.free.push(s as u32);
+        }
+        true
+    }
+
+    /// Remove key, appending its set bits (ascending) to `out`.
+    pub(super) fn take(&mut self, key: u64, out: &mut Vec<u32>) {
+        let Some(s) = self.map.remove(key) else {
+            return;
+        };
+        let s = s as usize;
+        for (i, w) in self.pool[s * self.words..(s + 1) * self.words]
+            .iter_mut()
+            .enumerate()
+        {
+            let mut v = *w;
+            while v != 0 {
+                out.push(i as u32 * 64 + v.trailing_zeros());
+                self.bits -= 1;
+                v &= v - 1;
+            }
+            *w = 0;
+        }
+        self.free.push(s as u32);
+    }
+}
+
+/// A token queued for several neighbours of one phase at once: one entry of the phase's
+/// broadcast log, with the bitmap (over the phase's neighbours) of the links it is for.
+#[derive(Clone, Copy)]
+struct Bcast {
+    j: u32,
+    r: u8,
+    seq: u32,
+}
+
+/// Broadcast logs per (node, phase), each link's cursor into its phase's log, and the
+/// per-node sequence numbers that order them against the links' own token queues.
+#[derive(Default)]
+pub(super) struct Bcasts {
+    pub(super) on: bool,
+    /// Phases over all sub-schedules; phase index and bit (within the phase) of each
+    /// neighbour index.
+    np: u32,
+    k_g: Vec<u32>,
+    k_bit: Vec<u32>,
+    pub(super) words: usize,
+    logs: Vec<Vec<Bcast>>,
+    bits: Vec<Vec<u64>>,
+    cur: Vec<u32>,
+    pub(super) seq: Vec<u32>,
+    n: usize,
+}
+
+impl Bcasts {
+    pub(super) fn new(plan: &super::schedule::Plan, n: u32) -> Bcasts {
+        let mut k_g = Vec::new();
+        let mut k_bit = Vec::new();
+        let mut np = 0;
+        let mut mmax = 2;
+        for s in &plan.subs {
+            for p in 0..s.h {
+                for b in 0..s.m - 1 {
+                    k_g.push(np + p);
+                    k_bit.push(b);
+                }
+            }
+            np += s.h;
+            mmax = mmax.max(s.m);
+        }
+        let n = n as usize;
+        let links = k_g.len() * n;
+        Bcasts {
+            on: true,
+            np,
+            k_g,
+            k_bit,
+            words: ((mmax - 1) as usize).div_ceil(64),
+            logs: (0..n * np as usize).map(|_| Vec::new()).collect(),
+            bits: (0..n * np as usize).map(|_| Vec::new()).collect(),
+            cur: vec![0; links],
+            seq: vec![0; n],
+            n,
+        }
+    }
+
+    #[inline]
+    fn log_of(&self, x: u32, k: u32) -> usize {
+        x as usize * self.np as usize + self.k_g[k as usize] as usize
+    }
+
+    /// Advance link (x, k)'s cursor past the entries not meant for it; the position of
+    /// its next entry, if any.
+    #[inline]
+    fn head(&mut self, x: u32, k: u32) -> Option<(usize, usize)> {
+        let li = self.log_of(x, k);
+        let xk = k as usize * self.n + x as usize;
+        let log = &self.logs[li];
+        let mut c = self.cur[xk] as usize;
+        if c >= log.len() {
+            return None;
+        }
+        let b = self.k_bit[k as usize] as usize;
+        let (w, m) = (b >> 6, 1u64 << (b & 63));
+        let bits = &self.bits[li];
+        while c < log.len() && bits[c * self.words + w] & m == 0 {
+            c += 1;
+        }
+        self.cur[xk] = c as u32;
+        (c < log.len()).then_some((li, c))
+    }
+
+    /// Drop every queued entry of link (x, k).
+    pub(super) fn drop_link(&mut self, x: u32, k: u32) {
+        let li = self.log_of(x, k);
+        self.cur[k as usize * self.n + x as usize] = self.logs[li].len() as u32;
+    }
+}
+
+impl ShaleSim {
+    /// Queue token (j, r) at z for its phase-local neighbour bits `sel` (bit b = the
+    /// phase's (b + 1)-th neighbour) of the phase that neighbour index `k0` (the phase's
+    /// first) belongs to: one broadcast entry, listed at each of those links.
+    pub(super) fn push_bcast(&mut self, z: u32, k0: u32, j: u32, r: u8, sel: &[u64]) {
+        let b = &mut self.bc;
+        let li = b.log_of(z, k0);
+        let seq = b.seq[z as usize];
+        b.seq[z as usize] = seq.wrapping_add(1);
+        b.logs[li].push(Bcast { j, r, seq });
+        let words = b.words;
+        b.bits[li].extend_from_slice(&sel[..words]);
+        for (i, &w) in sel[..words].iter().enumerate() {
+            let mut v = w;
+            while v != 0 {
+                let bit = i as u32 * 64 + v.trailing_zeros();
+                v &= v - 1;
+                self.list_at(z, k0 + bit);
+            }
+        }
+    }
+
+    /// Take link (x, k)'s next token: the older of its own queue's head and its next
+    /// broadcast entry.
+    #[inline]
+    pub(super) fn pop_token(&mut self, x: u32, k: u32, xk: usize) -> Option<(u32, u8)> {
+        let th = self.lk[xk].th;
+        let bh = if self.bc.on { self.bc.head(x, k) } else { None };
+        if let Some((li, c)) = bh {
+            let e = self.bc.logs[li][c];
+            // sequence numbers wrap: compare by signed distance
+            if th == NONE || (e.seq.wrapping_sub(self.toks[th as usize].seq) as i32) < 0 {
+                self.bc.cur[xk] = c as u32 + 1;
+                return Some((e.j, e.r));
+            }
+        }
+        if th == NONE {
+            return None;
+        }
+        let tk = self.toks[th as usize];
+        self.lk[xk].th = tk.next;
+        if tk.next == NONE {
+            self.lk[xk].tt = NONE;
+        }
+        self.free_toks.push(th);
+        Some((tk.d, tk.r))
+    }
+
+    /// Does link (x, k) still hold a token to send?
+    #[inline]
+    pub(super) fn has_token(&mut self, x: u32, k: u32, xk: usize) -> bool {
+        self.lk[xk].th != NONE || (self.bc.on && self.bc.head(x, k).is_some())
     }
 }

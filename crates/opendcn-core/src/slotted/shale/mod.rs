@@ -363,6 +363,8 @@ struct Tok {
     d: u32,
     r: u8,
     next: u32,
+    /// Position in its node's token order (only kept when invalidation broadcasts exist).
+    seq: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -500,8 +502,8 @@ pub struct ShaleSim {
     revive: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     redet_events: Vec<(u64, u32, u32)>,
     redet_next: usize,
-    /// Invalidations sent, per (node, destination): (neighbour index, n).
-    sent_by_dst: HashMap<u64, Vec<(u32, u8)>, BuildHasherDefault<MixHasher>>,
+    /// (node, destination) pairs with invalidations sent, and the destinations per node.
+    sent_any: Map,
     sent_dsts: HashMap<u32, Vec<u32>, BuildHasherDefault<MixHasher>>,
     revalidation_tokens: u64,
     fail_list: Vec<u32>,
@@ -509,8 +511,9 @@ pub struct ShaleSim {
     down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     // invalidation tokens: received {j, n} per (node, k, j, n); tokens sent; detection
     // events (tick, node, peer)
-    inval: Map,
-    inval_sent: Map,
+    inval: invalidation::NbrSets,
+    inval_sent: invalidation::NbrSets,
+    bc: invalidation::Bcasts,
     det_events: Vec<(u64, u32, u32)>,
     det_next: usize,
     invalidation: bool,
@@ -785,14 +788,15 @@ impl ShaleSim {
             revive: Default::default(),
             redet_events: Vec::new(),
             redet_next: 0,
-            sent_by_dst: Default::default(),
+            sent_any: Map::default(),
             sent_dsts: Default::default(),
             revalidation_tokens: 0,
             fail_list,
             detect: Default::default(),
             down_links: Default::default(),
-            inval: Map::default(),
-            inval_sent: Map::default(),
+            inval: invalidation::NbrSets::new(kk),
+            inval_sent: invalidation::NbrSets::new(kk),
+            bc: Default::default(),
             det_events: Vec::new(),
             det_next: 0,
             invalidation: s.invalidation,
@@ -841,6 +845,8 @@ impl ShaleSim {
         if !s.invalidation {
             sim.det_events.clear();
             sim.redet_events.clear();
+        } else if sim.any_failed {
+            sim.bc = invalidation::Bcasts::new(&sim.plan, n);
         }
         if sim.e2e() {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
@@ -905,7 +911,7 @@ impl ShaleSim {
     /// Has live node x noticed that neighbour z failed, by timeslot t?
     #[inline]
     fn knows_dead(&self, x: u32, z: u32, t: u64) -> bool {
-        if !self.any_failed || t < self.fail_tick {
+        if !self.any_failed || t < self.fail_tick || (!self.failed[z as usize] && self.link_list.is_empty()) {
             return false;
         }
         let kx = ((x as u64) << 32) | z as u64;
@@ -1233,6 +1239,9 @@ impl ShaleSim {
         if self.knows_dead(x, y, t) {
             self.reroute_queue(x, k, sg, p, y, t);
             self.drop_tokens(xk);
+            if self.bc.on {
+                self.bc.drop_link(x, k);
+            }
             return false;
         }
         let mut cell = self.extract(x, k, y, sg as u8);
@@ -1241,15 +1250,9 @@ impl ShaleSim {
         }
         let mut tok = [(0u32, 0u8); 2];
         let mut ntok = 0u8;
-        while (ntok as usize) < 2 && self.lk[xk].th != NONE {
-            let ti = self.lk[xk].th;
-            let tk = self.toks[ti as usize];
-            self.lk[xk].th = tk.next;
-            if tk.next == NONE {
-                self.lk[xk].tt = NONE;
-            }
-            self.free_toks.push(ti);
-            tok[ntok as usize] = (tk.d, tk.r);
+        while (ntok as usize) < 2 {
+            let Some(tk) = self.pop_token(x, k, xk) else { break };
+            tok[ntok as usize] = tk;
             ntok += 1;
         }
         if cell == NONE && ntok == 0 {
@@ -1292,7 +1295,7 @@ impl ShaleSim {
         }
         let ri = ((t + self.d) % self.ring.len() as u64) as usize;
         self.ring[ri].push(Flight { cell, to: y, from: x, k_back, phase: p as u8, sigma: sg as u8, ntok, tok });
-        self.lk[xk].ph != NONE || self.lk[xk].th != NONE
+        self.lk[xk].ph != NONE || self.has_token(x, k, xk)
     }
 
     /// A forwarded (or dropped) cell leaves node x: hbh bookkeeping and token back.
@@ -1312,11 +1315,18 @@ impl ShaleSim {
         let ti = match self.free_toks.pop() {
             Some(i) => i,
             None => {
-                self.toks.push(Tok { d: 0, r: 0, next: NONE });
+                self.toks.push(Tok { d: 0, r: 0, next: NONE, seq: 0 });
                 (self.toks.len() - 1) as u32
             }
         };
-        self.toks[ti as usize] = Tok { d, r, next: NONE };
+        let seq = if self.bc.on {
+            let s = &mut self.bc.seq[x as usize];
+            *s = s.wrapping_add(1);
+            s.wrapping_sub(1)
+        } else {
+            0
+        };
+        self.toks[ti as usize] = Tok { d, r, next: NONE, seq };
         if self.lk[xk].tt == NONE {
             self.lk[xk].th = ti;
         } else {

@@ -280,3 +280,99 @@ fn ledger_counts_trims_and_drops() {
     assert!(has(&o, "packet balance") && !has(&o, "payload balance"), "{:?}", o.invariant_errors);
 }
 
+
+mod invalidation_state {
+    use super::super::invalidation::NbrSets;
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// The per-(node, destination, n) neighbour bitmaps behave as a set of
+        /// (key, neighbour) pairs: insert / remove report changes, take returns the bits
+        /// ascending, and the bit count matches.
+        #[test]
+        fn neighbour_sets_match_a_set(ops in proptest::collection::vec((0u8..3, 0u64..6, 0u32..200), 1..600)) {
+            let mut a = NbrSets::new(200);
+            let mut m: BTreeSet<(u64, u32)> = BTreeSet::new();
+            for (op, key, k) in ops {
+                match op {
+                    0 => prop_assert_eq!(a.insert(key, k), m.insert((key, k))),
+                    1 => prop_assert_eq!(a.remove(key, k), m.remove(&(key, k))),
+                    _ => {
+                        let mut out = Vec::new();
+                        a.take(key, &mut out);
+                        let want: Vec<u32> = m.iter().filter(|e| e.0 == key).map(|e| e.1).collect();
+                        m.retain(|e| e.0 != key);
+                        prop_assert_eq!(out, want);
+                    }
+                }
+                prop_assert_eq!(a.len(), m.len() as u64);
+                for key in 0..6 {
+                    for k in [0u32, 63, 64, 130, 199] {
+                        prop_assert_eq!(a.contains(key, k), m.contains(&(key, k)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A link's own tokens and the phase broadcasts meant for it leave in the order they
+    /// were queued; a broadcast skips the links it is not for; dropping a link's queue
+    /// drops its pending broadcasts.
+    #[test]
+    fn broadcasts_merge_with_link_tokens_in_queue_order() {
+        let mut s = spec(64, 2, 8, 500_000, Cc::HbhSpray);
+        s.duration_ps = 1_000_000;
+        s.fail_nodes = vec![5];
+        s.fail_at_ps = 500_000;
+        let mut sim = ShaleSim::new(s).unwrap();
+        assert!(sim.bc.on);
+        let (x, k0) = (3u32, 7u32); // phase 1 of node 3: neighbour indices 7..14
+        let (k_in, k_out) = (k0 + 2, k0 + 4); // its links with bits 2 and 4
+        let mut sel = vec![0u64; 1];
+        sel[0] = 1 << 2;
+        sim.push_token(x, k_in, 11, 0);
+        sim.push_bcast(x, k0, 20, 0x40, &sel);
+        sim.push_token(x, k_out, 12, 0);
+        sim.push_token(x, k_in, 13, 1);
+        sim.push_bcast(x, k0, 21, 0x41, &sel);
+        let (xi, xo) = (sim.ix(x, k_in), sim.ix(x, k_out));
+        let mut got = Vec::new();
+        while let Some(t) = sim.pop_token(x, k_in, xi) {
+            got.push(t);
+        }
+        assert_eq!(got, vec![(11, 0), (20, 0x40), (13, 1), (21, 0x41)]);
+        assert!(!sim.has_token(x, k_in, xi));
+        assert_eq!(sim.pop_token(x, k_out, xo), Some((12, 0)));
+        assert_eq!(sim.pop_token(x, k_out, xo), None);
+        sim.push_bcast(x, k0, 22, 0x40, &sel);
+        assert!(sim.has_token(x, k_in, xi));
+        sim.bc.drop_link(x, k_in);
+        assert!(!sim.has_token(x, k_in, xi));
+    }
+
+    /// Node failures at 1 296 nodes: the invalidation state is kept per (node,
+    /// destination, n), so the neighbour bitmaps hold every invalidation received while
+    /// the map stays at most one key per (node, failed destination, n).
+    #[test]
+    fn invalidation_state_is_per_destination() {
+        let mut s = spec(1296, 2, 8, 500_000, Cc::HbhSpray);
+        s.duration_ps = 3_000_000;
+        s.fail_nodes = (0..26).map(|i| i * 49 + 7).collect();
+        s.fail_at_ps = 0;
+        uniform(&mut s, 2000, 3000, 2_000_000, 9);
+        let mut sim = ShaleSim::new(s).unwrap();
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert!(sim.inval.len() > 0);
+        let keys = sim.inval.keys();
+        assert!(keys <= 1296 * 26 * 2, "{keys} keys");
+        assert!(
+            sim.inval.len() > 10 * keys as u64,
+            "{} bits in {keys} keys",
+            sim.inval.len()
+        );
+    }
+}

@@ -1139,7 +1139,7 @@ impl Srv<'_> {
 
     fn push_token(&mut self, nd: &mut Node, x: u32, k: u32, d: u32, r: u8) {
         let xk = x as usize * self.kk as usize + k as usize;
-        let tk = Tok { d, r, next: NONE };
+        let tk = Tok { d, r, next: NONE, seq: 0 };
         let ti = alloc(&mut nd.toks, &mut nd.free_toks, tk);
         let l = &mut self.lk[xk - self.ko];
         if l.tt == NONE {
