@@ -69,6 +69,47 @@ def test_maxmin_invariants_on_random_instances(seed):
         assert any(sat[lk] and r[f] >= r[Ad[:, lk] > 0].max() * (1 - 1e-9) for lk in on), f
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_native_rates_equal_the_reference_bit_for_bit(seed):
+    """The native solver (opendcn_core::maxmin) against the numpy progressive filling on
+    random routing matrices (split shares, shared up/downlinks, dead links, blocked
+    flows): the same rates to the last bit."""
+    from opendcn import _core
+
+    rng = np.random.default_rng(seed)
+    pairs, P, E = 30, 40, 12
+    R = sp.random(pairs, P, density=0.15, random_state=seed, format="csr")
+    R.data[:] = rng.choice([1.0, 0.5, 0.25, 1 / 3], size=R.nnz)
+    cap = np.concatenate([rng.uniform(1, 10, P), rng.uniform(5, 20, 2 * E)])
+    cap[rng.integers(P, size=2)] = 0.0
+    F = 80
+    pair = rng.integers(pairs, size=F).astype(np.int64)
+    src, dst = rng.integers(E, size=F), rng.integers(E, size=F)
+    blocked = rng.random(F) < 0.1
+    up, down = (P + src).astype(np.int64), (P + E + dst).astype(np.int64)
+    got, over = _core.flow_rates(pair, up, down, blocked, R.indptr.astype(np.int64), R.indices.astype(np.int32),
+                                 R.data.astype(np.float64), cap)
+    cnt = (R.indptr[pair + 1] - R.indptr[pair]).astype(np.int64)
+    rows = np.repeat(np.arange(F), cnt + 2)
+    cols = np.concatenate([np.concatenate([R.indices[R.indptr[p]:R.indptr[p + 1]], [u, d]])
+                           for p, u, d in zip(pair, up, down)]).astype(np.int64)
+    vals = np.concatenate([np.concatenate([R.data[R.indptr[p]:R.indptr[p + 1]], [1.0, 1.0]]) for p in pair])
+    want = flowsim._maxmin(rows, cols, vals, F, cap.copy(), blocked.copy())
+    assert got.tobytes() == want.tobytes()
+    assert not over
+    assert (got[blocked] == 0).all() and (got[~blocked] > 0).any()
+
+
+@pytest.mark.parametrize("arch,kw", [("prn", {}), ("trn", {"period": "20us"})])
+def test_runs_with_the_native_solver_match_the_reference(arch, kw, monkeypatch):
+    wl = od.workload.poisson("hadoop", 0.5, "uniform")
+    a = flowsim.run(arch, wl, duration="150us", seed=2, **kw, **dict(SMALL, nodes=16)).summary
+    monkeypatch.setattr(flowsim, "NATIVE_RATES", False)
+    b = flowsim.run(arch, wl, duration="150us", seed=2, **kw, **dict(SMALL, nodes=16)).summary
+    assert a["trace_hash"] == b["trace_hash"] and a["bytes"] == b["bytes"]
+    assert a["flowsim"]["rate_computations"] > 5
+
+
 def test_maxmin_rejects_a_flow_on_no_link():
     with pytest.raises(ConfigError) as e:
         flowsim.maxmin(sp.csr_matrix([[1.0, 0.0], [0.0, 0.0]]), [1.0, 1.0])

@@ -48,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
+from . import _core
 from .errors import ConfigError, InvariantError
 from .units import parse_size, parse_time
 
@@ -57,6 +58,9 @@ __all__ = ["maxmin", "run", "routing_matrix", "routing_paths", "mean_flow_throug
 MAX_HOPS = 16
 #: most samples of a flow-level run's time series (the interval grows for long runs)
 MAX_SAMPLES = 2000
+#: rates from the native solver (``opendcn_core::maxmin``, bit-identical to
+#: :func:`_maxmin`); False runs the numpy reference (the tests compare the two)
+NATIVE_RATES = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -572,6 +576,9 @@ class _FlowSim:
         if hasattr(self, "R"):
             self._flush()          # the bytes moved so far went over the old routes
         self.R, self.reach, self.H = routing_paths(self.net, self.down)
+        # the routing matrix as the native solver reads it
+        self._csr = (self.R.indptr.astype(np.int64), self.R.indices.astype(np.int32),
+                     np.ascontiguousarray(self.R.data, dtype=np.float64))
         hc = self.H.tocoo()
         self.pair_hops = np.zeros(self.links.N ** 2, np.int64)     # the longest path of each pair
         np.maximum.at(self.pair_hops, hc.row[hc.data > 0], hc.col[hc.data > 0])
@@ -613,7 +620,16 @@ class _FlowSim:
             return
         t0 = time.perf_counter()
         L = self.links
-        if F:
+        if F and NATIVE_RATES:
+            pair = self.pair[active]
+            blocked = ~self.same[active] & ~self.reach[pair]
+            r, over = _core.flow_rates(pair, L.P + self.src[active], L.P + L.E + self.dst[active], blocked,
+                                       *self._csr, L.cap)
+            if over:
+                self.errors.append("a link carries more than its capacity")
+            self.rate[active] = r / 8e12
+            self.stats["waiting_flow_events"] += int(blocked.sum())
+        elif F:
             pair = self.pair[active]
             R = self.R
             fc = (R.indptr[pair + 1] - R.indptr[pair]).astype(np.int64)

@@ -13,6 +13,7 @@ pub mod event;
 pub mod expander;
 pub mod flatmap;
 pub mod ledger;
+pub mod maxmin;
 pub mod packedmap;
 pub mod metrics;
 pub mod prefetch;

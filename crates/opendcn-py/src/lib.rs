@@ -574,10 +574,25 @@ fn rotor_fabric<'py>(py: Python<'py>, tors: u32, uplinks: u32, matchings: PyRead
     Ok(d)
 }
 
+/// Max-min fair rates (bit/s) of the active flows of a flow-level run, and whether a link
+/// ends above its capacity (`opendcn_core::maxmin`; the reference is `flowsim._maxmin`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn flow_rates<'py>(py: Python<'py>, pair: PyReadonlyArray1<i64>, up: PyReadonlyArray1<i64>, down: PyReadonlyArray1<i64>,
+                   blocked: PyReadonlyArray1<bool>, indptr: PyReadonlyArray1<i64>, indices: PyReadonlyArray1<i32>,
+                   data: PyReadonlyArray1<f64>, cap: PyReadonlyArray1<f64>) -> PyResult<(Bound<'py, PyArray1<f64>>, bool)> {
+    use opendcn_core::maxmin::{flow_rates as rates, FlowLinks};
+    let fl = FlowLinks { pair: pair.as_slice()?, up: up.as_slice()?, down: down.as_slice()?, blocked: blocked.as_slice()?,
+                         indptr: indptr.as_slice()?, indices: indices.as_slice()?, data: data.as_slice()? };
+    let (r, over) = rates(&fl, cap.as_slice()?).map_err(|e| bad("flow_rates", "", &e))?;
+    Ok((PyArray1::from_vec(py, r), over))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(rotor_fabric, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_rates, m)?)?;
     slotted::register(m)?;
     shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;

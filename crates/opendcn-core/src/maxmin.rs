@@ -1,0 +1,253 @@
+//! Max-min fair rates by progressive filling, for the flow-level mode
+//! (`python/opendcn/flowsim.py`, docs/flowsim.md).
+//!
+//! The same computation as the Python reference `flowsim._maxmin`, operation for
+//! operation, so that both give bit-identical rates: all rising flows rise together; per
+//! round the shares of the rising flows on each link are summed in entry order, the
+//! smallest increment that saturates a link is taken, and the flows crossing a saturated
+//! link freeze at the level reached. What the Python version pays per round in numpy calls
+//! (building, filtering and re-indexing the entries) is a loop here.
+
+/// The rising entries of one flow-level rate computation: each active flow's fabric links
+/// (its rack pair's row of the routing matrix), then its uplink and its downlink.
+pub struct FlowLinks<'a> {
+    /// Rack pair of each active flow (row of the routing matrix).
+    pub pair: &'a [i64],
+    /// Link index of each active flow's source uplink and destination downlink.
+    pub up: &'a [i64],
+    pub down: &'a [i64],
+    /// Flows that get rate 0 (no route left).
+    pub blocked: &'a [bool],
+    /// The routing matrix in CSR form: share of a pair's traffic on each link.
+    pub indptr: &'a [i64],
+    pub indices: &'a [i32],
+    pub data: &'a [f64],
+}
+
+/// Max-min fair rates (bit/s) of the flows of `fl` on links of capacity `cap`, and whether
+/// some link ends above its capacity (beyond rounding: an invariant error for the caller).
+/// Flows that are blocked, or that cross a link of capacity 0, get 0.
+pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), String> {
+    let f_n = fl.pair.len();
+    if fl.up.len() != f_n || fl.down.len() != f_n || fl.blocked.len() != f_n {
+        return Err("pair, up, down and blocked must have one entry per flow".into());
+    }
+    let l_n = cap.len();
+    let link = |l: i64| -> Result<u32, String> {
+        if l < 0 || l as usize >= l_n {
+            Err(format!("link {l} outside 0..{l_n}"))
+        } else {
+            Ok(l as u32)
+        }
+    };
+    // the entries, flow by flow, in the reference's order
+    let mut total = 0usize;
+    for &p in fl.pair {
+        if p < 0 || p as usize + 1 >= fl.indptr.len() {
+            return Err(format!("pair {p} outside the routing matrix"));
+        }
+        let (a, b) = (fl.indptr[p as usize], fl.indptr[p as usize + 1]);
+        if a < 0 || a > b || b as usize > fl.indices.len() || b as usize > fl.data.len() {
+            return Err(format!("routing matrix row {p} out of range"));
+        }
+        total += (b - a) as usize + 2;
+    }
+    let mut e_flow: Vec<u32> = Vec::with_capacity(total);
+    let mut e_col: Vec<u32> = Vec::with_capacity(total);
+    let mut e_val: Vec<f64> = Vec::with_capacity(total);
+    for f in 0..f_n {
+        let p = fl.pair[f] as usize;
+        let (a, b) = (fl.indptr[p] as usize, fl.indptr[p + 1] as usize);
+        for (&c, &v) in fl.indices[a..b].iter().zip(&fl.data[a..b]) {
+            e_flow.push(f as u32);
+            e_col.push(link(c as i64)?);
+            e_val.push(v);
+        }
+        for l in [fl.up[f], fl.down[f]] {
+            e_flow.push(f as u32);
+            e_col.push(link(l)?);
+            e_val.push(1.0);
+        }
+    }
+    let e_n = e_col.len();
+    let mut rising: Vec<bool> = fl.blocked.iter().map(|&b| !b).collect();
+    for (i, &c) in e_col.iter().enumerate() {
+        if cap[c as usize] <= 0.0 {
+            rising[e_flow[i] as usize] = false;
+        }
+    }
+    // entries by link, each link's in entry order (a stable counting sort)
+    let mut l_ptr = vec![0u32; l_n + 1];
+    for &c in &e_col {
+        l_ptr[c as usize + 1] += 1;
+    }
+    for l in 0..l_n {
+        l_ptr[l + 1] += l_ptr[l];
+    }
+    let mut fill = l_ptr.clone();
+    let mut l_ent = vec![0u32; e_n];
+    for (i, &c) in e_col.iter().enumerate() {
+        l_ent[fill[c as usize] as usize] = i as u32;
+        fill[c as usize] += 1;
+    }
+    // entries by flow: contiguous, in flow order
+    let mut f_ptr = vec![0u32; f_n + 1];
+    for &f in &e_flow {
+        f_ptr[f as usize + 1] += 1;
+    }
+    for f in 0..f_n {
+        f_ptr[f + 1] += f_ptr[f];
+    }
+    let mut rate = vec![0.0f64; f_n];
+    let mut rem: Vec<f64> = cap.to_vec();
+    // w[l]: the summed shares of the rising flows on l, as the reference sums them (in
+    // entry order from 0.0); recomputed only for the links a frozen flow leaves
+    let mut w = vec![0.0f64; l_n];
+    let sum_link = |l: usize, rising: &[bool]| -> f64 {
+        let mut x = 0.0;
+        for &e in &l_ent[l_ptr[l] as usize..l_ptr[l + 1] as usize] {
+            if rising[e_flow[e as usize] as usize] {
+                x += e_val[e as usize];
+            }
+        }
+        x
+    };
+    let mut live: Vec<u32> = Vec::new();
+    for l in 0..l_n {
+        if l_ptr[l + 1] > l_ptr[l] {
+            w[l] = sum_link(l, &rising);
+            if w[l] > 0.0 {
+                live.push(l as u32);
+            }
+        }
+    }
+    let mut share: Vec<f64> = Vec::new();
+    let mut sat: Vec<u32> = Vec::new();
+    let mut newly: Vec<u32> = Vec::new();
+    let mut dirty: Vec<u32> = Vec::new();
+    let mut is_dirty = vec![false; l_n];
+    let mut level = 0.0f64;
+    while !live.is_empty() {
+        share.clear();
+        let mut lo = f64::INFINITY;
+        for &l in &live {
+            let s = rem[l as usize] / w[l as usize];
+            share.push(s);
+            if s < lo {
+                lo = s;
+            }
+        }
+        let inc = lo.max(0.0);
+        level += inc;
+        let thr = inc * (1.0 + 1e-12) + 1e-300;
+        sat.clear();
+        for (i, &l) in live.iter().enumerate() {
+            let l = l as usize;
+            rem[l] -= inc * w[l];
+            if share[i] <= thr {
+                rem[l] = 0.0;
+                sat.push(l as u32);
+            }
+            if rem[l] < 0.0 {
+                rem[l] = 0.0;
+            }
+        }
+        newly.clear();
+        for &l in &sat {
+            let l = l as usize;
+            for &e in &l_ent[l_ptr[l] as usize..l_ptr[l + 1] as usize] {
+                let f = e_flow[e as usize] as usize;
+                if rising[f] {
+                    rising[f] = false;
+                    rate[f] = level;
+                    newly.push(f as u32);
+                }
+            }
+        }
+        dirty.clear();
+        for &f in &newly {
+            for e in f_ptr[f as usize]..f_ptr[f as usize + 1] {
+                let c = e_col[e as usize] as usize;
+                if !is_dirty[c] {
+                    is_dirty[c] = true;
+                    dirty.push(c as u32);
+                }
+            }
+        }
+        for &l in &dirty {
+            is_dirty[l as usize] = false;
+            w[l as usize] = sum_link(l as usize, &rising);
+        }
+        live.retain(|&l| w[l as usize] > 0.0);
+    }
+    // the load check of the caller, over every entry, in entry order
+    let mut load = vec![0.0f64; l_n];
+    for i in 0..e_n {
+        load[e_col[i] as usize] += e_val[i] * rate[e_flow[i] as usize];
+    }
+    let over = e_col.iter().any(|&c| load[c as usize] > cap[c as usize] * (1.0 + 1e-9) + 1e-3);
+    Ok((rate, over))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pairs: &[Vec<(i32, f64)>], flows: &[(i64, i64, i64, bool)], cap: &[f64]) -> (Vec<f64>, bool) {
+        let mut indptr = vec![0i64];
+        let mut indices = Vec::new();
+        let mut data = Vec::new();
+        for row in pairs {
+            for &(c, v) in row {
+                indices.push(c);
+                data.push(v);
+            }
+            indptr.push(indices.len() as i64);
+        }
+        let pair: Vec<i64> = flows.iter().map(|f| f.0).collect();
+        let up: Vec<i64> = flows.iter().map(|f| f.1).collect();
+        let down: Vec<i64> = flows.iter().map(|f| f.2).collect();
+        let blocked: Vec<bool> = flows.iter().map(|f| f.3).collect();
+        let fl = FlowLinks { pair: &pair, up: &up, down: &down, blocked: &blocked, indptr: &indptr, indices: &indices, data: &data };
+        flow_rates(&fl, cap).unwrap()
+    }
+
+    /// The textbook example: two flows share link 0 (capacity 10), one of them also crosses
+    /// link 1 (capacity 2): that one gets 2, the other the remaining 8.
+    #[test]
+    fn bottlenecks_then_the_rest() {
+        // links: 0, 1 fabric; 2..4 uplinks, 4..6 downlinks (capacity 100)
+        let cap = [10.0, 2.0, 100.0, 100.0, 100.0, 100.0];
+        let pairs = vec![vec![(0, 1.0), (1, 1.0)], vec![(0, 1.0)]];
+        let (r, over) = run(&pairs, &[(0, 2, 4, false), (1, 3, 5, false)], &cap);
+        assert_eq!(r, vec![2.0, 8.0]);
+        assert!(!over);
+    }
+
+    /// A flow split over two paths (half on each) and a blocked flow.
+    #[test]
+    fn split_and_blocked_flows() {
+        let cap = [10.0, 10.0, 100.0, 100.0];
+        let pairs = vec![vec![(0, 0.5), (1, 0.5)], vec![(0, 1.0)]];
+        let (r, _) = run(&pairs, &[(0, 2, 3, false), (1, 2, 3, false), (1, 2, 3, true)], &cap);
+        // flows 0 and 1 share the uplink (100) and link 0 (10: 0.5 r0 + r1): both at 20/3
+        assert!((r[0] - 20.0 / 3.0).abs() < 1e-12 && (r[1] - 20.0 / 3.0).abs() < 1e-12, "{r:?}");
+        assert_eq!(r[2], 0.0);
+    }
+
+    /// A link of capacity 0 stops the flows that cross it.
+    #[test]
+    fn dead_links_give_zero() {
+        let cap = [0.0, 10.0, 100.0, 100.0];
+        let pairs = vec![vec![(0, 1.0)], vec![(1, 1.0)]];
+        let (r, over) = run(&pairs, &[(0, 2, 3, false), (1, 2, 3, false)], &cap);
+        assert_eq!(r, vec![0.0, 10.0]);
+        assert!(!over);
+    }
+
+    #[test]
+    fn bad_indices_are_errors() {
+        let fl = FlowLinks { pair: &[3], up: &[0], down: &[1], blocked: &[false], indptr: &[0, 0], indices: &[], data: &[] };
+        assert!(flow_rates(&fl, &[1.0, 1.0]).is_err());
+    }
+}
