@@ -53,21 +53,18 @@ impl ShaleSim {
     /// Has node z been told not to send bucket ⟨j, n⟩ cells to its neighbour index k?
     #[inline]
     pub(super) fn invalid(&self, z: u32, k: u32, j: u32, n: u8) -> bool {
-        !self.inval.is_empty() && self.inval.contains(key(z, 0, j, n), k)
+        !self.inval.is_empty(RECV) && self.inval.contains(key(z, 0, j, n), k, RECV)
     }
 
     /// Undo every invalidation z sent about destination j: re-validation tokens, one
     /// broadcast per (n, phase) over the neighbours that were sent {j, n}.
     fn revalidate(&mut self, z: u32, j: u32) {
-        if self.sent_any.remove(key(z, 0, j, 0)).is_none() {
-            return;
-        }
-        let hmax = self.plan.subs.iter().map(|s| s.h).max().unwrap_or(1) as u8;
+        let hmax = self.hmax;
         let mut ks = Vec::new();
         let mut sel = vec![0u64; self.bc.words];
         for n in 0..hmax {
             ks.clear();
-            self.inval_sent.take(key(z, 0, j, n), &mut ks);
+            self.inval.take(key(z, 0, j, n), SENT, &mut ks);
             let mut i = 0;
             while i < ks.len() {
                 let g = self.bc.k_g[ks[i] as usize];
@@ -105,20 +102,22 @@ impl ShaleSim {
         let kz = key(z, 0, j, n);
         let mut sel = vec![0u64; self.bc.words];
         let mut count = 0;
-        let slot = self.inval_sent.slot(kz);
+        let slot = self.inval.slot(kz);
+        let first = self.inval.half_empty(slot, SENT);
         for jj in 1..m {
             let y = self.plan.subs[sg].tx_peer(z, p, jj);
-            if !self.knows_dead(z, y, t) && self.inval_sent.set_at(slot, base + jj - 1) {
+            if !self.knows_dead(z, y, t) && self.inval.set_at(slot, base + jj - 1, SENT) {
                 sel[((jj - 1) >> 6) as usize] |= 1 << ((jj - 1) & 63);
                 count += 1;
             }
         }
         if count == 0 {
-            self.inval_sent.release_if_empty(kz, slot);
+            self.inval.release_if_empty(kz, slot);
             return;
         }
         self.inval_tokens += count;
-        if self.sent_any.insert(key(z, 0, j, 0), 1).is_none() {
+        // z's first invalidation about j (since its last re-validation of j)?
+        if first && (0..self.hmax).all(|m| m == n || !self.inval.any(key(z, 0, j, m), SENT)) {
             self.sent_dsts.entry(z).or_default().push(j);
         }
         self.push_bcast(z, base, j, n | INV, &sel);
@@ -148,14 +147,14 @@ impl ShaleSim {
     /// z received the re-validation of {j, n} from its neighbour index k: forget it, and
     /// undo what z sent about j.
     pub(super) fn on_reval(&mut self, z: u32, k: u32, j: u32, n: u8) {
-        if self.inval.remove(key(z, 0, j, n), k) {
+        if self.inval.remove(key(z, 0, j, n), k, RECV) {
             self.revalidate(z, j);
         }
     }
 
     /// z received {j, n} from its neighbour index k (sub-schedule sg).
     pub(super) fn on_inval(&mut self, z: u32, k: u32, j: u32, n: u8, sg: usize, t: u64) {
-        if !self.inval.insert(key(z, 0, j, n), k) {
+        if !self.inval.insert(key(z, 0, j, n), k, RECV) {
             return;
         }
         let (h, m) = (self.plan.subs[sg].h, self.plan.subs[sg].m);
@@ -236,9 +235,10 @@ impl ShaleSim {
     }
 }
 
-/// Sets of a node's neighbour indices per (node, destination, sprays left): one bitmap over
-/// the node's neighbour indices per key, allocated when its first bit is set and freed when
-/// its last is cleared.
+/// Sets of a node's neighbour indices per (node, destination, sprays left), two per key:
+/// the neighbours it received {j, n} from ([`RECV`]) and the ones it sent {j, n} to
+/// ([`SENT`]). One bitmap over the node's neighbour indices per key and half, in one slot
+/// allocated when the key's first bit is set and freed when its last is cleared.
 #[derive(Default)]
 pub(super) struct NbrSets {
     /// key(z, 0, j, n) -> slot in `pool`.
@@ -246,24 +246,25 @@ pub(super) struct NbrSets {
     words: usize,
     pool: Vec<u64>,
     free: Vec<u32>,
-    bits: u64,
+    bits: [u64; 2],
 }
+
+/// Halves of an [`NbrSets`] slot.
+pub(super) const RECV: usize = 0;
+pub(super) const SENT: usize = 1;
 
 impl NbrSets {
     pub(super) fn new(neighbours: u32) -> NbrSets {
-        NbrSets {
-            words: (neighbours as usize).div_ceil(64).max(1),
-            ..Default::default()
-        }
+        NbrSets { words: (neighbours as usize).div_ceil(64).max(1), ..Default::default() }
     }
 
-    /// Bits set over all keys.
-    pub(super) fn len(&self) -> u64 {
-        self.bits
+    /// Bits set in one half over all keys.
+    pub(super) fn len(&self, half: usize) -> u64 {
+        self.bits[half]
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.bits == 0
+    pub(super) fn is_empty(&self, half: usize) -> bool {
+        self.bits[half] == 0
     }
 
     /// Keys with at least one bit set.
@@ -273,17 +274,33 @@ impl NbrSets {
     }
 
     #[inline]
-    pub(super) fn contains(&self, key: u64, k: u32) -> bool {
+    fn word(&self, s: usize, half: usize, k: u32) -> usize {
+        (2 * s + half) * self.words + (k >> 6) as usize
+    }
+
+    #[inline]
+    pub(super) fn contains(&self, key: u64, k: u32, half: usize) -> bool {
         match self.map.get(key) {
-            Some(s) => self.pool[s as usize * self.words + (k >> 6) as usize] >> (k & 63) & 1 != 0,
+            Some(s) => self.pool[self.word(s as usize, half, k)] >> (k & 63) & 1 != 0,
             None => false,
         }
     }
 
-    /// Set bit k of key; whether it was clear.
-    pub(super) fn insert(&mut self, key: u64, k: u32) -> bool {
+    /// Whether key has a bit set in `half`.
+    pub(super) fn any(&self, key: u64, half: usize) -> bool {
+        match self.map.get(key) {
+            Some(s) => {
+                let a = (2 * s as usize + half) * self.words;
+                self.pool[a..a + self.words].iter().any(|&w| w != 0)
+            }
+            None => false,
+        }
+    }
+
+    /// Set bit k of key's `half`; whether it was clear.
+    pub(super) fn insert(&mut self, key: u64, k: u32, half: usize) -> bool {
         let s = self.slot(key);
-        self.set_at(s, k)
+        self.set_at(s, k, half)
     }
 
     /// The slot of key, allocated (empty) if it has none: to set several bits with one
@@ -295,8 +312,8 @@ impl NbrSets {
                 let s = match self.free.pop() {
                     Some(s) => s as usize,
                     None => {
-                        self.pool.resize(self.pool.len() + self.words, 0);
-                        self.pool.len() / self.words - 1
+                        self.pool.resize(self.pool.len() + 2 * self.words, 0);
+                        self.pool.len() / (2 * self.words) - 1
                     }
                 };
                 self.map.insert(key, s as u64);
@@ -305,69 +322,64 @@ impl NbrSets {
         }
     }
 
+    /// Whether slot s has no bit set in `half`.
+    pub(super) fn half_empty(&self, s: usize, half: usize) -> bool {
+        let a = (2 * s + half) * self.words;
+        self.pool[a..a + self.words].iter().all(|&w| w == 0)
+    }
+
     /// Free slot s of key if no bit of it is set.
     pub(super) fn release_if_empty(&mut self, key: u64, s: usize) {
-        if self.pool[s * self.words..(s + 1) * self.words]
-            .iter()
-            .all(|&w| w == 0)
-        {
+        if self.pool[2 * s * self.words..2 * (s + 1) * self.words].iter().all(|&w| w == 0) {
             self.map.remove(key);
             self.free.push(s as u32);
         }
     }
 
-    /// Set bit k in slot s; whether it was clear.
+    /// Set bit k of `half` in slot s; whether it was clear.
     #[inline]
-    pub(super) fn set_at(&mut self, s: usize, k: u32) -> bool {
-        let w = &mut self.pool[s * self.words + (k >> 6) as usize];
+    pub(super) fn set_at(&mut self, s: usize, k: u32, half: usize) -> bool {
+        let i = self.word(s, half, k);
+        let w = &mut self.pool[i];
         let b = 1u64 << (k & 63);
         if *w & b != 0 {
             return false;
         }
         *w |= b;
-        self.bits += 1;
+        self.bits[half] += 1;
         true
     }
 
-    /// Clear bit k of key; whether it was set.
-    pub(super) fn remove(&mut self, key: u64, k: u32) -> bool {
-        let Some(s) = self.map.get(key) else {
-            return false;
-        };
+    /// Clear bit k of key's `half`; whether it was set.
+    pub(super) fn remove(&mut self, key: u64, k: u32, half: usize) -> bool {
+        let Some(s) = self.map.get(key) else { return false };
         let s = s as usize;
-        let words = &mut self.pool[s * self.words..(s + 1) * self.words];
+        let i = self.word(s, half, k);
         let b = 1u64 << (k & 63);
-        if words[(k >> 6) as usize] & b == 0 {
+        if self.pool[i] & b == 0 {
             return false;
         }
-        words[(k >> 6) as usize] &= !b;
-        self.bits -= 1;
-        if words.iter().all(|&w| w == 0) {
-            self.map.remove(key);
-            self.free.push(s as u32);
-        }
+        self.pool[i] &= !b;
+        self.bits[half] -= 1;
+        self.release_if_empty(key, s);
         true
     }
 
-    /// Remove key, appending its set bits (ascending) to `out`.
-    pub(super) fn take(&mut self, key: u64, out: &mut Vec<u32>) {
-        let Some(s) = self.map.remove(key) else {
-            return;
-        };
+    /// Clear key's `half`, appending its set bits (ascending) to `out`.
+    pub(super) fn take(&mut self, key: u64, half: usize, out: &mut Vec<u32>) {
+        let Some(s) = self.map.get(key) else { return };
         let s = s as usize;
-        for (i, w) in self.pool[s * self.words..(s + 1) * self.words]
-            .iter_mut()
-            .enumerate()
-        {
+        let a = (2 * s + half) * self.words;
+        for (i, w) in self.pool[a..a + self.words].iter_mut().enumerate() {
             let mut v = *w;
             while v != 0 {
                 out.push(i as u32 * 64 + v.trailing_zeros());
-                self.bits -= 1;
+                self.bits[half] -= 1;
                 v &= v - 1;
             }
             *w = 0;
         }
-        self.free.push(s as u32);
+        self.release_if_empty(key, s);
     }
 }
 

@@ -502,8 +502,7 @@ pub struct ShaleSim {
     revive: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     redet_events: Vec<(u64, u32, u32)>,
     redet_next: usize,
-    /// (node, destination) pairs with invalidations sent, and the destinations per node.
-    sent_any: Map,
+    /// Destinations each node sent invalidations about (since it last re-validated them).
     sent_dsts: HashMap<u32, Vec<u32>, BuildHasherDefault<MixHasher>>,
     revalidation_tokens: u64,
     fail_list: Vec<u32>,
@@ -511,8 +510,10 @@ pub struct ShaleSim {
     down_links: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     // invalidation tokens: received {j, n} per (node, k, j, n); tokens sent; detection
     // events (tick, node, peer)
+    /// Invalidations received and sent, per (node, destination, n).
     inval: invalidation::NbrSets,
-    inval_sent: invalidation::NbrSets,
+    /// Largest h of the sub-schedules (n < hmax).
+    hmax: u8,
     bc: invalidation::Bcasts,
     det_events: Vec<(u64, u32, u32)>,
     det_next: usize,
@@ -788,14 +789,13 @@ impl ShaleSim {
             revive: Default::default(),
             redet_events: Vec::new(),
             redet_next: 0,
-            sent_any: Map::default(),
             sent_dsts: Default::default(),
             revalidation_tokens: 0,
             fail_list,
             detect: Default::default(),
             down_links: Default::default(),
             inval: invalidation::NbrSets::new(kk),
-            inval_sent: invalidation::NbrSets::new(kk),
+            hmax: 1,
             bc: Default::default(),
             det_events: Vec::new(),
             det_next: 0,
@@ -848,6 +848,7 @@ impl ShaleSim {
         } else if sim.any_failed {
             sim.bc = invalidation::Bcasts::new(&sim.plan, n);
         }
+        sim.hmax = sim.plan.subs.iter().map(|s| s.h).max().unwrap_or(1) as u8;
         if sim.e2e() {
             if s.pull_every == 0 || s.init_window == 0 || s.ndp_queue == 0 {
                 return Err(SpecError::new("pull_every", s.pull_every, "window, cells per PULL and NDP queue must be >= 1"));

@@ -161,7 +161,7 @@ impl ShaleSim {
             inval_tokens: self.inval_tokens,
             inval_requeued: self.inval_requeued,
             reval_tokens: self.revalidation_tokens,
-            inval_held: self.inval.len() as u64,
+            inval_held: self.inval.len(super::invalidation::RECV),
             pulls: self.tp.pulls,
             trims: self.tp.trims,
             resent_bytes: self.tp.resent_bytes,

@@ -282,7 +282,7 @@ fn ledger_counts_trims_and_drops() {
 
 
 mod invalidation_state {
-    use super::super::invalidation::NbrSets;
+    use super::super::invalidation::{NbrSets, RECV, SENT};
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
@@ -292,25 +292,32 @@ mod invalidation_state {
         /// (key, neighbour) pairs: insert / remove report changes, take returns the bits
         /// ascending, and the bit count matches.
         #[test]
-        fn neighbour_sets_match_a_set(ops in proptest::collection::vec((0u8..3, 0u64..6, 0u32..200), 1..600)) {
+        fn neighbour_sets_match_a_set(ops in proptest::collection::vec((0u8..3, 0usize..2, 0u64..6, 0u32..200), 1..600)) {
             let mut a = NbrSets::new(200);
-            let mut m: BTreeSet<(u64, u32)> = BTreeSet::new();
-            for (op, key, k) in ops {
+            let mut m: BTreeSet<(usize, u64, u32)> = BTreeSet::new();
+            for (op, half, key, k) in ops {
                 match op {
-                    0 => prop_assert_eq!(a.insert(key, k), m.insert((key, k))),
-                    1 => prop_assert_eq!(a.remove(key, k), m.remove(&(key, k))),
+                    0 => prop_assert_eq!(a.insert(key, k, half), m.insert((half, key, k))),
+                    1 => prop_assert_eq!(a.remove(key, k, half), m.remove(&(half, key, k))),
                     _ => {
                         let mut out = Vec::new();
-                        a.take(key, &mut out);
-                        let want: Vec<u32> = m.iter().filter(|e| e.0 == key).map(|e| e.1).collect();
-                        m.retain(|e| e.0 != key);
+                        a.take(key, half, &mut out);
+                        let want: Vec<u32> = m.iter().filter(|e| e.0 == half && e.1 == key).map(|e| e.2).collect();
+                        m.retain(|e| !(e.0 == half && e.1 == key));
                         prop_assert_eq!(out, want);
                     }
                 }
-                prop_assert_eq!(a.len(), m.len() as u64);
+                for h in [RECV, SENT] {
+                    prop_assert_eq!(a.len(h), m.iter().filter(|e| e.0 == h).count() as u64);
+                }
+                let keys: BTreeSet<u64> = m.iter().map(|e| e.1).collect();
+                prop_assert_eq!(a.keys(), keys.len());
                 for key in 0..6 {
-                    for k in [0u32, 63, 64, 130, 199] {
-                        prop_assert_eq!(a.contains(key, k), m.contains(&(key, k)));
+                    for h in [RECV, SENT] {
+                        prop_assert_eq!(a.any(key, h), m.iter().any(|e| e.0 == h && e.1 == key));
+                        for k in [0u32, 63, 64, 130, 199] {
+                            prop_assert_eq!(a.contains(key, k, h), m.contains(&(h, key, k)));
+                        }
                     }
                 }
             }
@@ -366,13 +373,13 @@ mod invalidation_state {
         sim.run_until(u64::MAX);
         let o = sim.output();
         assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
-        assert!(sim.inval.len() > 0);
+        assert!(sim.inval.len(RECV) > 0);
         let keys = sim.inval.keys();
         assert!(keys <= 1296 * 26 * 2, "{keys} keys");
         assert!(
-            sim.inval.len() > 10 * keys as u64,
+            sim.inval.len(RECV) > 10 * keys as u64,
             "{} bits in {keys} keys",
-            sim.inval.len()
+            sim.inval.len(RECV)
         );
     }
 }
