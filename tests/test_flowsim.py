@@ -100,11 +100,39 @@ def test_native_rates_equal_the_reference_bit_for_bit(seed):
     assert (got[blocked] == 0).all() and (got[~blocked] > 0).any()
 
 
+@pytest.mark.parametrize("arch", ["prn", "fattree", "dfplus"])
+def test_native_state_graph_equals_the_reference(arch, monkeypatch):
+    """The routing matrix's state graph from the native kernel and from numpy: the same
+    states, edges and order (so the same routing matrix, bit for bit)."""
+    from opendcn import _core
+
+    got: list = []
+
+    def spy(key, gport, up, nxt, N, T, pid):
+        ref = real(key, gport, up, nxt, N, T, pid)
+        nat = _core.state_graph(key, gport, np.ascontiguousarray(up, bool), nxt.astype(np.int64), N, T, pid,
+                                flowsim.MAX_HOPS)
+        got.append((ref, nat))
+        return ref
+
+    real = flowsim._state_graph
+    monkeypatch.setattr(flowsim, "NATIVE", False)
+    monkeypatch.setattr(flowsim, "_state_graph", spy)
+    net = getattr(od.arch, arch)(**dict(SMALL, nodes=16))
+    flowsim.routing_matrix(net)
+    assert got
+    for ref, nat in got:
+        assert ref[5] == nat[5] is False
+        assert len(ref[0]) > 16 * 15 and len(ref[2]) > len(ref[0])
+        for a, b in zip(ref[:5], nat[:5]):
+            assert np.array_equal(np.asarray(a, np.int64), b)
+
+
 @pytest.mark.parametrize("arch,kw", [("prn", {}), ("trn", {"period": "20us"})])
 def test_runs_with_the_native_solver_match_the_reference(arch, kw, monkeypatch):
     wl = od.workload.poisson("hadoop", 0.5, "uniform")
     a = flowsim.run(arch, wl, duration="150us", seed=2, **kw, **dict(SMALL, nodes=16)).summary
-    monkeypatch.setattr(flowsim, "NATIVE_RATES", False)
+    monkeypatch.setattr(flowsim, "NATIVE", False)
     b = flowsim.run(arch, wl, duration="150us", seed=2, **kw, **dict(SMALL, nodes=16)).summary
     assert a["trace_hash"] == b["trace_hash"] and a["bytes"] == b["bytes"]
     assert a["flowsim"]["rate_computations"] > 5

@@ -58,9 +58,10 @@ __all__ = ["maxmin", "run", "routing_matrix", "routing_paths", "mean_flow_throug
 MAX_HOPS = 16
 #: most samples of a flow-level run's time series (the interval grows for long runs)
 MAX_SAMPLES = 2000
-#: rates from the native solver (``opendcn_core::maxmin``, bit-identical to
-#: :func:`_maxmin`); False runs the numpy reference (the tests compare the two)
-NATIVE_RATES = True
+#: the native kernels (``opendcn_core::maxmin``): rates bit-identical to :func:`_maxmin`,
+#: the routing state graph array for array :func:`_state_graph`; False runs the numpy
+#: references (the tests compare the two)
+NATIVE = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -192,18 +193,13 @@ def routing_paths(net: Any, down: np.ndarray | None = None) -> tuple[sparse.csr_
     return _table_matrix(net, t["tf_node"], t["tf_src"], t["tf_dst"], t["tf_port"], up, nxt, P)
 
 
-def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, gport: np.ndarray,
-                  up: np.ndarray, nxt: np.ndarray, P: int) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
-    N = net.config.nodes
-    # entries sorted by (node, dst, src + 1): the engine's lookup with its precedence
-    key = (node.astype(np.int64) * N + dst) * (N + 1) + (src + 1)
-    order = np.argsort(key, kind="stable")
-    key, gport = key[order], gport[order].astype(np.int64)
-    pairs = np.array([(s, d) for s in range(N) for d in range(N) if s != d], np.int64).reshape(-1, 2)
-    pid = pairs[:, 0] * N + pairs[:, 1]
-    # 1. the graph of (pair, node) states reachable from the source rack
-    T = int(net.total_nodes)
-    st_pair, st_node = pid.copy(), pairs[:, 0].copy()
+def _state_graph(key: np.ndarray, gport: np.ndarray, up: np.ndarray, nxt: np.ndarray, N: int, T: int,
+                 pid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The numpy reference of ``opendcn_core::maxmin::state_graph`` (the runs call the
+    native one, :data:`NATIVE`): the (pair, node) states reachable from each pair's source
+    rack and the edges (from state, port, to state) between them, breadth first."""
+    looped = False
+    st_pair, st_node = pid.copy(), pid // N
     kk = st_pair * T + st_node
     ko = np.argsort(kk)
     known_k, known_id = kk[ko], ko.astype(np.int64)
@@ -254,12 +250,33 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
         frontier = newst[newv != newp % N]
     else:
         if len(frontier):
-            raise InvariantError(f"{net.arch}: routes loop (a packet still travels after {MAX_HOPS} hops)")
+            looped = True
     st_pair = np.concatenate(sp_l)
     st_node = np.concatenate(nd_l)
     ef = np.concatenate(e_from) if e_from else np.zeros(0, np.int64)
     ep = np.concatenate(e_port) if e_port else np.zeros(0, np.int64)
     et = np.concatenate(e_to) if e_to else np.zeros(0, np.int64)
+    return st_pair, st_node, ef, ep, et, looped
+
+
+def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, gport: np.ndarray,
+                  up: np.ndarray, nxt: np.ndarray, P: int) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
+    N = net.config.nodes
+    # entries sorted by (node, dst, src + 1): the engine's lookup with its precedence
+    key = (node.astype(np.int64) * N + dst) * (N + 1) + (src + 1)
+    order = np.argsort(key, kind="stable")
+    key, gport = key[order], gport[order].astype(np.int64)
+    pairs = np.array([(s, d) for s in range(N) for d in range(N) if s != d], np.int64).reshape(-1, 2)
+    pid = pairs[:, 0] * N + pairs[:, 1]
+    # 1. the graph of (pair, node) states reachable from the source rack
+    T = int(net.total_nodes)
+    if NATIVE:
+        st_pair, st_node, ef, ep, et, looped = _core.state_graph(key, gport, np.ascontiguousarray(up, bool),
+                                                                 nxt.astype(np.int64), N, T, pid, MAX_HOPS)
+    else:
+        st_pair, st_node, ef, ep, et, looped = _state_graph(key, gport, up, nxt, N, T, pid)
+    if looped:
+        raise InvariantError(f"{net.arch}: routes loop (a packet still travels after {MAX_HOPS} hops)")
     # 2. live states: at the destination, or with an edge to a live state
     live = st_node == st_pair % N
     for _ in range(MAX_HOPS + 1):
@@ -620,7 +637,7 @@ class _FlowSim:
             return
         t0 = time.perf_counter()
         L = self.links
-        if F and NATIVE_RATES:
+        if F and NATIVE:
             pair = self.pair[active]
             blocked = ~self.same[active] & ~self.reach[pair]
             r, over = _core.flow_rates(pair, L.P + self.src[active], L.P + L.E + self.dst[active], blocked,

@@ -1,5 +1,5 @@
-//! Max-min fair rates by progressive filling, for the flow-level mode
-//! (`python/opendcn/flowsim.py`, docs/flowsim.md).
+//! The flow-level mode's inner loops (`python/opendcn/flowsim.py`, docs/flowsim.md): max-min
+//! fair rates by progressive filling, and the state graph behind the routing matrix.
 //!
 //! The same computation as the Python reference `flowsim._maxmin`, operation for
 //! operation, so that both give bit-identical rates: all rising flows rise together; per
@@ -245,9 +245,155 @@ mod tests {
         assert!(!over);
     }
 
+    /// Three racks in a line 0 - 1 - 2 (ports: 0: 0->1, 1: 1->0, 2: 1->2, 3: 2->1), any-source
+    /// entries towards each destination: pair (0, 2) goes 0 -> 1 -> 2, two edges.
+    #[test]
+    fn state_graph_follows_the_tables() {
+        let n = 3i64;
+        let k = |node: i64, dst: i64, src1: i64| (node * n + dst) * (n + 1) + src1;
+        let mut rows = vec![(k(0, 1, 0), 0), (k(0, 2, 0), 0), (k(1, 0, 0), 1), (k(1, 2, 0), 2), (k(2, 0, 0), 3), (k(2, 1, 0), 3)];
+        rows.sort();
+        let key: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let gport: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        let nxt = [1i64, 0, 2, 1];
+        let up = [true; 4];
+        let pid: Vec<i64> = (0..3).flat_map(|s| (0..3).filter(move |&d| d != s).map(move |d| s * n + d)).collect();
+        let g = state_graph(&key, &gport, &up, &nxt, n, 3, &pid, 16).unwrap();
+        assert!(!g.looped);
+        // pair (0, 2) = id 1: state 1 -> (pair 2, node 1) -> (pair 2, node 2)
+        let s1 = g.et[g.ef.iter().position(|&f| f == 1).unwrap()] as usize;
+        assert_eq!((g.st_pair[s1], g.st_node[s1]), (2, 1));
+        let s2 = g.et[g.ef.iter().position(|&f| f == s1 as i64).unwrap()] as usize;
+        assert_eq!((g.st_pair[s2], g.st_node[s2]), (2, 2));
+        assert_eq!(g.ef.len(), 6 + 2); // one hop per neighbour pair, two for the two far pairs
+        // a table that sends 0 -> 1 -> 0 for destination 2: the states cycle (known states
+        // are not revisited) and pair (0, 2) never reaches rack 2
+        let mut bad = gport.clone();
+        bad[key.iter().position(|&x| x == k(1, 2, 0)).unwrap()] = 1;
+        let b = state_graph(&key, &bad, &up, &nxt, n, 3, &pid, 16).unwrap();
+        assert!(!b.looped);
+        assert!(!(0..b.st_pair.len()).any(|i| b.st_pair[i] == 2 && b.st_node[i] == 2));
+        assert!(b.et.contains(&1)); // back to pair (0, 2)'s first state
+        // unsorted keys are refused
+        let rev: Vec<i64> = key.iter().rev().copied().collect();
+        assert!(state_graph(&rev, &gport, &up, &nxt, n, 3, &pid, 16).is_err());
+    }
+
     #[test]
     fn bad_indices_are_errors() {
         let fl = FlowLinks { pair: &[3], up: &[0], down: &[1], blocked: &[false], indptr: &[0, 0], indices: &[], data: &[] };
         assert!(flow_rates(&fl, &[1.0, 1.0]).is_err());
     }
+}
+
+/// The (rack pair, node) states a packet of each pair can be in under per-node forwarding
+/// tables, and the edges between them, for the flow-level routing matrix
+/// (`flowsim._table_matrix`, whose numpy version this reproduces array for array).
+pub struct StateGraph {
+    pub st_pair: Vec<i64>,
+    pub st_node: Vec<i64>,
+    /// Edges: from state, global port, to state; in discovery order.
+    pub ef: Vec<i64>,
+    pub ep: Vec<i64>,
+    pub et: Vec<i64>,
+    /// A packet still travels after `max_hops` hops.
+    pub looped: bool,
+}
+
+/// Breadth-first over the states from each pair's source rack: `key` are the table entries'
+/// sorted keys `(node·N + dst)·(N + 1) + (src + 1)` (src + 1 = 0: any source), `gport`
+/// their global ports; a state follows every entry of its most specific match whose port
+/// is `up`, to node `nxt[port]`. States are numbered as found: the pairs' sources first,
+/// then per hop the new states in ascending `pair·T + node` order; the next frontier is
+/// the new states not at their destination.
+#[allow(clippy::too_many_arguments)]
+pub fn state_graph(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64, t: i64, pid: &[i64],
+                   max_hops: usize) -> Result<StateGraph, String> {
+    use crate::flatmap::FlatMap;
+    if key.len() != gport.len() || up.len() != nxt.len() {
+        return Err("key / gport and up / nxt must have equal lengths".into());
+    }
+    let mut g = StateGraph { st_pair: pid.to_vec(), st_node: pid.iter().map(|&p| p / n).collect(), ef: vec![],
+                             ep: vec![], et: vec![], looped: false };
+    if pid.iter().any(|&p| p < 0 || p >= n * n) {
+        return Err("pair ids must be in 0..N*N".into());
+    }
+    let mut known = FlatMap::with_capacity(pid.len() * 4);
+    for (i, &p) in pid.iter().enumerate() {
+        known.insert((p * t + p / n) as u64, i as u64);
+    }
+    // the entries of each (node, destination) group: key / (N + 1) = node·N + dst
+    let groups = (t * n) as usize;
+    if key.windows(2).any(|w| w[0] > w[1]) || key.first().is_some_and(|&k| k < 0)
+        || key.last().is_some_and(|&k| k / (n + 1) >= t * n) {
+        return Err("table keys must be sorted and within the (node, destination) range".into());
+    }
+    let mut g_lo = vec![0usize; groups + 1];
+    for &k in key {
+        g_lo[(k / (n + 1)) as usize + 1] += 1;
+    }
+    for i in 0..groups {
+        g_lo[i + 1] += g_lo[i];
+    }
+    let range = |k: i64| -> (usize, usize) {
+        let gi = (k / (n + 1)) as usize;
+        let (a, b) = (g_lo[gi], g_lo[gi + 1]);
+        let run = &key[a..b];
+        let lo = run.partition_point(|&x| x < k);
+        let hi = lo + run[lo..].partition_point(|&x| x <= k);
+        (a + lo, a + hi)
+    };
+    let mut frontier: Vec<i64> = (0..pid.len() as i64).collect();
+    let mut hop_ek: Vec<i64> = Vec::new();
+    let mut uniq: Vec<i64> = Vec::new();
+    for _ in 0..max_hops {
+        if frontier.is_empty() {
+            return Ok(g);
+        }
+        hop_ek.clear();
+        for &st in &frontier {
+            let (p, v) = (g.st_pair[st as usize], g.st_node[st as usize]);
+            let (s, d) = (p / n, p % n);
+            let (lo1, hi1) = range((v * n + d) * (n + 1) + (s + 1));
+            let (lo, hi) = if hi1 > lo1 { (lo1, hi1) } else { range((v * n + d) * (n + 1)) };
+            for &port in &gport[lo..hi] {
+                if port < 0 || port as usize >= up.len() {
+                    return Err(format!("table port {port} outside 0..{}", up.len()));
+                }
+                if !up[port as usize] {
+                    continue;
+                }
+                let w = nxt[port as usize];
+                if w < 0 || w >= t {
+                    return Err(format!("port {port} leads to node {w} outside 0..{t}"));
+                }
+                g.ef.push(st);
+                g.ep.push(port);
+                hop_ek.push(p * t + w);
+            }
+        }
+        // new states: numbered in ascending key order after the known ones
+        const PENDING: u64 = u64::MAX - 1;
+        uniq.clear();
+        for &k in &hop_ek {
+            if known.get(k as u64).is_none() {
+                known.insert(k as u64, PENDING);
+                uniq.push(k);
+            }
+        }
+        uniq.sort_unstable();
+        let mut fresh: Vec<i64> = Vec::with_capacity(uniq.len());
+        for &k in &uniq {
+            let id = g.st_pair.len() as i64;
+            g.st_pair.push(k / t);
+            g.st_node.push(k % t);
+            known.insert(k as u64, id as u64);
+            fresh.push(id);
+        }
+        g.et.extend(hop_ek.iter().map(|&k| known.get(k as u64).unwrap_or(0) as i64));
+        debug_assert_eq!(g.et.len(), g.ef.len());
+        frontier = fresh.into_iter().filter(|&id| g.st_node[id as usize] != g.st_pair[id as usize] % n).collect();
+    }
+    g.looped = !frontier.is_empty();
+    Ok(g)
 }

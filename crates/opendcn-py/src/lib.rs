@@ -588,11 +588,30 @@ fn flow_rates<'py>(py: Python<'py>, pair: PyReadonlyArray1<i64>, up: PyReadonlyA
     Ok((PyArray1::from_vec(py, r), over))
 }
 
+type Col<'py> = Bound<'py, PyArray1<i64>>;
+
+/// The routing state graph of a flow-level run: `(st_pair, st_node, ef, ep, et, looped)`
+/// (`opendcn_core::maxmin::state_graph`; the reference is `flowsim._state_graph`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn state_graph<'py>(py: Python<'py>, key: PyReadonlyArray1<i64>, gport: PyReadonlyArray1<i64>, up: PyReadonlyArray1<bool>,
+                    nxt: PyReadonlyArray1<i64>, n: i64, t: i64, pid: PyReadonlyArray1<i64>, max_hops: usize)
+                    -> PyResult<(Col<'py>, Col<'py>, Col<'py>, Col<'py>, Col<'py>, bool)> {
+    if n < 1 || t < 1 {
+        return Err(bad("state_graph", (n, t), "racks and nodes must be >= 1"));
+    }
+    let g = opendcn_core::maxmin::state_graph(key.as_slice()?, gport.as_slice()?, up.as_slice()?, nxt.as_slice()?, n, t,
+                                              pid.as_slice()?, max_hops).map_err(|e| bad("state_graph", "", &e))?;
+    Ok((PyArray1::from_vec(py, g.st_pair), PyArray1::from_vec(py, g.st_node), PyArray1::from_vec(py, g.ef),
+        PyArray1::from_vec(py, g.ep), PyArray1::from_vec(py, g.et), g.looped))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(rotor_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(flow_rates, m)?)?;
+    m.add_function(wrap_pyfunction!(state_graph, m)?)?;
     slotted::register(m)?;
     shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
