@@ -640,8 +640,10 @@ class _FlowSim:
         if F and NATIVE:
             pair = self.pair[active]
             blocked = ~self.same[active] & ~self.reach[pair]
-            r, over = _core.flow_rates(pair, L.P + self.src[active], L.P + L.E + self.dst[active], blocked,
-                                       *self._csr, L.cap)
+            i64 = np.int64
+            r, over = _core.flow_rates(pair.astype(i64, copy=False), (L.P + self.src[active]).astype(i64, copy=False),
+                                       (L.P + L.E + self.dst[active]).astype(i64, copy=False), blocked, *self._csr,
+                                       L.cap.astype(np.float64, copy=False))
             if over:
                 self.errors.append("a link carries more than its capacity")
             self.rate[active] = r / 8e12
