@@ -22,9 +22,11 @@ __all__ = [
     "Simulator",
     "SiriusSim",
     "__version__",
+    "flow_rates",
     "negotiator_match",
     "rotor_fabric",
     "shale_peers",
+    "state_graph",
 ]
 
 __version__: str
@@ -148,6 +150,22 @@ def rotor_fabric(
     """Opera's rotor fabric: per-superslice peer ToR of every (tor, rotor) (-1: none), the
     timing (eps, delta, superslice; 0 = auto from the longest path), the longest path and
     the matchings used (empty ``matchings``: generated from ``seed``)."""
+
+def flow_rates(
+    pair: NDArray[np.int64], up: NDArray[np.int64], down: NDArray[np.int64], blocked: NDArray[np.bool_],
+    indptr: NDArray[np.int64], indices: NDArray[np.int32], data: NDArray[np.float64], cap: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], bool]:
+    """Max-min fair rates (bit/s) of a flow-level run's active flows (their rack pairs'
+    rows of the routing matrix ``indptr / indices / data``, then their uplink and
+    downlink), and whether a link ends above its capacity; bit-identical to
+    ``flowsim._maxmin``."""
+
+def state_graph(
+    key: NDArray[np.int64], gport: NDArray[np.int64], up: NDArray[np.bool_], nxt: NDArray[np.int64], n: int,
+    t: int, pid: NDArray[np.int64], max_hops: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], bool]:
+    """The (rack pair, node) states of the flow-level routing matrix and their edges:
+    ``(st_pair, st_node, ef, ep, et, looped)``, array for array ``flowsim._state_graph``."""
 
 def negotiator_match(
     tors: int, ports: int, topology: str, seed: int, requests: list[tuple[int, int]], rounds: int = 1
