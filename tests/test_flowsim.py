@@ -128,6 +128,27 @@ def test_native_state_graph_equals_the_reference(arch, monkeypatch):
             assert np.array_equal(np.asarray(a, np.int64), b)
 
 
+@pytest.mark.parametrize("arch", ["prn", "fattree", "dfplus", "expander_hyb"])
+def test_native_routing_matrix_equals_the_reference(arch, monkeypatch):
+    """The routing matrix, reachability and path lengths from the native state graph and
+    share propagation and from numpy: bit for bit, with and without failed ports."""
+    net = getattr(od.arch, arch)(**dict(SMALL, nodes=16))
+    rng = np.random.default_rng(3)
+    for down in (None, rng.random(net.n_ports) < 0.1):
+        nat = flowsim.routing_paths(net, down)
+        with monkeypatch.context() as m:
+            m.setattr(flowsim, "NATIVE", False)
+            ref = flowsim.routing_paths(net, down)
+        for a, b in ((nat[0], ref[0]), (nat[2], ref[2])):
+            assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+            assert a.data.tobytes() == b.data.tobytes()
+        assert np.array_equal(nat[1], ref[1])
+        assert nat[0].nnz > 16 * 15 and nat[1].sum() > 0
+        if down is not None:
+            # nothing is routed over a port that is down
+            assert not down[nat[0].indices[nat[0].data > 0]].any()
+
+
 @pytest.mark.parametrize("arch,kw", [("prn", {}), ("trn", {"period": "20us"})])
 def test_runs_with_the_native_solver_match_the_reference(arch, kw, monkeypatch):
     wl = od.workload.poisson("hadoop", 0.5, "uniform")

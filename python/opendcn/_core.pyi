@@ -27,6 +27,7 @@ __all__ = [
     "rotor_fabric",
     "shale_peers",
     "state_graph",
+    "state_shares",
 ]
 
 __version__: str
@@ -166,6 +167,14 @@ def state_graph(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], bool]:
     """The (rack pair, node) states of the flow-level routing matrix and their edges:
     ``(st_pair, st_node, ef, ep, et, looped)``, array for array ``flowsim._state_graph``."""
+
+def state_shares(
+    st_pair: NDArray[np.int64], st_node: NDArray[np.int64], ef: NDArray[np.int64], ep: NDArray[np.int64],
+    et: NDArray[np.int64], n_pid: int, n: int, max_hops: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64],
+           NDArray[np.float64], NDArray[np.bool_]]:
+    """The routing matrix entries from the state graph: ``(rows, cols, vals, h_rows, h_cols,
+    h_vals, reach)``, value for value ``flowsim._state_shares``."""
 
 def negotiator_match(
     tors: int, ports: int, topology: str, seed: int, requests: list[tuple[int, int]], rounds: int = 1

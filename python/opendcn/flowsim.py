@@ -277,6 +277,21 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
         st_pair, st_node, ef, ep, et, looped = _state_graph(key, gport, up, nxt, N, T, pid)
     if looped:
         raise InvariantError(f"{net.arch}: routes loop (a packet still travels after {MAX_HOPS} hops)")
+    if NATIVE:
+        rows_a, cols_a, vals_a, hr, hc, hv, reach_src = _core.state_shares(st_pair, st_node, ef, ep, et, len(pid), N,
+                                                                           MAX_HOPS)
+        R = sparse.csr_matrix((vals_a, (rows_a, cols_a)), shape=(N * N, P))
+        reach = np.zeros(N * N, bool)
+        reach[pid] = reach_src
+        return R, reach, _hop_matrix([hr], [hc], [hv], N)
+    return _state_shares(st_pair, st_node, ef, ep, et, pid, N, P)
+
+
+def _state_shares(st_pair: np.ndarray, st_node: np.ndarray, ef: np.ndarray, ep: np.ndarray, et: np.ndarray,
+                  pid: np.ndarray, N: int, P: int) -> tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix]:
+    """The numpy reference of ``opendcn_core::maxmin::state_shares`` (the runs call the
+    native one, :data:`NATIVE`): live states, then each pair's traffic pushed from its
+    source state hop by hop, split evenly over each state's live edges."""
     # 2. live states: at the destination, or with an edge to a live state
     live = st_node == st_pair % N
     for _ in range(MAX_HOPS + 1):

@@ -260,6 +260,9 @@ mod tests {
         let pid: Vec<i64> = (0..3).flat_map(|s| (0..3).filter(move |&d| d != s).map(move |d| s * n + d)).collect();
         let g = state_graph(&key, &gport, &up, &nxt, n, 3, &pid, 16).unwrap();
         assert!(!g.looped);
+        // the hash-map index of large key spaces finds the same states and edges
+        let h = state_graph_with(&key, &gport, &up, &nxt, n, 3, &pid, 16, 0).unwrap();
+        assert_eq!((&h.st_pair, &h.st_node, &h.ef, &h.ep, &h.et), (&g.st_pair, &g.st_node, &g.ef, &g.ep, &g.et));
         // pair (0, 2) = id 1: state 1 -> (pair 2, node 1) -> (pair 2, node 2)
         let s1 = g.et[g.ef.iter().position(|&f| f == 1).unwrap()] as usize;
         assert_eq!((g.st_pair[s1], g.st_node[s1]), (2, 1));
@@ -300,6 +303,39 @@ pub struct StateGraph {
     pub looped: bool,
 }
 
+/// Key spaces up to this many (pair, node) states are indexed by a flat array (4 bytes a
+/// state), larger ones by a hash map.
+const DENSE_STATES: u64 = 1 << 25;
+
+enum Known {
+    Dense(Vec<u32>),
+    Sparse(crate::flatmap::FlatMap),
+}
+
+impl Known {
+    #[inline]
+    fn get(&self, k: u64) -> Option<u64> {
+        match self {
+            Known::Dense(v) => match v[k as usize] {
+                u32::MAX => None,
+                x if x == u32::MAX - 1 => Some(u64::MAX - 1),
+                x => Some(x as u64),
+            },
+            Known::Sparse(m) => m.get(k),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, k: u64, val: u64) {
+        match self {
+            Known::Dense(v) => v[k as usize] = if val == u64::MAX - 1 { u32::MAX - 1 } else { val as u32 },
+            Known::Sparse(m) => {
+                m.insert(k, val);
+            }
+        }
+    }
+}
+
 /// Breadth-first over the states from each pair's source rack: `key` are the table entries'
 /// sorted keys `(node·N + dst)·(N + 1) + (src + 1)` (src + 1 = 0: any source), `gport`
 /// their global ports; a state follows every entry of its most specific match whose port
@@ -309,6 +345,12 @@ pub struct StateGraph {
 #[allow(clippy::too_many_arguments)]
 pub fn state_graph(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64, t: i64, pid: &[i64],
                    max_hops: usize) -> Result<StateGraph, String> {
+    state_graph_with(key, gport, up, nxt, n, t, pid, max_hops, DENSE_STATES)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn state_graph_with(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64, t: i64, pid: &[i64],
+                    max_hops: usize, dense_limit: u64) -> Result<StateGraph, String> {
     use crate::flatmap::FlatMap;
     if key.len() != gport.len() || up.len() != nxt.len() {
         return Err("key / gport and up / nxt must have equal lengths".into());
@@ -318,7 +360,10 @@ pub fn state_graph(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64,
     if pid.iter().any(|&p| p < 0 || p >= n * n) {
         return Err("pair ids must be in 0..N*N".into());
     }
-    let mut known = FlatMap::with_capacity(pid.len() * 4);
+    // state key pair·T + node -> id: a flat array when the key space is small enough
+    let space = (n as u64).saturating_mul(n as u64).saturating_mul(t.max(1) as u64);
+    let mut known = if space <= dense_limit { Known::Dense(vec![u32::MAX; space as usize]) }
+                    else { Known::Sparse(FlatMap::with_capacity(pid.len() * 4)) };
     for (i, &p) in pid.iter().enumerate() {
         known.insert((p * t + p / n) as u64, i as u64);
     }
@@ -396,4 +441,152 @@ pub fn state_graph(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64,
     }
     g.looped = !frontier.is_empty();
     Ok(g)
+}
+
+/// The routing matrix's entries from a [`StateGraph`] (`flowsim._table_matrix` steps 2 and
+/// 3, whose numpy version this reproduces value for value and in the same order).
+pub struct Shares {
+    /// Per hop, per pushed edge: the pair, the port and the share of the pair's traffic.
+    pub rows: Vec<i64>,
+    pub cols: Vec<i64>,
+    pub vals: Vec<f64>,
+    /// Shares arriving at the destination after `h_cols` links.
+    pub h_rows: Vec<i64>,
+    pub h_cols: Vec<i64>,
+    pub h_vals: Vec<f64>,
+    /// Whether each of the first `n_pid` states (the pairs' sources) reaches its destination.
+    pub reach: Vec<bool>,
+}
+
+/// Live states (at their destination, or with an edge to a live state: the same Jacobi
+/// passes as the reference, at most `max_hops + 1`), the edges between live states, and
+/// each pair's traffic pushed from its source state hop by hop, split evenly over a
+/// state's live edges. `st_pair / st_node` are the states (the first `n_pid` the pairs'
+/// sources), `ef / ep / et` the edges, `n` the racks.
+#[allow(clippy::too_many_arguments)]
+pub fn state_shares(st_pair: &[i64], st_node: &[i64], ef: &[i64], ep: &[i64], et: &[i64], n_pid: usize, n: i64,
+                    max_hops: usize) -> Result<Shares, String> {
+    let s_n = st_pair.len();
+    if st_node.len() != s_n || ep.len() != ef.len() || et.len() != ef.len() || n_pid > s_n || n < 1 {
+        return Err("states and edges must have matching lengths".into());
+    }
+    if ef.iter().chain(et).any(|&s| s < 0 || s as usize >= s_n) {
+        return Err(format!("an edge joins a state outside 0..{s_n}"));
+    }
+    let at_dst: Vec<bool> = (0..s_n).map(|i| st_node[i] == st_pair[i] % n).collect();
+    // 2. live states. The reference's Jacobi pass k adds the states with a path of k edges
+    // to a destination, and it makes at most max_hops + 1 passes: live = distance to a
+    // destination <= max_hops + 1, by one breadth-first search over the reversed edges.
+    let mut rstart = vec![0usize; s_n + 1];
+    for &t in et {
+        rstart[t as usize + 1] += 1;
+    }
+    for s in 0..s_n {
+        rstart[s + 1] += rstart[s];
+    }
+    let mut rfill = rstart.clone();
+    let mut rfrom = vec![0u32; ef.len()];
+    for i in 0..ef.len() {
+        let k = &mut rfill[et[i] as usize];
+        rfrom[*k] = ef[i] as u32;
+        *k += 1;
+    }
+    let mut live = at_dst.clone();
+    let mut frontier: Vec<usize> = (0..s_n).filter(|&s| live[s]).collect();
+    let mut next: Vec<usize> = Vec::new();
+    for _ in 0..max_hops + 1 {
+        if frontier.is_empty() {
+            break;
+        }
+        next.clear();
+        for &t in &frontier {
+            for &f in &rfrom[rstart[t]..rstart[t + 1]] {
+                if !live[f as usize] {
+                    live[f as usize] = true;
+                    next.push(f as usize);
+                }
+            }
+        }
+        std::mem::swap(&mut frontier, &mut next);
+    }
+    drop(rfrom);
+    // live edges, grouped by their from-state in edge order (a stable counting sort)
+    let mut start = vec![0usize; s_n + 1];
+    let mut kept = 0usize;
+    for i in 0..ef.len() {
+        if live[et[i] as usize] && live[ef[i] as usize] {
+            start[ef[i] as usize + 1] += 1;
+            kept += 1;
+        }
+    }
+    for s in 0..s_n {
+        start[s + 1] += start[s];
+    }
+    let outdeg: Vec<f64> = (0..s_n).map(|s| (start[s + 1] - start[s]) as f64).collect();
+    let mut fill = start.clone();
+    let mut e_port = vec![0i64; kept];
+    let mut e_to = vec![0usize; kept];
+    for i in 0..ef.len() {
+        if live[et[i] as usize] && live[ef[i] as usize] {
+            let k = &mut fill[ef[i] as usize];
+            e_port[*k] = ep[i];
+            e_to[*k] = et[i] as usize;
+            *k += 1;
+        }
+    }
+    // 3. shares, hop by hop
+    let mut mass = vec![0.0f64; s_n];
+    for (s, m) in mass.iter_mut().enumerate().take(n_pid) {
+        *m = if live[s] { 1.0 } else { 0.0 };
+    }
+    let mut out = Shares { rows: Vec::with_capacity(kept), cols: Vec::with_capacity(kept), vals: Vec::with_capacity(kept),
+                           h_rows: vec![], h_cols: vec![], h_vals: vec![], reach: live[..n_pid].to_vec() };
+    let mut cur: Vec<usize> = (0..s_n).filter(|&s| mass[s] > 0.0).collect();
+    let mut nm = vec![0.0f64; s_n];
+    let mut touched: Vec<usize> = Vec::new();
+    for hop in 1..max_hops + 2 {
+        cur.retain(|&s| !at_dst[s] && outdeg[s] > 0.0);
+        if cur.is_empty() {
+            break;
+        }
+        touched.clear();
+        for &s in &cur {
+            let d = outdeg[s];
+            for k in start[s]..start[s + 1] {
+                let m = mass[s] / d;
+                let to = e_to[k];
+                out.rows.push(st_pair[s]);
+                out.cols.push(e_port[k]);
+                out.vals.push(m);
+                if at_dst[to] {
+                    out.h_rows.push(st_pair[to]);
+                    out.h_cols.push(hop as i64);
+                    out.h_vals.push(m);
+                }
+                if nm[to] == 0.0 {
+                    touched.push(to);
+                }
+                nm[to] += m;
+            }
+        }
+        for &s in &cur {
+            mass[s] = 0.0;
+        }
+        // the touched states in ascending order: sorted when few, by a scan when many
+        if touched.len() * 16 > s_n {
+            touched.clear();
+            touched.extend((0..s_n).filter(|&s| nm[s] != 0.0));
+        } else {
+            touched.sort_unstable();
+        }
+        cur.clear();
+        for &s in &touched {
+            mass[s] += nm[s];
+            if nm[s] > 0.0 {
+                cur.push(s);
+            }
+            nm[s] = 0.0;
+        }
+    }
+    Ok(out)
 }

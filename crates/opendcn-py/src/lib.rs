@@ -606,12 +606,33 @@ fn state_graph<'py>(py: Python<'py>, key: PyReadonlyArray1<i64>, gport: PyReadon
         PyArray1::from_vec(py, g.ep), PyArray1::from_vec(py, g.et), g.looped))
 }
 
+type SharesCols<'py> = (Col<'py>, Col<'py>, Bound<'py, PyArray1<f64>>, Col<'py>, Col<'py>, Bound<'py, PyArray1<f64>>,
+                        Bound<'py, PyArray1<bool>>);
+
+/// The routing matrix entries of a flow-level run from its state graph:
+/// `(rows, cols, vals, h_rows, h_cols, h_vals, reach)` (`opendcn_core::maxmin::state_shares`;
+/// the reference is `flowsim._table_matrix`'s numpy steps).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn state_shares<'py>(py: Python<'py>, st_pair: PyReadonlyArray1<i64>, st_node: PyReadonlyArray1<i64>,
+                     ef: PyReadonlyArray1<i64>, ep: PyReadonlyArray1<i64>, et: PyReadonlyArray1<i64>, n_pid: usize,
+                     n: i64, max_hops: usize)
+                     -> PyResult<SharesCols<'py>> {
+    let sh = opendcn_core::maxmin::state_shares(st_pair.as_slice()?, st_node.as_slice()?, ef.as_slice()?, ep.as_slice()?,
+                                                et.as_slice()?, n_pid, n, max_hops)
+        .map_err(|e| bad("state_shares", "", &e))?;
+    Ok((PyArray1::from_vec(py, sh.rows), PyArray1::from_vec(py, sh.cols), PyArray1::from_vec(py, sh.vals),
+        PyArray1::from_vec(py, sh.h_rows), PyArray1::from_vec(py, sh.h_cols), PyArray1::from_vec(py, sh.h_vals),
+        PyArray1::from_vec(py, sh.reach)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(rotor_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(flow_rates, m)?)?;
     m.add_function(wrap_pyfunction!(state_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(state_shares, m)?)?;
     slotted::register(m)?;
     shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
