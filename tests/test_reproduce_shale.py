@@ -53,6 +53,8 @@ def test_reproduce_shale_tiny(tmp_path):
     assert [r["epoch_timeslots"] for r in lat] == [15, 6, 4]
     fails = next(v for k, v in tables.items() if k.startswith("node failures"))
     assert fails[0]["fraction"] == 0.0 and fails[0]["relative"] == 1.0
+    # every failure point carries its transient analysis against the failure-free run
+    assert all({"steady", "transient_us", "projected_paper"} <= set(r) for r in fails[1:])
     html = (tmp_path / "index.html").read_text()
     imgs = re.findall(r"<img src='([^']+)'", html)
     assert imgs and all((tmp_path / i).stat().st_size > 0 for i in imgs)
@@ -76,3 +78,31 @@ def test_reproduce_shale_cli_bad_size_exit_2(tmp_path):
                         str(tmp_path / "o")], capture_output=True, text=True)
     assert p.returncode == 2 and "fourth power" in p.stderr + p.stdout
     assert not (tmp_path / "o").exists()
+
+
+def test_failure_transient_projection_reproduces_the_run_itself():
+    """Projected to the run's own length, the transient analysis gives back the measured
+    whole-run ratio (an exact oracle), and a longer run comes closer to the steady state."""
+    import numpy as np
+
+    from opendcn.reproduce_shale import TAU, failure_transient
+
+    t = np.arange(1, 101) * 100 * TAU                      # 100 samples of 100 timeslots
+    base = np.full(100, 1000.0)
+    fail = np.r_[np.zeros(10), np.full(90, 900.0)]          # nothing for 10 samples, then live share x base
+    whole = fail.sum() / (0.9 * base.sum())
+    r = failure_transient(t, base, fail, 0.9, paper_timeslots=10_000)
+    assert r["settled"] and r["steady"] == 1.0 and r["deficit_bytes"] == 9000.0
+    assert r["transient_us"] == round(10 * 100 * TAU / 1e6, 3)
+    assert abs(r["projected_paper"] - whole) < 1e-12
+    assert failure_transient(t, base, fail, 0.9, paper_timeslots=100_000)["projected_paper"] == 0.99
+    # catching up after the failure (last quarters above 1): projected at pace 1, a lower
+    # bound; at the run's own length it is again the measured whole-run ratio
+    up = np.r_[np.zeros(10), np.full(40, 900.0), np.full(50, 1000.0)]
+    r = failure_transient(t, base, up, 0.9, paper_timeslots=10_000)
+    assert r["settled"] and r["steady"] > 1.1 and r["deficit_bytes"] == 4000.0
+    assert abs(r["projected_paper"] - up.sum() / (0.9 * base.sum())) < 1e-6      # printed to 6 places
+    # still falling in the second half: no projection
+    ramp = np.linspace(900.0, 300.0, 100)
+    r = failure_transient(t, base, ramp, 0.9)
+    assert not r["settled"] and r["projected_paper"] is None
