@@ -55,6 +55,9 @@ def test_reproduce_shale_tiny(tmp_path):
     assert fails[0]["fraction"] == 0.0 and fails[0]["relative"] == 1.0
     # every failure point carries its transient analysis against the failure-free run
     assert all({"steady", "transient_us", "projected_paper"} <= set(r) for r in fails[1:])
+    tf = next(v for k, v in tables.items() if "token fields" in k)
+    assert [r["token_fields"] for r in tf] == ["oldest", "one-each"]
+    assert tf[0]["proportional"] == fails[-1]["proportional"]
     html = (tmp_path / "index.html").read_text()
     imgs = re.findall(r"<img src='([^']+)'", html)
     assert imgs and all((tmp_path / i).stat().st_size > 0 for i in imgs)

@@ -575,3 +575,25 @@ def test_auto_engine_and_what_the_window_engine_refuses():
     with pytest.raises(ConfigError) as e:
         make(nodes=16, engine="fast")
     assert e.value.field == "--engine"
+
+
+def test_token_fields_one_each_changes_only_what_headers_carry():
+    """--token-fields one-each under node failures: a different run (headers carry a
+    hop-by-hop token beside an invalidation), the same conservation and checks; a bad value
+    is a ConfigError naming the option; without failures it changes nothing."""
+    wl = od.workload.poisson("imc10", 0.2, "uniform")
+    runs = {tf: od.arch.shale(nodes=256, h=2, fail_nodes=0.08, fail_at="2us", token_fields=tf)
+            .run(wl, duration="20us", seed=1).summary for tf in ("oldest", "one-each")}
+    a, b = runs["oldest"], runs["one-each"]
+    assert a["trace_hash"] != b["trace_hash"]
+    assert a["bytes"]["offered"] == b["bytes"]["offered"]
+    for s in (a, b):
+        assert s["bytes"]["offered"] == s["bytes"]["delivered"] + s["bytes"]["dropped"] + s["bytes"]["in_flight"]
+        assert s["fabric"]["collisions"] == 0 and s["fabric"]["guardband_violations"] == 0
+    assert (a["arch_metrics"]["token_fields"], b["arch_metrics"]["token_fields"]) == ("oldest", "one-each")
+    quiet = [od.arch.shale(nodes=64, h=2, token_fields=tf).run(wl, duration="5us", seed=1).summary["trace_hash"]
+             for tf in ("oldest", "one-each")]
+    assert quiet[0] == quiet[1]
+    with pytest.raises(od.ConfigError) as e:
+        od.arch.shale(nodes=16, token_fields="newest")
+    assert e.value.field == "--token-fields" and e.value.value == "newest"

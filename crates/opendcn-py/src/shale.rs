@@ -44,6 +44,7 @@ impl ShaleSimulator {
             fail_nodes: int_col(d, "fail_nodes")?,
             fail_links: int_col(d, "fail_links")?,
             invalidation: scalar(d, "invalidation")?,
+            token_one_each: opt_scalar(d, "token_one_each", false)?,
             recover_at_ps: scalar(d, "recover_at_ps")?,
             fail_at_ps: scalar(d, "fail_at_ps")?,
             flow_start_ps: u64_col(d, "flow_start_ps")?,

@@ -90,7 +90,9 @@ DECISIONS = [
     "interleave: higher-h slots spread evenly (Bresenham); cutoff auto: bytes on each "
     "sub-schedule proportional to its slot share / h",
     "failures: random nodes (stream shale.failures), at most ceil(f m) per line (coordinate exchange); a spraying hop with no live neighbour is skipped; detection at the first missed cell; "
-    "invalidation tokens {j, n} (one flag bit per token field, shared with hop-by-hop tokens): "
+    "invalidation tokens {j, n} (one flag bit per token field, shared with hop-by-hop tokens; "
+    "a header's two fields carry the link's oldest tokens of either kind, --token-fields "
+    "one-each: one of each kind when both wait): "
     "sent by the node next to a failure to all neighbours as {j, 0}; a node whose phase "
     "neighbours all invalidated {j, n} sends {j, n+1} to the preceding phase; a node whose "
     "direct hop to j is invalidated sends {j, 0} to the phases whose direct path uses it; "
@@ -370,6 +372,7 @@ class ShaleNetwork(FixedFabric):
             "init_window": self.init_window, "pull_every": self.pull_every, "ndp_queue": self.ndp_queue,
             "fail_nodes": failed, "fail_at_ps": self.fail_at,
             "fail_links": links.reshape(-1).astype(np.int64), "invalidation": bool(self.invalidation),
+            "token_one_each": self.o.token_fields == "one-each",
             "recover_at_ps": 2**64 - 1 if self.recover_at is None else self.recover_at,
             "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": src, "flow_dst": dst, "flow_size": size,
             "seed": seed, "duration_ps": duration_ps, "sample_ps": self._sample_ps(duration_ps),
@@ -504,6 +507,7 @@ class ShaleNetwork(FixedFabric):
             "interleave": ({"h": self.h_hi, "m": m_hi, "share": self.num / 1000, "cutoff_bytes": cutoff}
                            if self.h_hi else None),
             "failed_nodes": int(len(failed)), "failed_links": int(self.last_failed_links),
+            "token_fields": self.o.token_fields,
             "fail_at_ps": self.fail_at if len(failed) or self.last_failed_links else None,
             "recover_at_ps": self.recover_at,
             "normalized_fct": nfct,
@@ -556,6 +560,9 @@ class ShaleOptions(ServiceOptions):
     recover_at: NeverTime = opt(None, "when every failed node and link recovers (default: never)")
     invalidation: bool = opt(True, "send invalidation tokens after failures (--no-invalidation: local "
                                    "detection only)")
+    token_fields: Literal["oldest", "one-each"] = opt(
+        "oldest", "what a cell header's two token fields carry while invalidations are queued: the link's oldest "
+        "tokens, invalidations and hop-by-hop alike, or one of each kind when both wait (not in the paper)")
     warmup: Time | None = opt(None, "measure the engine's steady speed after this much simulated time "
                                     "(arch_metrics.steady: wall time per timeslot and per cell-hop, mean cells "
                                     "in flight)", gt=0)

@@ -244,6 +244,10 @@ pub struct ShaleSpec {
     pub fail_links: Vec<u32>,
     /// Send invalidation tokens after failures (docs/arch/shale.md#failures-and-invalidation).
     pub invalidation: bool,
+    /// A header's two token fields while invalidations are queued: false = the link's two
+    /// oldest tokens, invalidations and hop-by-hop alike; true = one of each kind when
+    /// both wait (the paper does not say; docs/arch/shale.md).
+    pub token_one_each: bool,
     /// All failed nodes and links recover at this time (u64::MAX = never).
     pub recover_at_ps: Ps,
     pub fail_at_ps: Ps,
@@ -518,6 +522,7 @@ pub struct ShaleSim {
     det_events: Vec<(u64, u32, u32)>,
     det_next: usize,
     invalidation: bool,
+    token_one_each: bool,
     inval_tokens: u64,
     inval_requeued: u64,
     link_list: Vec<(u32, u32)>,
@@ -800,6 +805,7 @@ impl ShaleSim {
             det_events: Vec::new(),
             det_next: 0,
             invalidation: s.invalidation,
+            token_one_each: s.token_one_each,
             inval_tokens: 0,
             inval_requeued: 0,
             link_list: Vec::new(),
@@ -1251,10 +1257,23 @@ impl ShaleSim {
         }
         let mut tok = [(0u32, 0u8); 2];
         let mut ntok = 0u8;
-        while (ntok as usize) < 2 {
-            let Some(tk) = self.pop_token(x, k, xk) else { break };
-            tok[ntok as usize] = tk;
-            ntok += 1;
+        if self.token_one_each && self.bc.on {
+            // the oldest token, then one of the other kind if one waits
+            if let Some((tk, from_log)) = self.pop_token_kind(x, k, xk, None) {
+                tok[0] = tk;
+                ntok = 1;
+                if let Some((tk2, _)) = self.pop_token_kind(x, k, xk, Some(!from_log))
+                    .or_else(|| self.pop_token_kind(x, k, xk, None)) {
+                    tok[1] = tk2;
+                    ntok = 2;
+                }
+            }
+        } else {
+            while (ntok as usize) < 2 {
+                let Some(tk) = self.pop_token(x, k, xk) else { break };
+                tok[ntok as usize] = tk;
+                ntok += 1;
+            }
         }
         if cell == NONE && ntok == 0 {
             return self.lk[xk].ph != NONE;

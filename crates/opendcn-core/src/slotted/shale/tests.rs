@@ -26,6 +26,7 @@ pub(super) fn spec(n: u32, h: u32, lanes: u32, prop_ps: Ps, cc: Cc) -> ShaleSpec
         fail_nodes: vec![],
         fail_links: vec![],
         invalidation: true,
+        token_one_each: false,
         recover_at_ps: u64::MAX,
         fail_at_ps: 0,
         flow_start_ps: vec![],
@@ -356,6 +357,35 @@ mod invalidation_state {
         sim.push_bcast(x, k0, 22, 0x40, &sel);
         assert!(sim.has_token(x, k_in, xi));
         sim.bc.drop_link(x, k_in);
+        assert!(!sim.has_token(x, k_in, xi));
+    }
+
+    /// With one token field for each kind, a link's hop-by-hop tokens leave even while
+    /// older invalidation broadcasts wait: pops by kind, and the older-first merge.
+    #[test]
+    fn tokens_pop_by_kind() {
+        let mut s = spec(64, 2, 8, 500_000, Cc::HbhSpray);
+        s.duration_ps = 1_000_000;
+        s.fail_nodes = vec![5];
+        s.fail_at_ps = 500_000;
+        let mut sim = ShaleSim::new(s).unwrap();
+        let (x, k0) = (3u32, 7u32);
+        let k_in = k0 + 2;
+        let sel = vec![1u64 << 2];
+        sim.push_bcast(x, k0, 20, 0x40, &sel);
+        sim.push_bcast(x, k0, 21, 0x40, &sel);
+        sim.push_token(x, k_in, 11, 0);
+        sim.push_bcast(x, k0, 22, 0x40, &sel);
+        sim.push_token(x, k_in, 12, 1);
+        let xi = sim.ix(x, k_in);
+        // the oldest is a broadcast; the hop-by-hop queue's head comes next by kind
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, None), Some(((20, 0x40), true)));
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, Some(false)), Some(((11, 0), false)));
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, Some(true)), Some(((21, 0x40), true)));
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, Some(false)), Some(((12, 1), false)));
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, Some(false)), None);
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, None), Some(((22, 0x40), true)));
+        assert_eq!(sim.pop_token_kind(x, k_in, xi, Some(true)), None);
         assert!(!sim.has_token(x, k_in, xi));
     }
 
