@@ -229,6 +229,20 @@ def test_bench_quick_json_clos():
         assert row["packet_hops_per_s"] == pytest.approx(row["packet_hops"] / row["wall_s"], rel=1e-6)
 
 
+def test_bench_flow_level_scenario(monkeypatch):
+    """A flow-level scenario runs through flowsim and reports its solver and routing
+    figures (a 16-rack PRN on a synthetic pattern standing in for the 128-rack traces)."""
+    from opendcn import bench
+
+    monkeypatch.setitem(bench.SCENARIOS, "prn-flow-tiny", ("prn", {"nodes": 16, "radix": 8, "hosts_per_rack": 2,
+                                                                   "period": "50us", "mode": "flow"},
+                                                           "pattern:bisection:30KB", 0.3, "200us", "200us"))
+    row = bench.run_one("prn-flow-tiny", quick=True)
+    assert row["mode"] == "flow" and row["packet_hops"] == 0 and row["invariants_ok"]
+    assert row["events"] > 0 and row["rate_computations"] > 0 and row["routings"] == 4
+    assert row["wall_s_per_sim_ms"] == pytest.approx(row["wall_s"] / 0.2)
+
+
 def test_bench_repeat_keeps_the_fastest_run():
     proc = cli("bench", "--quick", "--json", "--only", "clos-128-hadoop-50%", "--repeat", "2")
     assert proc.returncode == 0, proc.stderr
