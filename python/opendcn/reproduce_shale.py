@@ -217,6 +217,16 @@ def failure_transient(t_ps: np.ndarray, base: np.ndarray, fail: np.ndarray, shar
             "projected_paper": None if proj is None else round(proj, 6)}
 
 
+def _transient_cols(ts: Any, base_ts: Any, share: float) -> dict[str, Any]:
+    """A failure point's transient columns against the failure-free run's time series
+    (empty when either run has none or their samples differ)."""
+    if ts is None or base_ts is None or ts.num_rows != base_ts.num_rows:
+        return {}
+    tr = failure_transient(np.asarray(ts["time_ps"]), np.asarray(base_ts["delivered_bytes"]),
+                           np.asarray(ts["delivered_bytes"]), share)
+    return {k: tr[k] for k in ("steady", "transient_us", "projected_paper")}
+
+
 def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
           duration: str | None = None, *, executor: str = "local", workers: int | None = None,
           scheduler: str | None = None, progress: bool = False) -> int:
@@ -461,12 +471,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         row = {"fraction": frac, "failed_nodes": info["failed"], "live_throughput": thr,
                "relative": thr / base_thr, "proportional": thr / base_thr / (info["live"] / n),
                "dropped_bytes": r.summary["bytes"]["dropped"]}
-        ts = r.timeseries
-        if frac and ts is not None and base_ts is not None and ts.num_rows == base_ts.num_rows:
-            tr = failure_transient(np.asarray(ts["time_ps"]), np.asarray(base_ts["delivered_bytes"]),
-                                   np.asarray(ts["delivered_bytes"]), info["live"] / n)
-            row.update({"steady": tr["steady"], "transient_us": tr["transient_us"],
-                        "projected_paper": tr["projected_paper"]})
+        if frac:
+            row.update(_transient_cols(r.timeseries, base_ts, info["live"] / n))
         fl_rows.append(row)
     # sensitivity: what a header's two token fields carry while invalidations wait
     tf_rows: list[dict[str, Any]] = []
@@ -478,18 +484,13 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         thr = r.summary["arch_metrics"]["destination_throughput"]["live_total"]
         row = {"token_fields": tf, "fraction": fracs[-1], "proportional": thr / base_thr / (info["live"] / n)
                if base_thr else None}
-        ts = r.timeseries
-        if ts is not None and base_ts is not None and ts.num_rows == base_ts.num_rows:
-            tr = failure_transient(np.asarray(ts["time_ps"]), np.asarray(base_ts["delivered_bytes"]),
-                                   np.asarray(ts["delivered_bytes"]), info["live"] / n)
-            row.update({"steady": tr["steady"], "transient_us": tr["transient_us"],
-                        "projected_paper": tr["projected_paper"]})
+        row.update(_transient_cols(r.timeseries, base_ts, info["live"] / n))
         tf_rows.append(row)
     proj = [x for x in fl_rows if x.get("projected_paper") is not None]
     proj_txt = ("; the second half of the run is not steady yet: no projection" if len(proj) < len(fl_rows) - 1 else
                 f"; at the paper's {PAPER_TIMESLOTS:,} timeslots, projected from this run's transient and its "
-                "last quarter (not measured; a lower bound where the run was still catching up): " + ", ".join(f"{100 * x['fraction']:g} %: {x['projected_paper']:.3f}"
-                                                     for x in proj))
+                "last quarter (not measured; a lower bound where the run was still catching up): "
+                + ", ".join(f"{100 * x['fraction']:g} %: {x['projected_paper']:.3f}" for x in proj))
     claims.append(Claim(f"throughput falls roughly in proportion to the failed fraction up to 8 % (live throughput "
                         f"/ live share within 10 % of the failure-free run, over this run's {slots:,} timeslots)",
                         PASS if all(abs(x["proportional"] - 1) <= 0.1 for x in fl_rows) else FAIL,

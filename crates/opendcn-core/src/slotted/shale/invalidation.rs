@@ -501,31 +501,13 @@ impl ShaleSim {
     /// broadcast entry.
     #[inline]
     pub(super) fn pop_token(&mut self, x: u32, k: u32, xk: usize) -> Option<(u32, u8)> {
-        let th = self.lk[xk].th;
-        let bh = if self.bc.on { self.bc.head(x, k) } else { None };
-        if let Some((li, c)) = bh {
-            let e = self.bc.logs[li][c];
-            // sequence numbers wrap: compare by signed distance
-            if th == NONE || (e.seq.wrapping_sub(self.toks[th as usize].seq) as i32) < 0 {
-                self.bc.cur[xk] = c as u32 + 1;
-                return Some((e.j, e.r));
-            }
-        }
-        if th == NONE {
-            return None;
-        }
-        let tk = self.toks[th as usize];
-        self.lk[xk].th = tk.next;
-        if tk.next == NONE {
-            self.lk[xk].tt = NONE;
-        }
-        self.free_toks.push(th);
-        Some((tk.d, tk.r))
+        self.pop_token_kind(x, k, xk, None).map(|(t, _)| t)
     }
 
     /// Take link (x, k)'s next token of one kind (`Some(true)`: the broadcast log of
     /// invalidations, `Some(false)`: its own hop-by-hop queue) or the older of both
     /// (`None`), with the kind it came from.
+    #[inline]
     pub(super) fn pop_token_kind(&mut self, x: u32, k: u32, xk: usize, from_log: Option<bool>) -> Option<((u32, u8), bool)> {
         let th = self.lk[xk].th;
         let bh = if self.bc.on && from_log != Some(false) { self.bc.head(x, k) } else { None };
