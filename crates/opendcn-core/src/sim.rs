@@ -1241,8 +1241,8 @@ impl Sim {
             self.now = time;
             self.events += 1;
             self.event_counts[ev.kind()] += 1;
-            if !matches!(ev, Ev::Sample) {
-                // samples observe the run; they are not part of it
+            if !matches!(ev, Ev::Sample | Ev::Watchdog) {
+                // samples and the deadlock watchdog observe the run; they are not part of it
                 self.trace.record(time, ev.code());
             }
             match ev {
@@ -3334,8 +3334,15 @@ impl Sim {
             self.deadlock = found;
             return;
         }
-        if let Some(t) = self.blocked.iter().map(|&p| self.ports[p as usize].blocked_since).min() {
-            self.watchdog_at = (t + timeout).max(now + 1);
+        // Look again when the next blocked port has waited the timeout, and at least every
+        // timeout while ports stay stuck without a cycle (a long congestion, not a deadlock:
+        // checking it again at every picosecond would stall the run); never sooner than half
+        // the timeout, so that ports crossing one by one are checked in batches (a deadlock
+        // is reported at most 1.5 timeouts after its last port blocked).
+        if !self.blocked.is_empty() {
+            let next_cross = self.blocked.iter().map(|&p| self.ports[p as usize].blocked_since.saturating_add(timeout))
+                .filter(|&t| t > now).min().unwrap_or(Ps::MAX);
+            self.watchdog_at = next_cross.min(now + timeout).max(now + (timeout / 2).max(1));
             let t = self.watchdog_at;
             self.push(t, Ev::Watchdog);
         }
