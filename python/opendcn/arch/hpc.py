@@ -507,16 +507,18 @@ def clos_pod_tables(lay: hpc.PodLayout, gpeer: np.ndarray) -> hpc.Tables:
                 direct[pod, o % S, q] = True
     for d in range(R):
         qd = d // r
-        # leaves
+        # leaves (each block below in the row order of one table per port)
         same = lpod == qd
         src_l = leaves[(leaves != d) & same]
-        for j in range(S):
-            parts.append(hpc.Tables.of(src_l, -1, np.full(len(src_l), d), np.full(len(src_l), j)))
+        parts.append(hpc.Tables.of(np.tile(src_l, S), -1, np.full(S * len(src_l), d),
+                                   np.repeat(np.arange(S), len(src_l))))
         other = leaves[~same]
-        for j in range(S):
-            ok = other[direct[lpod[other], j, qd]]
-            parts.append(hpc.Tables.of(ok, -1, np.full(len(ok), d), np.full(len(ok), j)))
-            parts.append(hpc.Tables.of(other, other, np.full(len(other), d), np.full(len(other), j)))
+        okm = direct[lpod[other], :, qd]                    # (other leaves, spine)
+        oks = [other[okm[:, j]] for j in range(S)]
+        node = np.concatenate([x for j in range(S) for x in (oks[j], other)])
+        src = np.concatenate([x for j in range(S) for x in (np.full(len(oks[j]), -1), other)])
+        port = np.concatenate([np.full(len(oks[j]) + len(other), j) for j in range(S)])
+        parts.append(hpc.Tables.of(node, src, np.full(len(node), d), port))
     for pod in range(P):
         pod_leaves = np.arange(pod * r, pod * r + r)
         for j in range(S):
@@ -530,17 +532,17 @@ def clos_pod_tables(lay: hpc.PodLayout, gpeer: np.ndarray) -> hpc.Tables:
                     continue
                 dst = np.arange(q * r, q * r + r)
                 if ports_to[q]:
-                    for port in ports_to[q]:
-                        parts.append(hpc.Tables.of(np.full(r, sp), -1, dst, np.full(r, port)))
+                    k = len(ports_to[q])
+                    parts.append(hpc.Tables.of(np.full(k * r, sp), -1, np.tile(dst, k), np.repeat(ports_to[q], r)))
                 else:
                     # passing through: down to any leaf of this pod
-                    for down in range(r):
-                        parts.append(hpc.Tables.of(np.full(r, sp), -1, dst, np.full(r, down)))
+                    parts.append(hpc.Tables.of(np.full(r * r, sp), -1, np.tile(dst, r), np.repeat(np.arange(r), r)))
                     # own pod's packets: via an intermediate pod
                     s_, d_ = np.meshgrid(pod_leaves, dst, indexing="ij")
-                    for port in all_glob:
-                        parts.append(hpc.Tables.of(np.full(s_.size, sp), s_.ravel(), d_.ravel(),
-                                                   np.full(s_.size, port)))
+                    k = len(all_glob)
+                    parts.append(hpc.Tables.of(np.full(k * s_.size, sp), np.tile(s_.ravel(), k),
+                                               np.tile(d_.ravel(), k), np.repeat(np.asarray(all_glob, np.int64),
+                                                                                 s_.size)))
     return hpc.Tables.concat(parts)
 
 
