@@ -514,6 +514,7 @@ impl ShaleSim {
         if let Some((li, c)) = bh {
             let e = self.bc.logs[li][c];
             let own_ok = from_log != Some(true) && th != NONE;
+            // sequence numbers wrap: compare by signed distance
             if !own_ok || (e.seq.wrapping_sub(self.toks[th as usize].seq) as i32) < 0 {
                 self.bc.cur[xk] = c as u32 + 1;
                 return Some(((e.j, e.r), true));
