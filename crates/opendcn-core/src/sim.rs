@@ -731,7 +731,10 @@ pub struct Sim {
     loss: std::collections::BTreeSet<(u32, u32)>,
     /// Credit networks: ports waiting for credit, the pending watchdog time, and the
     /// cycle of ports of a detected deadlock (the run stops there).
-    blocked: std::collections::BTreeSet<u32>,
+    /// (`blocked` lists every port waiting for credit, and may still list ports that have
+    /// sent since: the watchdog drops those; `blocked_listed` says which ports it lists.)
+    blocked: Vec<u32>,
+    blocked_listed: Vec<bool>,
     watchdog_at: Ps,
     deadlock: Option<Vec<u32>>,
     credit_net: bool,
@@ -1128,7 +1131,8 @@ impl Sim {
             class_tx: [0; 4],
             port_class,
             loss: spec.loss.iter().copied().collect(),
-            blocked: std::collections::BTreeSet::new(),
+            blocked: Vec::new(),
+            blocked_listed: vec![false; n_ports],
             watchdog_at: Ps::MAX,
             deadlock: None,
             credit_net: spec.flow_transport.contains(&TransportKind::Credit),
@@ -1234,8 +1238,17 @@ impl Sim {
             if let Some(&(_, ev)) = self.heap.ahead(LOOKAHEAD - 1) {
                 self.prefetch(ev);
             }
-            if let Some(&(_, Ev::Arrive(p, _))) = self.heap.ahead(NEAR) {
-                self.prefetch_next_hop(p);
+            if let Some(&(_, ev)) = self.heap.ahead(NEAR + 2) {
+                self.prefetch_deref(ev, 1);
+            }
+            if let Some(&(_, ev)) = self.heap.ahead(NEAR) {
+                if let Ev::Arrive(p, _) = ev {
+                    self.prefetch_next_hop(p);
+                }
+                self.prefetch_deref(ev, 2);
+            }
+            if let Some(&(_, ev)) = self.heap.ahead(1) {
+                self.prefetch_deref(ev, 3);
             }
             let (time, ev) = self.heap.pop().expect("peeked");
             self.now = time;
@@ -1295,10 +1308,90 @@ impl Sim {
     /// events [`LOOKAHEAD`] ahead.
     #[inline]
     fn prefetch(&self, ev: Ev) {
-        if let Ev::Arrive(p, _) = ev {
-            if let Some(pk) = self.pool.get(p as usize) {
-                crate::prefetch::read_all(pk);
+        match ev {
+            Ev::Arrive(p, _) | Ev::HostArrive(p) => {
+                if let Some(pk) = self.pool.get(p as usize) {
+                    crate::prefetch::read_all(pk);
+                }
             }
+            Ev::PortFree(port) | Ev::Credit(port) => {
+                if let Some(pt) = self.ports.get(port as usize) {
+                    // the lines start_tx reads: the head of the port, its queues, credits
+                    // and pending credit returns
+                    crate::prefetch::read(pt);
+                    crate::prefetch::read(&pt.busy_until);
+                    crate::prefetch::read(&pt.classes);
+                    crate::prefetch::read(&pt.credit);
+                    crate::prefetch::read(&pt.cred_ret);
+                }
+            }
+            Ev::Inject(e) => {
+                if let Some(ep) = self.eps.get(e as usize) {
+                    crate::prefetch::read(ep);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The later stages of [`Sim::prefetch`] for events that reach their data through
+    /// pointers (a served port's queues, an endpoint's round robin): each stage reads what
+    /// the one before brought into cache and hints the next link of the chain, so that by
+    /// the time the event runs its queue heads and their packets are in cache.
+    #[inline]
+    fn prefetch_deref(&self, ev: Ev, stage: u8) {
+        match ev {
+            Ev::PortFree(port) | Ev::Credit(port) => {
+                let Some(pt) = self.ports.get(port as usize) else { return };
+                match stage {
+                    1 => {
+                        if let Some(q) = pt.classes.first() {
+                            crate::prefetch::read(q);
+                        }
+                        if let Some(c) = pt.credit.first() {
+                            crate::prefetch::read(c);
+                        }
+                        if let Some(r) = pt.cred_ret.front() {
+                            crate::prefetch::read(r);
+                        }
+                    }
+                    2 => {
+                        for q in &pt.classes {
+                            if let Some(h) = q.front() {
+                                crate::prefetch::read(h);
+                            }
+                        }
+                    }
+                    _ => {
+                        for q in &pt.classes {
+                            if let Some(&h) = q.front() {
+                                crate::prefetch::at(&self.pool, h as usize);
+                            }
+                        }
+                    }
+                }
+            }
+            Ev::Inject(e) => {
+                let Some(ep) = self.eps.get(e as usize) else { return };
+                match stage {
+                    1 => {
+                        if let Some(s) = ep.rr.front() {
+                            crate::prefetch::read(s);
+                        }
+                    }
+                    2 => {
+                        if let Some(&s) = ep.rr.front() {
+                            crate::prefetch::at(&ep.voqs, s as usize);
+                        }
+                    }
+                    _ => {
+                        if let Some(q) = ep.rr.front().and_then(|&s| ep.voqs.get(s as usize)) {
+                            crate::prefetch::at(&self.flows, q.head as usize);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -3145,10 +3238,7 @@ impl Sim {
             if !pt.credit.is_empty() {
                 pt.credit[c] -= wire;
                 pt.rr_vc = c + 1;
-                if pt.blocked_since != Ps::MAX {
-                    pt.blocked_since = Ps::MAX;
-                    self.blocked.remove(&port);
-                }
+                pt.blocked_since = Ps::MAX;
             }
             let pt = &mut self.ports[port as usize];
             pt.class_bytes[c] -= wire;
@@ -3258,7 +3348,10 @@ impl Sim {
         let pt = &mut self.ports[port as usize];
         if pt.blocked_since == Ps::MAX {
             pt.blocked_since = now;
-            self.blocked.insert(port);
+            if !self.blocked_listed[port as usize] {
+                self.blocked_listed[port as usize] = true;
+                self.blocked.push(port);
+            }
         }
         if self.watchdog_at == Ps::MAX {
             self.watchdog_at = now + self.tparams.deadlock_timeout_ps;
@@ -3273,6 +3366,14 @@ impl Sim {
         self.watchdog_at = Ps::MAX;
         let now = self.now;
         let timeout = self.tparams.deadlock_timeout_ps;
+        // the ports still waiting, in port order
+        let (ports, listed) = (&self.ports, &mut self.blocked_listed);
+        self.blocked.retain(|&p| {
+            let waiting = ports[p as usize].blocked_since != Ps::MAX;
+            listed[p as usize] = waiting;
+            waiting
+        });
+        self.blocked.sort_unstable();
         let stuck: Vec<u32> = self.blocked.iter().copied()
             .filter(|&p| self.ports[p as usize].blocked_since.saturating_add(timeout) <= now).collect();
         let stuck_set: std::collections::BTreeSet<u32> = stuck.iter().copied().collect();
