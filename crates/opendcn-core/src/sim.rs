@@ -773,13 +773,6 @@ pub struct Sim {
     hold_bytes: Vec<u64>,
     hold_cap: Vec<u64>,
     hold_waiters: Vec<Vec<u32>>,
-    /// Credit networks: per port, the (endpoint, destination slot) pairs whose next packet
-    /// found the port full while it waited for credit; they try again as soon as the port
-    /// sends (room appears), not by polling. `room_port` is the port an admission refused
-    /// with [`ROOM_WAIT`]; `room_wait` says the caller can wait so.
-    room_waiters: Vec<Vec<(u32, u32)>>,
-    room_port: u32,
-    room_wait: bool,
     release_at: Ps,
     hold: HoldStats,
     hold_peak_node: Vec<u64>,
@@ -834,9 +827,6 @@ const FAIL: u32 = 1 << 30;
 /// Wake-up time of an endpoint refused by a full hold: none until the hold drains (the
 /// endpoint is kicked then).
 const HOLD_WAIT: Ps = Ps::MAX / 2;
-/// Refusal of an admission into a full port that waits for credit: the destination slot
-/// waits in `Sim::room_waiters` until the port sends.
-const ROOM_WAIT: Ps = HOLD_WAIT + 1;
 /// `Packet::q_port` of a packet crossing its host link towards its ToR's hold.
 const HOLD_PORT: u32 = NONE - 1;
 
@@ -1173,9 +1163,6 @@ impl Sim {
                 .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
                 .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
             hold_waiters: vec![Vec::new(); nodes],
-            room_waiters: vec![Vec::new(); n_ports],
-            room_port: NONE,
-            room_wait: false,
             release_at: Ps::MAX,
             hold: HoldStats::default(),
             hold_peak_node: vec![0; nodes],
@@ -1776,18 +1763,11 @@ impl Sim {
         let seq = (q_injected / self.mtu as u64) as u32;
         let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
         self.sent_hint = (f, q_injected);
-        self.room_wait = self.credit_net;
         let admitted = self.admit(e, pid);
-        self.room_wait = false;
         self.sent_hint.0 = NONE;
         if let Err(wake) = admitted {
             self.release(pid);
-            if wake == ROOM_WAIT {
-                let slot = self.eps[e as usize].rr.pop_front().expect("the slot just tried");
-                self.room_waiters[self.room_port as usize].push((e, slot));
-            } else {
-                self.ep_sleep(e, wake);
-            }
+            self.ep_sleep(e, wake);
             return Err(wake);
         }
         // committed: the bytes leave the flow's queue
@@ -1946,17 +1926,9 @@ impl Sim {
                     let c = self.class_of(pid, a.port, pt.classes.len());
                     if pt.bytes + wire > pt.cap || pt.class_bytes[c] + wire > pt.class_cap[c] {
                         // room appears when the port starts its next transmission; a port
-                        // waiting for credit wakes the sources that wait for it when it sends
-                        // (other callers poll it once per packet time)
+                        // waiting for credit is polled once per packet time
                         let now = self.now;
-                        if pt.busy_until > now {
-                            return Err(pt.busy_until);
-                        }
-                        if self.room_wait {
-                            self.room_port = a.port;
-                            return Err(ROOM_WAIT);
-                        }
-                        return Err(now + pt.rate.tx(wire));
+                        return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
                     }
                 } else if !pt.served && pt.bytes + wire > pt.cap {
                     return Err(pt_wake(pt, self.now + ser));
@@ -3020,24 +2992,6 @@ impl Sim {
         }
     }
 
-    /// Room appeared at `port`: the destination slots waiting for it are tried again (by an
-    /// injection event at once, or when their endpoint's link is free), in the order they
-    /// started waiting.
-    fn wake_room(&mut self, port: u32) {
-        let now = self.now;
-        for (e, k) in std::mem::take(&mut self.room_waiters[port as usize]) {
-            let ep = &mut self.eps[e as usize];
-            ep.rr.push_back(k);
-            let t = ep.busy_until.max(now);
-            if !ep.scheduled {
-                self.schedule_inject(e, t);
-            } else if ep.sched_at > t {
-                ep.sched_at = t;
-                self.push(t, Ev::Inject(e));
-            }
-        }
-    }
-
     /// An endpoint that waits without a wake-up time (`HOLD_WAIT`) tries again now.
     fn wake_endpoint(&mut self, e: u32) {
         let now = self.now;
@@ -3285,10 +3239,6 @@ impl Sim {
                 pt.credit[c] -= wire;
                 pt.rr_vc = c + 1;
                 pt.blocked_since = Ps::MAX;
-            }
-            if !self.room_waiters[port as usize].is_empty() {
-                // the bytes below leave the buffer: its waiting sources try again
-                self.wake_room(port);
             }
             let pt = &mut self.ports[port as usize];
             pt.class_bytes[c] -= wire;
@@ -4136,9 +4086,6 @@ impl Sim {
                 p.hops -= 1;
                 self.packet_hops -= 1;
             }
-            if !self.room_waiters[gp as usize].is_empty() {
-                self.wake_room(gp);
-            }
             // a served port's queued packets join them, in class order
             let pt = &mut self.ports[gp as usize];
             for c in 0..pt.classes.len() {
@@ -4225,9 +4172,6 @@ impl Sim {
         for (wire, pid) in gone {
             self.ports[gp as usize].bytes -= wire as u64;
             self.drop_pkt(pid, reason);
-        }
-        if !self.room_waiters[gp as usize].is_empty() {
-            self.wake_room(gp);
         }
     }
 
