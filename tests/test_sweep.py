@@ -193,3 +193,29 @@ def test_cli_sweep_query_report_and_unreachable_scheduler(tmp_path):
                 "--no-progress")
     assert dead.returncode == 2 and "--scheduler" in dead.stderr
     assert not list((tmp_path / "d").rglob("point.json"))
+
+
+def test_a_second_sweep_into_a_tree_being_written_is_refused(tmp_path):
+    """While one process sweeps into a tree (it holds the tree's .lock), another sweep or
+    study into the same tree is a named error (CLI exit 2) and writes no point; once the
+    first is done, the tree takes sweeps again."""
+    import fcntl
+    import os
+
+    root = tmp_path / "o"
+    root.mkdir()
+    spec = {**TINY, "vary": {"load": [0.2], "seed": [1]}}
+    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)       # the other process
+        with pytest.raises(od.ConfigError) as e:
+            sweep(spec, root, workers=1)
+        assert e.value.field == "--out" and "writing into it" in str(e.value)
+        f = tmp_path / "s.toml"
+        f.write_text('arch = "rotornet"\nduration = "40us"\n[options]\nnodes = 4\nuplinks = 1\n')
+        p = _cli("sweep", f, "--out", root, "--no-progress")
+        assert p.returncode == 2 and "--out" in p.stderr
+        assert not list(root.rglob("point.json"))
+    finally:
+        os.close(fd)
+    assert [r["status"] for r in sweep(spec, root, workers=1)] == ["ok"]

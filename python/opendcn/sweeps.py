@@ -40,6 +40,7 @@ run of the sweep tries it again. ``OUT/sweep.json`` lists every point and its st
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import itertools
 import json
@@ -52,7 +53,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import quote
 
 from .errors import ConfigError
@@ -487,6 +488,37 @@ def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.P
     if len(set(hashes)) != len(hashes):
         raise ConfigError("sweep.vary", sw.source, "two points of the sweep are the same run")
     root.mkdir(parents=True, exist_ok=True)
+    with _exclusive(root):
+        return _sweep_locked(sw, root, executor, workers, scheduler, slurm, progress)
+
+
+@contextlib.contextmanager
+def _exclusive(root: Path) -> Iterator[None]:
+    """Hold ``root/.lock`` while a sweep writes into ``root``: a second process that starts
+    a sweep or study into the same tree gets a ConfigError, instead of running the same
+    points at the same time. (A file system without locks, as some NFS mounts, gives no
+    such protection; the sweep runs anyway.)"""
+    try:
+        import fcntl
+    except ImportError:                  # not POSIX
+        yield
+        return
+    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError("--out", str(root), "another sweep or study is writing into it now "
+                              "(it holds the directory's .lock)") from None
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, scheduler: str | None,
+                  slurm: dict[str, Any] | None, progress: bool) -> list[dict[str, Any]]:
     done = done_points(root, sw.points)
     records: dict[str, dict[str, Any]] = {p.spec_hash: {"hash": p.spec_hash, "path": str(p.relpath()),
                                                         "status": "skipped"} for p in sw.points
