@@ -51,8 +51,16 @@ pub struct NodeTable {
     /// does not depend on the source or the arrival slice (every entry wildcard in both);
     /// `(NONE, NONE)` otherwise. One load finds the common answer.
     span: Vec<(u32, u32)>,
-    /// The actions of the destinations `span` answers, in (dep, port) order.
+    /// The actions of the destinations `span` and `uni` answer, in (dep, port) order.
     acts: Vec<Action>,
+    /// With `by_dst`: per destination whose entries all have an exact source, a wildcard
+    /// arrival slice and, for every source, the same actions (shortest paths compiled hop
+    /// by hop: a spine holds one entry per source, all alike), `(first action, one past
+    /// the last, offset in uni_bits of its source set, words of that set)`; `a = NONE`
+    /// otherwise. A listed source gets the common actions, any other source none.
+    uni: Vec<(u32, u32, u32, u32)>,
+    /// The source sets of `uni`, one bit per source node.
+    uni_bits: Vec<u64>,
 }
 
 /// Destinations up to which a node table keeps a dense index.
@@ -78,21 +86,63 @@ impl NodeTable {
         let mut by_dst = Vec::new();
         let mut span = Vec::new();
         let mut acts = Vec::new();
+        let mut uni = Vec::new();
+        let mut uni_bits = Vec::new();
         if let Some(&(max, _, _)) = index.last() {
             if max < DENSE_DST {
                 by_dst = vec![NONE; max as usize + 1];
                 span = vec![(NONE, NONE); max as usize + 1];
+                uni = vec![(NONE, NONE, NONE, 0); max as usize + 1];
+                // source sets cost at most one word per entry of the table, plus 64
+                let mut budget = entries.len() + 64;
                 for (k, &(d, a, b)) in index.iter().enumerate() {
                     by_dst[d as usize] = k as u32;
+                    let range = &entries[a as usize..b as usize];
                     if wild[k] {
                         let start = acts.len() as u32;
-                        acts.extend(entries[a as usize..b as usize].iter().map(|e| Action { port: e.port, dep: e.dep }));
+                        acts.extend(range.iter().map(|e| Action { port: e.port, dep: e.dep }));
                         span[d as usize] = (start, acts.len() as u32);
+                    } else if let Some((common, sources)) = Self::source_uniform(range) {
+                        let words = (sources.last().copied().unwrap_or(0) as usize >> 6) + 1;
+                        if words <= budget {
+                            budget -= words;
+                            let off = uni_bits.len();
+                            uni_bits.resize(off + words, 0u64);
+                            for s in sources {
+                                uni_bits[off + (s as usize >> 6)] |= 1u64 << (s & 63);
+                            }
+                            let start = acts.len() as u32;
+                            acts.extend(range[..common].iter().map(|e| Action { port: e.port, dep: e.dep }));
+                            uni[d as usize] = (start, acts.len() as u32, off as u32, words as u32);
+                        }
                     }
                 }
             }
         }
-        NodeTable { entries, index, wild, by_dst, span, acts }
+        NodeTable { entries, index, wild, by_dst, span, acts, uni, uni_bits }
+    }
+
+    /// For one destination's entries (sorted by (src, arr, dep, port)): when every entry
+    /// has an exact source and a wildcard arrival slice and every source's entries carry
+    /// the same (dep, port) list, the length of that list and the sources, ascending.
+    fn source_uniform(range: &[Entry]) -> Option<(usize, Vec<u32>)> {
+        if range.iter().any(|e| e.src == WILD || e.arr != WILD) {
+            return None;
+        }
+        let first = range[0].src;
+        let common = range.iter().take_while(|e| e.src == first).count();
+        if range.len() % common != 0 {
+            return None;
+        }
+        let mut sources = Vec::with_capacity(range.len() / common);
+        for group in range.chunks(common) {
+            let src = group[0].src;
+            if group.iter().zip(&range[..common]).any(|(e, f)| e.src != src || (e.dep, e.port) != (f.dep, f.port)) {
+                return None;
+            }
+            sources.push(src);
+        }
+        Some((common, sources))
     }
 
     pub fn len(&self) -> usize {
@@ -112,6 +162,16 @@ impl NodeTable {
                 return;
             }
         }
+        if let Some(&(a, b, off, words)) = self.uni.get(dst as usize) {
+            if a != NONE {
+                let w = src >> 6;
+                let listed = w < words && self.uni_bits[(off + w) as usize] >> (src & 63) & 1 == 1;
+                if listed {
+                    out.extend_from_slice(&self.acts[a as usize..b as usize]);
+                }
+                return;
+            }
+        }
         let k = if self.by_dst.is_empty() {
             let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
             k
@@ -128,25 +188,18 @@ impl NodeTable {
             out.extend(range.iter().map(|e| Action { port: e.port, dep: e.dep }));
             return;
         }
-        // classes: 0 = src & arr exact, 1 = src exact, 2 = arr exact, 3 = both wildcard
-        let mut best = 4u8;
-        for e in range {
-            let c = match (e.src == src, e.src == WILD, e.arr == arr, e.arr == WILD) {
-                (true, _, true, _) => 0,
-                (true, _, _, true) => 1,
-                (false, true, true, _) => 2,
-                (false, true, _, true) => 3,
-                _ => continue,
-            };
-            if c < best {
-                best = c;
-                out.clear();
-            }
-            if c == best {
-                out.push(Action { port: e.port, dep: e.dep });
+        // classes, most specific first: (src, arr) exact, (src, WILD), (WILD, arr), (WILD,
+        // WILD). The range is sorted by (src, arr, dep, port), so each class is one
+        // contiguous run, found by binary search, already in (dep, port) order (WILD is
+        // the largest value, so a wildcard sorts after every exact value).
+        for (s, a) in [(src, arr), (src, WILD), (WILD, arr), (WILD, WILD)] {
+            let lo = range.partition_point(|e| (e.src, e.arr) < (s, a));
+            let hi = lo + range[lo..].partition_point(|e| (e.src, e.arr) == (s, a));
+            if hi > lo {
+                out.extend(range[lo..hi].iter().map(|e| Action { port: e.port, dep: e.dep }));
+                return;
             }
         }
-        out.sort_unstable_by_key(|x| (x.dep, x.port));
     }
 }
 
@@ -368,6 +421,86 @@ mod tests {
 
     fn e(arr: u32, src: u32, dst: u32, dep: u32, port: u32) -> Entry {
         Entry { dst, src, arr, dep, port }
+    }
+
+    /// The class rule by its definition: scan every entry of the destination, keep the
+    /// most specific matching class, order it by (departure, port).
+    fn reference(entries: &[Entry], src: u32, dst: u32, arr: u32) -> Vec<Action> {
+        let mut best = 4u8;
+        let mut out = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in entries.iter().filter(|e| e.dst == dst) {
+            let c = match (e.src == src, e.src == WILD, e.arr == arr, e.arr == WILD) {
+                (true, _, true, _) => 0,
+                (true, _, _, true) => 1,
+                (false, true, true, _) => 2,
+                (false, true, _, true) => 3,
+                _ => continue,
+            };
+            if c < best {
+                best = c;
+                out.clear();
+                seen.clear();
+            }
+            if c == best && seen.insert(*e) {
+                out.push(Action { port: e.port, dep: e.dep });
+            }
+        }
+        out.sort_unstable_by_key(|x| (x.dep, x.port));
+        out
+    }
+
+    proptest::proptest! {
+        /// The binary-searched lookup returns exactly the class rule's answer, with dense
+        /// and sparse destination indexes, for exact and wildcard queries.
+        #[test]
+        fn lookup_matches_the_class_rule(raw in proptest::collection::vec((0u32..5, 0u32..5, 0u32..4, 0u32..4, 0u32..6), 0..80),
+                                         sparse in proptest::bool::ANY) {
+            let w = |x: u32, m: u32| if x >= m { WILD } else { x };
+            let dst_of = |d: u32| if sparse { d * 5000 } else { d };
+            let entries: Vec<Entry> = raw.iter().map(|&(a, s, d, dep, port)| e(w(a, 4), w(s, 4), dst_of(d), w(dep, 3), port)).collect();
+            let t = NodeTable::new(entries.clone());
+            let mut out = Vec::new();
+            for d in 0..5 {
+                for s in [0, 1, 2, 3, WILD] {
+                    for a in [0, 1, 2, 3, WILD] {
+                        t.lookup(s, dst_of(d), a, &mut out);
+                        proptest::prop_assert_eq!(&out, &reference(&entries, s, dst_of(d), a));
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Destinations whose sources all share one action list (the spine of a compiled
+        /// ECMP table) answer from the source set: the same as the class rule for listed,
+        /// unlisted and wildcard sources, also when one entry breaks the pattern.
+        #[test]
+        fn source_uniform_destinations_match_the_class_rule(srcs in proptest::collection::btree_set(0u32..200, 1..40),
+                                                            acts in proptest::collection::btree_set((0u32..3, 0u32..8), 1..4),
+                                                            wild_dep in proptest::bool::ANY, odd in 0u32..4) {
+            let dep = |d: u32| if wild_dep { WILD } else { d };
+            let mut entries: Vec<Entry> = srcs.iter().flat_map(|&s| acts.iter().map(move |&(d, p)| (s, d, p)))
+                .map(|(s, d, p)| e(WILD, s, 7, dep(d), p)).collect();
+            // 0: as built; 1: one source with another port; 2: an exact arrival slice; 3: a wildcard source
+            match odd {
+                1 => entries[0].port += 100,
+                2 => entries[0].arr = 1,
+                3 => entries.push(e(WILD, WILD, 7, WILD, 50)),
+                _ => {}
+            }
+            let t = NodeTable::new(entries.clone());
+            // (one source with another port is still uniform)
+            proptest::prop_assert_eq!(t.uni[7].0 != NONE, odd == 0 || (odd == 1 && srcs.len() == 1));
+            let mut out = Vec::new();
+            for s in (0..260).chain([WILD]) {
+                for a in [0, 1, WILD] {
+                    t.lookup(s, 7, a, &mut out);
+                    proptest::prop_assert_eq!(&out, &reference(&entries, s, 7, a));
+                }
+            }
+        }
     }
 
     #[test]
