@@ -279,7 +279,8 @@ struct Port {
     trim: bool,
     free_pending: bool,
     // second line: departures
-    /// A small heap of the calendar queues' first departures.
+    /// A small heap of the calendar queues' first departures (slotted ports only: a port
+    /// with one queue finds its next departure in that queue).
     heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     /// Tail of the FIFO of an electrical / host / static optical port.
     busy_until: Ps,
@@ -2524,8 +2525,28 @@ impl Sim {
     #[inline]
     fn release_departed(&mut self, port: u32) {
         let now = self.now;
+        let single = self.ports[port as usize].kind != PortKind::Optical || self.sched.is_static();
         let pt = &mut self.ports[port as usize];
         if pt.next_dep > now {
+            return;
+        }
+        if single {
+            // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
+            // planned departure
+            let cq = &mut self.cal[pt.cal as usize];
+            while let Some(&(t, wire, pid)) = cq.planned.front() {
+                if t > now {
+                    break;
+                }
+                cq.planned.pop_front();
+                pt.bytes -= wire as u64;
+                cq.bytes -= wire as u64;
+                pt.tx_bytes += wire as u64;
+                self.class_tx[self.port_class[port as usize] as usize] += wire as u64;
+                pt.last_pkt = pid;
+                pt.last_end = t + pt.rate.tx(wire as u64);
+            }
+            pt.next_dep = cq.planned.front().map_or(Ps::MAX, |x| x.0);
             return;
         }
         while let Some(&std::cmp::Reverse((t, idx))) = pt.heads.peek() {
@@ -2645,7 +2666,10 @@ impl Sim {
         let cq = &mut self.cal[(base + qi) as usize];
         cq.bytes += wire;
         if cq.planned.is_empty() {
-            pt.heads.push(std::cmp::Reverse((d, qi)));
+            // a port with one queue keeps no heap of queue heads (release_departed)
+            if kind == PortKind::Optical && cyclic {
+                pt.heads.push(std::cmp::Reverse((d, qi)));
+            }
             pt.next_dep = pt.next_dep.min(d);
         }
         cq.planned.push_back((d, wire as u32, pid));
