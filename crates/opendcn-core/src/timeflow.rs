@@ -47,20 +47,18 @@ pub struct NodeTable {
     /// Destination → its position in `index` (NONE: no entry), when destinations are
     /// below `DENSE_DST`; empty otherwise (binary search).
     by_dst: Vec<u32>,
-    /// With `by_dst`: per destination, the range of `acts` that is its answer when that
-    /// does not depend on the source or the arrival slice (every entry wildcard in both);
-    /// `(NONE, NONE)` otherwise. One load finds the common answer.
-    span: Vec<(u32, u32)>,
-    /// The actions of the destinations `span` and `uni` answer, in (dep, port) order.
+    /// With `by_dst`: per destination, its answer when one load finds it, as `(first
+    /// action in acts, one past the last, source set, words of the set)`; `a = NONE`
+    /// otherwise. Two kinds: every entry wildcard in source and arrival slice (the set is
+    /// `NONE`: every source gets the actions); or every entry with an exact source, a
+    /// wildcard arrival slice and, for every source, the same actions (shortest paths
+    /// compiled hop by hop: a spine holds one entry per source, all alike; the set is an
+    /// offset in `fast_bits`: a listed source gets the actions, any other none).
+    fast: Vec<(u32, u32, u32, u32)>,
+    /// The actions `fast` answers, in (dep, port) order.
     acts: Vec<Action>,
-    /// With `by_dst`: per destination whose entries all have an exact source, a wildcard
-    /// arrival slice and, for every source, the same actions (shortest paths compiled hop
-    /// by hop: a spine holds one entry per source, all alike), `(first action, one past
-    /// the last, offset in uni_bits of its source set, words of that set)`; `a = NONE`
-    /// otherwise. A listed source gets the common actions, any other source none.
-    uni: Vec<(u32, u32, u32, u32)>,
-    /// The source sets of `uni`, one bit per source node.
-    uni_bits: Vec<u64>,
+    /// The source sets of `fast`, one bit per source node.
+    fast_bits: Vec<u64>,
 }
 
 /// Destinations up to which a node table keeps a dense index.
@@ -84,15 +82,13 @@ impl NodeTable {
         let wild: Vec<bool> = index.iter().map(|&(_, a, b)| entries[a as usize..b as usize].iter()
             .all(|e| e.src == WILD && e.arr == WILD)).collect();
         let mut by_dst = Vec::new();
-        let mut span = Vec::new();
+        let mut fast = Vec::new();
         let mut acts = Vec::new();
-        let mut uni = Vec::new();
-        let mut uni_bits = Vec::new();
+        let mut fast_bits = Vec::new();
         if let Some(&(max, _, _)) = index.last() {
             if max < DENSE_DST {
                 by_dst = vec![NONE; max as usize + 1];
-                span = vec![(NONE, NONE); max as usize + 1];
-                uni = vec![(NONE, NONE, NONE, 0); max as usize + 1];
+                fast = vec![(NONE, NONE, NONE, 0); max as usize + 1];
                 // source sets cost at most one word per entry of the table, plus 64
                 let mut budget = entries.len() + 64;
                 for (k, &(d, a, b)) in index.iter().enumerate() {
@@ -101,25 +97,25 @@ impl NodeTable {
                     if wild[k] {
                         let start = acts.len() as u32;
                         acts.extend(range.iter().map(|e| Action { port: e.port, dep: e.dep }));
-                        span[d as usize] = (start, acts.len() as u32);
+                        fast[d as usize] = (start, acts.len() as u32, NONE, 0);
                     } else if let Some((common, sources)) = Self::source_uniform(range) {
                         let words = (sources.last().copied().unwrap_or(0) as usize >> 6) + 1;
                         if words <= budget {
                             budget -= words;
-                            let off = uni_bits.len();
-                            uni_bits.resize(off + words, 0u64);
+                            let off = fast_bits.len();
+                            fast_bits.resize(off + words, 0u64);
                             for s in sources {
-                                uni_bits[off + (s as usize >> 6)] |= 1u64 << (s & 63);
+                                fast_bits[off + (s as usize >> 6)] |= 1u64 << (s & 63);
                             }
                             let start = acts.len() as u32;
                             acts.extend(range[..common].iter().map(|e| Action { port: e.port, dep: e.dep }));
-                            uni[d as usize] = (start, acts.len() as u32, off as u32, words as u32);
+                            fast[d as usize] = (start, acts.len() as u32, off as u32, words as u32);
                         }
                     }
                 }
             }
         }
-        NodeTable { entries, index, wild, by_dst, span, acts, uni, uni_bits }
+        NodeTable { entries, index, wild, by_dst, fast, acts, fast_bits }
     }
 
     /// For one destination's entries (sorted by (src, arr, dep, port)): when every entry
@@ -156,17 +152,10 @@ impl NodeTable {
     /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
     pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
-        if let Some(&(a, b)) = self.span.get(dst as usize) {
-            if a != NONE {
-                out.extend_from_slice(&self.acts[a as usize..b as usize]);
-                return;
-            }
-        }
-        if let Some(&(a, b, off, words)) = self.uni.get(dst as usize) {
+        if let Some(&(a, b, set, words)) = self.fast.get(dst as usize) {
             if a != NONE {
                 let w = src >> 6;
-                let listed = w < words && self.uni_bits[(off + w) as usize] >> (src & 63) & 1 == 1;
-                if listed {
+                if set == NONE || w < words && self.fast_bits[(set + w) as usize] >> (src & 63) & 1 == 1 {
                     out.extend_from_slice(&self.acts[a as usize..b as usize]);
                 }
                 return;
@@ -492,7 +481,7 @@ mod tests {
             }
             let t = NodeTable::new(entries.clone());
             // (one source with another port is still uniform)
-            proptest::prop_assert_eq!(t.uni[7].0 != NONE, odd == 0 || (odd == 1 && srcs.len() == 1));
+            proptest::prop_assert_eq!(t.fast[7].0 != NONE, odd == 0 || (odd == 1 && srcs.len() == 1));
             let mut out = Vec::new();
             for s in (0..260).chain([WILD]) {
                 for a in [0, 1, WILD] {
