@@ -2530,23 +2530,11 @@ impl Sim {
         if pt.next_dep > now {
             return;
         }
+        let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
         if single {
             // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
             // planned departure
-            let cq = &mut self.cal[pt.cal as usize];
-            while let Some(&(t, wire, pid)) = cq.planned.front() {
-                if t > now {
-                    break;
-                }
-                cq.planned.pop_front();
-                pt.bytes -= wire as u64;
-                cq.bytes -= wire as u64;
-                pt.tx_bytes += wire as u64;
-                self.class_tx[self.port_class[port as usize] as usize] += wire as u64;
-                pt.last_pkt = pid;
-                pt.last_end = t + pt.rate.tx(wire as u64);
-            }
-            pt.next_dep = cq.planned.front().map_or(Ps::MAX, |x| x.0);
+            pt.next_dep = Self::drain_queue(pt, &mut self.cal[pt.cal as usize], class_tx, now).unwrap_or(Ps::MAX);
             return;
         }
         while let Some(&std::cmp::Reverse((t, idx))) = pt.heads.peek() {
@@ -2554,22 +2542,30 @@ impl Sim {
                 break;
             }
             pt.heads.pop();
-            let cq = &mut self.cal[(pt.cal + idx) as usize];
-            while let Some(&(t, wire, pid)) = cq.planned.front() {
-                if t > now {
-                    pt.heads.push(std::cmp::Reverse((t, idx)));
-                    break;
-                }
-                cq.planned.pop_front();
-                pt.bytes -= wire as u64;
-                cq.bytes -= wire as u64;
-                pt.tx_bytes += wire as u64;
-                self.class_tx[self.port_class[port as usize] as usize] += wire as u64;
-                pt.last_pkt = pid;
-                pt.last_end = t + pt.rate.tx(wire as u64);
+            if let Some(next) = Self::drain_queue(pt, &mut self.cal[(pt.cal + idx) as usize], class_tx, now) {
+                pt.heads.push(std::cmp::Reverse((next, idx)));
             }
         }
         pt.next_dep = pt.heads.peek().map_or(Ps::MAX, |r| r.0 .0);
+    }
+
+    /// Release the transmissions of one of `pt`'s calendar queues that have started by
+    /// `now`; the queue's next planned departure, if any.
+    #[inline]
+    fn drain_queue(pt: &mut Port, cq: &mut CalQ, class_tx: &mut u64, now: Ps) -> Option<Ps> {
+        while let Some(&(t, wire, pid)) = cq.planned.front() {
+            if t > now {
+                return Some(t);
+            }
+            cq.planned.pop_front();
+            pt.bytes -= wire as u64;
+            cq.bytes -= wire as u64;
+            pt.tx_bytes += wire as u64;
+            *class_tx += wire as u64;
+            pt.last_pkt = pid;
+            pt.last_end = t + pt.rate.tx(wire as u64);
+        }
+        None
     }
 
     /// The first of `port`'s calendar queues in `cal`, made on first use.
