@@ -207,12 +207,12 @@ def test_the_openoptics_flag_warns_with_source_routing():
 
 
 # --------------------------------------------------------------------- flow dependencies
-def _pair(**kw) -> od.Network:
+def _pair(routing: str = "direct", **kw) -> od.Network:
     cfg = od.Config(nodes=2, uplinks=1, link_rate="10Gbps", propagation="500ns", mtu=1000, header=0,
                     sample_interval=0, **kw)
     n = od.Network(cfg)
     n.deploy_topo([Circuit(0, 0, 1, 0)])
-    n.deploy_routing("direct")
+    n.deploy_routing(od.routing.ecmp(n.circuits) if routing == "ecmp" else routing)
     return n
 
 
@@ -339,3 +339,138 @@ def test_engines_without_dependencies_refuse_them():
     wl = W.flows([(0, 0, 1, 1000), (0, 1, 0, 1000, 0)])
     with pytest.raises(od.ConfigError, match="packet engine"):
         od.arch.get("negotiator").make(nodes=8).run(wl, "10us")
+
+
+# --------------------------------------------------------------------- co-flow barriers
+class _Given(W.Workload):
+    """These flows, whatever the network."""
+
+    def __init__(self, fa: W.FlowArrays):
+        self.fa = fa
+
+    def _generate(self, ctx):
+        return self.fa
+
+
+def _coflows() -> W.FlowArrays:
+    # A, B: co-flow 0; F: in none; C (gap 2 us), D (not before 20 us): co-flow 1; E: co-flow 2
+    return W.FlowArrays(np.array([0, 0, 0, 0, 0, 20 * US]), np.array([0, 1, 1, 0, 0, 1]),
+                        np.array([1, 0, 0, 1, 1, 0]), np.array([10_000, 2_000, 1_000, 1_000, 1_000, 1_000]),
+                        gap_ps=np.array([0, 0, 0, 2 * US, 0, 0]), coflow=np.array([0, 0, -1, 1, 2, 1]))
+
+
+def test_a_coflow_starts_when_the_last_flow_of_the_one_before_arrives():
+    r = _pair("ecmp").run(_Given(_coflows()), duration="100us")
+    _ledgers_exact(r.summary)
+    a = 10 * SER + PROP                      # co-flow 0 ends with A (B: 2 x 0.8 + 0.5 us)
+    c0 = a + 2 * US                          # C: after the barrier and its gap
+    d0 = 20 * US                             # D: after the barrier, not before its start
+    e0 = d0 + SER + PROP                     # E: when D, the last of co-flow 1, has arrived
+    assert r.flows["start_ps"].to_pylist() == [0, 0, 0, c0, e0, d0]
+    assert r.flows["finish_ps"].to_pylist() == [a, 2 * SER + PROP, 3 * SER + PROP, c0 + SER + PROP,
+                                                e0 + SER + PROP, d0 + SER + PROP]
+    assert r.summary["flows"] == {"started": 6, "completed": 6, "coflows": 3, "dependent": 3, "not_started": 0}
+    assert r.summary["trace_hash"] == _pair("ecmp").run(_Given(_coflows()), duration="100us").summary["trace_hash"]
+    # the flow-level mode starts the flows at the same times (each alone on its link
+    # while it is sent: exact against the packet engine)
+    f = od.flowsim.run(_pair("ecmp"), _Given(_coflows()), duration="100us")
+    assert f.flows["start_ps"].to_pylist() == r.flows["start_ps"].to_pylist()
+    assert f.flows["finish_ps"].to_pylist() == r.flows["finish_ps"].to_pylist()
+    assert f.summary["flows"]["coflows"] == 3 and f.summary["flows"]["not_started"] == 0
+
+
+def test_a_coflow_that_reaches_past_the_end_is_cut_with_every_later_one():
+    for run in (lambda w: _pair("ecmp").run(w, duration="15us"), lambda w: od.flowsim.run(_pair("ecmp"), w, duration="15us")):
+        r = run(_Given(_coflows()))
+        # D starts at 20 us: co-flow 1 is cut whole, and co-flow 2 behind it
+        assert r.flows["size_bytes"].to_pylist() == [10_000, 2_000, 1_000]
+        assert r.summary["flows"]["completed"] == 3 and r.summary["bytes"]["offered"] == 13_000
+
+
+def test_unfinished_coflows_hold_the_next_back_in_both_modes():
+    # co-flow 1 (C, D) is still sending at the end: co-flow 2 never starts
+    for run in (lambda w: _pair("ecmp").run(w, duration="20500ns"),
+                lambda w: od.flowsim.run(_pair("ecmp"), w, duration="20500ns")):
+        s = run(_Given(_coflows())).summary
+        assert s["flows"]["not_started"] == 1 and s["flows"]["started"] == 5
+        assert s["bytes"]["offered"] == 15_000
+
+
+def test_rank_trace_coflows_align_the_poisson_arrivals():
+    kw = dict(endpoints=2048, hosts_per_node=16, rate_bps=100 * 10**9, nodes=128, duration_ps=50 * US, seed=3)
+    plain = W.rank_trace("amr", 0.3, flow_size="20KB").generate(**kw)
+    cf = W.rank_trace("amr", 0.3, flow_size="20KB", coflow_interval="4us").generate(**kw)
+    # the same flows, each moved back to the start of its 4-us interval, one co-flow per
+    # interval that has flows, numbered in time order
+    assert (cf.src == plain.src).all() and (cf.dst == plain.dst).all() and (cf.size == plain.size).all()
+    assert (cf.start_ps == plain.start_ps // (4 * US) * (4 * US)).all()
+    k = cf.start_ps // (4 * US)
+    assert (np.diff(cf.coflow) >= 0).all() and cf.coflow[0] == 0
+    assert ((np.diff(cf.coflow) == 1) == (np.diff(k) > 0)).all()
+    assert cf.coflow[-1] == len(np.unique(k)) - 1
+    assert "co-flows every 4000000 ps" in repr(W.rank_trace("amr", 0.3, coflow_interval="4us"))
+
+
+@pytest.mark.parametrize("make, field, words", [
+    (lambda: W.rank_trace("amr", 0.3, coflow_interval="0us"), "coflow_interval", "positive"),
+    (lambda: W.rank_trace("amr", 0.3, coflow_interval="soon"), "coflow_interval", ""),
+    (lambda: W.FlowArrays(np.zeros(2), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]),
+                          coflow=np.array([0, 2])), "flows.coflow", "co-flow 1 has no flow"),
+    (lambda: W.FlowArrays(np.zeros(2), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]),
+                          coflow=np.array([0, -2])), "flows[1].coflow", ">= 0"),
+    (lambda: W.FlowArrays(np.zeros(2), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]),
+                          coflow=np.array([0, 1, 1])), "flows.coflow", "one co-flow id per flow"),
+    (lambda: W.FlowArrays(np.zeros(2), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]),
+                          after_ptr=np.array([0, 0, 1]), after_ids=np.array([0]), coflow=np.array([0, 1])),
+     "flows.coflow", "cannot be combined"),
+    (lambda: W.FlowArrays.concat([_coflows(), _coflows()]), "mix", "one chain"),
+])
+def test_bad_coflows_name_the_field(make, field, words):
+    with pytest.raises(od.ConfigError) as e:
+        make()
+    assert e.value.field == field and words in str(e.value)
+
+
+def test_engines_without_barriers_refuse_coflows():
+    with pytest.raises(od.ConfigError, match="packet engine"):
+        od.arch.get("negotiator").make(nodes=8).run(W.rank_trace("amr", 0.3, flow_size="10KB", fold=True,
+                                                                 coflow_interval="10us"), "100us")
+
+
+def _cli(*args: object) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).parent / "opendcn"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "opendcn.cli"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_runs_a_rank_trace_with_coflows_in_both_modes():
+    import json
+
+    base = ["run", "trn", "--nodes", "8", "--radix", "8", "--pattern", "trace:amr", "--fold-ranks",
+            "--flow-size", "50KB", "--coflow-interval", "5us", "--duration", "100us", "--summary-json", "-"]
+    got = {}
+    for mode in ("packet", "flow"):
+        p = _cli(*base, "--mode", mode)
+        assert p.returncode == 0, p.stderr
+        s = json.loads(p.stdout)
+        got[mode] = s["flows"]
+        assert s["invariants"]["ok"] and s["flows"]["coflows"] > 1 and s["flows"]["not_started"] > 0
+        assert s["bytes"]["offered"] == s["bytes"]["delivered"] + s["bytes"]["in_flight"]
+    # both modes lift the same barriers here (the same co-flows start)
+    assert got["packet"]["started"] == got["flow"]["started"]
+    assert got["packet"]["coflows"] == got["flow"]["coflows"]
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--coflow-interval", "5us"], ["--coflow-interval", "5us", "trace:NAME"]),
+    (["--fold-ranks"], ["--fold-ranks", "trace:NAME"]),
+    (["--pattern", "trace:amr", "--coflow-interval", "-5us"], ["--coflow-interval", "-5us"]),
+    (["--pattern", "trace:amr"], ["trace.rank", "1727", "--fold-ranks"]),
+    (["--pattern", "trace:nope"], ["trace", "nope"]),
+])
+def test_cli_rank_trace_errors_name_the_option(args, needles):
+    p = _cli("run", "trn", "--nodes", "8", "--radix", "8", "--duration", "10us", *args)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    flat = " ".join(p.stderr.split())
+    for n in needles:
+        assert n in flat, (n, flat)

@@ -25,7 +25,7 @@ out = Console()
 
 
 _RUN_FIELDS = {"duration", "seed", "load", "pattern", "mice_threshold", "workload", "incast_degree", "active",
-               "incast_size", "flow_size", "interval"}
+               "incast_size", "flow_size", "interval", "coflow_interval", "fold_ranks"}
 
 
 def _fail(e: Exception, code: int) -> None:
@@ -60,11 +60,24 @@ def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
 
 def make_workload(workload: str, load: float, pattern: str, flows_file: Optional[Path],
                   incast_degree: int, incast_size: str, flow_size: Optional[str],
-                  active: float = 0.5) -> tuple[Any, str]:
+                  active: float = 0.5, fold_ranks: bool = False,
+                  coflow_interval: Optional[str] = None) -> tuple[Any, str]:
     from . import workload as wl
 
+    if not pattern.startswith("trace:"):
+        if coflow_interval is not None:
+            raise ConfigError("coflow_interval", coflow_interval, "co-flow barriers apply to rank traces "
+                              "(--pattern trace:NAME)")
+        if fold_ranks:
+            raise ConfigError("fold_ranks", True, "folding applies to rank traces (--pattern trace:NAME)")
     if flows_file is not None:
         return wl.from_file(flows_file), f"flows from {flows_file}"
+    if pattern.startswith("trace:"):
+        name = pattern[len("trace:"):]
+        w = wl.rank_trace(name, load, None if flow_size else workload, flow_size=flow_size, fold=fold_ranks,
+                          coflow_interval=coflow_interval)
+        extra = (", folded" if fold_ranks else "") + (f", co-flows every {coflow_interval}" if coflow_interval else "")
+        return w, f"rank trace {name}, {flow_size or workload}, load {load}{extra}"
     if pattern == "incast":
         w = wl.poisson(None, load, "incast", incast_degree=incast_degree, incast_size=incast_size)
         return w, f"incast degree {incast_degree} x {incast_size}, load {load}"
@@ -112,7 +125,15 @@ def _run_params() -> list[inspect.Parameter]:
         _param("workload", str, typer.Option("hadoop", help="shipped CDF name or path to a CDF file")),
         _param("load", float, typer.Option(0.3, parser=_number(float, "a number"), metavar="FLOAT",
                                            help="offered load L = F / (R N tau), in (0, 1]")),
-        _param("pattern", str, typer.Option("uniform", help="uniform, permutation, incast, all-to-all, skewed")),
+        _param("pattern", str, typer.Option("uniform", help="uniform, permutation, incast, all-to-all, skewed, "
+                                                           "an HPC pattern (stencil-3d, ...), or trace:NAME "
+                                                           "(an HPC rank-pair trace: amg, amr, minidft, "
+                                                           "fb_hadoop, or a file)")),
+        _param("fold_ranks", bool, typer.Option(False, "--fold-ranks", help="trace: rank r on endpoint r mod "
+                                                                            "endpoints")),
+        _param("coflow_interval", Optional[str], typer.Option(
+            None, metavar="TIME", help="trace: align arrivals into co-flows every TIME, each behind a barrier "
+                                       "(the one before has finished)")),
         _param("flows_file", Optional[Path], typer.Option(None, metavar="PATH",
                                                           help="explicit flows (CSV start,src,dst,bytes or htsim)")),
         _param("incast_degree", int, typer.Option(20, parser=_number(int, "a whole number"), metavar="INT",
@@ -185,7 +206,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         net = arch.make(**opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
                                  run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"],
-                                 run_kw["active"])
+                                 run_kw["active"], run_kw["fold_ranks"], run_kw["coflow_interval"])
         wl.description = desc
         progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import heapq
 from collections import deque
 from typing import Any
 
@@ -455,9 +456,6 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,
                               nodes=c.nodes, duration_ps=duration_ps, seed=seed)
     flows.validate(c.endpoints)
-    if flows.has_deps:
-        raise ConfigError("flows.after", "flow-level", "flow dependencies (a flow that starts when others finish) "
-                          "run on the packet engine; the flow-level model starts flows at their start times only")
     cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
     t0 = time.perf_counter()
     saved = None
@@ -538,8 +536,66 @@ class _FlowSim:
         self.integrated = 0.0
         self.hosts_mode = bool(c.hosts_per_node)
         self.flow_hops = np.zeros(n, np.int64)
+        self._init_waits(cut)
         self._init_series(c)
         self._route()
+
+    def _init_waits(self, cut: Any) -> None:
+        """Flows that start when others finish, as in the packet engine: ``waiting`` counts
+        each flow's unfinished dependencies (plus one for the barrier before a co-flow
+        ``c >= 1``); ``actual_start`` is when a flow started (-1: not yet)."""
+        n = len(self.size)
+        self.actual_start = np.full(n, -1, np.int64)
+        self.gap = np.asarray(cut.gap_ps, np.int64) if getattr(cut, "gap_ps", None) is not None else np.zeros(n, np.int64)
+        self.waiting = np.zeros(n, np.int64)
+        self.dependents: list[list[int]] | None = None
+        self.coflow = None
+        if getattr(cut, "after_ids", None) is not None:
+            ptr, ids = np.asarray(cut.after_ptr, np.int64), np.asarray(cut.after_ids, np.int64)
+            self.after = (ptr, ids)
+            self.waiting += np.diff(ptr)
+            self.dependents = [[] for _ in range(n)]
+            for i in range(n):
+                for j in ids[ptr[i]:ptr[i + 1]].tolist():
+                    self.dependents[j].append(i)
+        if getattr(cut, "coflow", None) is not None:
+            cf = np.asarray(cut.coflow, np.int64)
+            self.coflow = cf
+            m = int(cf.max()) + 1
+            self.coflow_left = np.bincount(cf[cf >= 0], minlength=m)
+            order = np.argsort(cf, kind="stable")
+            bounds = np.searchsorted(cf[order], np.arange(m + 1))
+            self.coflow_flows = [order[bounds[c]:bounds[c + 1]] for c in range(m)]
+            self.waiting += cf > 0
+        self.waiting_at_start = self.waiting.copy()
+
+    def _finished(self, fin: np.ndarray, release: list[tuple[int, int]]) -> None:
+        """Flows ``fin`` have finished (``self.finish`` set): the flows waiting for them
+        whose last dependency or barrier this was are due at that finish + their gap (and
+        not before their start); pushed onto the heap ``release`` as (time, flow)."""
+        if self.dependents is not None:
+            ptr, ids = self.after
+            for f in fin.tolist():
+                for h in self.dependents[f]:
+                    self.waiting[h] -= 1
+                    if self.waiting[h] == 0:
+                        # the last dependency to arrive (they arrive in another order
+                        # than their last bytes leave)
+                        last = int(self.finish[ids[ptr[h]:ptr[h + 1]]].max())
+                        heapq.heappush(release, (max(int(self.start[h]), last + int(self.gap[h])), h))
+        if self.coflow is not None:
+            for f in fin.tolist():
+                c = int(self.coflow[f])
+                if c < 0:
+                    continue
+                self.coflow_left[c] -= 1
+                if self.coflow_left[c] == 0 and c + 1 < len(self.coflow_flows):
+                    # the barrier lifts when the co-flow's last flow has arrived
+                    last = int(self.finish[self.coflow_flows[c]].max())
+                    for h in self.coflow_flows[c + 1].tolist():
+                        self.waiting[h] -= 1
+                        if self.waiting[h] == 0:
+                            heapq.heappush(release, (max(int(self.start[h]), last + int(self.gap[h])), h))
 
     def _init_series(self, c: Any) -> None:
         """What the time series and the hop counts accumulate: the bytes each flow moved
@@ -629,6 +685,14 @@ class _FlowSim:
         packet's serialization at every link after the first (store and forward)."""
         L = self.links
         self.flow_hops[fl] = np.where(self.same[fl], 0, self.pair_hops[self.pair[fl]]) + int(self.hosts_mode)
+        if not self.hosts_mode:
+            # the nodes are the endpoints: the first link crossed is the source node's
+            # fabric port (its bytes leave at the flow's rate), no host link at either end
+            p = self.pair[fl]
+            bits = self.last_bits[fl] * 1e12
+            lat = self.pair_prop[p] + bits * self.pair_sf[p] - bits / float(self.net.config.link_rate)
+            self.latency[fl] = np.maximum(lat, 1e-9)
+            return
         if len(fl) == 1:
             f = int(fl[0])
             p1 = int(self.pair[f])
@@ -695,8 +759,14 @@ class _FlowSim:
         self.stats["solver_s"] += time.perf_counter() - t0
 
     def run(self) -> None:
-        n = len(self.size)
-        starts = self.start.tolist()
+        #: the flows that start at their time (in start order), and the heap of flows
+        #: released by their dependencies or barrier (time, flow)
+        timed = np.flatnonzero(self.waiting == 0)
+        timed = timed[np.argsort(self.start[timed], kind="stable")]
+        starts = self.start[timed].tolist()
+        timed_ids = timed.tolist()
+        n = len(timed_ids)
+        release: list[tuple[int, int]] = []
         t = 0.0
         nxt_arr = 0
         active = np.zeros(0, np.int64)
@@ -713,6 +783,8 @@ class _FlowSim:
         next_sample = float(self.sample) if self.sample else np.inf
         while True:
             t_arr = float(starts[nxt_arr]) if nxt_arr < n else np.inf
+            if release and release[0][0] < t_arr:
+                t_arr = float(release[0][0])
             t_done = np.inf
             if len(active):
                 r = self.rate[active]
@@ -747,6 +819,8 @@ class _FlowSim:
                     self.rate[fin] = 0.0
                     active = active[~gone]
                     ended.extend(fin.tolist())
+                    if self.dependents is not None or self.coflow is not None:
+                        self._finished(fin, release)
                     nxt_up = []
                     for f in fin.tolist():          # the next flow of each queue starts
                         q = queues.get(int(self.qkey[f]))
@@ -790,8 +864,14 @@ class _FlowSim:
                 hi = nxt_arr
                 while hi < n and starts[hi] <= t:
                     hi += 1
+                due = timed_ids[nxt_arr:hi]
+                if release and release[0][0] <= t:
+                    while release and release[0][0] <= t:
+                        due.append(heapq.heappop(release)[1])
+                    due.sort()         # flows sorted by start: in start order, then by id
                 go = []
-                for f in range(nxt_arr, hi):   # a flow waits behind its queue's earlier flows
+                self.actual_start[due] = int(t)
+                for f in due:                  # a flow waits behind its queue's earlier flows
                     k = int(self.qkey[f])
                     q = queues.get(k)
                     if q is None:
@@ -879,13 +959,17 @@ class _FlowSim:
 
         net, c = self.net, self.net.config
         done = self.finish >= 0
-        offered = int(self.size.sum())
-        delivered = int(self.size[done].sum()) + int(np.floor(self.size[~done] - self.rem[~done]).sum())
-        if abs((offered - self.rem.sum()) - self.integrated) > 1e-6 * max(offered, 1) + 1.0:
-            self.errors.append(f"bytes do not conserve: {offered} offered, {self.rem.sum():.1f} left, "
+        on = self.actual_start >= 0           # offered: the flows that started
+        if (done & ~on).any():
+            self.errors.append(f"{int((done & ~on).sum())} flows finished without starting")
+        offered = int(self.size[on].sum())
+        rem = self.rem[on]
+        delivered = int(self.size[done].sum()) + int(np.floor(self.size[on & ~done] - self.rem[on & ~done]).sum())
+        if abs((offered - rem.sum()) - self.integrated) > 1e-6 * max(offered, 1) + 1.0:
+            self.errors.append(f"bytes do not conserve: {offered} offered, {rem.sum():.1f} left, "
                                f"{self.integrated:.1f} moved")
-        o = {"flow_finish_ps": self.finish, "flow_hops": self.flow_hops,
-             "events": self.stats["events"], "packet_hops": 0, "flows_started": len(self.size),
+        o = {"flow_finish_ps": self.finish, "flow_start_ps": self.actual_start, "flow_hops": self.flow_hops,
+             "events": self.stats["events"], "packet_hops": 0, "flows_started": int(on.sum()),
              "flows_completed": int(done.sum()), "bytes_offered": offered, "bytes_delivered": delivered,
              "bytes_dropped": 0, "bytes_in_flight": offered - delivered, "collisions": 0,
              "guardband_violations": 0, "drops": {}, "invariant_errors": list(self.errors),
@@ -911,6 +995,12 @@ class _FlowSim:
                         "isolated_updates": self.stats["isolated_updates"],
                         "period_ps": self.period, "reconfiguration_delay_ps": self.delay},
         })
+        if self.coflow is not None or self.dependents is not None:
+            fs = summary.setdefault("flows", {})
+            if self.coflow is not None:
+                fs["coflows"] = int(self.coflow.max()) + 1
+            fs["dependent"] = int((self.waiting_at_start > 0).sum())
+            fs["not_started"] = int((self.actual_start < 0).sum())
         hops = np.floor(self.hop_bytes + 1e-6).astype(np.int64)
         if hops.sum() and delivered != hops.sum():
             hops[int(np.argmax(hops))] += delivered - int(hops.sum())   # whole bytes that add up

@@ -144,7 +144,7 @@ class NetworkBase(abc.ABC):
                                   rate_bps=c.per_node_rate, nodes=c.nodes,
                                   duration_ps=duration_ps, seed=int(seed))
         flows.validate(c.endpoints)
-        if getattr(flows, "has_deps", False) and not self._dependencies:
+        if getattr(flows, "waits", False) and not self._dependencies:
             raise ConfigError("flows.after", f"{self.arch}", "flow dependencies (a flow that starts when others "
                               "finish) run on the packet engine (opendcn.Network); this architecture's engine "
                               "starts flows at their start times only")
@@ -1044,6 +1044,10 @@ class Network(NetworkBase):
             spec["flow_dep_ptr"] = np.asarray(flows.after_ptr, dtype=np.int64)
             spec["flow_dep_ids"] = np.asarray(flows.after_ids, dtype=np.int64)
             spec["flow_gap_ps"] = np.asarray(flows.gap_ps, dtype=np.int64)
+        if getattr(flows, "coflow", None) is not None:
+            spec["flow_coflow"] = np.asarray(flows.coflow, dtype=np.int64)
+            if flows.gap_ps is not None:
+                spec["flow_gap_ps"] = np.asarray(flows.gap_ps, dtype=np.int64)
         names = self._transport.rule.names
         if names != {"ideal"}:
             spec["flow_transport"] = self._transport.rule.assign(flows.size)
@@ -1468,6 +1472,20 @@ class _Cut:
         self.after_ptr: np.ndarray | None = None
         self.after_ids: np.ndarray | None = None
         self.gap_ps: np.ndarray | None = None
+        self.coflow: np.ndarray | None = None
+        if getattr(flows, "coflow", None) is not None:
+            # co-flows are kept whole, and only while every one before them is kept
+            cf = np.asarray(flows.coflow, dtype=np.int64)
+            m = int(cf.max()) + 1
+            whole = np.ones(m, dtype=bool)
+            np.logical_and.at(whole, cf[cf >= 0], keep[cf >= 0])
+            whole = np.logical_and.accumulate(whole)
+            keep &= (cf < 0) | whole[np.maximum(cf, 0)]
+            self.coflow = cf[keep]
+            if not (self.coflow >= 0).any():
+                self.coflow = None
+            elif flows.gap_ps is not None:
+                self.gap_ps = np.asarray(flows.gap_ps, dtype=np.int64)[keep]
         if getattr(flows, "has_deps", False):
             n = len(keep)
             deps = [flows.deps(i) for i in range(n)]
@@ -1613,8 +1631,8 @@ def flows_table(c: Config, f: Any, o: dict[str, Any], *, ideal: np.ndarray | Non
     done = finish >= 0
     start = f.start_ps.astype(np.int64)
     unstarted = np.zeros(nflows, dtype=bool)
-    if getattr(f, "after_ids", None) is not None and "flow_start_ps" in o:
-        # with dependencies the engine decides when a flow starts (-1: it never did)
+    if (getattr(f, "after_ids", None) is not None or getattr(f, "coflow", None) is not None) and "flow_start_ps" in o:
+        # with dependencies or barriers the engine decides when a flow starts (-1: it never did)
         start = np.asarray(o["flow_start_ps"], dtype=np.int64)
         unstarted = start < 0
     size = f.size.astype(np.int64)
@@ -1783,6 +1801,12 @@ class Result:
             **packet_metrics(o),
             "transport": net._transport.describe(int(c.buffer)),
         })
+        if getattr(live.flows, "coflow", None) is not None:
+            cf = np.asarray(live.flows.coflow)
+            summary["flows"]["coflows"] = int(cf.max()) + 1
+            summary["flows"]["dependent"] = int((cf > 0).sum())
+            # flows whose barrier had not lifted by the end never started
+            summary["flows"]["not_started"] = int(len(live.flows.size) - int(o["flows_started"]))
         if getattr(live.flows, "after_ids", None) is not None:
             ptr = np.asarray(live.flows.after_ptr)
             summary["flows"]["dependent"] = int((np.diff(ptr) > 0).sum())

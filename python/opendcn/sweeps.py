@@ -63,7 +63,11 @@ __all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "f
 #: options of a run that are not architecture options (as ``opendcn run`` takes them)
 RUN_OPTIONS = {"workload": "hadoop", "load": 0.3, "pattern": "uniform", "flows_file": None,
                "incast_degree": 20, "incast_size": "1KB", "flow_size": None, "mice_threshold": "10KB",
-               "active": 0.5, "flows": None, "mix": None, "mode": "packet"}
+               "active": 0.5, "flows": None, "mix": None, "mode": "packet", "fold_ranks": False,
+               "coflow_interval": None}
+#: run options added later: left out of a point's hash at their defaults, so that the
+#: points stored before keep theirs
+_LATER_DEFAULTS = {"mode": "packet", "fold_ranks": False, "coflow_interval": None}
 #: the keys of one workload of a ``mix`` (each a Poisson workload, as the run options say)
 MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size", "active")
 EXECUTORS = ("local", "dask", "slurm", "submitit-local")
@@ -85,7 +89,7 @@ class Point:
     def as_dict(self) -> dict[str, Any]:
         # the packet engine is the default: its points keep the hash they had before
         # the engine could be chosen
-        run = {k: v for k, v in sorted(self.run.items()) if not (k == "mode" and v == "packet")}
+        run = {k: v for k, v in sorted(self.run.items()) if not (k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])}
         return {"arch": self.arch, "options": dict(sorted(self.options.items())),
                 "run": run, "duration": self.duration, "seed": self.seed}
 
@@ -295,7 +299,9 @@ def point_workload(r: dict[str, Any]) -> Any:
     wl, desc = make_workload(str(r["workload"]), float(r["load"]), str(r["pattern"]),
                              None if r["flows_file"] is None else Path(r["flows_file"]),
                              int(r["incast_degree"]), str(r["incast_size"]),
-                             None if r["flow_size"] is None else str(r["flow_size"]), float(r["active"]))
+                             None if r["flow_size"] is None else str(r["flow_size"]), float(r["active"]),
+                             bool(r.get("fold_ranks", False)),
+                             None if r.get("coflow_interval") is None else str(r["coflow_interval"]))
     wl.description = desc
     return wl
 

@@ -198,6 +198,13 @@ class FlowArrays:
     the receiver), at the last one's finish + ``gap_ps[i]``, and not before its
     ``start_ps`` (then the earliest it may start). Flows with dependencies are **not**
     re-sorted: a flow's id, which ``after_ids`` names, is its position, as given.
+
+    **Co-flow barriers** (optional; packet engine and flow-level mode): ``coflow[i]`` is
+    the co-flow of flow ``i`` (-1: none), ids dense from 0. Every flow of co-flow
+    ``c >= 1`` starts only when every flow of co-flow ``c - 1`` has finished (a barrier),
+    at that time + ``gap_ps[i]`` (0 without gaps), and not before its ``start_ps``. Flows
+    stay sorted by start (the barriers name co-flows, not positions). Not combined with
+    per-flow dependencies.
     """
 
     start_ps: np.ndarray
@@ -207,11 +214,23 @@ class FlowArrays:
     after_ptr: np.ndarray | None = None
     after_ids: np.ndarray | None = None
     gap_ps: np.ndarray | None = None
+    coflow: np.ndarray | None = None
 
     @property
     def has_deps(self) -> bool:
-        """Whether some flow waits for others."""
+        """Whether some flow waits for others by per-flow dependencies."""
         return self.after_ids is not None and len(self.after_ids) > 0
+
+    @property
+    def has_coflows(self) -> bool:
+        """Whether the flows form co-flows separated by barriers."""
+        return self.coflow is not None
+
+    @property
+    def waits(self) -> bool:
+        """Whether some flow may start only when others have finished (dependencies or
+        co-flow barriers)."""
+        return self.has_deps or self.has_coflows
 
     def deps(self, i: int) -> list[int]:
         """The flows flow ``i`` waits for."""
@@ -232,7 +251,34 @@ class FlowArrays:
         if len(lengths) != 1 or any(a.ndim != 1 for a in (start, src, dst, size)):
             raise ConfigError("flows", (start.shape, src.shape, dst.shape, size.shape),
                               "start_ps, src, dst and size must be 1-D arrays of equal length")
-        deps = self.after_ptr is not None or self.after_ids is not None or self.gap_ps is not None
+        coflow = None
+        if self.coflow is not None:
+            coflow = np.ascontiguousarray(self.coflow, dtype=np.int64)
+            if coflow.ndim != 1 or len(coflow) != len(start):
+                raise ConfigError("flows.coflow", coflow.shape, f"expected one co-flow id per flow ({len(start)})")
+            if (coflow < -1).any():
+                i = int(np.flatnonzero(coflow < -1)[0])
+                raise ConfigError(f"flows[{i}].coflow", int(coflow[i]), "a co-flow id is >= 0 (-1: none)")
+            if self.after_ids is not None and len(self.after_ids):
+                raise ConfigError("flows.coflow", "after", "co-flow barriers and per-flow dependencies cannot be "
+                                  "combined")
+            ids = np.unique(coflow[coflow >= 0])
+            if len(ids) and ids[-1] != len(ids) - 1:
+                miss = int(np.setdiff1d(np.arange(ids[-1] + 1), ids)[0])
+                raise ConfigError("flows.coflow", miss, f"co-flow ids must be dense from 0: co-flow {miss} has no "
+                                  f"flow (largest id {int(ids[-1])})")
+            if not len(ids):
+                coflow = None          # no flow in a co-flow: plain flows
+        deps = (self.after_ptr is not None or self.after_ids is not None or self.gap_ps is not None) \
+            and not (coflow is not None and (self.after_ids is None or not len(self.after_ids)))
+        cgap = None
+        if coflow is not None and self.gap_ps is not None:
+            cgap = np.ascontiguousarray(self.gap_ps, dtype=np.int64)
+            if cgap.ndim != 1 or len(cgap) != len(start):
+                raise ConfigError("flows.gap", len(cgap), f"expected one gap per flow ({len(start)})")
+            if (cgap < 0).any():
+                i = int(np.flatnonzero(cgap < 0)[0])
+                raise ConfigError(f"flows[{i}].gap", int(cgap[i]), "a gap must not be negative")
         if deps:
             n = len(start)
             ptr = np.ascontiguousarray(self.after_ptr if self.after_ptr is not None else np.zeros(n + 1), dtype=np.int64)
@@ -252,12 +298,23 @@ class FlowArrays:
         if not deps and start.size > 1 and (start[1:] < start[:-1]).any():
             order = np.argsort(start, kind="stable")
             start, src, dst, size = start[order], src[order], dst[order], size[order]
+            if coflow is not None:
+                coflow = coflow[order]
+                cgap = cgap[order] if cgap is not None else None
+        for name, carr in (("coflow", coflow), ("gap_ps", cgap)):
+            if carr is not None or name == "coflow":
+                if carr is not None:
+                    carr = carr.copy()
+                    carr.flags.writeable = False
+                object.__setattr__(self, name, carr)
         for name, arr in (("start_ps", start), ("src", src), ("dst", dst), ("size", size)):
             if arr.base is not None or arr is getattr(self, name):
                 arr = arr.copy()
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
         for name in ("after_ptr", "after_ids", "gap_ps"):
+            if name == "gap_ps" and coflow is not None:
+                continue               # set above with the co-flows
             dep_arr: np.ndarray | None = None
             if deps:
                 dep_arr = {"after_ptr": ptr, "after_ids": ids, "gap_ps": gap}[name].copy()
@@ -290,6 +347,16 @@ class FlowArrays:
             return cls.empty()
         cols = (np.concatenate([p.start_ps for p in parts]), np.concatenate([p.src for p in parts]),
                 np.concatenate([p.dst for p in parts]), np.concatenate([p.size for p in parts]))
+        with_cf = [i for i, p in enumerate(parts) if p.has_coflows]
+        if len(with_cf) > 1:
+            raise ConfigError("mix", [repr(parts[i]) for i in with_cf],
+                              "at most one workload may have co-flow barriers (they form one chain)")
+        if with_cf and any(p.has_deps for p in parts):
+            raise ConfigError("mix", "after", "co-flow barriers and per-flow dependencies cannot be combined")
+        if with_cf:
+            cf = np.concatenate([p.coflow if p.coflow is not None else np.full(len(p), -1, np.int64) for p in parts])
+            cgaps = [p.gap_ps if p.gap_ps is not None else np.zeros(len(p), np.int64) for p in parts]
+            return cls(*cols, gap_ps=np.concatenate(cgaps), coflow=cf)
         if not any(p.has_deps for p in parts):
             return cls(*cols)
         ptrs: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
@@ -1162,14 +1229,16 @@ class _RankTrace(Workload):
     """Poisson flow arrivals placed on rank pairs by their byte probabilities."""
 
     def __init__(self, name: str, src: np.ndarray, dst: np.ndarray, prob: np.ndarray, cdf: CDF | None,
-                 flow_size: int | None, load: float, fold: bool = False):
+                 flow_size: int | None, load: float, fold: bool = False, coflow_interval: int | None = None):
         self.name, self.src, self.dst, self.prob = name, src, dst, prob
         self.cdf, self.flow_size, self.load, self.fold = cdf, flow_size, load, fold
+        self.coflow_interval = coflow_interval
         self.ranks = int(max(src.max(), dst.max())) + 1
 
     def __repr__(self) -> str:
         return (f"rank_trace({self.name!r}, load={self.load}, {len(self.prob)} pairs, {self.ranks} ranks"
-                + (", folded" if self.fold else "") + ")")
+                + (", folded" if self.fold else "")
+                + (f", co-flows every {self.coflow_interval} ps" if self.coflow_interval else "") + ")")
 
     def _placed(self, endpoints: int) -> tuple[np.ndarray, np.ndarray]:
         """Source and destination endpoints of the pairs: rank r on endpoint r, or on
@@ -1201,7 +1270,7 @@ class _RankTrace(Workload):
             bad = int(self.src.max() if self.src.max() >= endpoints else self.dst.max())
             raise ConfigError("trace.rank", bad, f"rank unknown to a network of {endpoints} endpoints "
                               f"(the trace {self.name} has ranks 0..{self.ranks - 1}: one per host; "
-                              f"fold=True places rank r on endpoint r mod {endpoints})")
+                              f"fold=True (--fold-ranks) places rank r on endpoint r mod {endpoints})")
 
     def _generate(self, ctx: _Ctx) -> FlowArrays:
         psrc, pdst = self._placed(ctx.endpoints)
@@ -1212,11 +1281,19 @@ class _RankTrace(Workload):
         src, dst = psrc[pick], pdst[pick]
         keep = src != dst
         sizes = _draw_sizes(self.flow_size, self.cdf, ctx, n)
-        return FlowArrays(times[keep], src[keep], dst[keep], sizes[keep])
+        if not self.coflow_interval:
+            return FlowArrays(times[keep], src[keep], dst[keep], sizes[keep])
+        # aligned co-flows: the arrivals of [kT, (k+1)T) all start at kT, as co-flow k
+        # (numbered densely over the intervals that have flows), behind a barrier
+        T = np.uint64(self.coflow_interval)
+        k = times[keep] // T
+        _, cf = np.unique(k, return_inverse=True)
+        return FlowArrays(k * T, src[keep], dst[keep], sizes[keep], coflow=cf.astype(np.int64))
 
 
 def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLike | None = "websearch", *,
-               flow_size: int | str | None = None, fold: bool = False) -> Workload:
+               flow_size: int | str | None = None, fold: bool = False,
+               coflow_interval: int | str | None = None) -> Workload:
     """Flows of an HPC application's rank-pair traffic matrix (Teh et al., JOCN 2022):
     ``trace`` is a shipped name (:data:`RANK_TRACES`: ``amg``, ``amr``, ``minidft``, and
     ``fb_hadoop``, the Facebook Hadoop samples of the authors' TAGO repository, 2 699
@@ -1228,6 +1305,17 @@ def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLi
     drawn by its byte probability, with a size from ``cdf`` (default ``websearch``, as the
     authors' NetBench runs) or ``flow_size``. ``.fanout(hosts_per_node, nodes)`` is the
     rack-level fan-out f̄.
+
+    ``coflow_interval`` (a time, e.g. ``"100us"``) aligns the arrivals into co-flows
+    separated by barriers, as an MPI application's communication phases (Teh et al.
+    §6.A: "co-flow arrivals aligned to emulate barriers"): the flows the Poisson process
+    brings in ``[kT, (k+1)T)`` form one co-flow and all start at ``kT``, but not before
+    every flow of the co-flow before has finished (:class:`FlowArrays` ``coflow``). While
+    the network keeps up, the offered load is ``load``, as without barriers; when it does
+    not, the barriers slow the application down instead of letting a backlog grow.
+    **DECIDE:** the paper states the alignment, not its period; ``T`` is a parameter
+    (``reproduce hpc`` states the one it uses). Runs on the packet engine and in the
+    flow-level mode.
 
     >>> wl = rank_trace("minidft", load=0.3)
     >>> wl.ranks, round(wl.fanout(16, 256), 2)
@@ -1248,8 +1336,13 @@ def rank_trace(trace: str | os.PathLike, load: float, cdf: CDF | str | os.PathLi
         raise ConfigError("workload", cdf, "a rank trace needs a flow-size distribution (or flow_size)")
     if not isinstance(fold, (bool, np.bool_)):
         raise ConfigError("fold", fold, "expected True or False")
+    interval = None
+    if coflow_interval is not None:
+        interval = parse_time(coflow_interval, field="coflow_interval")
+        if interval <= 0:
+            raise ConfigError("coflow_interval", coflow_interval, "must be a positive time")
     return _RankTrace(key if key in RANK_TRACES else path.name, src, dst, prob, resolved, fsize, float(load),
-                      bool(fold))
+                      bool(fold), interval)
 
 
 class _Mix(Workload):

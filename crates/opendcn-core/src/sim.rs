@@ -810,6 +810,13 @@ pub struct Sim {
     dep_gap: Vec<Ps>,
     dependents_ptr: Vec<u32>,
     dependents: Vec<u32>,
+    /// Co-flow barriers (empty: none): each flow's co-flow (NONE: none), the unfinished
+    /// flows of each co-flow, and each co-flow's flows (`coflow_flows[coflow_ptr[c]..
+    /// coflow_ptr[c + 1]]`).
+    flow_coflow: Vec<u32>,
+    coflow_left: Vec<u32>,
+    coflow_ptr: Vec<u32>,
+    coflow_flows: Vec<u32>,
     /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
     /// routing), whether the spec asked, and packets sent by a later slice's decision.
     adm: bool,
@@ -1025,9 +1032,35 @@ impl Sim {
         // flows without dependencies start at their time, in order; the others when the
         // last of their dependencies finishes
         let nf = spec.flow_src.len();
-        let mut timed: Vec<u32> = (0..nf as u32).filter(|&i| spec.deps_of(i as usize).is_empty()).collect();
+        // (a flow of co-flow c >= 1 waits for one barrier: the end of co-flow c - 1)
+        let barrier = |i: usize| spec.flow_coflow.get(i).is_some_and(|&c| c != NONE && c > 0);
+        let mut timed: Vec<u32> = (0..nf as u32).filter(|&i| spec.deps_of(i as usize).is_empty() && !barrier(i as usize)).collect();
         timed.sort_by_key(|&i| spec.flow_start_ps[i as usize]);
-        let dep_wait: Vec<u32> = (0..nf).map(|i| spec.deps_of(i).len() as u32).collect();
+        let dep_wait: Vec<u32> = (0..nf).map(|i| spec.deps_of(i).len() as u32 + barrier(i) as u32).collect();
+        // co-flows: unfinished flows per co-flow, and each co-flow's flows
+        let ncf = spec.coflows();
+        let mut coflow_left = vec![0u32; ncf];
+        let mut coflow_ptr = vec![0u32; if ncf > 0 { ncf + 1 } else { 0 }];
+        let mut coflow_flows = Vec::new();
+        if ncf > 0 {
+            for &c in &spec.flow_coflow {
+                if c != NONE {
+                    coflow_left[c as usize] += 1;
+                    coflow_ptr[c as usize + 1] += 1;
+                }
+            }
+            for c in 0..ncf {
+                coflow_ptr[c + 1] += coflow_ptr[c];
+            }
+            coflow_flows = vec![0u32; coflow_ptr[ncf] as usize];
+            let mut at = coflow_ptr.clone();
+            for (i, &c) in spec.flow_coflow.iter().enumerate() {
+                if c != NONE {
+                    coflow_flows[at[c as usize] as usize] = i as u32;
+                    at[c as usize] += 1;
+                }
+            }
+        }
         let mut dependents_ptr = vec![0u32; if spec.flow_dep_ptr.is_empty() { 0 } else { nf + 1 }];
         let mut dependents = vec![0u32; spec.flow_dep_ids.len()];
         if !dependents_ptr.is_empty() {
@@ -1045,7 +1078,7 @@ impl Sim {
                 }
             }
         }
-        let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
+        let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() && ncf == 0 { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
         let adm = spec.admission_control && !sched.is_static()
             && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
         let mut sim = Sim {
@@ -1187,6 +1220,10 @@ impl Sim {
             dep_gap,
             dependents_ptr,
             dependents,
+            flow_coflow: spec.flow_coflow.clone(),
+            coflow_left,
+            coflow_ptr,
+            coflow_flows,
             adm,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
@@ -1470,6 +1507,24 @@ impl Sim {
                     let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
                     self.flows[h].start = t;
                     self.push(t, Ev::Start(h as u32));
+                }
+            }
+        }
+        if let Some(&c) = self.flow_coflow.get(f as usize) {
+            // the last flow of a co-flow lifts the barrier of the next one
+            if c != NONE {
+                self.coflow_left[c as usize] -= 1;
+                let next = c as usize + 1;
+                if self.coflow_left[c as usize] == 0 && next < self.coflow_left.len() {
+                    for k in self.coflow_ptr[next] as usize..self.coflow_ptr[next + 1] as usize {
+                        let h = self.coflow_flows[k] as usize;
+                        self.dep_wait[h] -= 1;
+                        if self.dep_wait[h] == 0 {
+                            let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
+                            self.flows[h].start = t;
+                            self.push(t, Ev::Start(h as u32));
+                        }
+                    }
                 }
             }
         }
@@ -4648,6 +4703,7 @@ mod tests {
             flow_dep_ptr: vec![],
             flow_dep_ids: vec![],
             flow_gap_ps: vec![],
+            flow_coflow: vec![],
             port_link_class: vec![],
         }
     }
@@ -4758,6 +4814,46 @@ mod tests {
         assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
         assert_eq!((o.flows_started, o.bytes_offered, o.bytes_dropped), (1, 15_000, 1_500));
         assert_eq!(&o.flow_start_ps[1..], &[Ps::MAX, Ps::MAX]);
+    }
+
+    #[test]
+    fn a_coflow_starts_when_every_flow_of_the_one_before_has_finished() {
+        let mut s = chain();
+        s.flow_start_ps = vec![0, 0, 0, 0];
+        s.flow_src = vec![0, 1, 0, 1];
+        s.flow_dst = vec![1, 0, 1, 0];
+        s.flow_size = vec![15_000, 1_500, 3_000, 1_500];
+        s.flow_transport = vec![TransportKind::Ideal; 4];
+        s.flow_dep_ptr = vec![];
+        s.flow_dep_ids = vec![];
+        s.flow_coflow = vec![0, 0, 1, 1];
+        s.flow_gap_ps = vec![0, 0, 1_000_000, 0];
+        let mut sim = Sim::new(s.clone()).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        // co-flow 0 ends with its longer flow (10 packets of 120 ns, 500 ns propagation)
+        let barrier = 10 * 120_000 + 500_000;
+        assert_eq!(o.flow_start_ps, vec![0, 0, barrier + 1_000_000, barrier]);
+        assert_eq!(o.flow_finish_ps, vec![barrier, 620_000, barrier + 1_000_000 + 2 * 120_000 + 500_000, barrier + 620_000]);
+        assert_eq!((o.flows_started, o.flows_completed, o.event_counts[16]), (4, 4, 2));
+        // a co-flow whose flow never finishes holds the next one back
+        let mut lossy = s.clone();
+        lossy.loss = vec![(0, 9)];
+        let mut sim = Sim::new(lossy).unwrap();
+        sim.run_until(100_000_000);
+        let o = sim.output();
+        assert_eq!((o.flows_started, o.flows_completed), (2, 1));
+        // ids must be dense, and barriers do not mix with per-flow dependencies
+        let mut bad = s.clone();
+        bad.flow_coflow = vec![0, 0, 2, 2];
+        let e = Sim::new(bad).err().expect("a missing co-flow");
+        assert!(e.to_string().contains("flows.coflow") && e.to_string().contains("co-flow 1"), "{e}");
+        let mut bad = s;
+        bad.flow_dep_ptr = vec![0, 0, 0, 0, 1];
+        bad.flow_dep_ids = vec![0];
+        let e = Sim::new(bad).err().expect("both kinds");
+        assert!(e.to_string().contains("flows.coflow") && e.to_string().contains("cannot be combined"), "{e}");
     }
 
     #[test]

@@ -312,6 +312,11 @@ pub struct SimSpec {
     pub flow_dep_ptr: Vec<u32>,
     pub flow_dep_ids: Vec<u32>,
     pub flow_gap_ps: Vec<Ps>,
+    /// Co-flow barriers: flow `i` belongs to co-flow `flow_coflow[i]` (`NONE`: to none);
+    /// the ids are dense from 0. Every flow of co-flow `c ≥ 1` starts only when every
+    /// flow of co-flow `c − 1` has finished, at that time + `flow_gap_ps[i]` (and not
+    /// before its `flow_start_ps`). Empty: none. Not combined with `flow_dep_ptr`.
+    pub flow_coflow: Vec<u32>,
     /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
     /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
     /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that
@@ -557,6 +562,36 @@ impl SimSpec {
         Ok(())
     }
 
+    /// Co-flow barriers: one id per flow, dense from 0, gaps per flow if any; not with
+    /// per-flow dependencies.
+    fn validate_coflows(&self, f: usize) -> Result<(), SpecError> {
+        if !self.flow_dep_ptr.is_empty() || !self.flow_dep_ids.is_empty() {
+            return Err(SpecError::new("flows.coflow", self.flow_coflow.len(), "co-flow barriers and per-flow dependencies cannot be combined"));
+        }
+        if self.flow_coflow.len() != f {
+            return Err(SpecError::new("flows.coflow", self.flow_coflow.len(), format!("expected one value per flow ({f})")));
+        }
+        if !self.flow_gap_ps.is_empty() && self.flow_gap_ps.len() != f {
+            return Err(SpecError::new("flows.gap", self.flow_gap_ps.len(), format!("expected one value per flow ({f})")));
+        }
+        let n = self.coflows();
+        let mut used = vec![false; n];
+        for &c in &self.flow_coflow {
+            if c != NONE {
+                used[c as usize] = true;
+            }
+        }
+        if let Some(c) = used.iter().position(|&u| !u) {
+            return Err(SpecError::new("flows.coflow", c, format!("co-flow ids must be dense: no flow in co-flow {c} of 0..{n}")));
+        }
+        Ok(())
+    }
+
+    /// Number of co-flows (0 without barriers).
+    pub fn coflows(&self) -> usize {
+        self.flow_coflow.iter().filter(|&&c| c != NONE).map(|&c| c as usize + 1).max().unwrap_or(0)
+    }
+
     /// The flows flow `i` waits for (empty without dependencies).
     pub fn deps_of(&self, i: usize) -> &[u32] {
         if self.flow_dep_ptr.is_empty() {
@@ -567,6 +602,9 @@ impl SimSpec {
 
     /// Dependencies: well-formed lists of known flows, no flow after itself, no cycle.
     fn validate_deps(&self, f: usize) -> Result<(), SpecError> {
+        if !self.flow_coflow.is_empty() {
+            return self.validate_coflows(f);
+        }
         if self.flow_dep_ptr.is_empty() {
             if !self.flow_dep_ids.is_empty() || !self.flow_gap_ps.is_empty() {
                 return Err(SpecError::new("flows.after", self.flow_dep_ids.len(), "dependency ids without flow_dep_ptr"));

@@ -263,6 +263,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_dep_ptr: u32s(opt_col(d, "flow_dep_ptr")?, "flow_dep_ptr")?,
         flow_dep_ids: u32s(opt_col(d, "flow_dep_ids")?, "flow_dep_ids")?,
         flow_gap_ps: u64s(opt_col(d, "flow_gap_ps")?, "flow_gap_ps")?,
+        flow_coflow: u32s(opt_col(d, "flow_coflow")?, "flow_coflow")?,
         port_link_class: u32s(opt_col(d, "port_link_class")?, "port_link_class")?,
     })
 }
