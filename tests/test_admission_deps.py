@@ -474,3 +474,17 @@ def test_cli_rank_trace_errors_name_the_option(args, needles):
     flat = " ".join(p.stderr.split())
     for n in needles:
         assert n in flat, (n, flat)
+
+
+def test_auto_coflows_hold_one_flow_per_endpoint_on_average():
+    # 64 endpoints at 10 Gb/s, 20 KB flows at load 0.5: a flow per endpoint every
+    # 20 KB x 8 / (0.5 x 10 Gb/s) = 32 us
+    kw = dict(endpoints=64, hosts_per_node=8, rate_bps=80 * 10**9, nodes=8, duration_ps=3200 * US, seed=2)
+    cf = W.rank_trace("amr", 0.5, flow_size="20KB", fold=True, coflow_interval="auto").generate(**kw)
+    T = 32 * US
+    assert (cf.start_ps % T == 0).all()
+    n = cf.coflow.max() + 1
+    assert 95 <= n <= 100                       # 100 intervals of 32 us, nearly all with flows
+    per = np.bincount(cf.coflow)
+    assert 0.9 * 64 <= per.mean() <= 1.05 * 64     # 64 a co-flow less the rank pairs folded onto one host
+    assert "one flow per endpoint" in repr(W.rank_trace("amr", 0.5, coflow_interval="auto"))
