@@ -610,6 +610,9 @@ class _FlowSim:
         else:
             self.watch = np.arange(P, dtype=np.int64) if P <= 4096 else np.zeros(0, np.int64)
         self._snap = np.zeros(len(self.size))
+        #: flows active at the last flush, and flows started since (the only ones that move)
+        self._flush_active = np.zeros(0, np.int64)
+        self._since: list[int] = []
         self._port_cum = np.zeros(P)
         self._port_out = np.zeros(P)
         self._deliv_cum = 0.0
@@ -630,11 +633,17 @@ class _FlowSim:
         """Account the bytes moved since the last flush on the routes in force: per
         global port (the fabric links of each rack pair's routes, and the ToR port down
         to the receiving host), per hop count, and in all."""
-        moved = (self.size - self.rem) - self._snap
-        nz = np.flatnonzero(moved > 0)
+        # only flows active at the last flush or started since can have moved (a run with
+        # barriers holds millions of flows that never start)
+        cand = np.unique(np.concatenate([self._flush_active, np.asarray(self._since, np.int64)]))
+        self._since = []
+        self._flush_active = cand[self.finish[cand] < 0]
+        moved = (self.size[cand] - self.rem[cand]) - self._snap[cand]
+        pos = moved > 0
+        nz = cand[pos]
         if len(nz) == 0:
             return
-        m = moved[nz]
+        m = moved[pos]
         self._snap[nz] += m
         N2 = self.links.N ** 2
         pm = np.bincount(self.pair[nz], weights=m, minlength=N2)
@@ -871,6 +880,7 @@ class _FlowSim:
                     due.sort()         # flows sorted by start: in start order, then by id
                 go = []
                 self.actual_start[due] = int(t)
+                self._since.extend(due)
                 for f in due:                  # a flow waits behind its queue's earlier flows
                     k = int(self.qkey[f])
                     q = queues.get(k)
