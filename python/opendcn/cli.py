@@ -76,7 +76,9 @@ def make_workload(workload: str, load: float, pattern: str, flows_file: Optional
         name = pattern[len("trace:"):]
         w = wl.rank_trace(name, load, None if flow_size else workload, flow_size=flow_size, fold=fold_ranks,
                           coflow_interval=coflow_interval)
-        extra = (", folded" if fold_ranks else "") + (f", co-flows every {coflow_interval}" if coflow_interval else "")
+        every = ("of one flow per endpoint" if str(coflow_interval).strip().lower() == "auto"
+                 else f"every {coflow_interval}")
+        extra = (", folded" if fold_ranks else "") + (f", co-flows {every}" if coflow_interval else "")
         return w, f"rank trace {name}, {flow_size or workload}, load {load}{extra}"
     if pattern == "incast":
         w = wl.poisson(None, load, "incast", incast_degree=incast_degree, incast_size=incast_size)
@@ -132,8 +134,8 @@ def _run_params() -> list[inspect.Parameter]:
         _param("fold_ranks", bool, typer.Option(False, "--fold-ranks", help="trace: rank r on endpoint r mod "
                                                                             "endpoints")),
         _param("coflow_interval", Optional[str], typer.Option(
-            None, metavar="TIME", help="trace: align arrivals into co-flows every TIME, each behind a barrier "
-                                       "(the one before has finished)")),
+            None, metavar="TIME", help="trace: align arrivals into co-flows every TIME (auto: one flow per "
+                                       "endpoint per co-flow), each behind a barrier (the one before has finished)")),
         _param("flows_file", Optional[Path], typer.Option(None, metavar="PATH",
                                                           help="explicit flows (CSV start,src,dst,bytes or htsim)")),
         _param("incast_degree", int, typer.Option(20, parser=_number(int, "a whole number"), metavar="INT",
@@ -324,6 +326,10 @@ def workloads() -> None:
     out.print("[bold]patterns[/bold]")
     for k, v in wl.PATTERNS.items():
         out.print(f"    {k:<14} {v}", highlight=False)
+    out.print("    trace:NAME     Poisson arrivals placed on an HPC rank-pair trace's pairs by their byte "
+              f"probabilities ({', '.join(wl.RANK_TRACES)}, or a file); --fold-ranks places rank r on endpoint "
+              "r mod endpoints; --coflow-interval TIME|auto aligns the arrivals into co-flows behind barriers",
+              highlight=False)
 
 
 @app.command()
