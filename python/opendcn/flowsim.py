@@ -649,10 +649,14 @@ class _FlowSim:
         pm = np.bincount(self.pair[nz], weights=m, minlength=N2)
         cross = ~self.same[nz]
         pm_cross = np.bincount(self.pair[nz][cross], weights=m[cross], minlength=N2)
-        self._port_cum += np.asarray(self.R.T @ pm).ravel()
+        # only the rows of the rack pairs that moved bytes (a product with all of R costs
+        # its every entry: millions for PRN); zero rows add nothing, the sums are the same
+        rows = np.flatnonzero(pm)
+        self._port_cum += np.asarray(self.R[rows].T @ pm[rows]).ravel()
         if self.hosts_mode:
             self._port_cum += np.bincount(self.down_port[self.dst[nz]], weights=m, minlength=self.links.P)
-        by_hops = np.asarray(self.H.T @ pm_cross).ravel()
+        rows = np.flatnonzero(pm_cross)
+        by_hops = np.asarray(self.H[rows].T @ pm_cross[rows]).ravel()
         by_hops[0] += float(m[~cross].sum())
         shift = 1 if self.hosts_mode else 0
         self.hop_bytes[shift:shift + len(by_hops)] += by_hops[:len(self.hop_bytes) - shift]
