@@ -105,8 +105,9 @@ def _maxmin(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, F: int, cap: n
             frozen: np.ndarray) -> np.ndarray:
     """Progressive filling on the entries (flow, link, share) of ``A``; ``frozen`` flows
     get 0. Each round works on the entries of the flows still rising only: the shares of
-    the rising flows per link, the smallest increment that saturates a link, the flows
-    of the saturated links frozen at the level reached."""
+    the rising flows per link (kept: a frozen flow's shares come off), the smallest
+    increment that saturates a link, the flows of the saturated links frozen at the
+    level reached."""
     L = len(cap)
     rate = np.zeros(F)
     dead = cap <= 0
@@ -116,8 +117,11 @@ def _maxmin(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, F: int, cap: n
     rows, cols, vals = rows[keep], cols[keep], vals[keep]
     rem = cap.copy()
     level = 0.0
+    # the rising shares per link, summed in entry order; a frozen flow's shares come off
+    # (flows ascending, entries in order), a link without rising entries gets exactly 0
+    w = np.bincount(cols, weights=vals, minlength=L)
+    cnt = np.bincount(cols, minlength=L)
     while len(rows):
-        w = np.bincount(cols, weights=vals, minlength=L)
         live = np.flatnonzero(w > 0)      # every share is positive: the links with entries
         wl = w[live]
         share = rem[live] / wl
@@ -133,6 +137,10 @@ def _maxmin(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, F: int, cap: n
         rate[new] = level
         frozen[new] = True
         keep = ~frozen[rows]
+        off = ~keep                       # the entries of the flows frozen now, in order
+        np.subtract.at(w, cols[off], vals[off])
+        np.subtract.at(cnt, cols[off], 1)
+        w[cnt == 0] = 0.0
         rows, cols, vals = rows[keep], cols[keep], vals[keep]
     return rate
 

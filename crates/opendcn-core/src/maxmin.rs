@@ -2,10 +2,12 @@
 //! fair rates by progressive filling, and the state graph behind the routing matrix.
 //!
 //! The same computation as the Python reference `flowsim._maxmin`, operation for
-//! operation, so that both give bit-identical rates: all rising flows rise together; per
-//! round the shares of the rising flows on each link are summed in entry order, the
-//! smallest increment that saturates a link is taken, and the flows crossing a saturated
-//! link freeze at the level reached. What the Python version pays per round in numpy calls
+//! operation, so that both give bit-identical rates: all rising flows rise together; the
+//! shares of the rising flows on each link are summed in entry order at the start, the
+//! smallest increment that saturates a link is taken, the flows crossing a saturated
+//! link freeze at the level reached, and their shares come off their links' sums (in
+//! ascending flow order, each flow's entries in entry order; a link left without rising
+//! flows gets exactly 0). What the Python version pays per round in numpy calls
 //! (building, filtering and re-indexing the entries) is a loop here.
 
 /// The rising entries of one flow-level rate computation: each active flow's fabric links
@@ -112,6 +114,15 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
         }
         x
     };
+    // cnt[l]: rising entries on l; when a flow freezes its shares come off its links'
+    // sums one by one (flows in ascending order, each flow's entries in entry order), and
+    // a link whose last rising entry leaves gets exactly 0
+    let mut cnt = vec![0u32; l_n];
+    for (i, &c) in e_col.iter().enumerate() {
+        if rising[e_flow[i] as usize] {
+            cnt[c as usize] += 1;
+        }
+    }
     let mut live: Vec<u32> = Vec::new();
     for l in 0..l_n {
         if l_ptr[l + 1] > l_ptr[l] {
@@ -124,8 +135,6 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
     let mut share: Vec<f64> = Vec::new();
     let mut sat: Vec<u32> = Vec::new();
     let mut newly: Vec<u32> = Vec::new();
-    let mut dirty: Vec<u32> = Vec::new();
-    let mut is_dirty = vec![false; l_n];
     let mut level = 0.0f64;
     while !live.is_empty() {
         share.clear();
@@ -164,19 +173,13 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
                 }
             }
         }
-        dirty.clear();
+        newly.sort_unstable();
         for &f in &newly {
-            for e in f_ptr[f as usize]..f_ptr[f as usize + 1] {
-                let c = e_col[e as usize] as usize;
-                if !is_dirty[c] {
-                    is_dirty[c] = true;
-                    dirty.push(c as u32);
-                }
+            for e in f_ptr[f as usize] as usize..f_ptr[f as usize + 1] as usize {
+                let c = e_col[e] as usize;
+                cnt[c] -= 1;
+                w[c] = if cnt[c] == 0 { 0.0 } else { w[c] - e_val[e] };
             }
-        }
-        for &l in &dirty {
-            is_dirty[l as usize] = false;
-            w[l as usize] = sum_link(l as usize, &rising);
         }
         live.retain(|&l| w[l as usize] > 0.0);
     }
