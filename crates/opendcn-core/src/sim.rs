@@ -1501,13 +1501,7 @@ impl Sim {
             // the flows waiting for this one: the last dependency to finish starts them
             let (a, b) = (self.dependents_ptr[f as usize] as usize, self.dependents_ptr[f as usize + 1] as usize);
             for k in a..b {
-                let h = self.dependents[k] as usize;
-                self.dep_wait[h] -= 1;
-                if self.dep_wait[h] == 0 {
-                    let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
-                    self.flows[h].start = t;
-                    self.push(t, Ev::Start(h as u32));
-                }
+                self.one_wait_less(self.dependents[k] as usize);
             }
         }
         if let Some(&c) = self.flow_coflow.get(f as usize) {
@@ -1517,18 +1511,23 @@ impl Sim {
                 let next = c as usize + 1;
                 if self.coflow_left[c as usize] == 0 && next < self.coflow_left.len() {
                     for k in self.coflow_ptr[next] as usize..self.coflow_ptr[next + 1] as usize {
-                        let h = self.coflow_flows[k] as usize;
-                        self.dep_wait[h] -= 1;
-                        if self.dep_wait[h] == 0 {
-                            let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
-                            self.flows[h].start = t;
-                            self.push(t, Ev::Start(h as u32));
-                        }
+                        self.one_wait_less(self.coflow_flows[k] as usize);
                     }
                 }
             }
         }
         self.check_stop();
+    }
+
+    /// Flow `h` has one unfinished dependency (or barrier) less; at none it starts now +
+    /// its gap, and not before its own start.
+    fn one_wait_less(&mut self, h: usize) {
+        self.dep_wait[h] -= 1;
+        if self.dep_wait[h] == 0 {
+            let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
+            self.flows[h].start = t;
+            self.push(t, Ev::Start(h as u32));
+        }
     }
 
     fn check_stop(&mut self) {
