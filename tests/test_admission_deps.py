@@ -488,3 +488,13 @@ def test_auto_coflows_hold_one_flow_per_endpoint_on_average():
     per = np.bincount(cf.coflow)
     assert 0.9 * 64 <= per.mean() <= 1.05 * 64     # 64 a co-flow less the rank pairs folded onto one host
     assert "one flow per endpoint" in repr(W.rank_trace("amr", 0.5, coflow_interval="auto"))
+
+
+def test_the_flow_level_mode_runs_dependencies_as_the_packet_engine():
+    # flow 2 waits for 0 and 1 (1 arrives last); flow 3 for 0, not before 50 us
+    wl = W.flows([(0, 0, 1, 10_000), (0, 1, 0, 20_000), (0, 0, 1, 1_000, [0, 1]), ("50us", 1, 0, 1_000, [0], "2us")])
+    p = _pair("ecmp").run(wl, duration="100us")
+    f = od.flowsim.run(_pair("ecmp"), wl, duration="100us")
+    assert f.flows["start_ps"].to_pylist() == p.flows["start_ps"].to_pylist()
+    assert f.flows["finish_ps"].to_pylist() == p.flows["finish_ps"].to_pylist()
+    assert f.summary["flows"]["dependent"] == 2 and f.summary["flows"]["not_started"] == 0

@@ -39,9 +39,9 @@ table, summary with ``"mode": "flow"``); ``opendcn run ARCH --mode flow`` is the
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 import time
-import heapq
 from collections import deque
 from typing import Any
 
@@ -585,12 +585,9 @@ class _FlowSim:
             ptr, ids = self.after
             for f in fin.tolist():
                 for h in self.dependents[f]:
-                    self.waiting[h] -= 1
-                    if self.waiting[h] == 0:
-                        # the last dependency to arrive (they arrive in another order
-                        # than their last bytes leave)
-                        last = int(self.finish[ids[ptr[h]:ptr[h + 1]]].max())
-                        heapq.heappush(release, (max(int(self.start[h]), last + int(self.gap[h])), h))
+                    # after the last dependency to arrive (they arrive in another order
+                    # than their last bytes leave)
+                    self._one_wait_less(h, lambda h=h: int(self.finish[ids[ptr[h]:ptr[h + 1]]].max()), release)
         if self.coflow is not None:
             for f in fin.tolist():
                 c = int(self.coflow[f])
@@ -601,9 +598,14 @@ class _FlowSim:
                     # the barrier lifts when the co-flow's last flow has arrived
                     last = int(self.finish[self.coflow_flows[c]].max())
                     for h in self.coflow_flows[c + 1].tolist():
-                        self.waiting[h] -= 1
-                        if self.waiting[h] == 0:
-                            heapq.heappush(release, (max(int(self.start[h]), last + int(self.gap[h])), h))
+                        self._one_wait_less(h, lambda: last, release)
+
+    def _one_wait_less(self, h: int, last: Any, release: list[tuple[int, int]]) -> None:
+        """Flow ``h`` waits for one dependency or barrier less; at none it is due at
+        ``last()`` (when what it waited for arrived) + its gap, not before its start."""
+        self.waiting[h] -= 1
+        if self.waiting[h] == 0:
+            heapq.heappush(release, (max(int(self.start[h]), last() + int(self.gap[h])), h))
 
     def _init_series(self, c: Any) -> None:
         """What the time series and the hop counts accumulate: the bytes each flow moved
