@@ -444,6 +444,32 @@ def test_credit_ring_completes_with_virtual_channels():
     assert _col(fast, "fct_ps").max() <= 3 * 2_000_000 * 8 / RATE * 1e12 * 1.05
 
 
+@pytest.mark.parametrize("credit, k", [("3KB", 2), ("4.5KB", 3), ("30KB", 20)])
+def test_a_credit_limited_link_sends_k_packets_per_credit_round_trip(credit, k):
+    """Exact oracle for one flow of N = 1000 packets over one 100 Gb/s link with 500 ns of
+    propagation and C bytes of credit (k = C / 1500 B packets). A packet's credit comes
+    back when it has been delivered plus the propagation, so the sender sends k packets
+    every ser + 2 prop; with at least a credit round trip of credit it never waits. Only a
+    port that waits for credit gets an event for a returning credit: one per wait."""
+    n, ser, prop = 1000, 120_000, 500_000
+    cfg = od.Config(nodes=2, uplinks=1, link_rate="100Gbps", buffer="60KB")
+    net = od.Network(cfg)
+    net.deploy_topo([od.Circuit(0, 0, 1, 0, None, True)])
+    net.deploy_routing({0: [od.Entry(None, None, 1, None, 0)], 1: []})
+    net.transport("credit", credit_bytes=credit, vcs=1, deadlock_timeout="20us")
+    net.start(od.workload.flows([(0, 0, 1, n * 1500)]), duration="1ms", seed=1)
+    sim = net._live.sim
+    sim.run_until(net._live.duration)
+    waits = 0 if k * ser >= ser + 2 * prop else -(-n // k) - 1
+    assert dict(sim.output()["event_counts"])["credit"] == waits
+    r = net.finish()
+    fct = int(_col(r, "fct_ps")[0])
+    if waits:
+        assert fct == waits * (ser + 2 * prop) + (n - k * waits) * ser + prop
+    else:
+        assert fct == n * ser + prop
+
+
 @pytest.mark.parametrize("multipath", ["packet", "adaptive"])
 def test_credit_clos_is_lossless_under_incast(multipath):
     net = od.arch.clos(nodes=17, uplinks=2, link_rate="100Gbps", buffer="30KB", multipath=multipath)

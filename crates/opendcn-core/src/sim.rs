@@ -297,12 +297,16 @@ struct Port {
     class_bytes: Vec<u64>,
     class_cap: Vec<u64>,
     /// Credit-based flow control: bytes of credit per virtual channel (empty: none), the
-    /// returns on their way back (virtual channel, bytes), the next channel to serve, and
-    /// since when the port has waited for credit with packets queued (`Ps::MAX`: not).
+    /// returns on their way back (arrival time, virtual channel, bytes; in time order, as
+    /// every return of a port crosses the same link), the next channel to serve, since when
+    /// the port has waited for credit with packets queued (`Ps::MAX`: not), and the time of
+    /// its pending credit wake-up (`Ps::MAX`: none). Returns are taken in lazily, when the
+    /// port next picks a packet; only a port that waits for credit gets an event for one.
     credit: Vec<u64>,
-    cred_ret: VecDeque<(u8, u32)>,
+    cred_ret: VecDeque<(Ps, u8, u32)>,
     rr_vc: usize,
     blocked_since: Ps,
+    cred_wake: Ps,
     /// Weighted service (deficit round robin): bytes per round of each class (empty:
     /// strict priority), the deficits and the class being served.
     quantum: Vec<u64>,
@@ -979,6 +983,7 @@ impl Sim {
             cred_ret: VecDeque::new(),
             rr_vc: 0,
             blocked_since: Ps::MAX,
+            cred_wake: Ps::MAX,
             quantum: d.weights.iter().map(|&w| w as u64 * (spec.mtu_bytes + spec.header_bytes) as u64).collect(),
             deficit: vec![0; d.weights.len()],
             drr: 0,
@@ -3284,6 +3289,14 @@ impl Sim {
                 c
             } else {
                 // virtual channels served round robin, each only against its credit
+                // (with the returns that have arrived by now)
+                while let Some(&(t, vc, bytes)) = pt.cred_ret.front() {
+                    if t > now {
+                        break;
+                    }
+                    pt.credit[vc as usize] += bytes as u64;
+                    pt.cred_ret.pop_front();
+                }
                 let k = pt.classes.len();
                 let mut pick = None;
                 let mut any = false;
@@ -3400,16 +3413,19 @@ impl Sim {
         let (up, vc, wire) = (p.cred_port, p.cred_vc, p.wire);
         p.cred_port = NONE;
         let pt = &mut self.ports[up as usize];
-        pt.cred_ret.push_back((vc, wire));
         let t = self.now + pt.prop;
-        self.push(t, Ev::Credit(up));
+        pt.cred_ret.push_back((t, vc, wire));
+        if pt.blocked_since != Ps::MAX && pt.cred_wake == Ps::MAX {
+            pt.cred_wake = t;
+            self.push(t, Ev::Credit(up));
+        }
     }
 
+    /// A port waiting for credit wakes when a return reaches it.
     fn on_credit(&mut self, port: u32) {
         let now = self.now;
         let pt = &mut self.ports[port as usize];
-        let (vc, bytes) = pt.cred_ret.pop_front().expect("a credit event has its return queued");
-        pt.credit[vc as usize] += bytes as u64;
+        pt.cred_wake = Ps::MAX;
         if !pt.free_pending && pt.busy_until <= now && pt.bytes > 0 {
             self.start_tx(port);
         }
@@ -3419,6 +3435,13 @@ impl Sim {
     /// the watchdog will look.
     fn block(&mut self, port: u32) {
         let now = self.now;
+        let pt = &mut self.ports[port as usize];
+        if pt.cred_wake == Ps::MAX {
+            if let Some(&(t, _, _)) = pt.cred_ret.front() {
+                pt.cred_wake = t;
+                self.push(t, Ev::Credit(port));
+            }
+        }
         let pt = &mut self.ports[port as usize];
         if pt.blocked_since == Ps::MAX {
             pt.blocked_since = now;
