@@ -36,6 +36,7 @@
 //!   transmission).
 
 use std::collections::{BTreeMap, VecDeque};
+use smallvec::{smallvec, SmallVec};
 
 use crate::error::SpecError;
 use crate::event::EventList;
@@ -293,16 +294,16 @@ struct Port {
     peer: u32,
     // the rest
     tx_bytes_sampled: u64,
-    classes: Vec<VecDeque<u32>>,
-    class_bytes: Vec<u64>,
-    class_cap: Vec<u64>,
+    classes: SmallVec<[VecDeque<u32>; INLINE_CLASSES]>,
+    class_bytes: SmallVec<[u64; INLINE_CLASSES]>,
+    class_cap: SmallVec<[u64; INLINE_CLASSES]>,
     /// Credit-based flow control: bytes of credit per virtual channel (empty: none), the
     /// returns on their way back (arrival time, virtual channel, bytes; in time order, as
     /// every return of a port crosses the same link), the next channel to serve, since when
     /// the port has waited for credit with packets queued (`Ps::MAX`: not), and the time of
     /// its pending credit wake-up (`Ps::MAX`: none). Returns are taken in lazily, when the
     /// port next picks a packet; only a port that waits for credit gets an event for one.
-    credit: Vec<u64>,
+    credit: SmallVec<[u64; INLINE_CLASSES]>,
     cred_ret: VecDeque<(Ps, u8, u32)>,
     rr_vc: usize,
     blocked_since: Ps,
@@ -313,6 +314,10 @@ struct Port {
     deficit: Vec<u64>,
     drr: usize,
 }
+
+/// Port queues, their byte counts, caps and credits are kept in the port up to this many
+/// classes (virtual channels), so serving a port reads no further allocation.
+const INLINE_CLASSES: usize = 4;
 
 const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, peer) + 4 <= 128);
 
@@ -975,11 +980,11 @@ impl Sim {
             ecn_k: d.ecn_k,
             served: d.served(),
             trim: d.trim,
-            classes: if d.served() { vec![VecDeque::new(); classes] } else { Vec::new() },
-            class_bytes: vec![0; if d.served() { classes } else { 0 }],
-            class_cap: if d.credit { vec![u64::MAX; vcs] } else if d.class_cap.is_empty() { vec![spec.port_buffer_bytes[gp]] } else { d.class_cap.clone() },
+            classes: if d.served() { smallvec![VecDeque::new(); classes] } else { SmallVec::new() },
+            class_bytes: smallvec![0; if d.served() { classes } else { 0 }],
+            class_cap: if d.credit { smallvec![u64::MAX; vcs] } else if d.class_cap.is_empty() { smallvec![spec.port_buffer_bytes[gp]] } else { SmallVec::from_slice(&d.class_cap) },
             free_pending: false,
-            credit: if d.credit && spec.port_kind[gp] != PortKind::HostDown { vec![spec.transport.credit_bytes; vcs] } else { Vec::new() },
+            credit: if d.credit && spec.port_kind[gp] != PortKind::HostDown { smallvec![spec.transport.credit_bytes; vcs] } else { SmallVec::new() },
             cred_ret: VecDeque::new(),
             rr_vc: 0,
             blocked_since: Ps::MAX,
