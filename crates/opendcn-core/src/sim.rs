@@ -1369,6 +1369,10 @@ impl Sim {
                     crate::prefetch::read(pt);
                     crate::prefetch::read(&pt.busy_until);
                     crate::prefetch::read(&pt.classes);
+                    if let Some(q) = pt.classes.last() {
+                        crate::prefetch::read(q);
+                    }
+                    crate::prefetch::read(&pt.class_bytes);
                     crate::prefetch::read(&pt.credit);
                     crate::prefetch::read(&pt.cred_ret);
                 }
@@ -1391,13 +1395,15 @@ impl Sim {
         match ev {
             Ev::PortFree(port) | Ev::Credit(port) => {
                 let Some(pt) = self.ports.get(port as usize) else { return };
+                // the queues are inside the port (read at the first stage): their heads,
+                // then the head packets, then the ports that gave those packets credit
+                // (the sent one returns it)
                 match stage {
                     1 => {
-                        if let Some(q) = pt.classes.first() {
-                            crate::prefetch::read(q);
-                        }
-                        if let Some(c) = pt.credit.first() {
-                            crate::prefetch::read(c);
+                        for q in &pt.classes {
+                            if let Some(h) = q.front() {
+                                crate::prefetch::read(h);
+                            }
                         }
                         if let Some(r) = pt.cred_ret.front() {
                             crate::prefetch::read(r);
@@ -1405,15 +1411,17 @@ impl Sim {
                     }
                     2 => {
                         for q in &pt.classes {
-                            if let Some(h) = q.front() {
-                                crate::prefetch::read(h);
+                            if let Some(&h) = q.front() {
+                                crate::prefetch::at(&self.pool, h as usize);
                             }
                         }
                     }
                     _ => {
                         for q in &pt.classes {
-                            if let Some(&h) = q.front() {
-                                crate::prefetch::at(&self.pool, h as usize);
+                            if let Some(up) = q.front().and_then(|&h| self.pool.get(h as usize))
+                                .and_then(|p| self.ports.get(p.cred_port as usize)) {
+                                crate::prefetch::read(&up.cred_ret);
+                                crate::prefetch::read(&up.blocked_since);
                             }
                         }
                     }
