@@ -9,6 +9,12 @@
 //! ascending flow order, each flow's entries in entry order; a link left without rising
 //! flows gets exactly 0). What the Python version pays per round in numpy calls
 //! (building, filtering and re-indexing the entries) is a loop here.
+//!
+//! The entries are never copied out: a flow's are its routing-matrix row read in place,
+//! then its two NIC links. One pass in flow order sums the shares (the reference's entry
+//! order), a second lists each link's rising flows; each round then runs over the live
+//! links' remaining capacity and shares, kept side by side (the division and the
+//! minimum vectorise), and drops the links that no rising flow crosses any more.
 
 /// The rising entries of one flow-level rate computation: each active flow's fabric links
 /// (its rack pair's row of the routing matrix), then its uplink and its downlink.
@@ -29,143 +35,137 @@ pub struct FlowLinks<'a> {
 /// Max-min fair rates (bit/s) of the flows of `fl` on links of capacity `cap`, and whether
 /// some link ends above its capacity (beyond rounding: an invariant error for the caller).
 /// Flows that are blocked, or that cross a link of capacity 0, get 0.
+///
+/// A flow's entries are read in place (its routing-matrix row, then its uplink and its
+/// downlink, share 1): the per-link sums run over the flows in ascending order, each
+/// flow's entries in order, which is the reference's entry order, so the rounding is the
+/// same. Per link, only the rising flows that cross it are listed (for freezing).
 pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), String> {
     let f_n = fl.pair.len();
     if fl.up.len() != f_n || fl.down.len() != f_n || fl.blocked.len() != f_n {
         return Err("pair, up, down and blocked must have one entry per flow".into());
     }
     let l_n = cap.len();
-    let link = |l: i64| -> Result<u32, String> {
+    let link = |l: i64| -> Result<usize, String> {
         if l < 0 || l as usize >= l_n {
             Err(format!("link {l} outside 0..{l_n}"))
         } else {
-            Ok(l as u32)
+            Ok(l as usize)
         }
     };
-    // the entries, flow by flow, in the reference's order
-    let mut total = 0usize;
+    // each flow's row of the routing matrix, checked once
+    let mut rows: Vec<(u32, u32)> = Vec::with_capacity(f_n);
     for &p in fl.pair {
         if p < 0 || p as usize + 1 >= fl.indptr.len() {
             return Err(format!("pair {p} outside the routing matrix"));
         }
         let (a, b) = (fl.indptr[p as usize], fl.indptr[p as usize + 1]);
-        if a < 0 || a > b || b as usize > fl.indices.len() || b as usize > fl.data.len() {
+        if a < 0 || a > b || b as usize > fl.indices.len() || b as usize > fl.data.len() || b > u32::MAX as i64 {
             return Err(format!("routing matrix row {p} out of range"));
         }
-        total += (b - a) as usize + 2;
+        rows.push((a as u32, b as u32));
     }
-    let mut e_flow: Vec<u32> = Vec::with_capacity(total);
-    let mut e_col: Vec<u32> = Vec::with_capacity(total);
-    let mut e_val: Vec<f64> = Vec::with_capacity(total);
+    let mut ends: Vec<(u32, u32)> = Vec::with_capacity(f_n);
     for f in 0..f_n {
-        let p = fl.pair[f] as usize;
-        let (a, b) = (fl.indptr[p] as usize, fl.indptr[p + 1] as usize);
-        for (&c, &v) in fl.indices[a..b].iter().zip(&fl.data[a..b]) {
-            e_flow.push(f as u32);
-            e_col.push(link(c as i64)?);
-            e_val.push(v);
-        }
-        for l in [fl.up[f], fl.down[f]] {
-            e_flow.push(f as u32);
-            e_col.push(link(l)?);
-            e_val.push(1.0);
-        }
+        ends.push((link(fl.up[f])? as u32, link(fl.down[f])? as u32));
     }
-    let e_n = e_col.len();
+    let any_dead = cap.iter().any(|&c| c <= 0.0);
     let mut rising: Vec<bool> = fl.blocked.iter().map(|&b| !b).collect();
-    for (i, &c) in e_col.iter().enumerate() {
-        if cap[c as usize] <= 0.0 {
-            rising[e_flow[i] as usize] = false;
+    // w[l]: the summed shares of the rising flows on l, in entry order from 0.0; cnt[l]:
+    // their number (a link whose last rising entry leaves gets exactly 0)
+    let mut w = vec![0.0f64; l_n];
+    let mut cnt = vec![0u32; l_n + 1];
+    for f in 0..f_n {
+        let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
+        let (idx, val) = (&fl.indices[a..b], &fl.data[a..b]);
+        let (u, d) = (ends[f].0 as usize, ends[f].1 as usize);
+        if !rising[f] || any_dead {
+            for &c in idx {
+                link(c as i64)?;
+            }
+        }
+        if any_dead && rising[f] && (cap[u] <= 0.0 || cap[d] <= 0.0 || idx.iter().any(|&c| cap[c as usize] <= 0.0)) {
+            rising[f] = false;
+        }
+        if rising[f] {
+            for (&c, &v) in idx.iter().zip(val) {
+                // (checked here when not above)
+                let c = if any_dead { c as usize } else { link(c as i64)? };
+                w[c] += v;
+                cnt[c] += 1;
+            }
+            w[u] += 1.0;
+            cnt[u] += 1;
+            w[d] += 1.0;
+            cnt[d] += 1;
         }
     }
-    // entries by link, each link's in entry order (a stable counting sort)
+    // the rising flows of each link (flows ascending)
     let mut l_ptr = vec![0u32; l_n + 1];
-    for &c in &e_col {
-        l_ptr[c as usize + 1] += 1;
-    }
     for l in 0..l_n {
-        l_ptr[l + 1] += l_ptr[l];
+        l_ptr[l + 1] = l_ptr[l] + cnt[l];
     }
     let mut fill = l_ptr.clone();
-    let mut l_ent = vec![0u32; e_n];
-    for (i, &c) in e_col.iter().enumerate() {
-        l_ent[fill[c as usize] as usize] = i as u32;
-        fill[c as usize] += 1;
-    }
-    // entries by flow: contiguous, in flow order
-    let mut f_ptr = vec![0u32; f_n + 1];
-    for &f in &e_flow {
-        f_ptr[f as usize + 1] += 1;
-    }
+    let mut l_flow = vec![0u32; l_ptr[l_n] as usize];
     for f in 0..f_n {
-        f_ptr[f + 1] += f_ptr[f];
+        if !rising[f] {
+            continue;
+        }
+        let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
+        for &c in &fl.indices[a..b] {
+            let c = c as usize;
+            l_flow[fill[c] as usize] = f as u32;
+            fill[c] += 1;
+        }
+        for c in [ends[f].0 as usize, ends[f].1 as usize] {
+            l_flow[fill[c] as usize] = f as u32;
+            fill[c] += 1;
+        }
     }
+    drop(fill);
     let mut rate = vec![0.0f64; f_n];
-    let mut rem: Vec<f64> = cap.to_vec();
-    // w[l]: the summed shares of the rising flows on l, as the reference sums them (in
-    // entry order from 0.0); recomputed only for the links a frozen flow leaves
-    let mut w = vec![0.0f64; l_n];
-    let sum_link = |l: usize, rising: &[bool]| -> f64 {
-        let mut x = 0.0;
-        for &e in &l_ent[l_ptr[l] as usize..l_ptr[l + 1] as usize] {
-            if rising[e_flow[e as usize] as usize] {
-                x += e_val[e as usize];
-            }
-        }
-        x
-    };
-    // cnt[l]: rising entries on l; when a flow freezes its shares come off its links'
-    // sums one by one (flows in ascending order, each flow's entries in entry order), and
-    // a link whose last rising entry leaves gets exactly 0
-    let mut cnt = vec![0u32; l_n];
-    for (i, &c) in e_col.iter().enumerate() {
-        if rising[e_flow[i] as usize] {
-            cnt[c as usize] += 1;
-        }
-    }
-    let mut live: Vec<u32> = Vec::new();
+    // the live links (rising shares > 0), ascending, with their remaining capacity and
+    // rising shares side by side; pos[l]: l's place among them (NONE: no longer live, and
+    // never again: shares only leave)
+    const NONE: u32 = u32::MAX;
+    let mut pos = vec![NONE; l_n];
+    let mut lid: Vec<u32> = Vec::new();
+    let mut lrem: Vec<f64> = Vec::new();
+    let mut lw: Vec<f64> = Vec::new();
     for l in 0..l_n {
-        if l_ptr[l + 1] > l_ptr[l] {
-            w[l] = sum_link(l, &rising);
-            if w[l] > 0.0 {
-                live.push(l as u32);
-            }
+        if w[l] > 0.0 {
+            pos[l] = lid.len() as u32;
+            lid.push(l as u32);
+            lrem.push(cap[l]);
+            lw.push(w[l]);
         }
     }
+    drop(w);
     let mut share: Vec<f64> = Vec::new();
     let mut sat: Vec<u32> = Vec::new();
     let mut newly: Vec<u32> = Vec::new();
     let mut level = 0.0f64;
-    while !live.is_empty() {
+    while !lid.is_empty() {
         share.clear();
-        let mut lo = f64::INFINITY;
-        for &l in &live {
-            let s = rem[l as usize] / w[l as usize];
-            share.push(s);
-            if s < lo {
-                lo = s;
-            }
-        }
+        share.extend(lrem.iter().zip(&lw).map(|(&r, &x)| r / x));
+        let lo = share.iter().fold(f64::INFINITY, |a, &b| a.min(b));
         let inc = lo.max(0.0);
         level += inc;
         let thr = inc * (1.0 + 1e-12) + 1e-300;
         sat.clear();
-        for (i, &l) in live.iter().enumerate() {
-            let l = l as usize;
-            rem[l] -= inc * w[l];
+        for i in 0..lid.len() {
+            let mut r = lrem[i] - inc * lw[i];
             if share[i] <= thr {
-                rem[l] = 0.0;
-                sat.push(l as u32);
+                r = 0.0;
+                sat.push(lid[i]);
             }
-            if rem[l] < 0.0 {
-                rem[l] = 0.0;
-            }
+            lrem[i] = if r < 0.0 { 0.0 } else { r };
         }
         newly.clear();
         for &l in &sat {
             let l = l as usize;
-            for &e in &l_ent[l_ptr[l] as usize..l_ptr[l + 1] as usize] {
-                let f = e_flow[e as usize] as usize;
+            for &f in &l_flow[l_ptr[l] as usize..l_ptr[l + 1] as usize] {
+                let f = f as usize;
                 if rising[f] {
                     rising[f] = false;
                     rate[f] = level;
@@ -174,21 +174,56 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
             }
         }
         newly.sort_unstable();
+        let mut leave = |c: usize, v: f64| {
+            cnt[c] -= 1;
+            let p = pos[c];
+            if p != NONE {
+                let x = &mut lw[p as usize];
+                *x = if cnt[c] == 0 { 0.0 } else { *x - v };
+            }
+        };
         for &f in &newly {
-            for e in f_ptr[f as usize] as usize..f_ptr[f as usize + 1] as usize {
-                let c = e_col[e] as usize;
-                cnt[c] -= 1;
-                w[c] = if cnt[c] == 0 { 0.0 } else { w[c] - e_val[e] };
+            let f = f as usize;
+            let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
+            for (&c, &v) in fl.indices[a..b].iter().zip(&fl.data[a..b]) {
+                leave(c as usize, v);
+            }
+            leave(ends[f].0 as usize, 1.0);
+            leave(ends[f].1 as usize, 1.0);
+        }
+        let mut k = 0;
+        for i in 0..lid.len() {
+            let l = lid[i];
+            if lw[i] > 0.0 {
+                lid[k] = l;
+                lrem[k] = lrem[i];
+                lw[k] = lw[i];
+                pos[l as usize] = k as u32;
+                k += 1;
+            } else {
+                pos[l as usize] = NONE;
             }
         }
-        live.retain(|&l| w[l as usize] > 0.0);
+        lid.truncate(k);
+        lrem.truncate(k);
+        lw.truncate(k);
     }
     // the load check of the caller, over every entry, in entry order
     let mut load = vec![0.0f64; l_n];
-    for i in 0..e_n {
-        load[e_col[i] as usize] += e_val[i] * rate[e_flow[i] as usize];
+    let mut used = vec![false; l_n];
+    for f in 0..f_n {
+        let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
+        let r = rate[f];
+        for (&c, &v) in fl.indices[a..b].iter().zip(&fl.data[a..b]) {
+            load[c as usize] += v * r;
+            used[c as usize] = true;
+        }
+        for c in [ends[f].0 as usize, ends[f].1 as usize] {
+            load[c] += r;
+            used[c] = true;
+        }
     }
-    let over = e_col.iter().any(|&c| load[c as usize] > cap[c as usize] * (1.0 + 1e-9) + 1e-3);
+    let over = (0..l_n).any(|c| used[c] && load[c] > cap[c] * (1.0 + 1e-9) + 1e-3);
     Ok((rate, over))
 }
 
