@@ -71,10 +71,15 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
     }
     let any_dead = cap.iter().any(|&c| c <= 0.0);
     let mut rising: Vec<bool> = fl.blocked.iter().map(|&b| !b).collect();
-    // w[l]: the summed shares of the rising flows on l, in entry order from 0.0; cnt[l]:
-    // their number (a link whose last rising entry leaves gets exactly 0)
-    let mut w = vec![0.0f64; l_n];
-    let mut cnt = vec![0u32; l_n + 1];
+    // per link, side by side (one line per touch): the summed shares of the rising flows
+    // (in entry order from 0.0), their number, then where its list of rising flows fills
+    #[derive(Clone, Copy, Default)]
+    struct Acc {
+        w: f64,
+        cnt: u32,
+        fill: u32,
+    }
+    let mut acc = vec![Acc::default(); l_n];
     for f in 0..f_n {
         let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
         let (idx, val) = (&fl.indices[a..b], &fl.data[a..b]);
@@ -90,22 +95,22 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
         if rising[f] {
             for (&c, &v) in idx.iter().zip(val) {
                 // (checked here when not above)
-                let c = if any_dead { c as usize } else { link(c as i64)? };
-                w[c] += v;
-                cnt[c] += 1;
+                let x = &mut acc[if any_dead { c as usize } else { link(c as i64)? }];
+                x.w += v;
+                x.cnt += 1;
             }
-            w[u] += 1.0;
-            cnt[u] += 1;
-            w[d] += 1.0;
-            cnt[d] += 1;
+            for c in [u, d] {
+                acc[c].w += 1.0;
+                acc[c].cnt += 1;
+            }
         }
     }
     // the rising flows of each link (flows ascending)
     let mut l_ptr = vec![0u32; l_n + 1];
     for l in 0..l_n {
-        l_ptr[l + 1] = l_ptr[l] + cnt[l];
+        acc[l].fill = l_ptr[l];
+        l_ptr[l + 1] = l_ptr[l] + acc[l].cnt;
     }
-    let mut fill = l_ptr.clone();
     let mut l_flow = vec![0u32; l_ptr[l_n] as usize];
     for f in 0..f_n {
         if !rising[f] {
@@ -113,34 +118,40 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
         }
         let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
         for &c in &fl.indices[a..b] {
-            let c = c as usize;
-            l_flow[fill[c] as usize] = f as u32;
-            fill[c] += 1;
+            let x = &mut acc[c as usize];
+            l_flow[x.fill as usize] = f as u32;
+            x.fill += 1;
         }
         for c in [ends[f].0 as usize, ends[f].1 as usize] {
-            l_flow[fill[c] as usize] = f as u32;
-            fill[c] += 1;
+            let x = &mut acc[c];
+            l_flow[x.fill as usize] = f as u32;
+            x.fill += 1;
         }
     }
-    drop(fill);
     let mut rate = vec![0.0f64; f_n];
     // the live links (rising shares > 0), ascending, with their remaining capacity and
-    // rising shares side by side; pos[l]: l's place among them (NONE: no longer live, and
-    // never again: shares only leave)
+    // rising shares side by side; per link its rising entries, its place among the live
+    // ones (NONE: no longer live, and never again: shares only leave) and its load
     const NONE: u32 = u32::MAX;
-    let mut pos = vec![NONE; l_n];
+    #[derive(Clone, Copy)]
+    struct Link {
+        cnt: u32,
+        pos: u32,
+        load: f64,
+    }
+    let mut lk: Vec<Link> = acc.iter().map(|x| Link { cnt: x.cnt, pos: NONE, load: 0.0 }).collect();
     let mut lid: Vec<u32> = Vec::new();
     let mut lrem: Vec<f64> = Vec::new();
     let mut lw: Vec<f64> = Vec::new();
     for l in 0..l_n {
-        if w[l] > 0.0 {
-            pos[l] = lid.len() as u32;
+        if acc[l].w > 0.0 {
+            lk[l].pos = lid.len() as u32;
             lid.push(l as u32);
             lrem.push(cap[l]);
-            lw.push(w[l]);
+            lw.push(acc[l].w);
         }
     }
-    drop(w);
+    drop(acc);
     let mut share: Vec<f64> = Vec::new();
     let mut sat: Vec<u32> = Vec::new();
     let mut newly: Vec<u32> = Vec::new();
@@ -174,12 +185,15 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
             }
         }
         newly.sort_unstable();
+        // a frozen flow's shares come off its links' sums; its load goes on them (the
+        // caller's check that no link carries more than its capacity)
         let mut leave = |c: usize, v: f64| {
-            cnt[c] -= 1;
-            let p = pos[c];
-            if p != NONE {
-                let x = &mut lw[p as usize];
-                *x = if cnt[c] == 0 { 0.0 } else { *x - v };
+            let x = &mut lk[c];
+            x.cnt -= 1;
+            x.load += v * level;
+            if x.pos != NONE {
+                let y = &mut lw[x.pos as usize];
+                *y = if x.cnt == 0 { 0.0 } else { *y - v };
             }
         };
         for &f in &newly {
@@ -198,32 +212,18 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
                 lid[k] = l;
                 lrem[k] = lrem[i];
                 lw[k] = lw[i];
-                pos[l as usize] = k as u32;
+                lk[l as usize].pos = k as u32;
                 k += 1;
             } else {
-                pos[l as usize] = NONE;
+                lk[l as usize].pos = NONE;
             }
         }
         lid.truncate(k);
         lrem.truncate(k);
         lw.truncate(k);
     }
-    // the load check of the caller, over every entry, in entry order
-    let mut load = vec![0.0f64; l_n];
-    let mut used = vec![false; l_n];
-    for f in 0..f_n {
-        let (a, b) = (rows[f].0 as usize, rows[f].1 as usize);
-        let r = rate[f];
-        for (&c, &v) in fl.indices[a..b].iter().zip(&fl.data[a..b]) {
-            load[c as usize] += v * r;
-            used[c as usize] = true;
-        }
-        for c in [ends[f].0 as usize, ends[f].1 as usize] {
-            load[c] += r;
-            used[c] = true;
-        }
-    }
-    let over = (0..l_n).any(|c| used[c] && load[c] > cap[c] * (1.0 + 1e-9) + 1e-3);
+    // every flow with a rate has frozen, so every link's load is in (blocked flows add 0)
+    let over = (0..l_n).any(|c| lk[c].load > cap[c] * (1.0 + 1e-9) + 1e-3);
     Ok((rate, over))
 }
 
