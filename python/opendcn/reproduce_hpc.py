@@ -572,8 +572,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         if big_d:
             bd = [(per, 1 - dres[(per, 0.9)], 1 - dres[(per, 0.99)]) for per in big_d]
             claims.append(Claim("duty cycle: with delays above 100 us a 90 % duty cycle costs much more than 99 % "
-                                "(loss at 90 % >= 2 x the loss at 99 %)",
-                                PASS if all(a >= 2 * b and a > 0 for _, a, b in bd) else FAIL,
+                                "(loss at 90 % >= 1 % and >= 2 x the loss at 99 %)",
+                                PASS if all(a >= 2 * b and a >= 0.01 for _, a, b in bd) else FAIL,
                                 "; ".join(f"{per}: loss {100 * a:.1f} % vs {100 * b:.1f} %" for per, a, b in bd)))
         else:
             claims.append(Claim("duty cycle: with delays above 100 us a 90 % duty cycle costs much more than 99 %",
@@ -599,11 +599,19 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     claims.append(Claim("every finished run: exact conservation (packet: 0 collisions, 0 guardband violations too)",
                         PASS if all(every_ok) and all(flow_ok) else FAIL,
                         f"{len(every_ok)} packet runs, {len(flow_ok)} flow runs"))
+    # run twice now, by this build (a stored point may come from an earlier build of a
+    # resumed study: engine changes may move its trace hash, which is not a nondeterminism)
     again = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
-    first = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
+    first = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
+    stored = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
     same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
+    as_stored = stored.summary["trace_hash"] == first.summary["trace_hash"]
     claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
-                        f"trn permutation at {top} run twice (packet)"))
+                        f"trn permutation at {top} run twice (packet) by this build; the stored run "
+                        + ("has the same trace hash" if as_stored else
+                           f"has trace hash {stored.summary['trace_hash']} against {first.summary['trace_hash']} (an "
+                           "earlier build; bytes " + ("equal" if stored.summary["bytes"] == first.summary["bytes"]
+                                                       else "differ") + ")")))
 
     echo_study(echo, sections, claims)
     wall = time.perf_counter() - t_start
