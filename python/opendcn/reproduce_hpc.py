@@ -603,14 +603,14 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     # resumed study: engine changes may move its trace hash, which is not a nondeterminism)
     again = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
     first = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
-    stored = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
+    kept = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
     same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
-    as_stored = stored.summary["trace_hash"] == first.summary["trace_hash"]
+    as_stored = kept.summary["trace_hash"] == first.summary["trace_hash"]
     claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
                         f"trn permutation at {top} run twice (packet) by this build; the stored run "
                         + ("has the same trace hash" if as_stored else
-                           f"has trace hash {stored.summary['trace_hash']} against {first.summary['trace_hash']} (an "
-                           "earlier build; bytes " + ("equal" if stored.summary["bytes"] == first.summary["bytes"]
+                           f"has trace hash {kept.summary['trace_hash']} against {first.summary['trace_hash']} (an "
+                           "earlier build; bytes " + ("equal" if kept.summary["bytes"] == first.summary["bytes"]
                                                        else "differ") + ")")))
 
     echo_study(echo, sections, claims)
