@@ -66,6 +66,11 @@ def test_reproduce_shale_tiny(tmp_path):
     again: list[str] = []
     reproduce.run("shale", quick=True, out=tmp_path, echo=again.append, tors=16, duration="11.264us", workers=1)
     assert any(re.search(r"0 run now, \d+ stored from before", ln) for ln in again)
+    # the report says which build computed its points: all by this one here
+    prov = data["provenance"]
+    assert prov["points_from_other_builds"] == 0 and list(prov["points_by_build"]) == [prov["this_build"]]
+    line = f"builds: all {prov['points_by_build'][prov['this_build']]} points computed by this build"
+    assert line in text and line in html
 
 
 @pytest.mark.parametrize("tors,field", [(20, "tors"), (64, "tors")])

@@ -219,3 +219,37 @@ def test_a_second_sweep_into_a_tree_being_written_is_refused(tmp_path):
     finally:
         os.close(fd)
     assert [r["status"] for r in sweep(spec, root, workers=1)] == ["ok"]
+
+
+def test_every_point_records_the_build_that_computed_it(local_tree, tmp_path):
+    from opendcn.studies import Runner, provenance_line
+    from opendcn.sweeps import build_id
+
+    root, recs = local_tree
+    me = build_id()
+    assert re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", me) and build_id() == me
+    assert {r["build"] for r in recs} == {me}
+    assert {json.loads(p.read_text())["build"] for p in root.rglob("point.json")} == {me}
+    # the index names the build of skipped points too (read from their point.json)
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    assert [r["status"] for r in sweep(TINY, copy, workers=2)] == ["skipped"] * 8
+    assert {p["build"] for p in json.loads((copy / "sweep.json").read_text())["points"]} == {me}
+    # a study says which builds computed the points it read; a point stored by another
+    # build (or before points recorded theirs) is counted apart and named
+    R = Runner(tmp_path / "study")
+    opts = {"nodes": 4, "uplinks": 1, "routing": "vlb"}
+    R.get("rotornet", opts, {"load": 0.2}, "60us")
+    assert R.provenance() == {"this_build": me, "points_by_build": {me: 1}, "points_from_other_builds": 0}
+    assert provenance_line(R.provenance()) == f"builds: all 1 points computed by this build ({me})"
+    (p,) = (tmp_path / "study").rglob("point.json")
+    rec = json.loads(p.read_text())
+    rec["build"] = "0.0.9+000000000000"
+    p.write_text(json.dumps(rec))
+    R2 = Runner(tmp_path / "study")
+    R2.get("rotornet", opts, {"load": 0.2}, "60us")           # read, not run again
+    R2.get("rotornet", opts, {"load": 0.5}, "60us")
+    prov = R2.provenance()
+    assert prov["points_by_build"] == {me: 1, "0.0.9+000000000000": 1} and prov["points_from_other_builds"] == 1
+    assert "1 of 2 points were computed by another build" in provenance_line(prov)
+    assert "1 by 0.0.9+000000000000" in provenance_line(prov)

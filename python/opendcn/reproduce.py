@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .studies import provenance_line
 from .studies import text_table as _table
 from .units import parse_time
 
@@ -480,6 +481,9 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
             "variants": variants, "sirius_sensitivity": sens,
             "epoch": {"predefined_slots": pre, "scheduled_slots": sched},
             "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "negotiator.json").write_text(json.dumps(data, indent=2))
     _plots(out, rows, abl, loads)
     _sweep_plots(out, sweeps, {k: (v[0], v[2]) for k, v in sweep_defs.items()}, wl_rows)
@@ -494,7 +498,7 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
                 ("ablation at the top load", abl, ["config", "goodput", "mice_mean_us", "mice_p99_us"]),
                 ("scheduler variants", variants, ["config", "goodput", "mice_p99_us", "match_ratio"]),
                 ("the baseline's unpublished parameters", sens,
-                 ["slot_ns", "relay_cap", "report", "load", "goodput", "mice_p99_us", "p99_ratio"])], pngs)
+                 ["slot_ns", "relay_cap", "report", "load", "goodput", "mice_p99_us", "p99_ratio"])], pngs, provenance=prov)
     echo(f"\nwrote {out / 'negotiator.json'}, {out / 'index.html'} and plots under {out}")
     return 0 if all(ok for _, ok, _ in checks) else 1
 

@@ -51,7 +51,7 @@ from .errors import ConfigError
 from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, Runner
 from .studies import fmt as _fmt
 from .studies import text_table as _table
-from .studies import write_page
+from .studies import provenance_line, write_page
 from .units import parse_time
 
 #: designs of the paper's main comparison
@@ -407,6 +407,9 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
             "f_th": fth, "scale_out": scale, "skewed": skew, "poc_distda": poc,
             "runs": len({R.point(*v, seed=seed).spec_hash for v in S.values()}), "wall_s_total": sum(r["wall_s"] for r in all_rows),
             "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "duo.json").write_text(json.dumps(data, indent=2, default=_jsonable))
     _plots(out, P, perm, wl_rows, fct, sens, scale, skew)
     write_page(out, "reproduce duo", f"Duo, SEGR, EXP and Opera on opendcn's packet engine, {n} racks; see duo.json "
@@ -416,7 +419,7 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
                                                      "mean_path_length"]),
                 ("scale-out", scale, ["nodes", "arch", "goodput", "delivered_gb", "mean_path_length"]),
                 ("skewed traffic", skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length"])],
-               sorted(f.name for f in out.glob("*.png")))
+               sorted(f.name for f in out.glob("*.png")), provenance=prov)
     echo(f"\n{data['runs']} runs, {data['wall_s_total']:.0f} s of engine wall time (rows reusing a run counted "
          f"again); wrote {out / 'duo.json'} and plots under {out}")
     return 0 if all(c.status != FAIL for c in claims) else 1

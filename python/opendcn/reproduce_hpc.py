@@ -77,7 +77,8 @@ import numpy as np
 
 from . import hpc
 from .errors import ConfigError
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
+from .sweeps import build_id
 from .units import fmt_time, parse_time
 
 __all__ = ["study", "PATTERNS", "SMALL_FANOUT", "path_capacity", "models_part"]
@@ -245,7 +246,7 @@ def _flow_run(arch: str, trace: str, load: float, duration: str, seed: int, opts
             "started": s["flows"]["started"], "trace_hash": s["trace_hash"],
             "reconfigurations": s.get("arch_metrics", {}).get("reconfigurations", 0),
             "ok": bool(s["invariants"]["ok"]) and b["offered"] == b["delivered"] + b.get("dropped", 0) + b["in_flight"],
-            "wall_s": round(time.perf_counter() - t0, 2)}
+            "wall_s": round(time.perf_counter() - t0, 2), "build": build_id()}
 
 
 def _flow_points(cache_file: Path, points: list[tuple[str, str, float, str, int, dict[str, Any]]],
@@ -519,6 +520,9 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         flow_err = f"{type(e).__name__}: {e}"[:300]
         echo(f"  flow level failed: {flow_err}")
     else:
+        for rec in recs:
+            b = str(rec.get("build") or "unrecorded")
+            R.builds[b] = R.builds.get(b, 0) + 1
         for (tr, name, per, _), rec in zip(main_pts, recs):
             flow_ok.append(rec["ok"])
             fres[(tr, name, per)] = rec["throughput_gbps"]
@@ -623,11 +627,14 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                      "duty": drows, "error": flow_err or None},
             "models": mdata,
             "claims": claims_json(claims)}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "hpc.json").write_text(json.dumps(data, indent=2, default=str))
     images = _plots(out, prow, loads, caps, frows, drows, traces)
     write_page(out, "reproduce hpc", "Teh et al., JOCN 2022: TRN vs PRN for HPC on opendcn (models, Fig. 13 path "
                "capacity, packet-level synthetic patterns, flow-level reconfiguration period and duty cycle). "
-               f"Wall time {wall:.0f} s.", claims, sections, images)
+               f"Wall time {wall:.0f} s.", claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'hpc.json'}, {out / 'index.html'} and plots under {out} ({wall:.0f} s)")
     return 0 if all(c.status != FAIL for c in claims) else 1
 

@@ -45,6 +45,7 @@ import numpy as np
 from .network import Network
 from .errors import ConfigError
 from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, run_ok, write_page
+from .studies import provenance_line
 from .studies import text_table as _table
 from .units import parse_size, parse_time
 
@@ -579,6 +580,9 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             "case2_hybrid": [{k: v_ for k, v_ in x.items() if k != "summary"} for x in hy],
             "case2_hybrid_pairs": pairs, "case3": c3, "optical_hops": hops, "buffer": buf, "pushback": pbr,
             "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "openoptics.json").write_text(json.dumps(data, indent=2, default=str))
     _plots(out, mice, ar, c3, buf, pbr, pairs)
     write_page(out, "reproduce openoptics",
@@ -598,7 +602,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                                        "core_util", "dropped"]),
                 ("push-back", pbr, ["basis", "design", "push_back", "host_load", "dropped", "drop_reasons", "goodput",
                                     "core_util"])],
-               ["case1.png", "case2_hybrid.png", "case3.png", "buffer_pushback.png"])
+               ["case1.png", "case2_hybrid.png", "case3.png", "buffer_pushback.png"], provenance=prov)
     echo(f"\nwrote {out / 'openoptics.json'} and plots under {out} ({wall:.0f} s)")
     return 0 if all(c.status != FAIL for c in claims) else 1
 

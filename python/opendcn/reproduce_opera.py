@@ -39,7 +39,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
 from .units import parse_time
 
 __all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput"]
@@ -221,10 +221,13 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     data = {"trace": trace, "loads": loads, "warmup_ps": warm_ps, "window_ps": window_ps, "seed": seed,
             "fct": fct_rows, "mix": mix_rows,
             "claims": claims_json(claims)}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "opera.json").write_text(json.dumps(data, indent=2))
     images = _plots(out, mix_rows)
     write_page(out, "reproduce opera", "Opera on opendcn's packet engine against opera-sim's published output.",
-               claims, sections, images)
+               claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'opera.json'}, {out / 'index.html'} and plots under {out}")
     return 0 if all(c.status != FAIL for c in claims) else 1
 

@@ -61,7 +61,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, run_ok, write_page
+from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
 from .units import parse_time
 
 __all__ = ["study"]
@@ -531,10 +531,13 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
             "propagation_timeslots": p_slots, "seed": seed,
             **{caption: rows for caption, rows, _ in sections},
             "claims": claims_json(claims)}
+    prov = R.provenance()
+    data["provenance"] = prov
+    echo(provenance_line(prov))
     (out / "shale.json").write_text(json.dumps(data, indent=2))
     images = _plots(out, lat_rows, cc_rows, il_rows, fl_rows)
     write_page(out, "reproduce shale", f"Shale (Hong et al.) on opendcn's slotted engine, N = {n}, {slots} timeslots "
-               "per loaded run.", claims, sections, images)
+               "per loaded run.", claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'shale.json'}, {out / 'index.html'} and plots under {out}")
     return 0 if all(c.status != FAIL for c in claims) else 1
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, InvariantError
-from .sweeps import RUN_OPTIONS, Point, Sweep, run_point, sweep
+from .sweeps import RUN_OPTIONS, Point, Sweep, build_id, run_point, sweep
 
 __all__ = ["Runner", "Loaded", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
-           "run_ok", "echo_study", "claims_json"]
+           "run_ok", "echo_study", "claims_json", "provenance_line"]
 
 PASS, FAIL, NOT_CHECKABLE = "PASS", "FAIL", "NOT-CHECKABLE"
 
@@ -79,6 +79,9 @@ class Runner:
         self.root = Path(root)
         self.executor, self.workers, self.scheduler, self.progress = executor, workers, scheduler, progress
         self.echo = echo
+        #: points read by :meth:`get`, by the build that computed them (``unrecorded``:
+        #: stored before points recorded their build)
+        self.builds: dict[str, int] = {}
 
     @staticmethod
     def point(arch: str, options: dict[str, Any], run: dict[str, Any] | None = None, duration: str = "1ms",
@@ -110,14 +113,25 @@ class Runner:
         p = self.point(arch, options, run, duration, seed)
         folder = self.root / p.relpath()
         rec_file = folder / "point.json"
-        if not (rec_file.exists() and json.loads(rec_file.read_text()).get("hash") == p.spec_hash):
+        rec = json.loads(rec_file.read_text()) if rec_file.exists() else {}
+        if rec.get("hash") != p.spec_hash:
             rec = sweep(Sweep([p], ()), self.root, executor="local", workers=1)[0]
             if rec["status"] == "failed":
                 err = rec["error"]
                 if err.startswith("InvariantError") or err.startswith("DeadlockError"):
                     raise InvariantError(f"{p.relpath()}: {err}")
                 raise ConfigError(str(p.relpath()), p.as_dict()["options"], err)
+        b = str(rec.get("build") or "unrecorded")
+        self.builds[b] = self.builds.get(b, 0) + 1
         return Loaded(folder)
+
+    def provenance(self) -> dict[str, Any]:
+        """Which builds computed the points read so far, against the build reading them
+        (see :func:`~opendcn.sweeps.build_id`): a resumed study may mix points of
+        earlier builds, and its report says so."""
+        me = build_id()
+        return {"this_build": me, "points_by_build": dict(sorted(self.builds.items())),
+                "points_from_other_builds": sum(n for b, n in self.builds.items() if b != me)}
 
     def fresh(self, arch: str, options: dict[str, Any], run: dict[str, Any] | None = None, duration: str = "1ms",
               seed: int = 1) -> Loaded:
@@ -183,16 +197,30 @@ _PAGE_CSS = ("body{font-family:sans-serif;margin:2em;max-width:1300px}table{bord
              ".NOT-CHECKABLE{color:#666}img{max-width:640px;margin:0.5em}")
 
 
+def provenance_line(prov: dict[str, Any]) -> str:
+    """One line on the builds that computed a study's points (:meth:`Runner.provenance`)."""
+    by = prov["points_by_build"]
+    total = sum(by.values())
+    if prov["points_from_other_builds"] == 0:
+        return f"builds: all {total} points computed by this build ({prov['this_build']})"
+    parts = ", ".join(f"{n} by {b}" for b, n in by.items())
+    return (f"builds: {prov['points_from_other_builds']} of {total} points were computed by another build than "
+            f"this one ({prov['this_build']}): {parts}")
+
+
 def write_page(out: Path, title: str, intro: str, claims: list[Claim],
-               sections: list[tuple[str, list[dict[str, Any]], list[str]]], images: list[str]) -> Path:
+               sections: list[tuple[str, list[dict[str, Any]], list[str]]], images: list[str],
+               provenance: dict[str, Any] | None = None) -> Path:
     """``out/index.html``: the claims with their status and reason, each section's table,
-    and the plots ``images`` (file names in ``out``; names that do not exist are left
-    out, so the page references only files that are there)."""
+    the plots ``images`` (file names in ``out``; names that do not exist are left out, so
+    the page references only files that are there) and, given :meth:`Runner.provenance`,
+    the builds that computed the points."""
     import html
 
     e = html.escape
+    prov = f"<p>{e(provenance_line(provenance))}</p>" if provenance is not None else ""
     parts = [f"<!doctype html><meta charset='utf-8'><title>{e(title)}</title><style>{_PAGE_CSS}</style>",
-             f"<h1>{e(title)}</h1><p>{e(intro)}</p><h2>Claims</h2><table><tr><th>status</th><th>claim</th>"
+             f"<h1>{e(title)}</h1><p>{e(intro)}</p>{prov}<h2>Claims</h2><table><tr><th>status</th><th>claim</th>"
              "<th>what was measured</th></tr>"]
     for c in claims:
         parts.append(f"<tr><td class='{e(c.status)}'>{e(c.status)}</td><td class='l'>{e(c.text)}</td>"

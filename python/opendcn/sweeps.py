@@ -27,7 +27,7 @@ describe (``workload``, ``load``, ``pattern``, ``flows_file``, ``incast_degree``
 with ``seed``. Its **spec hash** is the SHA-256 of the point's canonical JSON (with the
 opendcn version). Its results go to ``OUT/arch=A/<varied option>=V/.../seed=S/``:
 ``summary.json``, ``spec.json``, ``flows.parquet``, ``timeseries.parquet``, ``point.json``
-(the point, its hash, wall time) and ``summary.parquet`` (one row: the point's parameters
+(the point, its hash, wall time and the :func:`build_id` that computed it) and ``summary.parquet`` (one row: the point's parameters
 and the flattened summary). A point's folder is written to a scratch name and renamed into
 place when complete, so an interrupted or failed point leaves nothing half-written.
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -316,7 +317,8 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
     from .errors import InvariantError
 
     t0 = time.perf_counter()
-    rec: dict[str, Any] = {"hash": point.spec_hash, "path": str(point.relpath()), "point": point.as_dict()}
+    rec: dict[str, Any] = {"hash": point.spec_hash, "path": str(point.relpath()), "point": point.as_dict(),
+                           "build": build_id()}
     dest = Path(root) / point.relpath()
     try:
         net = archmod.get(point.arch).make(**point.options)
@@ -352,6 +354,36 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {**rec, "status": "ok", "wall_s": wall, "goodput": result.summary["goodput_normalized"]}
+
+
+@functools.cache
+def build_id() -> str:
+    """This installation's build: the opendcn version and 12 hex digits of a SHA-256 over
+    the package's files (its Python modules, the compiled engine and the shipped data),
+    e.g. ``0.1.0+3f2a9c01b7de``. Two processes with the same id run the same code on the
+    same data, so their points may share a table; each stored point records the build
+    that computed it, and a study's report says which builds its points come from."""
+    from . import __version__
+
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(pkg.rglob("*")):
+        rel = f.relative_to(pkg).as_posix()
+        if not f.is_file() or "__pycache__" in rel or rel.endswith((".pyc", ".pyo")):
+            continue
+        h.update(rel.encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def stored_build(root: Path, point: Point) -> str | None:
+    """The build that computed a stored point (``None``: not stored, or stored before
+    points recorded their build)."""
+    try:
+        rec = json.loads((root / point.relpath() / "point.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return rec.get("build") if rec.get("hash") == point.spec_hash else None
 
 
 def done_points(root: Path, points: Sequence[Point]) -> set[str]:
@@ -569,6 +601,7 @@ def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> N
     index = {"source": sw.source, "varied": list(sw.varied), "fixed": sw.fixed,
              "points": [{"hash": p.spec_hash, "path": str(p.relpath()), **p.as_dict(),
                          "status": records.get(p.spec_hash, {}).get("status", "not run"),
+                         "build": records.get(p.spec_hash, {}).get("build") or stored_build(root, p),
                          **({"error": records[p.spec_hash]["error"]} if "error" in records.get(p.spec_hash, {})
                             else {})}
                         for p in sw.points]}
