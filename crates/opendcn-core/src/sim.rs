@@ -2230,8 +2230,20 @@ impl Sim {
                 out
             }
             Router::Table(t) => {
-                t[node as usize].lookup(p.src_node, p.dst_node, p.tag, &mut cands);
-                self.pick(&cands, p.flow, node)
+                let nt = &t[node as usize];
+                match nt.fast_actions(p.src_node, p.dst_node) {
+                    // read in place (no copy): the choice `pick` makes when no link is
+                    // down and the choice is not adaptive
+                    Some(acts) if self.n_down == 0 && self.multipath != Multipath::Adaptive => match acts.len() {
+                        0 => None,
+                        n => Some(acts[choose_among(self.multipath, &mut self.rng_route, self.seed, n as u32, p.flow,
+                                                    node) as usize]),
+                    },
+                    _ => {
+                        nt.lookup(p.src_node, p.dst_node, p.tag, &mut cands);
+                        self.pick(&cands, p.flow, node)
+                    }
+                }
             }
             Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
             Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
@@ -2363,13 +2375,7 @@ impl Sim {
 
     #[inline]
     fn choose(&mut self, n: u32, flow: u32, node: u32) -> u32 {
-        if n <= 1 {
-            return 0;
-        }
-        match self.multipath {
-            Multipath::Packet | Multipath::Adaptive => self.rng_route.below(n),
-            Multipath::Flow => (mix64(self.seed ^ ((flow as u64) << 32 | node as u64)) % n as u64) as u32,
-        }
+        choose_among(self.multipath, &mut self.rng_route, self.seed, n, flow, node)
     }
 
     /// The candidate actions at `node` for a packet (src node, dst node) that arrived in
@@ -4674,6 +4680,20 @@ impl Sim {
 }
 
 /// When a full port may have room again: its next planned departure, else `fallback`.
+/// Which of `n` candidate actions a packet of `flow` at `node` takes: a draw of the
+/// routing stream per packet, or a hash of (seed, flow, node) per flow; one candidate
+/// draws nothing.
+#[inline]
+fn choose_among(multipath: Multipath, rng: &mut Stream, seed: u64, n: u32, flow: u32, node: u32) -> u32 {
+    if n <= 1 {
+        return 0;
+    }
+    match multipath {
+        Multipath::Packet | Multipath::Adaptive => rng.below(n),
+        Multipath::Flow => (mix64(seed ^ ((flow as u64) << 32 | node as u64)) % n as u64) as u32,
+    }
+}
+
 fn pt_wake(pt: &Port, fallback: Ps) -> Ps {
     if pt.next_dep == Ps::MAX { fallback } else { pt.next_dep }
 }

@@ -149,17 +149,29 @@ impl NodeTable {
         self.entries.is_empty()
     }
 
+    /// The candidates of a destination whose entries do not depend on the arrival slice
+    /// (the fast index), in place: `None` when `dst` is not in the fast index (call
+    /// [`Self::lookup`]). Exactly what [`Self::lookup`] gives for those destinations.
+    #[inline]
+    pub fn fast_actions(&self, src: u32, dst: u32) -> Option<&[Action]> {
+        let &(a, b, set, words) = self.fast.get(dst as usize)?;
+        if a == NONE {
+            return None;
+        }
+        let w = src >> 6;
+        Some(if set == NONE || w < words && self.fast_bits[(set + w) as usize] >> (src & 63) & 1 == 1 {
+            &self.acts[a as usize..b as usize]
+        } else {
+            &[]
+        })
+    }
+
     /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
     pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
-        if let Some(&(a, b, set, words)) = self.fast.get(dst as usize) {
-            if a != NONE {
-                let w = src >> 6;
-                if set == NONE || w < words && self.fast_bits[(set + w) as usize] >> (src & 63) & 1 == 1 {
-                    out.extend_from_slice(&self.acts[a as usize..b as usize]);
-                }
-                return;
-            }
+        if let Some(acts) = self.fast_actions(src, dst) {
+            out.extend_from_slice(acts);
+            return;
         }
         let k = if self.by_dst.is_empty() {
             let Ok(k) = self.index.binary_search_by_key(&dst, |x| x.0) else { return };
