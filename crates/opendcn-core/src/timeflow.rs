@@ -50,15 +50,21 @@ pub struct NodeTable {
     /// With `by_dst`: per destination, its answer when one load finds it, as `(first
     /// action in acts, one past the last, source set, words of the set)`; `a = NONE`
     /// otherwise. Two kinds: every entry wildcard in source and arrival slice (the set is
-    /// `NONE`: every source gets the actions); or every entry with an exact source, a
-    /// wildcard arrival slice and, for every source, the same actions (shortest paths
-    /// compiled hop by hop: a spine holds one entry per source, all alike; the set is an
-    /// offset in `fast_bits`: a listed source gets the actions, any other none).
+    /// `NONE`: every source gets the actions); or every entry with a wildcard arrival
+    /// slice, and every exact source with the same actions (shortest paths compiled hop
+    /// by hop: a spine holds one entry per source, all alike; routes that treat a group
+    /// of sources apart from the rest, as a pod's own racks): the set is an offset in
+    /// `fast_bits`; a listed source gets the actions, any other those of
+    /// `fast_default` (the wildcard-source entries, or none).
     fast: Vec<(u32, u32, u32, u32)>,
     /// The actions `fast` answers, in (dep, port) order.
     acts: Vec<Action>,
     /// The source sets of `fast`, one bit per source node.
     fast_bits: Vec<u64>,
+    /// Per destination with a source set in `fast`: the actions of a source outside the
+    /// set (the destination's wildcard-source entries; an empty range when it has none),
+    /// as `(first action in acts, one past the last)`.
+    fast_default: Vec<(u32, u32)>,
 }
 
 /// Destinations up to which a node table keeps a dense index.
@@ -85,10 +91,12 @@ impl NodeTable {
         let mut fast = Vec::new();
         let mut acts = Vec::new();
         let mut fast_bits = Vec::new();
+        let mut fast_default = Vec::new();
         if let Some(&(max, _, _)) = index.last() {
             if max < DENSE_DST {
                 by_dst = vec![NONE; max as usize + 1];
                 fast = vec![(NONE, NONE, NONE, 0); max as usize + 1];
+                fast_default = vec![(0, 0); max as usize + 1];
                 // source sets cost at most one word per entry of the table, plus 64
                 let mut budget = entries.len() + 64;
                 for (k, &(d, a, b)) in index.iter().enumerate() {
@@ -98,31 +106,38 @@ impl NodeTable {
                         let start = acts.len() as u32;
                         acts.extend(range.iter().map(|e| Action { port: e.port, dep: e.dep }));
                         fast[d as usize] = (start, acts.len() as u32, NONE, 0);
-                    } else if let Some((common, sources)) = Self::source_uniform(range) {
-                        let words = (sources.last().copied().unwrap_or(0) as usize >> 6) + 1;
-                        if words <= budget {
-                            budget -= words;
-                            let off = fast_bits.len();
-                            fast_bits.resize(off + words, 0u64);
-                            for s in sources {
-                                fast_bits[off + (s as usize >> 6)] |= 1u64 << (s & 63);
+                    } else if range.iter().all(|e| e.arr == WILD) {
+                        // exact sources first, the wildcard source (the largest value) last
+                        let (exact, default) = range.split_at(range.partition_point(|e| e.src != WILD));
+                        if let Some((common, sources)) = Self::source_uniform(exact) {
+                            let words = (sources.last().copied().unwrap_or(0) as usize >> 6) + 1;
+                            if words <= budget {
+                                budget -= words;
+                                let off = fast_bits.len();
+                                fast_bits.resize(off + words, 0u64);
+                                for s in sources {
+                                    fast_bits[off + (s as usize >> 6)] |= 1u64 << (s & 63);
+                                }
+                                let start = acts.len() as u32;
+                                acts.extend(exact[..common].iter().map(|e| Action { port: e.port, dep: e.dep }));
+                                fast[d as usize] = (start, acts.len() as u32, off as u32, words as u32);
+                                let dstart = acts.len() as u32;
+                                acts.extend(default.iter().map(|e| Action { port: e.port, dep: e.dep }));
+                                fast_default[d as usize] = (dstart, acts.len() as u32);
                             }
-                            let start = acts.len() as u32;
-                            acts.extend(range[..common].iter().map(|e| Action { port: e.port, dep: e.dep }));
-                            fast[d as usize] = (start, acts.len() as u32, off as u32, words as u32);
                         }
                     }
                 }
             }
         }
-        NodeTable { entries, index, wild, by_dst, fast, acts, fast_bits }
+        NodeTable { entries, index, wild, by_dst, fast, acts, fast_bits, fast_default }
     }
 
     /// For one destination's entries (sorted by (src, arr, dep, port)): when every entry
     /// has an exact source and a wildcard arrival slice and every source's entries carry
     /// the same (dep, port) list, the length of that list and the sources, ascending.
     fn source_uniform(range: &[Entry]) -> Option<(usize, Vec<u32>)> {
-        if range.iter().any(|e| e.src == WILD || e.arr != WILD) {
+        if range.is_empty() || range.iter().any(|e| e.src == WILD || e.arr != WILD) {
             return None;
         }
         let first = range[0].src;
@@ -162,7 +177,8 @@ impl NodeTable {
         Some(if set == NONE || w < words && self.fast_bits[(set + w) as usize] >> (src & 63) & 1 == 1 {
             &self.acts[a as usize..b as usize]
         } else {
-            &[]
+            let (da, db) = self.fast_default[dst as usize];
+            &self.acts[da as usize..db as usize]
         })
     }
 
@@ -475,25 +491,29 @@ mod tests {
 
     proptest::proptest! {
         /// Destinations whose sources all share one action list (the spine of a compiled
-        /// ECMP table) answer from the source set: the same as the class rule for listed,
-        /// unlisted and wildcard sources, also when one entry breaks the pattern.
+        /// ECMP table), with or without wildcard-source entries for the others, answer
+        /// from the source set: the same as the class rule for listed, unlisted and
+        /// wildcard sources, also when one entry breaks the pattern.
         #[test]
         fn source_uniform_destinations_match_the_class_rule(srcs in proptest::collection::btree_set(0u32..200, 1..40),
                                                             acts in proptest::collection::btree_set((0u32..3, 0u32..8), 1..4),
-                                                            wild_dep in proptest::bool::ANY, odd in 0u32..4) {
+                                                            wild_dep in proptest::bool::ANY, odd in 0u32..5) {
             let dep = |d: u32| if wild_dep { WILD } else { d };
             let mut entries: Vec<Entry> = srcs.iter().flat_map(|&s| acts.iter().map(move |&(d, p)| (s, d, p)))
                 .map(|(s, d, p)| e(WILD, s, 7, dep(d), p)).collect();
-            // 0: as built; 1: one source with another port; 2: an exact arrival slice; 3: a wildcard source
+            // 0: as built; 1: one source with another port; 2: an exact arrival slice; 3: a
+            // wildcard source (the answer for unlisted sources); 4: two wildcard-source
+            // entries, one with an exact arrival slice
             match odd {
                 1 => entries[0].port += 100,
                 2 => entries[0].arr = 1,
                 3 => entries.push(e(WILD, WILD, 7, WILD, 50)),
+                4 => entries.extend([e(WILD, WILD, 7, 2, 51), e(1, WILD, 7, WILD, 52)]),
                 _ => {}
             }
             let t = NodeTable::new(entries.clone());
             // (one source with another port is still uniform)
-            proptest::prop_assert_eq!(t.fast[7].0 != NONE, odd == 0 || (odd == 1 && srcs.len() == 1));
+            proptest::prop_assert_eq!(t.fast[7].0 != NONE, odd == 0 || odd == 3 || (odd == 1 && srcs.len() == 1));
             let mut out = Vec::new();
             for s in (0..260).chain([WILD]) {
                 for a in [0, 1, WILD] {
