@@ -714,7 +714,6 @@ pub struct Sim {
     collect_tm: bool,
     tm: BTreeMap<(u32, u32), u64>,
     scratch: Vec<Action>,
-    scratch_ids: Vec<u32>,
     /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
     cur: SliceRef,
     /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
@@ -917,6 +916,7 @@ impl Sim {
                     routes.routes.push((src, dst, ts, routes.hops.len() as u32, hops.len() as u32));
                     routes.hops.extend(hops.iter().map(|&(port, dep)| Action { port, dep }));
                 }
+                routes.index(nodes);
                 Router::Source(routes)
             }
             RouterKind::Vlb | RouterKind::Direct => {
@@ -1158,7 +1158,6 @@ impl Sim {
             collect_tm: spec.collect_tm,
             tm: BTreeMap::new(),
             scratch: Vec::new(),
-            scratch_ids: Vec::new(),
             cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
             sent_hint: (NONE, 0),
             ledger: Ledger::new(DROP_REASONS.len()),
@@ -2211,15 +2210,8 @@ impl Sim {
                     }
                 }
                 if fresh {
-                    let mut ids = std::mem::take(&mut self.scratch_ids);
-                    if let Router::Source(routes) = &self.router {
-                        routes.candidates(node, p.dst_node, p.tag, &mut ids);
-                    }
-                    let pick = if ids.is_empty() { None } else {
-                        let k = self.choose(ids.len() as u32, p.flow, node);
-                        Some(ids[k as usize])
-                    };
-                    self.scratch_ids = ids;
+                    let (a, b) = routes.candidate_range(node, p.dst_node, p.tag);
+                    let pick = if a == b { None } else { Some(a + self.choose(b - a, p.flow, node)) };
                     out = pick.and_then(|r| {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;

@@ -226,27 +226,64 @@ pub struct Routes {
     /// (src node, dst node, ts, first hop, hop count), sorted.
     pub routes: Vec<(u32, u32, u32, u32, u32)>,
     pub hops: Vec<Action>,
+    /// Per (src, dst) pair of a network of `nodes` nodes: where its routes start in
+    /// `routes` (one more entry closes the last range); empty (binary search) until
+    /// [`Routes::index`] or for networks above `DENSE_ROUTE_NODES` nodes.
+    start: Vec<u32>,
+    nodes: usize,
 }
 
+/// Largest network for which `Routes` keeps a dense (src, dst) index (4 bytes per pair).
+const DENSE_ROUTE_NODES: usize = 1024;
+
 impl Routes {
+    /// Index the (sorted) routes by (src, dst) for a network of `nodes` nodes.
+    pub fn index(&mut self, nodes: usize) {
+        self.start.clear();
+        self.nodes = nodes;
+        if nodes > DENSE_ROUTE_NODES || self.routes.iter().any(|r| r.0 as usize >= nodes || r.1 as usize >= nodes) {
+            return;
+        }
+        self.start = Vec::with_capacity(nodes * nodes + 1);
+        let mut k = 0;
+        for pair in 0..nodes * nodes {
+            while k < self.routes.len() && (self.routes[k].0 as usize * nodes + self.routes[k].1 as usize) < pair {
+                k += 1;
+            }
+            self.start.push(k as u32);
+        }
+        self.start.push(self.routes.len() as u32);
+    }
+
+    /// The route ids for a packet from `src` to `dst` entering in slice `arr`: those of
+    /// slice `arr` when there are any, else those of every slice (wildcard); one
+    /// contiguous range, as the routes are sorted by (src, dst, ts) and the wildcard is
+    /// the largest ts.
+    #[inline]
+    pub fn candidate_range(&self, src: u32, dst: u32, arr: u32) -> (u32, u32) {
+        let (lo, hi) = if !self.start.is_empty() && (src as usize) < self.nodes && (dst as usize) < self.nodes {
+            let i = src as usize * self.nodes + dst as usize;
+            (self.start[i] as usize, self.start[i + 1] as usize)
+        } else {
+            let lo = self.routes.partition_point(|r| (r.0, r.1) < (src, dst));
+            (lo, lo + self.routes[lo..].iter().take_while(|r| (r.0, r.1) == (src, dst)).count())
+        };
+        let g = &self.routes[lo..hi];
+        if arr != WILD {
+            let a = g.partition_point(|r| r.2 < arr);
+            let b = a + g[a..].partition_point(|r| r.2 == arr);
+            if b > a {
+                return ((lo + a) as u32, (lo + b) as u32);
+            }
+        }
+        ((lo + g.partition_point(|r| r.2 < WILD)) as u32, hi as u32)
+    }
+
     /// Route ids for a packet from `src` to `dst` entering in slice `arr` (exact ts first).
     pub fn candidates(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<u32>) {
+        let (a, b) = self.candidate_range(src, dst, arr);
         out.clear();
-        let lo = self.routes.partition_point(|r| (r.0, r.1) < (src, dst));
-        let mut wild = Vec::new();
-        for (i, r) in self.routes[lo..].iter().enumerate() {
-            if (r.0, r.1) != (src, dst) {
-                break;
-            }
-            if r.2 == arr {
-                out.push((lo + i) as u32);
-            } else if r.2 == WILD {
-                wild.push((lo + i) as u32);
-            }
-        }
-        if out.is_empty() {
-            *out = wild;
-        }
+        out.extend(a..b);
     }
 
     /// Hop `pos` of route `id`, if the route has that many hops.
@@ -519,6 +556,39 @@ mod tests {
                 for a in [0, 1, WILD] {
                     t.lookup(s, 7, a, &mut out);
                     proptest::prop_assert_eq!(&out, &reference(&entries, s, 7, a));
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Source-route candidates (dense index or binary search) are the routes of the
+        /// packet's slice when there are any, else the wildcard ones, in id order.
+        #[test]
+        fn route_candidates_match_their_definition(raw in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4), 0..60),
+                                                   dense in proptest::bool::ANY) {
+            let mut rs: Vec<(u32, u32, u32)> = raw.iter().map(|&(s, d, t)| (s, d, if t == 3 { WILD } else { t })).collect();
+            rs.sort();
+            let mut r = Routes::default();
+            for (i, &(s, d, t)) in rs.iter().enumerate() {
+                r.routes.push((s, d, t, i as u32, 1));
+            }
+            if dense {
+                r.index(4);
+            }
+            let mut out = Vec::new();
+            for s in 0..5 {
+                for d in 0..5 {
+                    for a in [0, 1, 2, WILD] {
+                        let exact: Vec<u32> = (0..rs.len() as u32).filter(|&i| { let x = rs[i as usize]; (x.0, x.1, x.2) == (s, d, a) }).collect();
+                        let want = if exact.is_empty() {
+                            (0..rs.len() as u32).filter(|&i| { let x = rs[i as usize]; (x.0, x.1, x.2) == (s, d, WILD) }).collect()
+                        } else {
+                            exact
+                        };
+                        r.candidates(s, d, a, &mut out);
+                        proptest::prop_assert_eq!(&out, &want);
+                    }
                 }
             }
         }
