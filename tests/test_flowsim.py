@@ -149,6 +149,39 @@ def test_native_routing_matrix_equals_the_reference(arch, monkeypatch):
             assert not down[nat[0].indices[nat[0].data > 0]].any()
 
 
+def test_the_engines_csr_conversion_equals_scipys():
+    """The routing matrix's CSR conversion: scipy's arrays exactly (index types too) when a
+    (row, column) repeats at most twice; beyond that the repeats are summed in input order
+    (scipy's order is unspecified), so equal up to rounding."""
+    from scipy import sparse
+
+    from opendcn import _core
+
+    rng = np.random.default_rng(5)
+    n, m = 50, 40
+    rows = rng.integers(0, n, 3000)
+    cols = rng.integers(0, m, 3000)
+    vals = rng.random(3000)
+    k = rows * m + cols
+    _, first, counts = np.unique(k, return_index=True, return_counts=True)
+    twice = np.isin(k, k[first[counts <= 2]])            # the entries of pairs seen at most twice
+    for sel, exact in ((twice, True), (np.ones(len(k), bool), False)):
+        a = sparse.csr_matrix((vals[sel], (rows[sel], cols[sel])), shape=(n, m))
+        ip, ix, d = _core.coo_to_csr(rows[sel], cols[sel], vals[sel], n)
+        b = sparse.csr_matrix((d, ix, ip), shape=(n, m))
+        assert (a.indptr.dtype, a.indices.dtype) == (b.indptr.dtype, b.indices.dtype)
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+        if exact:
+            assert a.data.tobytes() == b.data.tobytes()
+        else:
+            assert counts.max() >= 3 and np.allclose(a.data, b.data, rtol=1e-12, atol=0)
+    # repeats summed left to right
+    ip, ix, d = _core.coo_to_csr(np.array([1, 1, 1]), np.array([2, 2, 2]), np.array([0.1, 0.2, 0.3]), 2)
+    assert ip.tolist() == [0, 0, 1] and ix.tolist() == [2] and d.tolist() == [(0.1 + 0.2) + 0.3]
+    with pytest.raises(ValueError, match="row 2 outside"):
+        _core.coo_to_csr(np.array([2]), np.array([0]), np.array([1.0]), 2)
+
+
 @pytest.mark.parametrize("arch,kw", [("prn", {}), ("trn", {"period": "20us"})])
 def test_runs_with_the_native_solver_match_the_reference(arch, kw, monkeypatch):
     wl = od.workload.poisson("hadoop", 0.5, "uniform")

@@ -22,6 +22,7 @@ __all__ = [
     "Simulator",
     "SiriusSim",
     "__version__",
+    "coo_to_csr",
     "flow_rates",
     "negotiator_match",
     "rotor_fabric",
@@ -175,6 +176,12 @@ def state_shares(
            NDArray[np.float64], NDArray[np.bool_]]:
     """The routing matrix entries from the state graph: ``(rows, cols, vals, h_rows, h_cols,
     h_vals, reach)``, value for value ``flowsim._state_shares``."""
+
+def coo_to_csr(
+    rows: NDArray[np.int64], cols: NDArray[np.int64], vals: NDArray[np.float64], n_rows: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """A CSR matrix of ``n_rows`` rows from COO entries: ``(indptr, indices, data)``,
+    columns ascending per row, repeated (row, column) entries summed in input order."""
 
 def negotiator_match(
     tors: int, ports: int, topology: str, seed: int, requests: list[tuple[int, int]], rounds: int = 1

@@ -289,7 +289,11 @@ def _table_matrix(net: Any, node: np.ndarray, src: np.ndarray, dst: np.ndarray, 
     if NATIVE:
         rows_a, cols_a, vals_a, hr, hc, hv, reach_src = _core.state_shares(st_pair, st_node, ef, ep, et, len(pid), N,
                                                                            MAX_HOPS)
-        R = sparse.csr_matrix((vals_a, (rows_a, cols_a)), shape=(N * N, P))
+        # the engine sorts and sums the entries (scipy's own conversion takes several
+        # times longer here; the same arrays whenever no (pair, port) repeats more than
+        # twice, and a fixed order of summation beyond that)
+        indptr, indices, data = _core.coo_to_csr(rows_a, cols_a, vals_a, N * N)
+        R = sparse.csr_matrix((data, indices, indptr), shape=(N * N, P))
         reach = np.zeros(N * N, bool)
         reach[pid] = reach_src
         return R, reach, _hop_matrix([hr], [hc], [hv], N)

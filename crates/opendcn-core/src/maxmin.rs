@@ -229,6 +229,21 @@ pub fn flow_rates(fl: &FlowLinks, cap: &[f64]) -> Result<(Vec<f64>, bool), Strin
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn coo_to_csr_sorts_columns_and_sums_repeats_in_input_order() {
+        // row 2 holds column 1 three times: summed left to right
+        let rows = [2, 0, 2, 2, 0, 2];
+        let cols = [1, 5, 0, 1, 3, 1];
+        let vals = [0.1, 1.0, 2.0, 0.2, 3.0, 0.3];
+        let (p, i, d) = coo_to_csr(&rows, &cols, &vals, 4).unwrap();
+        assert_eq!(p, vec![0, 2, 2, 4, 4]);
+        assert_eq!(i, vec![3, 5, 0, 1]);
+        assert_eq!(d, vec![3.0, 1.0, 2.0, (0.1 + 0.2) + 0.3]);
+        assert!(coo_to_csr(&[4], &[0], &[1.0], 4).is_err());
+        assert!(coo_to_csr(&[0], &[-1], &[1.0], 4).is_err());
+        assert!(coo_to_csr(&[0, 1], &[0], &[1.0], 4).is_err());
+    }
+
     use super::*;
 
     fn run(pairs: &[Vec<(i32, f64)>], flows: &[(i64, i64, i64, bool)], cap: &[f64]) -> (Vec<f64>, bool) {
@@ -479,6 +494,61 @@ fn state_graph_with(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64
     }
     g.looped = !frontier.is_empty();
     Ok(g)
+}
+
+/// A compressed-sparse-row matrix of `n_rows` rows from entries `(rows[i], cols[i],
+/// vals[i])`: per row, the columns ascending, and the entries of one (row, column) summed
+/// in their order in the input (left to right). Returns `(indptr, indices, data)`.
+/// scipy's conversion gives the same arrays when no (row, column) occurs more than twice
+/// (a sum of two terms does not depend on their order); beyond that its order of
+/// summation is not specified, while this one is.
+pub fn coo_to_csr(rows: &[i64], cols: &[i64], vals: &[f64], n_rows: usize)
+                  -> Result<(Vec<i64>, Vec<i64>, Vec<f64>), String> {
+    if cols.len() != rows.len() || vals.len() != rows.len() {
+        return Err("rows, cols and vals must have the same length".into());
+    }
+    if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as usize >= n_rows) {
+        return Err(format!("row {r} outside 0..{n_rows}"));
+    }
+    if let Some(&c) = cols.iter().find(|&&c| c < 0) {
+        return Err(format!("column {c} is negative"));
+    }
+    // a stable counting sort by row keeps each row's entries in input order
+    let mut start = vec![0usize; n_rows + 1];
+    for &r in rows {
+        start[r as usize + 1] += 1;
+    }
+    for i in 0..n_rows {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut by_row: Vec<(i64, f64)> = vec![(0, 0.0); rows.len()];
+    for i in 0..rows.len() {
+        let k = &mut fill[rows[i] as usize];
+        by_row[*k] = (cols[i], vals[i]);
+        *k += 1;
+    }
+    let mut indptr = Vec::with_capacity(n_rows + 1);
+    let mut indices = Vec::with_capacity(rows.len());
+    let mut data = Vec::with_capacity(rows.len());
+    indptr.push(0i64);
+    for r in 0..n_rows {
+        let row = &mut by_row[start[r]..start[r + 1]];
+        row.sort_by_key(|x| x.0); // stable: equal columns stay in input order
+        let mut k = 0;
+        while k < row.len() {
+            let (c, mut v) = row[k];
+            k += 1;
+            while k < row.len() && row[k].0 == c {
+                v += row[k].1;
+                k += 1;
+            }
+            indices.push(c);
+            data.push(v);
+        }
+        indptr.push(indices.len() as i64);
+    }
+    Ok((indptr, indices, data))
 }
 
 /// The routing matrix's entries from a [`StateGraph`] (`flowsim._table_matrix` steps 2 and

@@ -627,6 +627,17 @@ fn state_shares<'py>(py: Python<'py>, st_pair: PyReadonlyArray1<i64>, st_node: P
         PyArray1::from_vec(py, sh.reach)))
 }
 
+/// A CSR matrix of `n_rows` rows from COO entries: `(indptr, indices, data)`, columns
+/// ascending per row, repeated (row, column) entries summed in input order
+/// (`opendcn_core::maxmin::coo_to_csr`).
+#[pyfunction]
+fn coo_to_csr<'py>(py: Python<'py>, rows: PyReadonlyArray1<i64>, cols: PyReadonlyArray1<i64>,
+                   vals: PyReadonlyArray1<f64>, n_rows: usize) -> PyResult<(Col<'py>, Col<'py>, Bound<'py, PyArray1<f64>>)> {
+    let (p, i, d) = opendcn_core::maxmin::coo_to_csr(rows.as_slice()?, cols.as_slice()?, vals.as_slice()?, n_rows)
+        .map_err(|e| bad("coo_to_csr", "", &e))?;
+    Ok((PyArray1::from_vec(py, p), PyArray1::from_vec(py, i), PyArray1::from_vec(py, d)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
@@ -634,6 +645,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_rates, m)?)?;
     m.add_function(wrap_pyfunction!(state_graph, m)?)?;
     m.add_function(wrap_pyfunction!(state_shares, m)?)?;
+    m.add_function(wrap_pyfunction!(coo_to_csr, m)?)?;
     slotted::register(m)?;
     shale::register(m)?;
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
