@@ -496,6 +496,19 @@ fn state_graph_with(key: &[i64], gport: &[i64], up: &[bool], nxt: &[i64], n: i64
     Ok(g)
 }
 
+/// Where each group starts when items with these keys (each below `n`) are laid out by
+/// key: the prefix sums of the keys' counts (`n + 1` entries, the last the item count).
+fn group_starts(keys: impl Iterator<Item = usize>, n: usize) -> Vec<usize> {
+    let mut start = vec![0usize; n + 1];
+    for k in keys {
+        start[k + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    start
+}
+
 /// A compressed-sparse-row matrix of `n_rows` rows from entries `(rows[i], cols[i],
 /// vals[i])`: per row, the columns ascending, and the entries of one (row, column) summed
 /// in their order in the input (left to right). Returns `(indptr, indices, data)`.
@@ -514,13 +527,7 @@ pub fn coo_to_csr(rows: &[i64], cols: &[i64], vals: &[f64], n_rows: usize)
         return Err(format!("column {c} is negative"));
     }
     // a stable counting sort by row keeps each row's entries in input order
-    let mut start = vec![0usize; n_rows + 1];
-    for &r in rows {
-        start[r as usize + 1] += 1;
-    }
-    for i in 0..n_rows {
-        start[i + 1] += start[i];
-    }
+    let start = group_starts(rows.iter().map(|&r| r as usize), n_rows);
     let mut fill = start.clone();
     let mut by_row: Vec<(i64, f64)> = vec![(0, 0.0); rows.len()];
     for i in 0..rows.len() {
@@ -585,13 +592,7 @@ pub fn state_shares(st_pair: &[i64], st_node: &[i64], ef: &[i64], ep: &[i64], et
     // 2. live states. The reference's Jacobi pass k adds the states with a path of k edges
     // to a destination, and it makes at most max_hops + 1 passes: live = distance to a
     // destination <= max_hops + 1, by one breadth-first search over the reversed edges.
-    let mut rstart = vec![0usize; s_n + 1];
-    for &t in et {
-        rstart[t as usize + 1] += 1;
-    }
-    for s in 0..s_n {
-        rstart[s + 1] += rstart[s];
-    }
+    let rstart = group_starts(et.iter().map(|&t| t as usize), s_n);
     let mut rfill = rstart.clone();
     let mut rfrom = vec![0u32; ef.len()];
     for i in 0..ef.len() {
@@ -619,17 +620,9 @@ pub fn state_shares(st_pair: &[i64], st_node: &[i64], ef: &[i64], ep: &[i64], et
     }
     drop(rfrom);
     // live edges, grouped by their from-state in edge order (a stable counting sort)
-    let mut start = vec![0usize; s_n + 1];
-    let mut kept = 0usize;
-    for i in 0..ef.len() {
-        if live[et[i] as usize] && live[ef[i] as usize] {
-            start[ef[i] as usize + 1] += 1;
-            kept += 1;
-        }
-    }
-    for s in 0..s_n {
-        start[s + 1] += start[s];
-    }
+    let start = group_starts((0..ef.len()).filter(|&i| live[et[i] as usize] && live[ef[i] as usize])
+                                 .map(|i| ef[i] as usize), s_n);
+    let kept = start[s_n];
     let outdeg: Vec<f64> = (0..s_n).map(|s| (start[s + 1] - start[s]) as f64).collect();
     let mut fill = start.clone();
     let mut e_port = vec![0i64; kept];
