@@ -27,9 +27,10 @@ describe (``workload``, ``load``, ``pattern``, ``flows_file``, ``incast_degree``
 with ``seed``. Its **spec hash** is the SHA-256 of the point's canonical JSON (with the
 opendcn version). Its results go to ``OUT/arch=A/<varied option>=V/.../seed=S/``:
 ``summary.json``, ``spec.json``, ``flows.parquet``, ``timeseries.parquet``, ``point.json``
-(the point, its hash, wall time and the :func:`build_id` that computed it) and ``summary.parquet`` (one row: the point's parameters
-and the flattened summary). A point's folder is written to a scratch name and renamed into
-place when complete, so an interrupted or failed point leaves nothing half-written.
+(the point, its hash, wall time and the :func:`build_id` that computed it) and
+``summary.parquet`` (one row: the point's parameters and the flattened summary). A point's
+folder is written to a scratch name and renamed into place when complete, so an
+interrupted or failed point leaves nothing half-written.
 
 **Resuming**: a point whose folder holds a ``point.json`` with the same spec hash is
 skipped. A point that fails (a bad option, an invariant violation, a killed worker) is
