@@ -38,6 +38,27 @@ const SORT_LEVELS: usize = 3;
 /// insertion in the middle of a long run.
 const SORT_MAX: usize = 1024;
 const DIGITS: usize = 256;
+/// A low bucket of at most this many events is sorted by comparison; a larger one by a
+/// counting sort on each of its varying digits (one or two passes over 256 counters).
+const SMALL_SORT: usize = 32;
+
+/// Stable counting sort of `src` by base-256 digit `shift / 8` of the time into `dst`.
+fn radix_pass<T: Copy>(src: &[(Ps, T)], dst: &mut Vec<(Ps, T)>, shift: u32) {
+    let mut start = [0u32; DIGITS + 1];
+    for x in src {
+        start[((x.0 >> shift) & 0xff) as usize + 1] += 1;
+    }
+    for i in 0..DIGITS {
+        start[i + 1] += start[i];
+    }
+    dst.clear();
+    dst.resize(src.len(), src[0]);
+    for &x in src {
+        let k = ((x.0 >> shift) & 0xff) as usize;
+        dst[start[k] as usize] = x;
+        start[k] += 1;
+    }
+}
 
 /// A radix heap of `time → T`; equal times pop in insertion order.
 ///
@@ -58,6 +79,8 @@ pub struct EventList<T: Copy> {
     len: usize,
     /// Events kept in `front` when that many are pending.
     lookahead: usize,
+    /// Scratch space of the radix sort of a low bucket (kept for its allocation).
+    scratch: Vec<(Ps, T)>,
 }
 
 impl<T: Copy> Default for EventList<T> {
@@ -74,7 +97,8 @@ impl<T: Copy> EventList<T> {
     /// An event list that keeps the next `k` events (at least one) in order in front.
     pub fn with_lookahead(k: usize) -> Self {
         EventList { last: 0, front: VecDeque::new(), buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
-                    levels: 0, digits: [[0; DIGITS / 64]; LEVELS], len: 0, lookahead: k.max(1) }
+                    levels: 0, digits: [[0; DIGITS / 64]; LEVELS], len: 0, lookahead: k.max(1),
+                    scratch: Vec::new() }
     }
 
     /// Bucket of time `t` (> `last`): level and digit.
@@ -165,9 +189,24 @@ impl<T: Copy> EventList<T> {
             // a window of at most 2^(8·(SORT_LEVELS − 1)) ps: sorting it (stably, so equal
             // times keep their insertion order) is cheaper than redistributing it digit
             // by digit; every event left in the heap is after the whole window
-            items.sort_by_key(|x| x.0);
-            self.last = items[items.len() - 1].0;
-            self.front.extend(items.drain(..));
+            if items.len() <= SMALL_SORT {
+                items.sort_by_key(|x| x.0);
+                self.last = items[items.len() - 1].0;
+                self.front.extend(items.drain(..));
+            } else {
+                // the events agree with `last` above digit l: a stable counting sort on
+                // each lower digit, from the lowest, orders them by time
+                radix_pass(&items, &mut self.scratch, 0);
+                let sorted = if l == 1 {
+                    &mut self.scratch
+                } else {
+                    radix_pass(&self.scratch, &mut items, 8);
+                    &mut items
+                };
+                self.last = sorted[sorted.len() - 1].0;
+                self.front.extend(sorted.drain(..));
+                items.clear();
+            }
         } else {
             let new_last = items.iter().map(|x| x.0).min().expect("non-empty bucket");
             self.last = new_last;
@@ -248,6 +287,38 @@ mod tests {
                 let early = t.saturating_sub(1).max(now);
                 h.push(early, id);
                 reference.push((early, seq, id));
+            }
+            reference.sort();
+            for (t, _, want) in reference {
+                prop_assert_eq!(h.pop().unwrap(), (t, want));
+            }
+            prop_assert!(h.pop().is_none());
+        }
+
+        /// Full low buckets (sorted by counting sort) still pop in (time, insertion) order:
+        /// batches of events in windows of 2^8 to 2^24 ps, many of them at equal times.
+        #[test]
+        fn full_low_buckets_pop_in_order(batches in proptest::collection::vec(
+                                             (proptest::collection::vec(0u64..1 << 24, 1..300), 0u32..4, 0u64..1 << 20), 1..6)) {
+            let mut h = EventList::with_lookahead(4);
+            let mut reference: Vec<(u64, u64, u32)> = Vec::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            for (offsets, coarse, gap) in batches {
+                // window widths 2^8, 2^16, 2^24 and coarse equal-time clusters
+                let mask = [0xff, 0xffff, 0xff_ffff, 0xff_ff00][coarse as usize];
+                for o in offsets {
+                    seq += 1;
+                    let t = now + gap + (o & mask);
+                    h.push(t, seq as u32);
+                    reference.push((t, seq, seq as u32));
+                }
+                reference.sort();
+                // pop half of what is pending, then push the next batch after the last pop
+                for _ in 0..reference.len() / 2 {
+                    let (t, _, want) = reference.remove(0);
+                    prop_assert_eq!(h.pop().unwrap(), (t, want));
+                    now = t;
+                }
             }
             reference.sort();
             for (t, _, want) in reference {
