@@ -1295,6 +1295,15 @@ impl Sim {
                 self.prefetch_deref(ev, 2);
             }
             if let Some(&(_, ev)) = self.heap.ahead(1) {
+                if let (Ev::Arrive(p, _), Router::Table(t)) = (ev, &self.router) {
+                    if let Some(pk) = self.pool.get(p as usize) {
+                        if !pk.to_host && pk.at != pk.dst_node {
+                            if let Some(nt) = t.get(pk.at as usize) {
+                                nt.prefetch_fast_actions(pk.src_node, pk.dst_node);
+                            }
+                        }
+                    }
+                }
                 self.prefetch_deref(ev, 3);
             }
             let (time, ev) = self.heap.pop().expect("peeked");
@@ -1455,6 +1464,19 @@ impl Sim {
     /// delivered, else its next port and calendar queue.
     #[inline]
     fn prefetch_next_hop(&self, pid: u32) {
+        if let Router::Table(t) = &self.router {
+            // a table router: the entry of the packet's destination at its next node (a
+            // later stage reads it: `prefetch_table_actions`)
+            let Some(p) = self.pool.get(pid as usize) else { return };
+            if p.to_host || p.at == p.dst_node {
+                if let Some(f) = self.flows.get(p.flow as usize) {
+                    crate::prefetch::read(f);
+                }
+            } else if let Some(nt) = t.get(p.at as usize) {
+                nt.prefetch_fast(p.dst_node);
+            }
+            return;
+        }
         let (Router::Vlb(ci) | Router::Direct(ci)) = &self.router else { return };
         let Some(p) = self.pool.get(pid as usize) else { return };
         if p.to_host || p.at == p.dst_node {

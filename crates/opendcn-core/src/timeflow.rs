@@ -182,6 +182,31 @@ impl NodeTable {
         })
     }
 
+    /// Hint the cache about the one-load entry of destination `dst` (first stage of a
+    /// coming [`NodeTable::fast_actions`]).
+    #[inline]
+    pub fn prefetch_fast(&self, dst: u32) {
+        crate::prefetch::at(&self.fast, dst as usize);
+    }
+
+    /// Second stage: with the entry of `dst` in cache, hint the source bit word and the
+    /// candidates `fast_actions(src, dst)` will read.
+    #[inline]
+    pub fn prefetch_fast_actions(&self, src: u32, dst: u32) {
+        let Some(&(a, _, set, words)) = self.fast.get(dst as usize) else { return };
+        if a == NONE {
+            return;
+        }
+        crate::prefetch::at(&self.acts, a as usize);
+        let w = src >> 6;
+        if set != NONE && w < words {
+            crate::prefetch::at(&self.fast_bits, (set + w) as usize);
+            if let Some(&(da, _)) = self.fast_default.get(dst as usize) {
+                crate::prefetch::at(&self.acts, da as usize);
+            }
+        }
+    }
+
     /// Candidates for a packet (src, dst) that arrived in slice `arr`, into `out`.
     pub fn lookup(&self, src: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
