@@ -2629,16 +2629,23 @@ impl Sim {
             pt.next_dep = Self::drain_queue(pt, &mut self.cal[pt.cal as usize], class_tx, now).unwrap_or(Ps::MAX);
             return;
         }
-        while let Some(&std::cmp::Reverse((t, idx))) = pt.heads.peek() {
+        // a drained queue that has more planned is re-keyed in place (one sift instead of
+        // a pop and a push); (time, queue) keys are distinct, so the order is the same
+        let mut heads = std::mem::take(&mut pt.heads);
+        while let Some(mut top) = heads.peek_mut() {
+            let std::cmp::Reverse((t, idx)) = *top;
             if t > now {
                 break;
             }
-            pt.heads.pop();
-            if let Some(next) = Self::drain_queue(pt, &mut self.cal[(pt.cal + idx) as usize], class_tx, now) {
-                pt.heads.push(std::cmp::Reverse((next, idx)));
+            match Self::drain_queue(pt, &mut self.cal[(pt.cal + idx) as usize], class_tx, now) {
+                Some(next) => *top = std::cmp::Reverse((next, idx)),
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
             }
         }
-        pt.next_dep = pt.heads.peek().map_or(Ps::MAX, |r| r.0 .0);
+        pt.next_dep = heads.peek().map_or(Ps::MAX, |r| r.0 .0);
+        pt.heads = heads;
     }
 
     /// Release the transmissions of one of `pt`'s calendar queues that have started by
