@@ -163,6 +163,22 @@ impl Schedule {
         SliceRef { abs, idx: idx as u32, start, end: start + self.durations[idx] }
     }
 
+    /// Start and end of slice `abs`, whose index in the cycle is `idx` (`abs % S`): on a
+    /// uniform schedule a product, without the division [`Schedule::slice`] needs.
+    #[inline]
+    pub fn bounds(&self, abs: u64, idx: u32) -> (Ps, Ps) {
+        if let Some(d) = self.uniform {
+            let start = abs * d;
+            return (start, start + d);
+        }
+        if self.is_static {
+            return (0, Ps::MAX);
+        }
+        let n = self.durations.len() as u64;
+        let start = (abs / n) * self.cycle + self.offsets[idx as usize];
+        (start, start + self.durations[idx as usize])
+    }
+
     /// The absolute number of the first occurrence of slice index `idx` at or after the
     /// slice `from` (`from` itself when it has that index): "the next time slice `idx`
     /// comes round". The one place this arithmetic is written.
@@ -366,6 +382,16 @@ mod tests {
             prop_assert_eq!(s.slice(r.abs), r);
             prop_assert_eq!(s.slice_at(r.end).abs, r.abs + 1);
             prop_assert_eq!(r.idx as u64, r.abs % n as u64);
+        }
+
+        #[test]
+        fn bounds_agree_with_slice(durs in proptest::collection::vec(2u64..1000, 1..8), same in proptest::bool::ANY,
+                                   abs in 0u64..100_000) {
+            // uniform schedules take the product, the others the cycle arithmetic
+            let durs = if same { vec![durs[0]; durs.len()] } else { durs };
+            let s = Schedule::cyclic(durs.clone(), 1, 2, ring(2, durs.len())).unwrap();
+            let r = s.slice(abs);
+            prop_assert_eq!(s.bounds(abs, r.idx), (r.start, r.end));
         }
     }
 }

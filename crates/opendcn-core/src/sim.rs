@@ -292,6 +292,8 @@ struct Port {
     ecn_k: u64,
     last_pkt: u32,
     peer: u32,
+    /// Transmissions planned since the last release of departed ones (`release_for`).
+    lazy: u32,
     // the rest
     tx_bytes_sampled: u64,
     classes: SmallVec<[VecDeque<u32>; INLINE_CLASSES]>,
@@ -314,6 +316,10 @@ struct Port {
     deficit: Vec<u64>,
     drr: usize,
 }
+
+/// A port releases its departed transmissions at least every this many planned ones
+/// (`Sim::release_for`).
+const LAZY_RELEASE: u32 = 128;
 
 /// Port queues, their byte counts, caps and credits are kept in the port up to this many
 /// classes (virtual channels), so serving a port reads no further allocation.
@@ -714,6 +720,9 @@ pub struct Sim {
     collect_tm: bool,
     tm: BTreeMap<(u32, u32), u64>,
     scratch: Vec<Action>,
+    /// The departure a source's admission planned for its packet (packet, port, time,
+    /// plan), which `enqueue_reserved` commits right after instead of planning again.
+    preplan: Option<(u32, u32, Ps, Option<(Ps, u64, u32, u32)>)>,
     /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
     cur: SliceRef,
     /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
@@ -975,6 +984,7 @@ impl Sim {
             down_until: 0,
             last_pkt: NONE,
             last_end: 0,
+            lazy: 0,
             tx_bytes: 0,
             tx_bytes_sampled: 0,
             ecn_k: d.ecn_k,
@@ -1158,6 +1168,7 @@ impl Sim {
             collect_tm: spec.collect_tm,
             tm: BTreeMap::new(),
             scratch: Vec::new(),
+            preplan: None,
             cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
             sent_hint: (NONE, 0),
             ledger: Ledger::new(DROP_REASONS.len()),
@@ -2016,7 +2027,7 @@ impl Sim {
         if !same_node {
             if let Some(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
-                self.release_departed(a.port);
+                self.release_for(a.port, wire);
                 let pt = &self.ports[a.port as usize];
                 if pt.served && (!self.hosts_mode || self.credit_net) {
                     let c = self.class_of(pid, a.port, pt.classes.len());
@@ -2045,6 +2056,8 @@ impl Sim {
                         // has ended
                         return Err(self.sched.slice(first + 1).start);
                     }
+                    // enqueue_reserved commits this plan (nothing changes the queue before)
+                    self.preplan = Some((pid, a.port, self.now, planned));
                 }
             }
         }
@@ -2101,6 +2114,8 @@ impl Sim {
                 }
             }
         }
+        // a plan left unused (the packet went another way) must not outlive this call
+        self.preplan = None;
         Ok(())
     }
 
@@ -2383,6 +2398,11 @@ impl Sim {
             0 => None,
             1 => Some(cands[0]),
             _ if self.multipath == Multipath::Adaptive => {
+                // calendar ports release their departed transmissions lazily: the exact
+                // occupancy first
+                for a in cands {
+                    self.release_departed(a.port);
+                }
                 cands.iter().min_by_key(|a| self.ports[a.port as usize].bytes).copied()
             }
             n => Some(cands[self.choose(n as u32, flow, node) as usize]),
@@ -2448,8 +2468,8 @@ impl Sim {
             self.served_enqueue(port, pid);
             return;
         }
-        self.release_departed(port);
         let wire = self.pool[pid as usize].wire as u64;
+        self.release_for(port, wire);
         let pt = &mut self.ports[port as usize];
         if pt.bytes + wire > pt.cap {
             self.drop_pkt(pid, DROP_BUFFER);
@@ -2624,6 +2644,7 @@ impl Sim {
         if pt.next_dep > now {
             return;
         }
+        pt.lazy = 0;
         let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
         if single {
             // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
@@ -2648,6 +2669,18 @@ impl Sim {
         }
         pt.next_dep = heads.peek().map_or(Ps::MAX, |r| r.0 .0);
         pt.heads = heads;
+    }
+
+    /// Before `port` takes `wire` more bytes: release its departed transmissions when its
+    /// count of bytes could refuse them, or when many are pending. The count without the
+    /// release is an upper bound of the exact one, so a test it passes the exact one passes
+    /// too; releasing in batches spares most hops the port's queue heads.
+    #[inline]
+    fn release_for(&mut self, port: u32, wire: u64) {
+        let pt = &self.ports[port as usize];
+        if pt.bytes + wire > pt.cap || pt.lazy >= LAZY_RELEASE || pt.ecn_k > 0 || pt.served {
+            self.release_departed(port);
+        }
     }
 
     /// Release the transmissions of one of `pt`'s calendar queues that have started by
@@ -2715,7 +2748,18 @@ impl Sim {
         let pt = &self.ports[port as usize];
         // (departure time, absolute slice, slice index, receiving port)
         let plan = if kind == PortKind::Optical && cyclic {
-            self.plan_slotted(port, dep, ser, cur, true)
+            match self.preplan.take() {
+                // the plan the source's admission just made for this packet (nothing has
+                // moved since): committed without searching again
+                Some((pp, pport, at, plan)) if pp == pid && pport == port && at == now => {
+                    if let Some((t0, abs, idx, _)) = plan {
+                        let base = self.ports[port as usize].cal;
+                        self.cal[(base + idx) as usize].tail = (abs, t0 + ser);
+                    }
+                    plan
+                }
+                _ => self.plan_slotted(port, dep, ser, cur, true),
+            }
         } else {
             let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };
             if rx == NONE {
@@ -2740,9 +2784,9 @@ impl Sim {
         };
         if kind == PortKind::Optical {
             // bits may only be sent while the circuit is up
-            let s = self.sched.slice(abs);
-            let up = s.start + if cyclic { self.sched.guard_of(port, s.idx) } else { 0 };
-            if cyclic && (d < up || d + ser > s.end) || d < self.ports[port as usize].down_until {
+            let (start, end) = self.sched.bounds(abs, idx);
+            let up = start + if cyclic { self.sched.guard_of(port, idx) } else { 0 };
+            if cyclic && (d < up || d + ser > end) || d < self.ports[port as usize].down_until {
                 self.gb_violations += 1;
             }
         }
@@ -2770,6 +2814,7 @@ impl Sim {
             pt.next_dep = pt.next_dep.min(d);
         }
         cq.planned.push_back((d, wire as u32, pid));
+        pt.lazy += 1;
         let prop = pt.prop;
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.port_node[rx as usize] };
@@ -2795,65 +2840,77 @@ impl Sim {
     /// Departure of a packet on a slotted optical port: the first occurrence of its
     /// departure slice (or, for a wildcard, of any slice with a circuit) from now whose
     /// calendar queue tail leaves room for the whole serialization before the slice ends.
+    /// With `commit` the queue's tail moves past it.
     fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<(Ps, u64, u32, u32)> {
-        let n = self.sched.slices();
-        let now = self.now;
         let base = self.cal_of(port) as usize;
+        let plan = self.find_slot(port, base, dep, ser, cur)?;
+        if commit {
+            self.cal[base + plan.2 as usize].tail = (plan.1, plan.0 + ser);
+        }
+        Some(plan)
+    }
+
+    /// [`Sim::plan_slotted`] without the commit, for a port whose calendar queues start at
+    /// `base`: (departure, absolute slice, slice index, receiving port).
+    #[inline]
+    fn find_slot(&self, port: u32, base: usize, dep: u32, ser: Ps, cur: SliceRef) -> Option<(Ps, u64, u32, u32)> {
+        let sched = &self.sched;
+        let n = sched.slices();
+        let now = self.now;
         let down = self.ports[port as usize].down_until;
-        let fits = |sched: &Schedule, tails: &[CalQ], abs: u64| -> Option<Ps> {
-            let s = sched.slice(abs);
-            let (ta, tt) = tails[s.idx as usize].tail;
-            let t0 = now.max(s.start + sched.guard_of(port, s.idx)).max(if ta == abs { tt } else { 0 }).max(down);
-            (t0 + ser <= s.end).then_some(t0)
-        };
         let tails = &self.cal[base..base + n as usize];
-        let (abs, t0) = if dep == WILD {
+        // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
+        let fits = |abs: u64, idx: u32| -> Option<Ps> {
+            let (start, end) = sched.bounds(abs, idx);
+            let (ta, tt) = tails[idx as usize].tail;
+            let t0 = now.max(start + sched.guard_of(port, idx)).max(if ta == abs { tt } else { 0 }).max(down);
+            (t0 + ser <= end).then_some(t0)
+        };
+        let (abs, t0, idx) = if dep == WILD {
             // first slice with a circuit and room, within two cycles
             let mut found = None;
-            let from = if down > now { self.sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
+            let from = if down > now { sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
+            let mut idx = (from % n as u64) as u32;
             for k in 0..2 * n as u64 {
                 let abs = from + k;
-                let idx = (abs % n as u64) as u32;
-                if self.sched.peer(port, idx) == NONE {
+                let i = idx;
+                idx = if idx + 1 == n { 0 } else { idx + 1 };
+                if sched.peer(port, i) == NONE {
                     continue;
                 }
-                let (ta, _) = tails[idx as usize].tail;
+                let (ta, _) = tails[i as usize].tail;
                 if ta > abs {
                     continue; // this queue already spilled into a later occurrence
                 }
-                if let Some(t0) = fits(&self.sched, tails, abs) {
-                    found = Some((abs, t0));
+                if let Some(t0) = fits(abs, i) {
+                    found = Some((abs, t0, i));
                     break;
                 }
             }
             found?
         } else {
-            if self.sched.peer(port, dep) == NONE {
+            if sched.peer(port, dep) == NONE {
                 return None;
             }
-            let first = self.sched.next_occurrence(cur, dep);
+            let first = sched.next_occurrence(cur, dep);
             let mut abs = first.max(tails[dep as usize].tail.0);
-            while down > now && self.sched.slice(abs).end <= down {
+            while down > now && sched.bounds(abs, dep).1 <= down {
                 abs += n as u64; // the circuit is still being reconfigured
             }
             let mut tries = 0;
             loop {
-                if let Some(t0) = fits(&self.sched, tails, abs) {
-                    break (abs, t0);
+                if let Some(t0) = fits(abs, dep) {
+                    break (abs, t0, dep);
                 }
                 tries += 1;
                 if tries > 2 {
                     return None; // never fits in an empty slice: oversize
                 }
+                // a fixed departure slice recurs every n slices
                 abs += n as u64;
             }
         };
-        // a fixed departure slice recurs every n slices
-        let idx = if dep == WILD { (abs % n as u64) as u32 } else { dep };
-        if commit {
-            self.cal[base + idx as usize].tail = (abs, t0 + ser);
-        }
-        Some((t0, abs, idx, self.sched.peer(port, idx)))
+        Some((t0, abs, idx, sched.peer(port, idx)))
     }
 
     fn on_arrive(&mut self, pid: u32, epoch: u16) {
@@ -4676,7 +4733,7 @@ impl Sim {
             delivered_by_class: self.delivered_by_class,
             delivered_by_hops_class: self.delivered_by_hops_class.clone(),
             messages: self.msg.totals(msgs_live),
-            class_tx_bytes: self.class_tx,
+            class_tx_bytes: self.class_tx_now(),
             class_capacity_bytes: {
                 let mut cap = [0u64; 4];
                 for (gp, pt) in self.ports.iter().enumerate() {
@@ -4693,6 +4750,23 @@ impl Sim {
             rerouted_at_tor: self.rerouted_at_tor,
             draining: self.draining != NONE,
         }
+    }
+
+    /// Bytes sent per link class up to now: what the releases counted, plus the planned
+    /// transmissions that have started and wait for their port's next (lazy) release.
+    fn class_tx_now(&self) -> [u64; 4] {
+        let mut tx = self.class_tx;
+        for (gp, pt) in self.ports.iter().enumerate() {
+            if pt.cal == NONE || pt.next_dep > self.now {
+                continue;
+            }
+            let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
+            let started: u64 = self.cal[pt.cal as usize..(pt.cal + n) as usize].iter()
+                .flat_map(|q| q.planned.iter().take_while(|e| e.0 <= self.now))
+                .map(|e| e.1 as u64).sum();
+            tx[self.port_class[gp] as usize] += started;
+        }
+        tx
     }
 
     /// Bytes currently queued at `port` (global id).
