@@ -185,7 +185,12 @@ impl Schedule {
     #[inline]
     pub fn next_occurrence(&self, from: SliceRef, idx: u32) -> u64 {
         let n = self.durations.len() as u32;
-        from.abs + ((idx + n - from.idx) % n) as u64
+        if idx >= n {
+            return from.abs + ((idx + n - from.idx) % n) as u64;
+        }
+        // both indices below n: one subtraction instead of a remainder
+        let k = idx + n - from.idx;
+        from.abs + if k >= n { k - n } else { k } as u64
     }
 
     /// Start of the slice after the one containing `t`.

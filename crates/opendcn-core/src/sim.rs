@@ -837,6 +837,10 @@ pub struct Sim {
     /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
     /// routing), whether the spec asked, and packets sent by a later slice's decision.
     adm: bool,
+    /// No option that acts on a relayed packet's hop is on (hosts, offloading, EQO,
+    /// congestion detection, admission control) and the schedule cycles: relayed hops on
+    /// calendar ports may take [`Sim::relay_calendar`].
+    lean: bool,
     adm_listed: bool,
     adm_deferred: u64,
     /// Control messages of controllers, their mailbox, and the received-bytes counters
@@ -1245,10 +1249,13 @@ impl Sim {
             coflow_ptr,
             coflow_flows,
             adm,
+            lean: false,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
             msg: messages::Messages::default(),
         };
+        sim.lean = !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
+            && !sim.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
         }
@@ -1600,6 +1607,10 @@ impl Sim {
             // a reused slot gets a new epoch, so no stale event of its last packet matches
             p.epoch = self.pool[id as usize].epoch.wrapping_add(1);
             self.pool[id as usize] = p;
+            // the slot the next packet will take, unless one is released first
+            if let Some(&next) = self.free.last() {
+                crate::prefetch::read_all(&self.pool[next as usize]);
+            }
             id
         } else {
             self.pool.push(p);
@@ -2860,12 +2871,14 @@ impl Sim {
         let down = self.ports[port as usize].down_until;
         let tails = &self.cal[base..base + n as usize];
         // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
-        let fits = |abs: u64, idx: u32| -> Option<Ps> {
+        #[inline(always)]
+        fn fits(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, ser: Ps, abs: u64, idx: u32) -> Option<Ps> {
             let (start, end) = sched.bounds(abs, idx);
             let (ta, tt) = tails[idx as usize].tail;
             let t0 = now.max(start + sched.guard_of(port, idx)).max(if ta == abs { tt } else { 0 }).max(down);
             (t0 + ser <= end).then_some(t0)
-        };
+        }
+        let fits = |abs: u64, idx: u32| fits(sched, tails, port, now, down, ser, abs, idx);
         let (abs, t0, idx) = if dep == WILD {
             // first slice with a circuit and room, within two cycles
             let mut found = None;
@@ -2958,6 +2971,9 @@ impl Sim {
             }
             return;
         }
+        if self.lean && self.relay_calendar(pid, p.at, p.src_node, p.dst_node, p.tag, p.wire as u64) {
+            return;
+        }
         match self.route(p.at, pid) {
             Some(a) if self.adm && !self.adm_fits(a, pid) => match self.adm_later(p.at, pid) {
                 Some(b) => self.enqueue(b.port, pid, b.dep),
@@ -2966,6 +2982,73 @@ impl Sim {
             Some(a) => self.enqueue(a.port, pid, a.dep),
             None => self.no_route(p.at, pid),
         }
+    }
+
+    /// The hop of a packet relayed at `node` under VLB or direct routing onto a calendar
+    /// port (a slotted optical port without ECN), when no option acts on it (`lean`) and no
+    /// link is down: what [`Sim::route`], [`Sim::enqueue`] and [`Sim::enqueue_reserved`]
+    /// do, in one pass, with the same result. False: another case, and nothing changed
+    /// (the general path takes it).
+    #[inline]
+    fn relay_calendar(&mut self, pid: u32, node: u32, src: u32, dst: u32, tag: u32, wire: u64) -> bool {
+        if self.n_down > 0 {
+            return false;
+        }
+        let a = match &self.router {
+            Router::Direct(ci) => ci.first_direct(node, dst, tag),
+            Router::Vlb(ci) if src != node => ci.first_direct(node, dst, tag),
+            _ => return false,
+        };
+        let Some(Action { port, dep }) = a else { return false };
+        let pt = &self.ports[port as usize];
+        if pt.served || pt.kind != PortKind::Optical || dep == WILD || pt.cal == NONE || pt.ecn_k > 0 {
+            return false;
+        }
+        if pt.bytes + wire > pt.cap || pt.lazy >= LAZY_RELEASE {
+            self.release_departed(port);
+            if self.ports[port as usize].bytes + wire > self.ports[port as usize].cap {
+                self.drop_pkt(pid, DROP_BUFFER);
+                return true;
+            }
+        }
+        let pt = &self.ports[port as usize];
+        let (ser, base) = (pt.rate.tx(wire), pt.cal as usize);
+        let cur = self.slice_now();
+        // no departure: the general path drops it and says why
+        let Some((d, abs, idx, rx)) = self.find_slot(port, base, dep, ser, cur) else { return false };
+        let (start, end) = self.sched.bounds(abs, idx);
+        let pt = &mut self.ports[port as usize];
+        if d < start + self.sched.guard_of(port, idx) || d + ser > end || d < pt.down_until {
+            self.gb_violations += 1;
+        }
+        pt.bytes += wire;
+        pt.lazy += 1;
+        let cq = &mut self.cal[base + idx as usize];
+        cq.tail = (abs, d + ser);
+        cq.bytes += wire;
+        if cq.planned.is_empty() {
+            pt.heads.push(std::cmp::Reverse((d, idx)));
+            pt.next_dep = pt.next_dep.min(d);
+        }
+        cq.planned.push_back((d, wire as u32, pid));
+        let arrive = d + ser + pt.prop;
+        let at = self.port_node[rx as usize];
+        let cls = self.port_class[port as usize];
+        let p = &mut self.pool[pid as usize];
+        p.tag = idx;
+        p.at = at;
+        p.rx = rx;
+        p.from = port;
+        p.sent_abs = abs as u32;
+        p.to_host = false;
+        p.hops += 1;
+        if cls < 3 {
+            p.classes |= 1 << cls;
+        }
+        let epoch = p.epoch;
+        self.packet_hops += 1;
+        self.push(arrive, Ev::Arrive(pid, epoch));
+        true
     }
 
     fn deliver(&mut self, pid: u32) {
@@ -4806,6 +4889,81 @@ fn routes_hop(router: &Router, id: u32, pos: u32) -> Option<Action> {
 mod tests {
     use super::*;
     use crate::spec::{Services, TransportKind};
+
+    /// A rotor fabric of 7 nodes with 2 optical uplinks each, 3 slices of 2 µs with a
+    /// 200-ns guardband (uplink k of node a reaches node a + 1 + 2s + k in slice s), ideal
+    /// flows between every ordered pair, `buffer` bytes per port.
+    fn rotor7(router: RouterKind, buffer: u64, seed: u64) -> SimSpec {
+        let (n, u, slices) = (7u32, 2u32, 3u32);
+        let ports = (n * u) as usize;
+        let mut sched_peer = vec![NONE; ports * slices as usize];
+        for s in 0..slices {
+            for a in 0..n {
+                for k in 0..u {
+                    let b = (a + 1 + s * u + k) % n;
+                    sched_peer[(s * n * u + a * u + k) as usize] = b * u + k;
+                }
+            }
+        }
+        let mut spec = pair(TransportKind::Ideal, 0, buffer);
+        let mut flows = (vec![], vec![], vec![], vec![]);
+        let mut r = seed;
+        for i in 0..300u64 {
+            r = crate::rng::mix64(r ^ i);
+            let (a, b) = ((r % n as u64) as u32, ((r >> 8) % (n as u64 - 1)) as u32);
+            flows.0.push(i * 200_000 + (r >> 20) % 100_000);
+            flows.1.push(a);
+            flows.2.push(if b >= a { b + 1 } else { b });
+            flows.3.push(1_000 + (r >> 32) % 60_000);
+        }
+        spec.nodes = n;
+        spec.port_offset = (0..=n).map(|a| a * u).collect();
+        spec.port_kind = vec![PortKind::Optical; ports];
+        spec.port_rate_bps = vec![100_000_000_000; ports];
+        spec.port_prop_ps = vec![500_000; ports];
+        spec.port_buffer_bytes = vec![buffer; ports];
+        spec.port_peer = vec![NONE; ports];
+        spec.slice_ps = vec![2_000_000; slices as usize];
+        spec.guardband_ps = 200_000;
+        spec.sched_peer = sched_peer;
+        spec.ep_node = (0..n).collect();
+        spec.ep_rate_bps = vec![200_000_000_000; n as usize];
+        spec.ep_prop_ps = vec![0; n as usize];
+        spec.ep_down_port = vec![NONE; n as usize];
+        spec.router = router;
+        spec.entries = vec![];
+        spec.seed = seed;
+        spec.loss = vec![];
+        spec.flow_transport = vec![TransportKind::Ideal; flows.0.len()];
+        (spec.flow_start_ps, spec.flow_src, spec.flow_dst, spec.flow_size) = flows;
+        spec
+    }
+
+    #[test]
+    fn relayed_hops_take_the_lean_path_with_the_same_results() {
+        // the lean relay (`relay_calendar`) against the general route / enqueue / plan,
+        // with buffers that overflow and with room to spare
+        for router in [RouterKind::Vlb, RouterKind::Direct] {
+            for (buffer, seed) in [(6_000, 1), (9_000, 2), (1 << 30, 3)] {
+                let run = |lean: bool| {
+                    let mut sim = Sim::new(rotor7(router, buffer, seed)).unwrap();
+                    assert!(sim.lean);
+                    sim.lean = lean;
+                    sim.run_until(80_000_000);
+                    sim.output()
+                };
+                let (fast, general) = (run(true), run(false));
+                assert!(fast.invariant_errors.is_empty(), "{:?}", fast.invariant_errors);
+                assert!(fast.totals.bytes_delivered > 1_000_000);
+                assert_eq!(fast.event_counts[0], general.event_counts[0]);
+                assert_eq!(format!("{fast:?}"), format!("{general:?}"), "{router:?} buffer {buffer}");
+            }
+        }
+        // the small buffers drop relayed packets
+        let mut sim = Sim::new(rotor7(RouterKind::Vlb, 6_000, 1)).unwrap();
+        sim.run_until(80_000_000);
+        assert!(sim.drops[DROP_BUFFER] > 0, "{:?}", sim.drops);
+    }
 
     /// Two nodes joined by one 100 Gb/s electrical link, one flow 0 -> 1 with `tp`.
     fn pair(tp: TransportKind, size: u64, buffer: u64) -> SimSpec {

@@ -451,8 +451,11 @@ impl ConnIndex {
         out.clear();
         let s = self.slices;
         let arr = if arr == WILD { 0 } else { arr };
-        for k in 0..s {
-            let idx = (arr + k) % s;
+        // (arr + k) mod s for k = 0, 1, …: one remainder, then a wrapping count
+        let mut next = arr % s;
+        for _ in 0..s {
+            let idx = next;
+            next = if next + 1 == s { 0 } else { next + 1 };
             let slot = node as usize * s as usize + idx as usize;
             let ports = &self.slot_ports[self.slot_start[slot] as usize..self.slot_start[slot + 1] as usize];
             let mut other = false;
