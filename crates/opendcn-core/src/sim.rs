@@ -841,6 +841,10 @@ pub struct Sim {
     /// congestion detection, admission control) and the schedule cycles: relayed hops on
     /// calendar ports may take [`Sim::relay_calendar`].
     lean: bool,
+    /// `lean`, with only calendar ports (slotted optical, no served queues, no ECN) and VLB
+    /// or direct routing, and no service that acts on a source's packet: an ideal flow's
+    /// packet may take [`Sim::inject_calendar`].
+    lean_src: bool,
     adm_listed: bool,
     adm_deferred: u64,
     /// Control messages of controllers, their mailbox, and the received-bytes counters
@@ -1250,6 +1254,7 @@ impl Sim {
             coflow_flows,
             adm,
             lean: false,
+            lean_src: false,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
             msg: messages::Messages::default(),
@@ -1259,6 +1264,9 @@ impl Sim {
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
         }
+        sim.lean_src = sim.lean && matches!(sim.router, Router::Vlb(_) | Router::Direct(_)) && !sim.services.pushback
+            && !sim.services.flow_pausing && sim.pias.is_empty() && sim.rlb.is_none() && !sim.expander
+            && sim.ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0);
         if let Some(&f) = sim.timed.first() {
             let t = sim.flows[f as usize].start;
             sim.push(t, Ev::NextFlows);
@@ -1392,12 +1400,11 @@ impl Sim {
                 if let Some(pt) = self.ports.get(port as usize) {
                     // the lines start_tx reads: the head of the port, its queues, credits
                     // and pending credit returns
+                    // addresses only: reading the port here (its queues' length) would wait
+                    // for the very line being asked for
                     crate::prefetch::read(pt);
                     crate::prefetch::read(&pt.busy_until);
                     crate::prefetch::read(&pt.classes);
-                    if let Some(q) = pt.classes.last() {
-                        crate::prefetch::read(q);
-                    }
                     crate::prefetch::read(&pt.class_bytes);
                     crate::prefetch::read(&pt.credit);
                     crate::prefetch::read(&pt.cred_ret);
@@ -1879,12 +1886,19 @@ impl Sim {
         let q_injected = q.injected;
         let payload = (q.size - q_injected).min(self.mtu as u64) as u32;
         let seq = (q_injected / self.mtu as u64) as u32;
-        let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
-        self.sent_hint = (f, q_injected);
-        let admitted = self.admit(e, pid);
-        self.sent_hint.0 = NONE;
+        let admitted = if self.lean_src && self.n_down == 0 && self.draining == NONE {
+            self.inject_calendar(e, f, dst, dst_node, payload, seq)
+        } else {
+            let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
+            self.sent_hint = (f, q_injected);
+            let admitted = self.admit(e, pid);
+            self.sent_hint.0 = NONE;
+            if admitted.is_err() {
+                self.release(pid);
+            }
+            admitted
+        };
         if let Err(wake) = admitted {
-            self.release(pid);
             self.ep_sleep(e, wake);
             return Err(wake);
         }
@@ -1910,6 +1924,95 @@ impl Sim {
         }
         ep.rr.push_back(slot);
         Ok(())
+    }
+
+    /// [`Sim::new_packet_to`] and [`Sim::admit`] for a data packet of an ideal flow on a
+    /// network of calendar ports under VLB or direct routing (`lean_src`), with the same
+    /// result: the route and the admission tests come first, and only an admitted packet
+    /// is made. A refused one leaves what making and releasing it would have left (its
+    /// slot's epoch moves on, the peak of live packets counts it). `Err(t)`: refused
+    /// until `t`.
+    fn inject_calendar(&mut self, e: u32, f: u32, dst: u32, dst_node: u32, payload: u32, seq: u32) -> Result<(), Ps> {
+        let ep = &self.eps[e as usize];
+        let (node, rate) = (ep.node, ep.rate);
+        let wire = (payload + self.header) as u64;
+        let ser = rate.tx(wire);
+        let cur = self.slice_now();
+        let a = match &self.router {
+            Router::Vlb(ci) => {
+                let mut cands = std::mem::take(&mut self.scratch);
+                ci.vlb_spray(node, dst_node, cur.idx, &mut cands);
+                let a = self.pick(&cands, f, node);
+                self.scratch = cands;
+                a
+            }
+            Router::Direct(ci) => ci.first_direct(node, dst_node, cur.idx),
+            _ => unreachable!("lean_src holds for VLB and direct routing only"),
+        };
+        let refused = match a {
+            // no way on: what admit does then (hold or drop) needs the packet
+            None => None,
+            Some(Action { port, dep }) => {
+                self.release_for(port, wire);
+                let pt = &self.ports[port as usize];
+                if pt.bytes + wire > pt.cap {
+                    Some(pt_wake(pt, self.now + ser))
+                } else {
+                    let first = self.sched.next_occurrence(cur, dep);
+                    let base = self.cal_of(port) as usize;
+                    let planned = self.find_slot(port, base, dep, self.ports[port as usize].rate.tx(wire), cur);
+                    if matches!(planned, Some((_, abs, _, _)) if abs > first) {
+                        // that occurrence of the departure slice is full
+                        Some(self.sched.slice(first + 1).start)
+                    } else {
+                        // admitted: made, and sent on the plan just found
+                        let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
+                        let now = self.now;
+                        self.eps[e as usize].busy_until = now + ser;
+                        let p = &mut self.pool[pid as usize];
+                        p.tag = cur.idx;
+                        p.innet = true;
+                        p.ts = now;
+                        self.in_net += 1;
+                        if self.collect_tm {
+                            *self.tm.entry((node, dst_node)).or_default() += payload as u64;
+                        }
+                        self.ports[port as usize].bytes += wire;
+                        self.preplan = Some((pid, port, now, planned));
+                        self.enqueue_reserved(port, pid, dep);
+                        self.preplan = None;
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        match refused {
+            Some(wake) => {
+                // what a packet made and released again leaves behind
+                self.peak_live = self.peak_live.max(self.live + 1);
+                match self.free.last() {
+                    Some(&id) => {
+                        let p = &mut self.pool[id as usize];
+                        p.epoch = p.epoch.wrapping_add(1);
+                    }
+                    None => {
+                        self.pool.push(Packet { dst_node, at: NONE, rx: NONE, from: NONE, route: NONE, q_port: NONE,
+                                                q_dep: WILD, cred_port: NONE, ..Packet::default() });
+                        self.free.push((self.pool.len() - 1) as u32);
+                    }
+                }
+                Err(wake)
+            }
+            None => {
+                // the general path, which routes again (an empty choice draws nothing)
+                let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
+                let admitted = self.admit(e, pid);
+                if admitted.is_err() {
+                    self.release(pid);
+                }
+                admitted
+            }
+        }
     }
 
     /// A packet of flow `f` leaving endpoint `e` for endpoint `to`.
@@ -4940,15 +5043,17 @@ mod tests {
     }
 
     #[test]
-    fn relayed_hops_take_the_lean_path_with_the_same_results() {
-        // the lean relay (`relay_calendar`) against the general route / enqueue / plan,
-        // with buffers that overflow and with room to spare
+    fn lean_paths_give_the_same_results() {
+        // the lean relay (`relay_calendar`) and source (`inject_calendar`) against the
+        // general route / admit / enqueue / plan, with buffers that overflow (relayed
+        // packets dropped, sources refused) and with room to spare (sources refused by
+        // full slices)
         for router in [RouterKind::Vlb, RouterKind::Direct] {
             for (buffer, seed) in [(6_000, 1), (9_000, 2), (1 << 30, 3)] {
                 let run = |lean: bool| {
                     let mut sim = Sim::new(rotor7(router, buffer, seed)).unwrap();
-                    assert!(sim.lean);
-                    sim.lean = lean;
+                    assert!(sim.lean && sim.lean_src);
+                    (sim.lean, sim.lean_src) = (lean, lean);
                     sim.run_until(80_000_000);
                     sim.output()
                 };
