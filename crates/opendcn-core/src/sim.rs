@@ -168,13 +168,14 @@ impl Ev {
     }
 }
 
+/// A packet: what its hops read, in one cache line (the rest, read where it enters and
+/// leaves the network, is its [`PacketX`] in `Sim::pool_x`).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
 struct Packet {
     flow: u32,
     src_node: u32,
     dst_node: u32,
-    dst_ep: u32,
-    payload: u32,
     wire: u32,
     /// Arrival slice at the node that holds it (the slice the previous hop sent it in).
     tag: u32,
@@ -187,46 +188,56 @@ struct Packet {
     sent_abs: u32,
     route: u32,
     pos: u32,
-    /// Egress port and departure slice reserved at injection (hosts mode).
-    q_port: u32,
-    q_dep: u32,
+    /// Credit networks: the port whose link credit this packet holds (NONE: none), and
+    /// the virtual channel it used there (kept after the credit goes back: the channel
+    /// of its previous fabric link, which a routing-chosen channel rule starts from).
+    cred_port: u32,
     hops: u16,
     /// Bumped when a planned transmission is cancelled (reconfiguration).
     epoch: u16,
     /// Routing generation its source route belongs to (routes die with a reconfiguration).
     rgen: u16,
-    /// Hosts mode: the reconfiguration count of `q_port` when the port was chosen (a
-    /// different count at the ToR: the port's circuit changed while the packet crossed
-    /// its host link).
-    q_gen: u16,
-    to_host: bool,
-    doomed: bool,
+    cred_vc: u8,
     /// `K_DATA`, `K_ACK`, `K_NACK` or `K_PULL`.
     kind: u8,
+    /// Link classes crossed (bit 0 electrical, 1 static optical, 2 reconfigurable optical).
+    classes: u8,
+    /// PIAS priority level (0 highest), set when the packet leaves its source.
+    prio: u8,
+    to_host: bool,
+    doomed: bool,
     /// Cut to its header by a trimming port (its payload no longer travels).
     trimmed: bool,
     /// Data: carries an ECN congestion mark. ACK: echoes one (ECE).
     ce: bool,
-    /// Data: segment number. ACK: next expected segment (TCP) or the segment acknowledged
-    /// (NDP). NACK: the trimmed segment. PULL: the cumulative pull number.
-    seq: u32,
-    /// Data: the time it entered the network. ACK: the echoed send time of the data.
-    ts: Ps,
-    /// Link classes crossed (bit 0 electrical, 1 static optical, 2 reconfigurable optical).
-    classes: u8,
-    /// Credit networks: the port whose link credit this packet holds (NONE: none), and
-    /// the virtual channel it used there (kept after the credit goes back: the channel
-    /// of its previous fabric link, which a routing-chosen channel rule starts from).
-    cred_port: u32,
-    cred_vc: u8,
-    /// PIAS priority level (0 highest), set when the packet leaves its source.
-    prio: u8,
-    /// Data sent again by its transport (push-back holds only new data).
-    retx: bool,
     /// Admitted into the network by its source and not yet gone (counted in `in_net`).
     innet: bool,
     /// Data of an NDP flow (its port class, read at every hop without the flow record).
     ndp: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+
+/// The rest of a packet (`Sim::pool_x`, same index): read where it enters the network,
+/// crosses a host link, or is delivered.
+#[derive(Debug, Clone, Copy, Default)]
+struct PacketX {
+    dst_ep: u32,
+    payload: u32,
+    /// Egress port and departure slice reserved at injection (hosts mode).
+    q_port: u32,
+    q_dep: u32,
+    /// Data: segment number. ACK: next expected segment (TCP) or the segment acknowledged
+    /// (NDP). NACK: the trimmed segment. PULL: the cumulative pull number.
+    seq: u32,
+    /// Hosts mode: the reconfiguration count of `q_port` when the port was chosen (a
+    /// different count at the ToR: the port's circuit changed while the packet crossed
+    /// its host link).
+    q_gen: u16,
+    /// Data sent again by its transport (push-back holds only new data).
+    retx: bool,
+    /// Data: the time it entered the network. ACK: the echoed send time of the data.
+    ts: Ps,
 }
 
 /// What a served optical port may do with its head packet on a cyclic schedule.
@@ -253,7 +264,12 @@ struct CalQ {
     bytes: u64,
     /// Planned transmissions not yet departed (departures grow along the FIFO).
     planned: VecDeque<Planned>,
+    /// Transmissions planned here since this queue last had its port release the
+    /// departed ones (at [`LAZY_RELEASE`] it does).
+    lazy: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<CalQ>() == 64);
 
 /// A port. The fields a packet-hop touches come first, in two cache lines (`repr(C)`
 /// keeps this order; the assertion below keeps them within 128 bytes).
@@ -292,8 +308,6 @@ struct Port {
     ecn_k: u64,
     last_pkt: u32,
     peer: u32,
-    /// Transmissions planned since the last release of departed ones (`release_for`).
-    lazy: u32,
     // the rest
     tx_bytes_sampled: u64,
     classes: SmallVec<[VecDeque<u32>; INLINE_CLASSES]>,
@@ -317,8 +331,8 @@ struct Port {
     drr: usize,
 }
 
-/// A port releases its departed transmissions at least every this many planned ones
-/// (`Sim::release_for`).
+/// A calendar queue has its port release the departed transmissions at least every this
+/// many transmissions planned in it (`Sim::release_for` releases when a test needs it).
 const LAZY_RELEASE: u32 = 128;
 
 /// Port queues, their byte counts, caps and credits are kept in the port up to this many
@@ -667,6 +681,7 @@ pub struct Sim {
     flows: Vec<Flow>,
     next_flow: usize,
     pool: Vec<Packet>,
+    pool_x: Vec<PacketX>,
     free: Vec<u32>,
     live: u64,
     peak_live: u64,
@@ -845,6 +860,8 @@ pub struct Sim {
     /// or direct routing, and no service that acts on a source's packet: an ideal flow's
     /// packet may take [`Sim::inject_calendar`].
     lean_src: bool,
+    /// Some port marks ECN (else no hop reads a port's marking threshold).
+    any_ecn: bool,
     adm_listed: bool,
     adm_deferred: u64,
     /// Control messages of controllers, their mailbox, and the received-bytes counters
@@ -992,7 +1009,6 @@ impl Sim {
             down_until: 0,
             last_pkt: NONE,
             last_end: 0,
-            lazy: 0,
             tx_bytes: 0,
             tx_bytes_sampled: 0,
             ecn_k: d.ecn_k,
@@ -1126,6 +1142,7 @@ impl Sim {
             flows,
             next_flow: 0,
             pool: Vec::new(),
+            pool_x: Vec::new(),
             free: Vec::new(),
             live: 0,
             peak_live: 0,
@@ -1255,10 +1272,12 @@ impl Sim {
             adm,
             lean: false,
             lean_src: false,
+            any_ecn: false,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
             msg: messages::Messages::default(),
         };
+        sim.any_ecn = sim.ports.iter().any(|p| p.ecn_k > 0);
         sim.lean = !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
             && !sim.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
@@ -1391,9 +1410,16 @@ impl Sim {
     #[inline]
     fn prefetch(&self, ev: Ev) {
         match ev {
-            Ev::Arrive(p, _) | Ev::HostArrive(p) => {
+            Ev::Arrive(p, _) => {
                 if let Some(pk) = self.pool.get(p as usize) {
-                    crate::prefetch::read_all(pk);
+                    crate::prefetch::read(pk);
+                }
+            }
+            Ev::HostArrive(p) => {
+                // crossing a host link reads the rest of the packet too (its reserved port)
+                if let (Some(pk), Some(px)) = (self.pool.get(p as usize), self.pool_x.get(p as usize)) {
+                    crate::prefetch::read(pk);
+                    crate::prefetch::read(px);
                 }
             }
             Ev::PortFree(port) | Ev::Credit(port) => {
@@ -1496,9 +1522,11 @@ impl Sim {
             // longer)
             let Some(p) = self.pool.get(pid as usize) else { return };
             if p.to_host || p.at == p.dst_node {
+                // delivered: its flow and the rest of the packet (payload, send time)
                 if let Some(f) = self.flows.get(p.flow as usize) {
                     crate::prefetch::read(f);
                 }
+                crate::prefetch::at(&self.pool_x, pid as usize);
             } else if let Some(nt) = t.get(p.at as usize) {
                 nt.prefetch_fast(p.dst_node);
             }
@@ -1510,6 +1538,7 @@ impl Sim {
             if let Some(f) = self.flows.get(p.flow as usize) {
                 crate::prefetch::read(f);
             }
+            crate::prefetch::at(&self.pool_x, pid as usize);
             return;
         }
         if matches!(self.router, Router::Vlb(_)) && p.src_node == p.at {
@@ -1607,20 +1636,23 @@ impl Sim {
 
     // ---------------------------------------------------------------- packets and pool
 
-    fn alloc(&mut self, mut p: Packet) -> u32 {
+    fn alloc(&mut self, mut p: Packet, x: PacketX) -> u32 {
         self.live += 1;
         self.peak_live = self.peak_live.max(self.live);
         if let Some(id) = self.free.pop() {
             // a reused slot gets a new epoch, so no stale event of its last packet matches
             p.epoch = self.pool[id as usize].epoch.wrapping_add(1);
             self.pool[id as usize] = p;
+            self.pool_x[id as usize] = x;
             // the slot the next packet will take, unless one is released first
             if let Some(&next) = self.free.last() {
-                crate::prefetch::read_all(&self.pool[next as usize]);
+                crate::prefetch::read(&self.pool[next as usize]);
+                crate::prefetch::read(&self.pool_x[next as usize]);
             }
             id
         } else {
             self.pool.push(p);
+            self.pool_x.push(x);
             (self.pool.len() - 1) as u32
         }
     }
@@ -1635,7 +1667,7 @@ impl Sim {
             }
         }
         self.live -= 1;
-        self.pool[id as usize].payload = 0;
+        self.pool_x[id as usize].payload = 0;
         self.pool[id as usize].wire = 0;
         self.free.push(id);
     }
@@ -1643,9 +1675,10 @@ impl Sim {
     fn drop_pkt(&mut self, id: u32, reason: usize) {
         self.return_credit(id);
         let p = self.pool[id as usize];
+        let px = self.pool_x[id as usize];
         if p.kind == K_BULK {
             // RotorLB keeps the payload at its holder host, which sends it again
-            self.ledger.drop(reason, p.payload as u64, false);
+            self.ledger.drop(reason, px.payload as u64, false);
             let meta = self.bulk_meta[id as usize];
             self.release(id);
             if self.rlb.as_mut().expect("bulk packets come from RotorLB").on_return(&meta) {
@@ -1656,7 +1689,7 @@ impl Sim {
         if p.kind == K_MSG {
             self.msg.dropped += 1;
         }
-        let payload = if p.kind == K_DATA && !p.trimmed { p.payload as u64 } else { 0 };
+        let payload = if p.kind == K_DATA && !p.trimmed { px.payload as u64 } else { 0 };
         // the payload of an unreliable flow is gone for good; a transport sends it again
         let lost = payload > 0 && !self.flows[p.flow as usize].tp.reliable();
         self.ledger.drop(reason, payload, lost);
@@ -1972,7 +2005,7 @@ impl Sim {
                         let p = &mut self.pool[pid as usize];
                         p.tag = cur.idx;
                         p.innet = true;
-                        p.ts = now;
+                        self.pool_x[pid as usize].ts = now;
                         self.in_net += 1;
                         if self.collect_tm {
                             *self.tm.entry((node, dst_node)).or_default() += payload as u64;
@@ -1996,8 +2029,9 @@ impl Sim {
                         p.epoch = p.epoch.wrapping_add(1);
                     }
                     None => {
-                        self.pool.push(Packet { dst_node, at: NONE, rx: NONE, from: NONE, route: NONE, q_port: NONE,
-                                                q_dep: WILD, cred_port: NONE, ..Packet::default() });
+                        self.pool.push(Packet { dst_node, at: NONE, rx: NONE, from: NONE, route: NONE, cred_port: NONE,
+                                                ..Packet::default() });
+                        self.pool_x.push(PacketX { q_port: NONE, q_dep: WILD, ..PacketX::default() });
                         self.free.push((self.pool.len() - 1) as u32);
                     }
                 }
@@ -2033,8 +2067,6 @@ impl Sim {
             flow: f,
             src_node: node,
             dst_node,
-            dst_ep: to,
-            payload,
             wire,
             tag: 0,
             at: node,
@@ -2043,27 +2075,21 @@ impl Sim {
             sent_abs: 0,
             route: NONE,
             pos: 0,
-            q_port: NONE,
-            q_dep: WILD,
+            cred_port: NONE,
             hops: 0,
             epoch: 0,
             rgen: 0,
-            q_gen: 0,
+            cred_vc: 0,
+            kind,
+            classes: 0,
+            prio,
             to_host: false,
             doomed: false,
-            kind,
             trimmed: false,
             ce: false,
-            seq,
-            ts: 0,
-            classes: 0,
-            cred_port: NONE,
-            cred_vc: 0,
-            prio,
-            retx: false,
             innet: false,
             ndp,
-        })
+        }, PacketX { dst_ep: to, payload, q_port: NONE, q_dep: WILD, seq, q_gen: 0, retx: false, ts: 0 })
     }
 
     /// Route packet `pid` from endpoint `e` and put it into the network now if its egress
@@ -2097,7 +2123,7 @@ impl Sim {
             self.drain_refused += 1;
             return Err(HOLD_WAIT);
         }
-        if self.services.pushback && is_data && !p.retx {
+        if self.services.pushback && is_data && !self.pool_x[pid as usize].retx {
             if let Some(until) = self.paused.get((node as u64) << 32 | dst_node as u64) {
                 if until > self.now {
                     self.paused_attempts += 1;
@@ -2179,9 +2205,10 @@ impl Sim {
         self.pool[pid as usize].innet = true;
         self.in_net += 1;
         if is_data {
-            self.pool[pid as usize].ts = self.now;
+            let px = &mut self.pool_x[pid as usize];
+            px.ts = self.now;
             if self.collect_tm {
-                *self.tm.entry((node, dst_node)).or_default() += p.payload as u64;
+                *self.tm.entry((node, dst_node)).or_default() += px.payload as u64;
             }
         }
         if same_node {
@@ -2196,7 +2223,7 @@ impl Sim {
                 self.hold_bytes[node as usize] += wire;
                 if self.hosts_mode {
                     self.packet_hops += 1;
-                    self.pool[pid as usize].q_port = HOLD_PORT;
+                    self.pool_x[pid as usize].q_port = HOLD_PORT;
                     self.push(t_arr, Ev::HostArrive(pid));
                 } else {
                     self.hold_push(node, pid);
@@ -2215,10 +2242,10 @@ impl Sim {
                     }
                     self.packet_hops += 1;
                     let g = self.port_gen[a.port as usize];
-                    let p = &mut self.pool[pid as usize];
-                    p.q_port = a.port;
-                    p.q_dep = a.dep;
-                    p.q_gen = g;
+                    let px = &mut self.pool_x[pid as usize];
+                    px.q_port = a.port;
+                    px.q_dep = a.dep;
+                    px.q_gen = g;
                     self.push(t_arr, Ev::HostArrive(pid));
                 } else if served {
                     self.served_push(a.port, pid);
@@ -2255,7 +2282,7 @@ impl Sim {
                 self.flows[f as usize].injected += sd.len as u64;
             }
             let pid = self.new_packet(e, f, fl.dst, K_DATA, sd.len, sd.seq);
-            self.pool[pid as usize].retx = sd.retx;
+            self.pool_x[pid as usize].retx = sd.retx;
             pid
         };
         // a fresh routing decision on every attempt
@@ -2295,47 +2322,48 @@ impl Sim {
 
     fn on_host_arrive(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
-        if p.q_port == HOLD_PORT {
-            self.pool[pid as usize].q_port = NONE;
+        let px = self.pool_x[pid as usize];
+        if px.q_port == HOLD_PORT {
+            self.pool_x[pid as usize].q_port = NONE;
             self.hold_arrive(p.at, pid);
             return;
         }
-        if p.q_port == NONE {
+        if px.q_port == NONE {
             // intra-node traffic: hand to the host downlink of the destination
-            let dp = self.eps[p.dst_ep as usize].down_port;
+            let dp = self.eps[px.dst_ep as usize].down_port;
             self.enqueue(dp, pid, WILD);
-        } else if self.n_down > 0 && self.down[p.q_port as usize] {
+        } else if self.n_down > 0 && self.down[px.q_port as usize] {
             // its ToR port failed while it crossed the host link
-            if !self.ports[p.q_port as usize].served {
-                self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            if !self.ports[px.q_port as usize].served {
+                self.ports[px.q_port as usize].bytes -= p.wire as u64;
             }
             self.drop_pkt(pid, DROP_FAILED);
-        } else if self.port_gen[p.q_port as usize] != p.q_gen && matches!(self.router, Router::Table(_)) {
+        } else if self.port_gen[px.q_port as usize] != px.q_gen && matches!(self.router, Router::Table(_)) {
             // the port's circuit was reconfigured while the packet crossed its host link:
             // the ToR forwards it by the tables in force now, as any arrival (the space
             // reserved on the old choice is given back)
-            if !self.ports[p.q_port as usize].served {
-                self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            if !self.ports[px.q_port as usize].served {
+                self.ports[px.q_port as usize].bytes -= p.wire as u64;
             }
-            self.pool[pid as usize].q_port = NONE;
+            self.pool_x[pid as usize].q_port = NONE;
             self.rerouted_at_tor += 1;
             match self.route(p.at, pid) {
                 Some(a) => self.enqueue(a.port, pid, a.dep),
                 None => self.no_route(p.at, pid),
             }
-        } else if self.ports[p.q_port as usize].served {
+        } else if self.ports[px.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
-            self.enqueue(p.q_port, pid, p.q_dep);
-        } else if self.adm && !self.adm_fits(Action { port: p.q_port, dep: p.q_dep }, pid) {
+            self.enqueue(px.q_port, pid, px.q_dep);
+        } else if self.adm && !self.adm_fits(Action { port: px.q_port, dep: px.q_dep }, pid) {
             // admission control at the ToR: the space reserved on the chosen port is given
             // back and a later slice's decision is taken (its buffer checked as any arrival)
-            self.ports[p.q_port as usize].bytes -= p.wire as u64;
+            self.ports[px.q_port as usize].bytes -= p.wire as u64;
             match self.adm_later(p.at, pid) {
                 Some(b) => self.enqueue(b.port, pid, b.dep),
                 None => self.drop_pkt(pid, DROP_ADM),
             }
         } else {
-            self.enqueue_reserved(p.q_port, pid, p.q_dep);
+            self.enqueue_reserved(px.q_port, pid, px.q_dep);
         }
     }
 
@@ -2758,7 +2786,6 @@ impl Sim {
         if pt.next_dep > now {
             return;
         }
-        pt.lazy = 0;
         let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
         if single {
             // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
@@ -2786,13 +2813,14 @@ impl Sim {
     }
 
     /// Before `port` takes `wire` more bytes: release its departed transmissions when its
-    /// count of bytes could refuse them, or when many are pending. The count without the
+    /// count of bytes could refuse them (or ECN marking reads it). The count without the
     /// release is an upper bound of the exact one, so a test it passes the exact one passes
-    /// too; releasing in batches spares most hops the port's queue heads.
+    /// too; releasing in batches (a calendar queue asks for it every [`LAZY_RELEASE`]
+    /// plans) spares most hops the port's queue heads.
     #[inline]
     fn release_for(&mut self, port: u32, wire: u64) {
         let pt = &self.ports[port as usize];
-        if pt.bytes + wire > pt.cap || pt.lazy >= LAZY_RELEASE || pt.ecn_k > 0 || pt.served {
+        if pt.bytes + wire > pt.cap || pt.served || (self.any_ecn && pt.ecn_k > 0) {
             self.release_departed(port);
         }
     }
@@ -2928,7 +2956,11 @@ impl Sim {
             pt.next_dep = pt.next_dep.min(d);
         }
         cq.planned.push_back((d, wire as u32, pid));
-        pt.lazy += 1;
+        cq.lazy += 1;
+        let batch = cq.lazy >= LAZY_RELEASE;
+        if batch {
+            cq.lazy = 0;
+        }
         let prop = pt.prop;
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.port_node[rx as usize] };
@@ -2949,6 +2981,9 @@ impl Sim {
         let epoch = p.epoch;
         self.packet_hops += 1;
         self.push(d + ser + prop, Ev::Arrive(pid, epoch));
+        if batch {
+            self.release_departed(port);
+        }
     }
 
     /// Departure of a packet on a slotted optical port: the first occurrence of its
@@ -3038,7 +3073,7 @@ impl Sim {
             self.drop_pkt(pid, DROP_RECONF);
             return;
         }
-        if !self.loss.is_empty() && p.kind == K_DATA && self.loss.remove(&(p.flow, p.seq)) {
+        if !self.loss.is_empty() && p.kind == K_DATA && self.loss.remove(&(p.flow, self.pool_x[pid as usize].seq)) {
             self.drop_pkt(pid, DROP_INJECTED);
             return;
         }
@@ -3067,7 +3102,7 @@ impl Sim {
                 self.count_rx(pid);
             }
             if self.hosts_mode {
-                let dp = self.eps[p.dst_ep as usize].down_port;
+                let dp = self.eps[self.pool_x[pid as usize].dst_ep as usize].down_port;
                 self.enqueue(dp, pid, WILD);
             } else {
                 self.deliver(pid);
@@ -3104,10 +3139,10 @@ impl Sim {
         };
         let Some(Action { port, dep }) = a else { return false };
         let pt = &self.ports[port as usize];
-        if pt.served || pt.kind != PortKind::Optical || dep == WILD || pt.cal == NONE || pt.ecn_k > 0 {
+        if pt.served || pt.kind != PortKind::Optical || dep == WILD || pt.cal == NONE || (self.any_ecn && pt.ecn_k > 0) {
             return false;
         }
-        if pt.bytes + wire > pt.cap || pt.lazy >= LAZY_RELEASE {
+        if pt.bytes + wire > pt.cap {
             self.release_departed(port);
             if self.ports[port as usize].bytes + wire > self.ports[port as usize].cap {
                 self.drop_pkt(pid, DROP_BUFFER);
@@ -3125,7 +3160,6 @@ impl Sim {
             self.gb_violations += 1;
         }
         pt.bytes += wire;
-        pt.lazy += 1;
         let cq = &mut self.cal[base + idx as usize];
         cq.tail = (abs, d + ser);
         cq.bytes += wire;
@@ -3134,6 +3168,11 @@ impl Sim {
             pt.next_dep = pt.next_dep.min(d);
         }
         cq.planned.push_back((d, wire as u32, pid));
+        cq.lazy += 1;
+        let batch = cq.lazy >= LAZY_RELEASE;
+        if batch {
+            cq.lazy = 0;
+        }
         let arrive = d + ser + pt.prop;
         let at = self.port_node[rx as usize];
         let cls = self.port_class[port as usize];
@@ -3151,6 +3190,9 @@ impl Sim {
         let epoch = p.epoch;
         self.packet_hops += 1;
         self.push(arrive, Ev::Arrive(pid, epoch));
+        if batch {
+            self.release_departed(port);
+        }
         true
     }
 
@@ -3165,7 +3207,7 @@ impl Sim {
             self.transport_arrive(pid);
             return;
         }
-        self.latency.add(self.now - p.ts);
+        self.latency.add(self.now - self.pool_x[pid as usize].ts);
         self.count_delivery(pid);
         let fl = &mut self.flows[p.flow as usize];
         if fl.delivered == fl.size {
@@ -3498,7 +3540,8 @@ impl Sim {
         p.kind = K_NACK;
         p.src_node = node;
         p.dst_node = back;
-        p.dst_ep = src;
+        self.pool_x[pid as usize].dst_ep = src;
+        let p = &mut self.pool[pid as usize];
         p.route = NONE;
         p.pos = 0;
         p.tag = cur;
@@ -4011,11 +4054,11 @@ impl Sim {
     /// A bulk packet reached host `label`: delivered there, or held for its final host.
     fn bulk_arrive(&mut self, pid: u32) {
         let meta = self.bulk_meta[pid as usize];
-        let h = self.pool[pid as usize].dst_ep;
+        let h = self.pool_x[pid as usize].dst_ep;
         let (arr, step) = self.rlb.as_mut().expect("bulk packets come from RotorLB").on_arrive(h, &meta);
         match arr {
             Arrival::Delivered { flow, .. } => {
-                self.latency.add(self.now - self.pool[pid as usize].ts);
+                self.latency.add(self.now - self.pool_x[pid as usize].ts);
                 self.count_delivery(pid);
                 let fl = self.flows[flow as usize];
                 if fl.delivered == fl.size {
@@ -4056,6 +4099,7 @@ impl Sim {
     /// A packet of a transport flow reached its endpoint.
     fn transport_arrive(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
+        let px = self.pool_x[pid as usize];
         let f = p.flow;
         let fl = self.flows[f as usize];
         let now = self.now;
@@ -4066,18 +4110,18 @@ impl Sim {
                 if p.trimmed {
                     self.ledger.trimmed_end();
                 } else {
-                    self.ledger.deliver(0, p.payload as u64);
+                    self.ledger.deliver(0, px.payload as u64);
                 }
                 self.release(pid);
                 return;
             };
             if p.trimmed {
                 if let Conn::Ndp(_, r) = conn {
-                    r.on_header(p.seq);
+                    r.on_header(px.seq);
                 }
                 self.ledger.trimmed_end();
                 self.release(pid);
-                self.reply(f, K_NACK, p.seq, false, 0);
+                self.reply(f, K_NACK, px.seq, false, 0);
                 self.request_pull(f);
                 return;
             }
@@ -4087,16 +4131,16 @@ impl Sim {
             };
             let (new, ack) = match conn {
                 Conn::Tcp(_, r) => {
-                    let (a, new) = r.on_data(p.seq, p.ce, p.ts);
+                    let (a, new) = r.on_data(px.seq, p.ce, px.ts);
                     (new, (a.cum, a.ece, a.ts_echo))
                 }
-                Conn::Ndp(_, r) => (r.on_data(p.seq), (p.seq, false, p.ts)),
+                Conn::Ndp(_, r) => (r.on_data(px.seq), (px.seq, false, px.ts)),
             };
             let complete = match conn {
                 Conn::Tcp(_, r) => r.complete(),
                 Conn::Ndp(_, r) => r.complete(),
             };
-            let d = p.seq as i64 - expected as i64;
+            let d = px.seq as i64 - expected as i64;
             self.reorder[match d {
                 i64::MIN..=-1 => 0,
                 0 => 1,
@@ -4105,14 +4149,14 @@ impl Sim {
                 101..=1000 => 4,
                 _ => 5,
             }] += 1;
-            self.latency.add(now - p.ts);
+            self.latency.add(now - px.ts);
             if new {
                 self.count_delivery(pid);
                 if complete {
                     self.flow_finished(f);
                 }
             } else {
-                self.ledger.deliver(0, p.payload as u64);
+                self.ledger.deliver(0, px.payload as u64);
             }
             self.release(pid);
             self.reply(f, K_ACK, ack.0, ack.1, ack.2);
@@ -4132,14 +4176,14 @@ impl Sim {
         match conn {
             Conn::Tcp(s, _) => {
                 if p.kind == K_ACK {
-                    s.on_ack(now, TcpAck { cum: p.seq, ece: p.ce, ts_echo: p.ts });
+                    s.on_ack(now, TcpAck { cum: px.seq, ece: p.ce, ts_echo: px.ts });
                 }
             }
             Conn::Ndp(s, _) => match p.kind {
-                K_ACK => s.on_ack(now, p.seq),
-                K_NACK if p.trimmed => s.on_bounce(now, p.seq),
-                K_NACK => s.on_nack(now, p.seq),
-                K_PULL => s.on_pull(now, p.seq),
+                K_ACK => s.on_ack(now, px.seq),
+                K_NACK if p.trimmed => s.on_bounce(now, px.seq),
+                K_NACK => s.on_nack(now, px.seq),
+                K_PULL => s.on_pull(now, px.seq),
                 _ => {}
             },
         }
@@ -4149,25 +4193,25 @@ impl Sim {
     /// Payload of a data packet delivered for the first time (ledger, flow, metrics).
     fn count_delivery(&mut self, pid: u32) {
         let p = self.pool[pid as usize];
+        let px = self.pool_x[pid as usize];
         let fl = &mut self.flows[p.flow as usize];
-        fl.delivered += p.payload as u64;
+        fl.delivered += px.payload as u64;
         fl.max_hops = fl.max_hops.max(p.hops);
-        self.delivered += p.payload as u64;
-        self.ledger.deliver(p.payload as u64, 0);
+        self.delivered += px.payload as u64;
+        self.ledger.deliver(px.payload as u64, 0);
         let h = (p.hops as usize).min(self.delivered_by_hops.len() - 1);
-        self.delivered_by_hops[h] += p.payload as u64;
+        self.delivered_by_hops[h] += px.payload as u64;
         self.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
-        self.delivered_by_class[p.classes as usize & 7] += p.payload as u64;
-        self.delivered_by_hops_class[h][p.classes as usize & 7] += p.payload as u64;
+        self.delivered_by_class[p.classes as usize & 7] += px.payload as u64;
+        self.delivered_by_hops_class[h][p.classes as usize & 7] += px.payload as u64;
     }
 
     /// The receiver of flow `f` sends a control packet back to its sender.
     fn reply(&mut self, f: u32, kind: u8, seq: u32, ce: bool, ts: Ps) {
         let fl = self.flows[f as usize];
         let c = self.new_packet(fl.dst, f, fl.src, kind, 0, seq);
-        let p = &mut self.pool[c as usize];
-        p.ce = ce;
-        p.ts = ts;
+        self.pool[c as usize].ce = ce;
+        self.pool_x[c as usize].ts = ts;
         self.ledger.send(false, true);
         self.eps[fl.dst as usize].ctrl.push_back(c);
         self.kick(fl.dst);
@@ -4767,7 +4811,7 @@ impl Sim {
         for (i, p) in self.pool.iter().enumerate() {
             if !free.contains(&(i as u32)) {
                 if p.kind == K_DATA && !p.trimmed && !self.flows[p.flow as usize].tp.reliable() {
-                    in_flight += p.payload as u64;
+                    in_flight += self.pool_x[i].payload as u64;
                 }
                 msgs_live += (p.kind == K_MSG) as u64;
                 live += 1;

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Packet, Sim, DROP_NO_ROUTE, K_DATA, K_MSG};
+use super::{Packet, PacketX, Sim, DROP_NO_ROUTE, K_DATA, K_MSG};
 use crate::error::SpecError;
 use crate::timeflow::WILD;
 use crate::units::{Ps, NONE};
@@ -131,20 +131,16 @@ impl Sim {
             flow: id,
             src_node: src,
             dst_node: dst,
-            dst_ep: NONE,
             wire: size,
             tag: tag_slice,
             at: src,
             rx: NONE,
             from: NONE,
             route: NONE,
-            q_port: NONE,
-            q_dep: WILD,
             kind: K_MSG,
-            ts: self.now,
             cred_port: NONE,
             ..Packet::default()
-        });
+        }, PacketX { dst_ep: NONE, q_port: NONE, q_dep: WILD, ts: self.now, ..PacketX::default() });
         self.ledger.send(false, true);
         self.pool[pid as usize].innet = true;
         self.in_net += 1;
