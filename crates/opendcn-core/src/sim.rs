@@ -250,6 +250,24 @@ enum Gate {
     Wait(Ps),
 }
 
+/// Where and when a planned packet goes ([`Sim::launch`]): its departure, serialization
+/// and wire bytes, the absolute slice it is sent in and the arrival slice it carries, the
+/// node (or host) it reaches and the port receiving it (NONE: not an optical circuit).
+struct Launch {
+    d: Ps,
+    ser: Ps,
+    wire: u64,
+    abs: u64,
+    tag: u32,
+    at: u32,
+    rx: u32,
+    to_host: bool,
+}
+
+/// A departure on a slotted port: (start of the serialization, absolute slice, slice
+/// index, receiving port).
+type SlotPlan = (Ps, u64, u32, u32);
+
 /// A planned transmission: departure time, wire bytes, packet.
 type Planned = (Ps, u32, u32);
 
@@ -737,7 +755,7 @@ pub struct Sim {
     scratch: Vec<Action>,
     /// The departure a source's admission planned for its packet (packet, port, time,
     /// plan), which `enqueue_reserved` commits right after instead of planning again.
-    preplan: Option<(u32, u32, Ps, Option<(Ps, u64, u32, u32)>)>,
+    preplan: Option<(u32, u32, Ps, Option<SlotPlan>)>,
     /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
     cur: SliceRef,
     /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
@@ -2944,43 +2962,55 @@ impl Sim {
         let queued = self.ports[port as usize].bytes - wire;
         self.ecn_mark(port, pid, queued);
         let base = self.cal_of(port);
+        let calendar = kind == PortKind::Optical && cyclic;
+        let to_host = kind == PortKind::HostDown;
+        let at = if to_host { rx } else { self.port_node[rx as usize] };
+        // the arrival slice at the next hop is the slice the packet was sent in
+        let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
+        let rx = if kind == PortKind::Optical { rx } else { NONE };
+        // a port with one queue keeps no heap of queue heads (release_departed)
+        let qi = if calendar { idx } else { 0 };
+        self.launch(port, pid, base + qi, calendar, Launch { d, ser, wire, abs, tag, at, rx, to_host });
+    }
+
+    /// Queue a planned transmission in calendar queue `q` (an index into `cal`) of `port`
+    /// and send its packet on: the queue's bytes and plan grow (a queue that was empty
+    /// enters the port's heap of queue heads when `heads`), the packet leaves for its next
+    /// node and its arrival is scheduled; every [`LAZY_RELEASE`] plans of the queue, the
+    /// port releases what has departed.
+    #[inline(always)]
+    fn launch(&mut self, port: u32, pid: u32, q: u32, heads: bool, l: Launch) {
         let pt = &mut self.ports[port as usize];
-        let qi = if kind == PortKind::Optical && cyclic { idx } else { 0 };
-        let cq = &mut self.cal[(base + qi) as usize];
-        cq.bytes += wire;
+        let cq = &mut self.cal[q as usize];
+        cq.bytes += l.wire;
         if cq.planned.is_empty() {
-            // a port with one queue keeps no heap of queue heads (release_departed)
-            if kind == PortKind::Optical && cyclic {
-                pt.heads.push(std::cmp::Reverse((d, qi)));
+            if heads {
+                pt.heads.push(std::cmp::Reverse((l.d, q - pt.cal)));
             }
-            pt.next_dep = pt.next_dep.min(d);
+            pt.next_dep = pt.next_dep.min(l.d);
         }
-        cq.planned.push_back((d, wire as u32, pid));
+        cq.planned.push_back((l.d, l.wire as u32, pid));
         cq.lazy += 1;
         let batch = cq.lazy >= LAZY_RELEASE;
         if batch {
             cq.lazy = 0;
         }
-        let prop = pt.prop;
-        let to_host = kind == PortKind::HostDown;
-        let at = if to_host { rx } else { self.port_node[rx as usize] };
-        // the arrival slice at the next hop is the slice the packet was sent in
-        let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
-        let p = &mut self.pool[pid as usize];
-        p.tag = tag;
-        p.at = at;
-        p.rx = if kind == PortKind::Optical { rx } else { NONE };
-        p.from = port;
-        p.sent_abs = abs as u32;
-        p.to_host = to_host;
-        p.hops += 1;
+        let arrive = l.d + l.ser + pt.prop;
         let cls = self.port_class[port as usize];
+        let p = &mut self.pool[pid as usize];
+        p.tag = l.tag;
+        p.at = l.at;
+        p.rx = l.rx;
+        p.from = port;
+        p.sent_abs = l.abs as u32;
+        p.to_host = l.to_host;
+        p.hops += 1;
         if cls < 3 {
             p.classes |= 1 << cls;
         }
         let epoch = p.epoch;
         self.packet_hops += 1;
-        self.push(d + ser + prop, Ev::Arrive(pid, epoch));
+        self.push(arrive, Ev::Arrive(pid, epoch));
         if batch {
             self.release_departed(port);
         }
@@ -2990,7 +3020,7 @@ impl Sim {
     /// departure slice (or, for a wildcard, of any slice with a circuit) from now whose
     /// calendar queue tail leaves room for the whole serialization before the slice ends.
     /// With `commit` the queue's tail moves past it.
-    fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<(Ps, u64, u32, u32)> {
+    fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<SlotPlan> {
         let base = self.cal_of(port) as usize;
         let plan = self.find_slot(port, base, dep, ser, cur)?;
         if commit {
@@ -3002,7 +3032,7 @@ impl Sim {
     /// [`Sim::plan_slotted`] without the commit, for a port whose calendar queues start at
     /// `base`: (departure, absolute slice, slice index, receiving port).
     #[inline]
-    fn find_slot(&self, port: u32, base: usize, dep: u32, ser: Ps, cur: SliceRef) -> Option<(Ps, u64, u32, u32)> {
+    fn find_slot(&self, port: u32, base: usize, dep: u32, ser: Ps, cur: SliceRef) -> Option<SlotPlan> {
         let sched = &self.sched;
         let n = sched.slices();
         let now = self.now;
@@ -3010,6 +3040,7 @@ impl Sim {
         let tails = &self.cal[base..base + n as usize];
         // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         fn fits(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, ser: Ps, abs: u64, idx: u32) -> Option<Ps> {
             let (start, end) = sched.bounds(abs, idx);
             let (ta, tt) = tails[idx as usize].tail;
@@ -3160,39 +3191,9 @@ impl Sim {
             self.gb_violations += 1;
         }
         pt.bytes += wire;
-        let cq = &mut self.cal[base + idx as usize];
-        cq.tail = (abs, d + ser);
-        cq.bytes += wire;
-        if cq.planned.is_empty() {
-            pt.heads.push(std::cmp::Reverse((d, idx)));
-            pt.next_dep = pt.next_dep.min(d);
-        }
-        cq.planned.push_back((d, wire as u32, pid));
-        cq.lazy += 1;
-        let batch = cq.lazy >= LAZY_RELEASE;
-        if batch {
-            cq.lazy = 0;
-        }
-        let arrive = d + ser + pt.prop;
+        self.cal[base + idx as usize].tail = (abs, d + ser);
         let at = self.port_node[rx as usize];
-        let cls = self.port_class[port as usize];
-        let p = &mut self.pool[pid as usize];
-        p.tag = idx;
-        p.at = at;
-        p.rx = rx;
-        p.from = port;
-        p.sent_abs = abs as u32;
-        p.to_host = false;
-        p.hops += 1;
-        if cls < 3 {
-            p.classes |= 1 << cls;
-        }
-        let epoch = p.epoch;
-        self.packet_hops += 1;
-        self.push(arrive, Ev::Arrive(pid, epoch));
-        if batch {
-            self.release_departed(port);
-        }
+        self.launch(port, pid, (base + idx as usize) as u32, true, Launch { d, ser, wire, abs, tag: idx, at, rx, to_host: false });
         true
     }
 
