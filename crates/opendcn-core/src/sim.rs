@@ -1516,16 +1516,38 @@ impl Sim {
                         if let Some(&s) = ep.rr.front() {
                             crate::prefetch::at(&ep.voqs, s as usize);
                         }
+                        if self.lean_src {
+                            // the uplinks a try may take (VLB picks one at random)
+                            for pt in self.src_ports(ep.node) {
+                                crate::prefetch::read(pt);
+                            }
+                        }
                     }
                     _ => {
                         if let Some(q) = ep.rr.front().and_then(|&s| ep.voqs.get(s as usize)) {
                             crate::prefetch::at(&self.flows, q.head as usize);
+                        }
+                        if self.lean_src {
+                            // and their calendar queues of the current slice
+                            let idx = self.cur.idx as usize;
+                            for pt in self.src_ports(ep.node) {
+                                if pt.cal != NONE {
+                                    crate::prefetch::at(&self.cal, pt.cal as usize + idx);
+                                }
+                            }
                         }
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    /// The first few ports of `node` (those an injection prefetches).
+    #[inline]
+    fn src_ports(&self, node: u32) -> &[Port] {
+        let (a, b) = (self.port_offset[node as usize] as usize, self.port_offset[node as usize + 1] as usize);
+        &self.ports[a..b.min(a + 8)]
     }
 
     /// Hint the cache about where a coming arrival (whose packet was prefetched earlier)
