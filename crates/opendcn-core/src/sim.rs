@@ -2934,9 +2934,8 @@ impl Sim {
                 // the plan the source's admission just made for this packet (nothing has
                 // moved since): committed without searching again
                 Some((pp, pport, at, plan)) if pp == pid && pport == port && at == now => {
-                    if let Some((t0, abs, idx, _)) = plan {
-                        let base = self.ports[port as usize].cal;
-                        self.cal[(base + idx) as usize].tail = (abs, t0 + ser);
+                    if let Some(pl) = plan {
+                        self.commit_slot(self.ports[port as usize].cal as usize, pl, ser);
                     }
                     plan
                 }
@@ -2965,12 +2964,7 @@ impl Sim {
             return;
         };
         if kind == PortKind::Optical {
-            // bits may only be sent while the circuit is up
-            let (start, end) = self.sched.bounds(abs, idx);
-            let up = start + if cyclic { self.sched.guard_of(port, idx) } else { 0 };
-            if cyclic && (d < up || d + ser > end) || d < self.ports[port as usize].down_until {
-                self.gb_violations += 1;
-            }
+            self.check_guard(port, d, ser, abs, idx, cyclic);
         }
         if self.offload.enabled() && !offload_refused && kind == PortKind::Optical && cyclic
             && dep != WILD && abs >= cur.abs + self.offload.queues as u64 {
@@ -3046,9 +3040,29 @@ impl Sim {
         let base = self.cal_of(port) as usize;
         let plan = self.find_slot(port, base, dep, ser, cur)?;
         if commit {
-            self.cal[base + plan.2 as usize].tail = (plan.1, plan.0 + ser);
+            self.commit_slot(base, plan, ser);
         }
         Some(plan)
+    }
+
+    /// Move the tail of the planned calendar queue (of the port whose queues start at
+    /// `base`) past a transmission of `ser` planned there.
+    #[inline]
+    fn commit_slot(&mut self, base: usize, (t0, abs, idx, _): SlotPlan, ser: Ps) {
+        self.cal[base + idx as usize].tail = (abs, t0 + ser);
+    }
+
+    /// Count a guardband violation if an optical port's transmission (start `d`, lasting
+    /// `ser`, in slice `abs` of index `idx`) is not inside the circuit's up-time: after the
+    /// slice's guardband (on a cyclic schedule), before its end, and after the port's
+    /// reconfiguration delay.
+    #[inline]
+    fn check_guard(&mut self, port: u32, d: Ps, ser: Ps, abs: u64, idx: u32, cyclic: bool) {
+        let (start, end) = self.sched.bounds(abs, idx);
+        let up = start + if cyclic { self.sched.guard_of(port, idx) } else { 0 };
+        if cyclic && (d < up || d + ser > end) || d < self.ports[port as usize].down_until {
+            self.gb_violations += 1;
+        }
     }
 
     /// [`Sim::plan_slotted`] without the commit, for a port whose calendar queues start at
@@ -3206,14 +3220,10 @@ impl Sim {
         let (ser, base) = (pt.rate.tx(wire), pt.cal as usize);
         let cur = self.slice_now();
         // no departure: the general path drops it and says why
-        let Some((d, abs, idx, rx)) = self.find_slot(port, base, dep, ser, cur) else { return false };
-        let (start, end) = self.sched.bounds(abs, idx);
-        let pt = &mut self.ports[port as usize];
-        if d < start + self.sched.guard_of(port, idx) || d + ser > end || d < pt.down_until {
-            self.gb_violations += 1;
-        }
-        pt.bytes += wire;
-        self.cal[base + idx as usize].tail = (abs, d + ser);
+        let Some(plan @ (d, abs, idx, rx)) = self.find_slot(port, base, dep, ser, cur) else { return false };
+        self.check_guard(port, d, ser, abs, idx, true);
+        self.ports[port as usize].bytes += wire;
+        self.commit_slot(base, plan, ser);
         let at = self.port_node[rx as usize];
         self.launch(port, pid, (base + idx as usize) as u32, true, Launch { d, ser, wire, abs, tag: idx, at, rx, to_host: false });
         true
