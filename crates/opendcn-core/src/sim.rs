@@ -2012,6 +2012,11 @@ impl Sim {
         let ser = rate.tx(wire);
         let cur = self.slice_now();
         let a = match &self.router {
+            Router::Vlb(ci) if self.multipath != Multipath::Adaptive => {
+                // what `pick` does with the spray when no link is down (`lean_src`)
+                let (mp, seed, rng) = (self.multipath, self.seed, &mut self.rng_route);
+                ci.vlb_pick(node, dst_node, cur.idx, |n| choose_among(mp, rng, seed, n, f, node))
+            }
             Router::Vlb(ci) => {
                 let mut cands = std::mem::take(&mut self.scratch);
                 ci.vlb_spray(node, dst_node, cur.idx, &mut cands);
@@ -2051,9 +2056,24 @@ impl Sim {
                             *self.tm.entry((node, dst_node)).or_default() += payload as u64;
                         }
                         self.ports[port as usize].bytes += wire;
-                        self.preplan = Some((pid, port, now, planned));
-                        self.enqueue_reserved(port, pid, dep);
-                        self.preplan = None;
+                        match planned {
+                            // what enqueue_reserved does with this plan when no option
+                            // acts on the hop (lean_src): the hop of `relay_calendar`
+                            Some(plan @ (d, abs, idx, rx)) => {
+                                let pser = self.ports[port as usize].rate.tx(wire);
+                                self.check_guard(port, d, pser, abs, idx, true);
+                                self.commit_slot(base, plan, pser);
+                                let at = self.port_node[rx as usize];
+                                self.launch(port, pid, (base + idx as usize) as u32, true,
+                                            Launch { d, ser: pser, wire, abs, tag: idx, at, rx, to_host: false });
+                            }
+                            // no departure: the general path drops it and says why
+                            None => {
+                                self.preplan = Some((pid, port, now, planned));
+                                self.enqueue_reserved(port, pid, dep);
+                                self.preplan = None;
+                            }
+                        }
                         return Ok(());
                     }
                 }

@@ -349,6 +349,8 @@ pub struct ConnIndex {
     slot_ports: Vec<(u32, u32)>,
     /// Bit `a * nodes + b` set when node a has a circuit to node b in some slice.
     reach: Vec<u64>,
+    /// Every node has a circuit to every other node in some slice (`reach` is all set).
+    reach_all: bool,
     nodes: usize,
     /// Per (node, destination): where the destination's connections start in the node's
     /// sorted `conns` (one more entry per node closes the last range); empty for networks
@@ -403,6 +405,10 @@ impl ConnIndex {
                 reach[bit / 64] |= 1 << (bit % 64);
             }
         }
+        let reach_all = (0..nodes).all(|a| (0..nodes).all(|b| {
+            let bit = a * nodes + b;
+            a == b || reach[bit / 64] >> (bit % 64) & 1 == 1
+        }));
         let mut start = Vec::new();
         if nodes <= DENSE_NODES {
             start.reserve(nodes * (nodes + 1));
@@ -412,7 +418,7 @@ impl ConnIndex {
                 }
             }
         }
-        ConnIndex { conns, slices: sched.slices(), slot_start, slot_ports, reach, nodes, start }
+        ConnIndex { conns, slices: sched.slices(), slot_start, slot_ports, reach, reach_all, nodes, start }
     }
 
     #[inline]
@@ -447,6 +453,38 @@ impl ConnIndex {
     /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`: the ports
     /// of the first slice (from `arr`, cyclically) in which `node` has a neighbour other
     /// than `dst`, restricted to neighbours that have a circuit to `dst`; ordered by port.
+    /// [`ConnIndex::vlb_spray`] and a choice among its candidates in one pass, without
+    /// building the list: `choose(n)` is called once with the number of candidates
+    /// (n ≥ 2) and returns an index below n; one candidate is taken without a call.
+    #[inline]
+    pub fn vlb_pick(&self, node: u32, dst: u32, arr: u32, choose: impl FnOnce(u32) -> u32) -> Option<Action> {
+        let s = self.slices;
+        // a slice index is below s already: no division on the hot path
+        let mut idx = if arr == WILD { 0 } else if arr < s { arr } else { arr % s };
+        for _ in 0..s {
+            let slot = node as usize * s as usize + idx as usize;
+            let ports = &self.slot_ports[self.slot_start[slot] as usize..self.slot_start[slot + 1] as usize];
+            let ok = |m: u32| m != dst && (self.reach_all || self.reaches(m, dst));
+            let (mut n, mut other) = (0u32, false);
+            for &(_, m) in ports {
+                other |= m != dst;
+                n += ok(m) as u32;
+            }
+            if other {
+                let r = match n {
+                    0 => return None,
+                    1 => 0,
+                    _ => choose(n),
+                };
+                // the r-th candidate in port order
+                let (gp, _) = *ports.iter().filter(|&&(_, m)| ok(m)).nth(r as usize).expect("r < n");
+                return Some(Action { port: gp, dep: idx });
+            }
+            idx = if idx + 1 == s { 0 } else { idx + 1 };
+        }
+        None
+    }
+
     pub fn vlb_spray(&self, node: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
         let s = self.slices;
@@ -616,6 +654,52 @@ mod tests {
                         };
                         r.candidates(s, d, a, &mut out);
                         proptest::prop_assert_eq!(&out, &want);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The one-pass VLB choice is the spray's candidate at the chosen index, asks for
+        /// a choice exactly when there are two candidates or more (with their number),
+        /// on random rotor schedules with idle ports and nodes that reach only some others.
+        #[test]
+        fn vlb_pick_is_the_sprays_choice(nodes in 3u32..8, u in 1u32..4, slices in 1usize..5, seed in proptest::num::u64::ANY,
+                                          r in 0u32..64) {
+            let n_ports = (nodes * u) as usize;
+            let port_node: Vec<u32> = (0..n_ports as u32).map(|gp| gp / u).collect();
+            let port_offset: Vec<u32> = (0..=nodes).map(|a| a * u).collect();
+            let mut peer = vec![NONE; slices * n_ports];
+            for sl in 0..slices {
+                // a random order of the ports, paired two by two across nodes
+                let mut order: Vec<u32> = (0..n_ports as u32).collect();
+                order.sort_by_key(|&gp| crate::rng::mix64(seed ^ (sl as u64) << 32 ^ gp as u64));
+                for pair in order.chunks(2) {
+                    if let [a, b] = *pair {
+                        if port_node[a as usize] != port_node[b as usize] {
+                            peer[sl * n_ports + a as usize] = b;
+                            peer[sl * n_ports + b as usize] = a;
+                        }
+                    }
+                }
+            }
+            let sched = Schedule::cyclic(vec![1000; slices], 10, n_ports, peer).unwrap();
+            let ci = ConnIndex::new(&sched, &port_node, &port_offset, &vec![true; n_ports]);
+            let mut cands = Vec::new();
+            for node in 0..nodes {
+                for dst in 0..nodes {
+                    for arr in (0..slices as u32).chain([WILD, slices as u32 + 1]) {
+                        ci.vlb_spray(node, dst, arr, &mut cands);
+                        let mut asked = None;
+                        let got = ci.vlb_pick(node, dst, arr, |n| { asked = Some(n); r % n });
+                        let want = match cands.len() {
+                            0 => None,
+                            1 => Some(cands[0]),
+                            k => Some(cands[(r % k as u32) as usize]),
+                        };
+                        proptest::prop_assert_eq!(got, want);
+                        proptest::prop_assert_eq!(asked, if cands.len() >= 2 { Some(cands.len() as u32) } else { None });
                     }
                 }
             }
