@@ -405,10 +405,10 @@ impl ConnIndex {
                 reach[bit / 64] |= 1 << (bit % 64);
             }
         }
-        let reach_all = (0..nodes).all(|a| (0..nodes).all(|b| {
-            let bit = a * nodes + b;
-            a == b || reach[bit / 64] >> (bit % 64) & 1 == 1
-        }));
+        // every pair a ≠ b set: count the bits a word at a time (a node may reach itself)
+        let ones: usize = reach.iter().map(|w| w.count_ones() as usize).sum();
+        let own = (0..nodes).filter(|&a| reach[(a * nodes + a) / 64] >> ((a * nodes + a) % 64) & 1 == 1).count();
+        let reach_all = ones - own == nodes * (nodes - 1);
         let mut start = Vec::new();
         if nodes <= DENSE_NODES {
             start.reserve(nodes * (nodes + 1));
@@ -450,9 +450,6 @@ impl ConnIndex {
         }
     }
 
-    /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`: the ports
-    /// of the first slice (from `arr`, cyclically) in which `node` has a neighbour other
-    /// than `dst`, restricted to neighbours that have a circuit to `dst`; ordered by port.
     /// [`ConnIndex::vlb_spray`] and a choice among its candidates in one pass, without
     /// building the list: `choose(n)` is called once with the number of candidates
     /// (n ≥ 2) and returns an index below n; one candidate is taken without a call.
@@ -485,6 +482,9 @@ impl ConnIndex {
         None
     }
 
+    /// VLB first-hop candidates at `node` for `dst`, arriving in slice `arr`: the ports
+    /// of the first slice (from `arr`, cyclically) in which `node` has a neighbour other
+    /// than `dst`, restricted to neighbours that have a circuit to `dst`; ordered by port.
     pub fn vlb_spray(&self, node: u32, dst: u32, arr: u32, out: &mut Vec<Action>) {
         out.clear();
         let s = self.slices;
