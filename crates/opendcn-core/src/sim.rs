@@ -2059,13 +2059,9 @@ impl Sim {
                         match planned {
                             // what enqueue_reserved does with this plan when no option
                             // acts on the hop (lean_src): the hop of `relay_calendar`
-                            Some(plan @ (d, abs, idx, rx)) => {
+                            Some(plan) => {
                                 let pser = self.ports[port as usize].rate.tx(wire);
-                                self.check_guard(port, d, pser, abs, idx, true);
-                                self.commit_slot(base, plan, pser);
-                                let at = self.port_node[rx as usize];
-                                self.launch(port, pid, (base + idx as usize) as u32, true,
-                                            Launch { d, ser: pser, wire, abs, tag: idx, at, rx, to_host: false });
+                                self.send_slot(port, pid, base, plan, pser, wire);
                             }
                             // no departure: the general path drops it and says why
                             None => {
@@ -3240,13 +3236,22 @@ impl Sim {
         let (ser, base) = (pt.rate.tx(wire), pt.cal as usize);
         let cur = self.slice_now();
         // no departure: the general path drops it and says why
-        let Some(plan @ (d, abs, idx, rx)) = self.find_slot(port, base, dep, ser, cur) else { return false };
-        self.check_guard(port, d, ser, abs, idx, true);
+        let Some(plan) = self.find_slot(port, base, dep, ser, cur) else { return false };
         self.ports[port as usize].bytes += wire;
+        self.send_slot(port, pid, base, plan, ser, wire);
+        true
+    }
+
+    /// Send packet `pid` (its `wire` bytes already counted at `port`) on slot plan `plan`
+    /// of the calendar port whose queues start at `base`, serialized in `ser`: the
+    /// guardband check, the queue's new tail, and [`Sim::launch`].
+    #[inline(always)]
+    fn send_slot(&mut self, port: u32, pid: u32, base: usize, plan: SlotPlan, ser: Ps, wire: u64) {
+        let (d, abs, idx, rx) = plan;
+        self.check_guard(port, d, ser, abs, idx, true);
         self.commit_slot(base, plan, ser);
         let at = self.port_node[rx as usize];
         self.launch(port, pid, (base + idx as usize) as u32, true, Launch { d, ser, wire, abs, tag: idx, at, rx, to_host: false });
-        true
     }
 
     fn deliver(&mut self, pid: u32) {
