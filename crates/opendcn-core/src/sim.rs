@@ -4633,10 +4633,17 @@ impl Sim {
         let pt = &mut self.ports[gp as usize];
         let mut gone: Vec<(u32, u32)> = Vec::new();
         if pt.cal != NONE {
-            let cq = &mut self.cal[pt.cal as usize];
-            cq.tail = (0, 0);
-            cq.bytes = 0;
-            gone.extend(cq.planned.drain(..).map(|(_, w, pid)| (w, pid)));
+            // every calendar queue of the port (one per slice of a cyclic schedule)
+            let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
+            let mut planned: Vec<Planned> = Vec::new();
+            for cq in &mut self.cal[pt.cal as usize..(pt.cal + n) as usize] {
+                cq.tail = (0, 0);
+                cq.bytes = 0;
+                planned.extend(cq.planned.drain(..));
+            }
+            // in the order they were to depart (the order of their drop records)
+            planned.sort_unstable();
+            gone.extend(planned.into_iter().map(|(_, w, pid)| (w, pid)));
             pt.heads.clear();
             pt.next_dep = Ps::MAX;
             pt.busy_until = pt.last_end.max(now);
@@ -5170,6 +5177,31 @@ mod tests {
         let mut sim = Sim::new(rotor7(RouterKind::Vlb, 6_000, 1)).unwrap();
         sim.run_until(80_000_000);
         assert!(sim.drops[DROP_BUFFER] > 0, "{:?}", sim.drops);
+    }
+
+    #[test]
+    fn a_failed_rotor_port_keeps_nothing_planned() {
+        // a rotor port plans in one calendar queue per slice of the cycle: a failure drops
+        // what waits in every one of them, and nothing departs on it while it is down
+        let mut sim = Sim::new(rotor7(RouterKind::Vlb, 1 << 30, 4)).unwrap();
+        let at = 31_000_000;
+        sim.fail_ports(at, vec![0, 1], true).unwrap();
+        sim.run_until(at - 1);
+        let planned = |sim: &Sim, gp: usize| -> usize {
+            let pt = &sim.ports[gp];
+            if pt.cal == NONE {
+                return 0;
+            }
+            sim.cal[pt.cal as usize..pt.cal as usize + 3].iter().filter(|q| q.planned.iter().any(|e| e.0 > sim.now)).count()
+        };
+        assert!(planned(&sim, 0) + planned(&sim, 1) >= 2, "the ports have packets waiting in several slice queues");
+        sim.run_until(at);
+        assert_eq!(planned(&sim, 0) + planned(&sim, 1), 0);
+        assert_eq!(sim.ports[0].bytes + sim.ports[1].bytes, 0);
+        assert!(sim.drops[DROP_FAILED] > 0);
+        sim.run_until(80_000_000);
+        let out = sim.output();
+        assert!(out.invariant_errors.is_empty(), "{:?}", out.invariant_errors);
     }
 
     /// Two nodes joined by one 100 Gb/s electrical link, one flow 0 -> 1 with `tp`.
