@@ -7,6 +7,7 @@
 //! built-in routers) · [`spec`] (validated plain-data input) · [`sim`] (events, ports with
 //! calendar queues, links, endpoints, metrics and invariants).
 
+pub mod departures;
 pub mod earliest;
 pub mod error;
 pub mod event;

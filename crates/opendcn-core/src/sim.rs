@@ -38,6 +38,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use smallvec::{smallvec, SmallVec};
 
+use crate::departures::Departures;
 use crate::error::SpecError;
 use crate::event::EventList;
 use crate::rng::{mix64, Stream};
@@ -314,8 +315,8 @@ struct Port {
     trim: bool,
     free_pending: bool,
     // second line: departures
-    /// A small heap of the calendar queues' first departures (slotted ports only: a port
-    /// with one queue finds its next departure in that queue).
+    /// A small heap of the calendar queues' first departures (slotted ports that are not
+    /// `flat`: a port with one queue finds its next departure in that queue).
     heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     /// Tail of the FIFO of an electrical / host / static optical port.
     busy_until: Ps,
@@ -326,6 +327,8 @@ struct Port {
     ecn_k: u64,
     last_pkt: u32,
     peer: u32,
+    // third line: a calendar port's planned transmissions (when `Sim::flat_cal`)
+    departs: Departures,
     // the rest
     tx_bytes_sampled: u64,
     classes: SmallVec<[VecDeque<u32>; INLINE_CLASSES]>,
@@ -357,7 +360,8 @@ const LAZY_RELEASE: u32 = 128;
 /// classes (virtual channels), so serving a port reads no further allocation.
 const INLINE_CLASSES: usize = 4;
 
-const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, peer) + 4 <= 128);
+const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, peer) + 4 <= 128
+    && std::mem::offset_of!(Port, departs) == 128);
 
 #[derive(Debug, Clone)]
 struct Endpoint {
@@ -878,6 +882,12 @@ pub struct Sim {
     /// or direct routing, and no service that acts on a source's packet: an ideal flow's
     /// packet may take [`Sim::inject_calendar`].
     lean_src: bool,
+    /// The calendar ports (slotted, cyclic) keep only their queues' tails, and their
+    /// planned transmissions as one [`Departures`] each in `departs`: plans are written
+    /// near each other instead of at the tails of a slice's worth of FIFOs per port. Set
+    /// when no reader needs a queue's own bytes (ECN marking, queue estimation) and
+    /// adaptive multipath does not read every candidate's exact count at every packet.
+    flat_cal: bool,
     /// Some port marks ECN (else no hop reads a port's marking threshold).
     any_ecn: bool,
     adm_listed: bool,
@@ -1023,6 +1033,7 @@ impl Sim {
             busy_until: 0,
             cal: NONE,
             heads: std::collections::BinaryHeap::new(),
+            departs: Departures::default(),
             next_dep: Ps::MAX,
             down_until: 0,
             last_pkt: NONE,
@@ -1290,12 +1301,14 @@ impl Sim {
             adm,
             lean: false,
             lean_src: false,
+            flat_cal: false,
             any_ecn: false,
             adm_listed: spec.admission_control,
             adm_deferred: 0,
             msg: messages::Messages::default(),
         };
         sim.any_ecn = sim.ports.iter().any(|p| p.ecn_k > 0);
+        sim.flat_cal = !sim.any_ecn && !sim.eqo.enabled() && sim.multipath != Multipath::Adaptive;
         sim.lean = !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
             && !sim.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
@@ -1587,7 +1600,11 @@ impl Sim {
         if let Some(a) = ci.first_direct(p.at, p.dst_node, p.tag) {
             if let Some(pt) = self.ports.get(a.port as usize) {
                 crate::prefetch::read(pt);
-                crate::prefetch::read(&pt.heads);
+                if self.flat_cal {
+                    crate::prefetch::read(&pt.departs);
+                } else {
+                    crate::prefetch::read(&pt.heads);
+                }
                 if pt.cal != NONE && a.dep != WILD {
                     if let Some(cq) = self.cal.get((pt.cal + a.dep) as usize) {
                         crate::prefetch::read(cq);
@@ -2843,6 +2860,26 @@ impl Sim {
             return;
         }
         let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
+        if self.flat_cal && !single {
+            let dp = &mut pt.departs;
+            let (mut freed, mut last) = (0u64, (0, 0, NONE));
+            let next = dp.release(now, |(t, wire, pid)| {
+                freed += wire as u64;
+                if t >= last.0 {
+                    last = (t, wire, pid);
+                }
+            });
+            pt.bytes -= freed;
+            pt.tx_bytes += freed;
+            *class_tx += freed;
+            // the last to depart (the one a circuit change could catch on the wire)
+            if last.2 != NONE {
+                pt.last_pkt = last.2;
+                pt.last_end = last.0 + pt.rate.tx(last.1 as u64);
+            }
+            pt.next_dep = next.unwrap_or(Ps::MAX);
+            return;
+        }
         if single {
             // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
             // planned departure
@@ -3013,20 +3050,26 @@ impl Sim {
     #[inline(always)]
     fn launch(&mut self, port: u32, pid: u32, q: u32, heads: bool, l: Launch) {
         let pt = &mut self.ports[port as usize];
-        let cq = &mut self.cal[q as usize];
-        cq.bytes += l.wire;
-        if cq.planned.is_empty() {
-            if heads {
-                pt.heads.push(std::cmp::Reverse((l.d, q - pt.cal)));
-            }
+        let batch = if heads && self.flat_cal {
             pt.next_dep = pt.next_dep.min(l.d);
-        }
-        cq.planned.push_back((l.d, l.wire as u32, pid));
-        cq.lazy += 1;
-        let batch = cq.lazy >= LAZY_RELEASE;
-        if batch {
-            cq.lazy = 0;
-        }
+            pt.departs.push((l.d, l.wire as u32, pid))
+        } else {
+            let cq = &mut self.cal[q as usize];
+            cq.bytes += l.wire;
+            if cq.planned.is_empty() {
+                if heads {
+                    pt.heads.push(std::cmp::Reverse((l.d, q - pt.cal)));
+                }
+                pt.next_dep = pt.next_dep.min(l.d);
+            }
+            cq.planned.push_back((l.d, l.wire as u32, pid));
+            cq.lazy += 1;
+            let batch = cq.lazy >= LAZY_RELEASE;
+            if batch {
+                cq.lazy = 0;
+            }
+            batch
+        };
         let arrive = l.d + l.ser + pt.prop;
         let cls = self.port_class[port as usize];
         let p = &mut self.pool[pid as usize];
@@ -3357,7 +3400,7 @@ impl Sim {
             }
             return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
         }
-        self.release_departed(port);
+        self.release_for(port, wire);
         let pt = &self.ports[port as usize];
         if pt.bytes + wire <= pt.cap { Ok(()) } else { Err(pt_wake(pt, now + pt.rate.tx(wire))) }
     }
@@ -4558,6 +4601,7 @@ impl Sim {
                     cq.bytes = 0;
                     again.extend(cq.planned.drain(..));
                 }
+                again.extend(pt.departs.take_all());
             }
             pt.heads.clear();
             pt.next_dep = Ps::MAX;
@@ -4641,6 +4685,7 @@ impl Sim {
                 cq.bytes = 0;
                 planned.extend(cq.planned.drain(..));
             }
+            planned.extend(pt.departs.take_all());
             // in the order they were to depart (the order of their drop records)
             planned.sort_unstable();
             gone.extend(planned.into_iter().map(|(_, w, pid)| (w, pid)));
@@ -5058,6 +5103,7 @@ impl Sim {
             let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
             let started: u64 = self.cal[pt.cal as usize..(pt.cal + n) as usize].iter()
                 .flat_map(|q| q.planned.iter().take_while(|e| e.0 <= self.now))
+                .chain(pt.departs.unreleased().filter(|e| e.0 <= self.now))
                 .map(|e| e.1 as u64).sum();
             tx[self.port_class[gp] as usize] += started;
         }
@@ -5193,6 +5239,7 @@ mod tests {
                 return 0;
             }
             sim.cal[pt.cal as usize..pt.cal as usize + 3].iter().filter(|q| q.planned.iter().any(|e| e.0 > sim.now)).count()
+                + pt.departs.unreleased().filter(|e| e.0 > sim.now).count()
         };
         assert!(planned(&sim, 0) + planned(&sim, 1) >= 2, "the ports have packets waiting in several slice queues");
         sim.run_until(at);
@@ -5202,6 +5249,44 @@ mod tests {
         sim.run_until(80_000_000);
         let out = sim.output();
         assert!(out.invariant_errors.is_empty(), "{:?}", out.invariant_errors);
+    }
+
+    #[test]
+    fn flat_calendar_ports_give_the_same_results() {
+        // one list of planned transmissions per port against one FIFO per calendar queue:
+        // with full buffers (relayed packets dropped, sources refused), with room, under
+        // hop-by-hop and source routes, with a failure and a reconfiguration in the run
+        let mut flat_used = false;
+        for router in [RouterKind::Vlb, RouterKind::Direct, RouterKind::Hoho, RouterKind::Ucmp] {
+            for (buffer, seed) in [(6_000, 1), (9_000, 2), (1 << 30, 3)] {
+                let run = |flat: bool| {
+                    let mut spec = rotor7(router, buffer, seed);
+                    // port and network samples read what the ports have sent
+                    (spec.sample_interval_ps, spec.watch_ports, spec.net_series) = (3_000_000, vec![0, 3, 8], true);
+                    let mut sim = Sim::new(spec).unwrap();
+                    sim.flat_cal &= flat;
+                    sim.fail_ports(23_000_000, vec![4, 5], true).unwrap();
+                    sim.fail_ports(41_000_000, vec![4, 5], false).unwrap();
+                    // the same matchings with slices 0 and 1 swapped
+                    let (np, ns) = (sim.ports.len() as u32, sim.sched.slices());
+                    let peer: Vec<u32> = (0..ns).flat_map(|k| (0..np).map(move |g| (k, g)))
+                        .map(|(k, g)| sim.sched.peer(g, if k < 2 { 1 - k } else { k })).collect();
+                    sim.run_until(50_000_000);
+                    let used = sim.ports.iter().any(|p| p.departs.unreleased().next().is_some());
+                    // (a cyclic schedule changes at the next slice boundary: 54 us)
+                    sim.reconfigure(52_900_000, peer, 1_000_000, seed == 2).unwrap();
+                    sim.run_until(80_000_000);
+                    (sim.output(), used)
+                };
+                let ((flat, used), (fifo, unused)) = (run(true), run(false));
+                flat_used |= used;
+                assert!(!unused);
+                assert!(flat.invariant_errors.is_empty(), "{:?}", flat.invariant_errors);
+                assert!(flat.totals.bytes_delivered > 1_000_000);
+                assert_eq!(format!("{flat:?}"), format!("{fifo:?}"), "{router:?} buffer {buffer}");
+            }
+        }
+        assert!(flat_used);
     }
 
     /// Two nodes joined by one 100 Gb/s electrical link, one flow 0 -> 1 with `tp`.
