@@ -3,189 +3,119 @@
 //! A rotor port plans each packet into the calendar queue of its departure slice, so its
 //! departures are not planned in time order. Keeping one FIFO per queue makes every plan
 //! write to the tail of one of many lists (a slice's worth per port, thousands in a
-//! fabric), which a packet-hop pays as a cache miss. [`Departures`] keeps them as one list
-//! per port in the order they were planned (every plan writes near the last one). A pass
-//! over the list releases the departed ones (the port's count of buffered bytes) and notes
-//! the few earliest left, in time order, in `soon`; while no later plan departs before
-//! them, the next releases take them from `soon` without a pass. So a pass comes when the
-//! list has grown to twice what the last one left, when `soon` runs out, or when a plan
-//! jumps ahead of it; a full buffer asked for its exact count at every departure passes
-//! once every [`SOON`] departures.
+//! fabric), which a packet-hop pays as a cache miss. [`Departures`] keeps them as one
+//! collection per port, in one of two forms chosen by how the port is used:
+//!
+//! - a **list** in the order planned (every plan writes next to the last one), which a
+//!   release passes over: right when releases are rare against plans (the lazy release
+//!   of a port with room: once the list has doubled, or at a sample);
+//! - a **heap** by departure time, which a release pops: right when a test asks for the
+//!   exact count at nearly every departure (a full buffer), where passes would read the
+//!   whole buffer's worth of plans each time.
+//!
+//! A pass that follows few plans turns the list into a heap; a release that follows many
+//! plans turns the heap back into a list. Both give the same releases.
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::units::Ps;
 
 /// A planned transmission: departure (start of serialization), wire bytes, packet.
 pub type Planned = (Ps, u32, u32);
 
-/// How many of the earliest unreleased transmissions `soon` holds.
-pub const SOON: usize = 8;
+/// A pass that follows at most this many plans makes the list a heap; a release that
+/// follows more than four times as many makes the heap a list again.
+const FEW: u32 = 16;
 
-/// The list is passed over (released, compacted) at least when it holds this many.
+/// The list is passed over at least when it holds this many.
 const SCAN_MIN: usize = 64;
 
 /// One port's planned transmissions not yet released (see the module documentation).
-/// What a plan reads and writes is in one cache line (`cold` is read by releases).
-#[derive(Debug, Clone)]
-#[repr(align(64))]
+#[derive(Debug, Clone, Default)]
 pub struct Departures {
-    /// The transmissions since the last pass, in the order planned; those departing at
-    /// or before `done` were released from `soon` already.
-    list: Vec<Planned>,
-    /// Every unreleased transmission departing before `bound` is in `soon` (0: `soon` is
-    /// not kept; the next release passes over the list).
-    bound: Ps,
+    /// The list form, in the order planned (empty while `heap` is used).
+    list: Vec<Reverse<Planned>>,
+    /// The heap form, earliest departure on top (empty while `list` is used).
+    heap: BinaryHeap<Reverse<Planned>>,
+    is_heap: bool,
     /// A release passes over the list once it holds this many.
     scan_at: u32,
-    n_soon: u32,
-    /// Plans since the last pass, and whether a release took from `soon` since then: a
-    /// pass finds `soon` again only where that pays (releases come often against plans;
-    /// where every few plans jump ahead of `soon`, keeping it is wasted).
+    /// Plans since the last release that took anything (heap) or the last pass (list).
     pushed: u32,
-    used: bool,
-    /// Every transmission departing at or before this has been released.
-    done: Ps,
-    cold: Box<Cold>,
-}
-
-/// What only releases read.
-#[derive(Debug, Clone, Default)]
-struct Cold {
-    /// The earliest unreleased transmissions in time order (equal times in plan order);
-    /// `n_soon` of them.
-    soon: [Planned; SOON],
-    /// Transmissions planned to depart at or before `done` (at the very time of the last
-    /// release): unreleased, though `list` would take them for released ones.
-    early: Vec<Planned>,
-}
-
-const _: () = assert!(std::mem::size_of::<Departures>() == 64);
-
-impl Default for Departures {
-    fn default() -> Self {
-        Departures { list: Vec::new(), bound: Ps::MAX, scan_at: SCAN_MIN as u32, n_soon: 0, pushed: 0, used: false, done: 0,
-                     cold: Box::default() }
-    }
 }
 
 impl Departures {
-    /// Plan a transmission (wire bytes > 0). True: the list is long enough that the
-    /// caller should release the departed ones.
+    /// Plan a transmission. True: the list is long enough that the caller should release
+    /// the departed ones.
     #[inline]
     pub fn push(&mut self, e: Planned) -> bool {
-        debug_assert!(e.1 > 0, "a transmission has bytes");
         self.pushed += 1;
-        if e.0 <= self.done {
-            self.cold.early.push(e);
-            self.bound = 0;
+        if self.is_heap {
+            self.heap.push(Reverse(e));
             return false;
         }
-        self.list.push(e);
-        if e.0 < self.bound {
-            // it departs before what `soon` holds: `soon` is found again by the next pass
-            self.bound = 0;
-        }
-        self.list.len() >= self.scan_at as usize
+        self.list.push(Reverse(e));
+        self.list.len() >= (self.scan_at as usize).max(SCAN_MIN)
     }
 
-    /// Release every transmission departing at or before `now` that is not released yet:
-    /// `f` sees each exactly once (from `soon` in time order, from a pass in plan order).
-    /// Returns the earliest departure left. `now` never goes back.
+    /// Release every transmission departing at or before `now`: `f` sees each exactly
+    /// once (from the heap in time order, from the list in plan order). Returns the
+    /// earliest departure left.
     #[inline]
     pub fn release(&mut self, now: Ps, mut f: impl FnMut(Planned)) -> Option<Ps> {
-        if now < self.bound && self.list.len() < self.scan_at as usize {
-            // every unreleased departure at or before `now` is in `soon`
-            let soon = &mut self.cold.soon;
-            let n = self.n_soon as usize;
-            let mut k = 0;
-            while k < n && soon[k].0 <= now {
-                f(soon[k]);
-                k += 1;
+        if self.is_heap {
+            let mut took = false;
+            while let Some(top) = self.heap.peek_mut() {
+                let Reverse(e) = *top;
+                if e.0 > now {
+                    break;
+                }
+                std::collections::binary_heap::PeekMut::pop(top);
+                f(e);
+                took = true;
             }
-            if k > 0 {
-                soon.copy_within(k..n, 0);
-                self.n_soon -= k as u32;
-                self.used = true;
+            let next = self.heap.peek().map(|r| r.0 .0);
+            if took {
+                if self.pushed > 4 * FEW {
+                    // plans come faster than releases again: back to the list
+                    self.list = std::mem::take(&mut self.heap).into_vec();
+                    self.is_heap = false;
+                    self.scan_at = (2 * self.list.len()) as u32;
+                }
+                self.pushed = 0;
             }
-            self.done = self.done.max(now);
-            if self.n_soon > 0 || self.bound == Ps::MAX {
-                return (self.n_soon > 0).then(|| soon[0].0);
-            }
+            return next;
         }
-        self.pass(now, f)
-    }
-
-    /// Release and drop what departed by `now`, compact the list, and find `soon` again
-    /// where it pays. Returns the earliest departure left.
-    fn pass(&mut self, now: Ps, mut f: impl FnMut(Planned)) -> Option<Ps> {
-        let keep = self.used || self.pushed as usize <= 2 * SOON;
-        let Departures { list, bound, scan_at, done, n_soon, cold, .. } = self;
-        let Cold { soon, early } = &mut **cold;
-        let mut n = 0;
-        *bound = Ps::MAX;
         let mut next = Ps::MAX;
-        let before = *done;
-        list.retain(|&e| {
-            if e.0 <= before {
-                return false; // released from `soon`
-            }
+        self.list.retain(|&Reverse(e)| {
             if e.0 <= now {
                 f(e);
                 return false;
             }
             next = next.min(e.0);
-            if keep && e.0 < *bound {
-                insert_soon(soon, &mut n, bound, e);
-            }
             true
         });
-        for e in early.drain(..) {
-            // planned at the time of an earlier release, so departed by now
-            debug_assert!(e.0 <= now);
-            f(e);
+        self.scan_at = (2 * self.list.len()) as u32;
+        if self.pushed <= FEW && self.list.len() > SCAN_MIN {
+            // releases come about as often as plans: a heap answers them
+            self.heap = BinaryHeap::from(std::mem::take(&mut self.list));
+            self.is_heap = true;
         }
-        if !keep {
-            *bound = 0;
-        }
-        *n_soon = n as u32;
-        *done = now.max(*done);
-        *scan_at = (2 * list.len()).max(SCAN_MIN) as u32;
         self.pushed = 0;
-        self.used = false;
         (next != Ps::MAX).then_some(next)
     }
 
     /// The unreleased transmissions, in no particular order.
     pub fn unreleased(&self) -> impl Iterator<Item = &Planned> {
-        let done = self.done;
-        self.list.iter().filter(move |e| e.0 > done).chain(self.cold.early.iter())
+        self.list.iter().chain(self.heap.iter()).map(|r| &r.0)
     }
 
-    /// Take every unreleased transmission out (in no particular order), leaving none.
+    /// Take every transmission out (in no particular order), leaving none.
     pub fn take_all(&mut self) -> Vec<Planned> {
-        let mut out: Vec<Planned> = self.unreleased().copied().collect();
-        out.shrink_to_fit();
-        let done = self.done;
-        *self = Departures { done, ..Departures::default() };
+        let out = self.unreleased().copied().collect();
+        *self = Departures::default();
         out
     }
-}
-
-/// Put `e` in `soon` (`n` of them) in time order; if `soon` overflows, its latest leaves
-/// and bounds it.
-#[inline]
-fn insert_soon(soon: &mut [Planned; SOON], n: &mut usize, bound: &mut Ps, e: Planned) {
-    let i = soon[..*n].partition_point(|x| x.0 <= e.0);
-    if *n == SOON {
-        if i == SOON {
-            *bound = (*bound).min(e.0);
-            return;
-        }
-        *bound = soon[SOON - 1].0;
-        soon.copy_within(i..SOON - 1, i + 1);
-    } else {
-        soon.copy_within(i..*n, i + 1);
-        *n += 1;
-    }
-    soon[i] = e;
 }
 
 #[cfg(test)]
@@ -246,25 +176,32 @@ mod tests {
     }
 
     #[test]
-    fn a_full_buffer_passes_once_every_soon_departures() {
-        // 600 planned far apart; releasing one departure at a time takes them from `soon`
+    fn a_full_buffer_turns_the_list_into_a_heap_and_back() {
+        // 600 planned far apart, then released one departure at a time with a plan now
+        // and then (a full buffer): the list becomes a heap, whose releases take only
+        // what departed
         let mut d = Departures::default();
         for k in 0..600u64 {
             d.push((1_000 + 7 * k, 1500, k as u32));
         }
-        d.release(0, |_| {});
-        assert_eq!(d.list.len(), 600);
-        let mut passes = 0;
+        assert_eq!(d.release(0, |_| panic!("nothing departed")), Some(1_000));
+        assert!(!d.is_heap, "600 plans since the last pass");
         let mut out = Vec::new();
-        for k in 0..600u64 {
-            let before = d.list.len();
-            d.release(1_000 + 7 * k, |e| out.push(e.2));
-            if d.list.len() != before {
-                passes += 1;
-            }
+        assert_eq!(d.release(1_000, |e| out.push(e.2)), Some(1_007));
+        assert!(d.is_heap, "a release right after a pass");
+        for k in 2..300u64 {
+            assert_eq!(d.release(1_000 + 7 * k - 7, |e| out.push(e.2)), Some(1_000 + 7 * k));
         }
-        assert_eq!(out, (0..600).collect::<Vec<u32>>());
-        assert!(passes <= 600 / SOON + 1, "{passes} passes");
-        assert_eq!(d.release(u64::MAX, |_| {}), None);
+        assert_eq!(out, (0..299).collect::<Vec<u32>>());
+        assert!(d.is_heap);
+        // many plans before the next release: back to the list
+        for k in 0..100u64 {
+            d.push((100_000 + k, 1, 1_000 + k as u32));
+        }
+        let mut n = 0;
+        assert_eq!(d.release(100_000 + 49, |_| n += 1), Some(100_050));
+        assert_eq!(n, 301 + 50);
+        assert!(!d.is_heap);
+        assert_eq!(d.unreleased().count(), 50);
     }
 }
