@@ -315,8 +315,8 @@ struct Port {
     trim: bool,
     free_pending: bool,
     // second line: departures
-    /// A small heap of the calendar queues' first departures (slotted ports that are not
-    /// `flat`: a port with one queue finds its next departure in that queue).
+    /// A small heap of the calendar queues' first departures (slotted ports whose plans
+    /// are not in `departs`; a port with one queue finds its next departure in that queue).
     heads: std::collections::BinaryHeap<std::cmp::Reverse<(Ps, u32)>>,
     /// Tail of the FIFO of an electrical / host / static optical port.
     busy_until: Ps,
@@ -883,7 +883,7 @@ pub struct Sim {
     /// packet may take [`Sim::inject_calendar`].
     lean_src: bool,
     /// The calendar ports (slotted, cyclic) keep only their queues' tails, and their
-    /// planned transmissions as one [`Departures`] each in `departs`: plans are written
+    /// planned transmissions as one [`Departures`] each (`Port::departs`): plans are written
     /// near each other instead of at the tails of a slice's worth of FIFOs per port. Set
     /// when no reader needs a queue's own bytes (ECN marking, queue estimation) and
     /// adaptive multipath does not read every candidate's exact count at every packet.
@@ -5253,7 +5253,8 @@ mod tests {
 
     #[test]
     fn flat_calendar_ports_give_the_same_results() {
-        // one list of planned transmissions per port against one FIFO per calendar queue:
+        // one collection of planned transmissions per port (a list, or a heap for a full
+        // buffer) against one FIFO per calendar queue:
         // with full buffers (relayed packets dropped, sources refused), with room, under
         // hop-by-hop and source routes, with a failure and a reconfiguration in the run
         let mut flat_used = false;
