@@ -146,7 +146,7 @@ mod tests {
                         let mut got = Vec::new();
                         let mut last = None;
                         let next = d.release(now, |e| {
-                            // from `soon` in time order; from a pass, in plan order
+                            // from the heap in time order; from the list in plan order
                             got.push(e);
                             last = Some(e);
                         });

@@ -38,7 +38,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use smallvec::{smallvec, SmallVec};
 
-use crate::departures::Departures;
+use crate::departures::{Departures, Planned};
 use crate::error::SpecError;
 use crate::event::EventList;
 use crate::rng::{mix64, Stream};
@@ -268,9 +268,6 @@ struct Launch {
 /// A departure on a slotted port: (start of the serialization, absolute slice, slice
 /// index, receiving port).
 type SlotPlan = (Ps, u64, u32, u32);
-
-/// A planned transmission: departure time, wire bytes, packet.
-type Planned = (Ps, u32, u32);
 
 /// One calendar queue of a port (a slice index of a slotted port's cycle; the only queue
 /// of any other port): the state one packet-hop reads and writes, in one cache line.
