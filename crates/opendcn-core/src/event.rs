@@ -88,6 +88,12 @@ pub struct EventList<T: Copy> {
     lookahead: usize,
     /// Scratch space of the radix sort of a low bucket (kept for its allocation).
     scratch: Vec<(Ps, T)>,
+    /// Per level, the allocations of the buckets emptied last (the latest on top): a
+    /// bucket that receives its first event takes the most recently emptied one, whose
+    /// lines are still in cache, instead of the allocation it had a cycle of its level
+    /// earlier (a level-2 bucket of a large network holds thousands of events, and the
+    /// 256 of them do not fit in cache).
+    spare: [Vec<Vec<(Ps, T)>>; LEVELS],
 }
 
 impl<T: Copy> Default for EventList<T> {
@@ -105,7 +111,7 @@ impl<T: Copy> EventList<T> {
     pub fn with_lookahead(k: usize) -> Self {
         EventList { last: 0, front: VecDeque::new(), late: VecDeque::new(), buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
                     levels: 0, digits: [[0; DIGITS / 64]; LEVELS], len: 0, lookahead: k.max(1),
-                    scratch: Vec::new() }
+                    scratch: Vec::new(), spare: Default::default() }
     }
 
     /// Bucket of time `t` (> `last`): level and digit.
@@ -117,7 +123,13 @@ impl<T: Copy> EventList<T> {
 
     #[inline]
     fn put(&mut self, level: usize, digit: usize, item: (Ps, T)) {
-        self.buckets[level * DIGITS + digit].push(item);
+        let b = &mut self.buckets[level * DIGITS + digit];
+        if b.capacity() == 0 {
+            if let Some(v) = self.spare[level].pop() {
+                *b = v;
+            }
+        }
+        b.push(item);
         self.digits[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
     }
@@ -233,7 +245,9 @@ impl<T: Copy> EventList<T> {
             }
             items.clear();
         }
-        self.buckets[l * DIGITS + d] = items; // keep the allocation
+        if items.capacity() > 0 {
+            self.spare[l].push(items); // keep the allocation for the next bucket
+        }
     }
 
     /// Remove and return the earliest event as `(time, event)`.
