@@ -388,15 +388,7 @@ impl Floor {
         }
         let wire = self.pool[pid as usize].wire as u64;
         if pt.credit != u64::MAX {
-            while pt.ret_len > 0 {
-                let r = pt.ret[pt.ret_head as usize];
-                if r >> 16 > now {
-                    break;
-                }
-                pt.credit += r & 0xffff;
-                pt.ret_head = (pt.ret_head + 1) % RETS as u8;
-                pt.ret_len -= 1;
-            }
+            pt.take_in(now);
             if wire > pt.credit {
                 self.block(port);
                 return;
@@ -459,15 +451,7 @@ impl Floor {
             let wire = self.pool[pid as usize].wire as u64;
             let td = now.max(pt.busy_until);
             if pt.credit != u64::MAX {
-                while pt.ret_len > 0 {
-                    let r = pt.ret[pt.ret_head as usize];
-                    if r >> 16 > td {
-                        break;
-                    }
-                    pt.credit += r & 0xffff;
-                    pt.ret_head = (pt.ret_head + 1) % RETS as u8;
-                    pt.ret_len -= 1;
-                }
+                pt.take_in(td);
                 if wire > pt.credit {
                     if td > now {
                         pt.free_pending = true;
@@ -604,6 +588,22 @@ impl Floor {
         }
         let port = route(p.at, p.dst, p.serial, p.hops);
         self.push(port, pid);
+    }
+}
+
+impl Port {
+    /// Take in the credit of the returns that have arrived by `t`.
+    #[inline(always)]
+    fn take_in(&mut self, t: u64) {
+        while self.ret_len > 0 {
+            let r = self.ret[self.ret_head as usize];
+            if r >> 16 > t {
+                break;
+            }
+            self.credit += r & 0xffff;
+            self.ret_head = (self.ret_head + 1) % RETS as u8;
+            self.ret_len -= 1;
+        }
     }
 }
 
