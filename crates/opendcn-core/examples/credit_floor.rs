@@ -379,6 +379,18 @@ impl Floor {
         }
     }
 
+    /// Take the head `pid` off `port`'s queue; returns the packet behind it.
+    #[inline(always)]
+    fn pop_head(&mut self, port: u32, pid: u32) -> u32 {
+        let nx = self.pool[pid as usize].next;
+        let pt = &mut self.ports[port as usize];
+        pt.head = nx;
+        if nx == NONE {
+            pt.tail = NONE;
+        }
+        nx
+    }
+
     fn start_tx(&mut self, port: u32) {
         let now = self.now;
         let pt = &mut self.ports[port as usize];
@@ -396,12 +408,8 @@ impl Floor {
             pt.credit -= wire;
             pt.blocked_since = u64::MAX;
         }
-        let nx = self.pool[pid as usize].next;
+        let nx = self.pop_head(port, pid);
         let pt = &mut self.ports[port as usize];
-        pt.head = nx;
-        if nx == NONE {
-            pt.tail = NONE;
-        }
         pt.bytes -= wire;
         let ser = wire * PS_PER_BYTE;
         pt.busy_until = now + ser;
@@ -464,12 +472,8 @@ impl Floor {
                 pt.credit -= wire;
                 pt.blocked_since = u64::MAX;
             }
-            let nx = self.pool[pid as usize].next;
+            self.pop_head(port, pid);
             let pt = &mut self.ports[port as usize];
-            pt.head = nx;
-            if nx == NONE {
-                pt.tail = NONE;
-            }
             let ser = wire * PS_PER_BYTE;
             pt.busy_until = td + ser;
             let (peer, to_host, prop, has_credit) = (pt.peer, pt.to_host, pt.prop, pt.credit != u64::MAX);
