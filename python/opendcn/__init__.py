@@ -15,7 +15,7 @@ True
 from . import analysis, models, routing, topology, workload
 from ._core import __version__ as engine_version
 from .config import Config
-from .errors import ConfigError, DeadlockError, InvariantError
+from .errors import BufferWarning, ConfigError, DeadlockError, InvariantError
 from .network import FixedFabric, Network, NetworkBase, Result
 from .timeflow import Circuit, Entry, Hop, Path
 from . import arch  # noqa: E402  (architectures import the names above)
@@ -26,7 +26,7 @@ from . import flowsim  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
-    "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
+    "BufferWarning", "Circuit", "Config", "ConfigError", "DeadlockError", "Entry", "FixedFabric", "Hop", "InvariantError", "Network",
     "NetworkBase", "Path", "results", "sweep",
     "Result", "analysis", "arch", "engine_version", "flowsim", "models", "routing", "topology", "workload",
 ]

@@ -205,7 +205,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         if run_kw["mode"] not in ("packet", "flow"):
             raise ConfigError("--mode", run_kw["mode"], "expected packet or flow")
         _check_out(out_dir, summary_json)
-        net = arch.make(**opts)
+        net = _made_with_warnings(arch, opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
                                  run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"],
                                  run_kw["active"], run_kw["fold_ranks"], run_kw["coflow_interval"])
@@ -235,6 +235,27 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         except OSError as e:
             _fail(ConfigError("--summary-json", summary_json, f"cannot write: {e.strerror}"), 2)
     _print_summary(s)
+
+
+def _made_with_warnings(arch: Any, opts: dict[str, Any]) -> Any:
+    """``arch.make(**opts)``, printing the configuration warnings it raises (a buffer that
+    cannot hold one slice) on standard error, once each, before the run."""
+    import warnings
+
+    from .errors import BufferWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", BufferWarning)
+        net = arch.make(**opts)
+    shown: set[str] = set()
+    for w in seen:
+        text = str(w.message)
+        if issubclass(w.category, BufferWarning) and text not in shown:
+            shown.add(text)
+            sys.stderr.write(f"warning: {text}\n")
+        elif not issubclass(w.category, BufferWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return net
 
 
 def arch_command(arch: Any) -> Any:

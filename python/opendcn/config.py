@@ -47,6 +47,13 @@ class Config(BaseModel):
     host_link_rate: Rate | None = None
     host_propagation: Time = 0
     buffer: Size = parse_size("1MB")
+    #: one buffer pool per switch (ToR or electrical switch) shared by its ports, with
+    #: dynamic-threshold admission (Choudhury and Hahne): a queue may grow to
+    #: ``buffer_alpha`` x the free part of the pool. None: every port has its own
+    #: ``buffer``. With a pool, ``buffer`` is not a per-port limit of the switches.
+    shared_buffer: Size | None = None
+    #: the dynamic threshold's alpha, one number, or one per priority class (class 0 first)
+    buffer_alpha: float | tuple[float, ...] = 1.0
     mtu: Size = 1500
     header: Size = 0
     node_type: Literal["tor", "host", "pod", "rack"] = "tor"
@@ -78,6 +85,12 @@ class Config(BaseModel):
             raise ValueError("mtu: must be positive")
         if self.buffer < self.mtu + self.header:
             raise ValueError("buffer: must hold at least one packet ")
+        if self.shared_buffer is not None and self.shared_buffer < self.mtu + self.header:
+            raise ValueError(f"shared_buffer: must hold at least one packet ({self.shared_buffer} B)")
+        alphas = self.buffer_alpha if isinstance(self.buffer_alpha, tuple) else (self.buffer_alpha,)
+        if not alphas or len(alphas) > 8 or any(not (a > 0 and a < float("inf")) for a in alphas):
+            raise ValueError(f"buffer_alpha: expected positive numbers, one or one per class (at most 8), "
+                             f"got {self.buffer_alpha}")
         if self.host_link_rate is not None and self.host_link_rate <= 0:
             raise ValueError("host_link_rate: must be positive")
         if self.host_rate is not None and self.host_rate <= 0:
@@ -87,6 +100,18 @@ class Config(BaseModel):
         return self
 
     # -- derived quantities -------------------------------------------------------------
+    @property
+    def port_buffer(self) -> int:
+        """A switch port's static byte limit: its ``buffer``, or with a shared pool the pool
+        (the dynamic threshold is then what limits a queue)."""
+        return int(self.shared_buffer) if self.shared_buffer is not None else int(self.buffer)
+
+    @property
+    def alphas(self) -> list[float]:
+        """``buffer_alpha`` as a list (one per class, or one for all)."""
+        a = self.buffer_alpha
+        return [float(x) for x in a] if isinstance(a, tuple) else [float(a)]
+
     @property
     def endpoint_rate(self) -> int:
         """Injection rate of one endpoint (bit/s): host link rate, or R for node endpoints."""

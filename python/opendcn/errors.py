@@ -41,3 +41,9 @@ class DeadlockError(InvariantError):
     """A lossless (credit-based) network deadlocked: ports wait for each other's credit
     in a cycle, which the message lists. A property of the design (routing without enough
     virtual channels), reported instead of letting the run hang."""
+
+
+class BufferWarning(UserWarning):
+    """A configuration whose port buffers cannot hold what one slice of a circuit sends:
+    packets that wait for a later slice will be dropped under load. Raised as a warning at
+    deploy time (``Network.deploy_topo``), with the numbers; the CLI prints it."""

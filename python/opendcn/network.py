@@ -401,6 +401,43 @@ class Network(NetworkBase):
             self._deploy_topo(circuits, slices, slice_durations, queued, at, drain)
         except ConfigError as e:
             raise _plain_circuit_hint(e, given) from None
+        if self._live is None:
+            self._check_buffers()
+
+    def buffer_check(self) -> str | None:
+        """What is wrong with the switches' buffers for this schedule, or None: a calendar
+        port must be able to hold what one slice of its circuit sends (the slice's up-time
+        x the link rate), else packets that wait for a later slice are dropped under load.
+        With a shared pool the most one queue can hold is alpha / (1 + alpha) x the pool
+        (the dynamic threshold with every other queue empty)."""
+        c = self.config
+        if self._static or self.fabric == "electrical" or not self.slices:
+            return None
+        d = max(self._durations or [c.slice])
+        up = max(0, d - c.guardband)
+        per_slice = up * c.link_rate // 8 // 10**12
+        if c.shared_buffer is not None:
+            a = c.alphas[0]
+            most = int(a * c.shared_buffer / (1 + a))
+            what = (f"a shared {c.shared_buffer / 1e6:g} MB pool at alpha {a:g} lets one queue hold at most "
+                    f"{most / 1e6:.3g} MB (alpha / (1 + alpha) x pool)")
+        else:
+            most = int(c.buffer)
+            what = f"the per-port buffer is {most / 1e6:.3g} MB"
+        if most >= per_slice:
+            return None
+        return (f"buffer: {what}, less than what one slice of a circuit sends ({per_slice / 1e6:.3g} MB = "
+                f"{up / 1e6:g} us up x {c.link_rate / 1e9:g} Gb/s): packets queued for a later slice will be "
+                f"dropped under load (give a larger buffer, or a shared one such as a Tofino2's 64MB)")
+
+    def _check_buffers(self) -> None:
+        import warnings
+
+        from .errors import BufferWarning
+
+        msg = self.buffer_check()
+        if msg:
+            warnings.warn(BufferWarning(msg), stacklevel=3)
 
     def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
                      slice_durations: Sequence[Any] | None, queued: str, at: Any = None,
@@ -871,7 +908,7 @@ class Network(NetworkBase):
             ecn[kind != _KIND["unused"]] = t.ecn_k
         if "ndp" in names:
             q = t.ndp_queue_packets * (int(c.mtu) + int(c.header))
-            default = [q, q] + ([int(c.buffer)] if names - {"ndp"} else [])
+            default = [q, q] + ([c.port_buffer] if names - {"ndp"} else [])
             for gp in np.nonzero(servable)[0].tolist():
                 caps[gp] = list(default)
                 trim[gp] = 1
@@ -880,7 +917,7 @@ class Network(NetworkBase):
             k = len(self._pias) + 2
             for gp in np.nonzero(servable)[0].tolist():
                 if not caps[gp]:
-                    caps[gp] = [int(c.buffer)] * k
+                    caps[gp] = [c.port_buffer] * k
         for gp, d in self._disc.items():
             if "ecn_k" in d:
                 ecn[gp] = d["ecn_k"]
@@ -965,7 +1002,7 @@ class Network(NetworkBase):
         kind = np.zeros(P, dtype=np.int64)
         rate = np.zeros(P, dtype=np.int64)
         prop = np.zeros(P, dtype=np.int64)
-        buf = np.full(P, c.buffer, dtype=np.int64)
+        buf = np.full(P, c.port_buffer, dtype=np.int64)
         peer = np.full(P, -1, dtype=np.int64)
         kind[:] = self._port_kinds()
         for node in range(self.total_nodes):
@@ -1040,6 +1077,9 @@ class Network(NetworkBase):
             "admission_control": self._admission(),
             **self._services,
         }
+        if c.shared_buffer is not None:
+            spec["shared_buffer_bytes"] = np.full(self.total_nodes, int(c.shared_buffer), dtype=np.int64)
+            spec["buffer_alpha"] = c.alphas
         if getattr(flows, "after_ids", None) is not None:
             spec["flow_dep_ptr"] = np.asarray(flows.after_ptr, dtype=np.int64)
             spec["flow_dep_ids"] = np.asarray(flows.after_ids, dtype=np.int64)
@@ -1812,6 +1852,10 @@ class Result:
             summary["flows"]["dependent"] = int((np.diff(ptr) > 0).sum())
             # flows whose dependencies had not all finished by the end never started
             summary["flows"]["not_started"] = int(len(live.flows.size) - int(o["flows_started"]))
+        if c.shared_buffer is not None:
+            summary["buffer"] = {"model": "shared", "pool_bytes": int(c.shared_buffer), "alpha": c.alphas,
+                                 "peak_pool_bytes": int(o["shared_peak_bytes"]),
+                                 "peak_pool_node": int(o["shared_peak_node"])}
         if net._admission():
             summary["admission_control"] = {"applies": net._admission_applies(),
                                             "deferred_packets": int(o["adm_deferred"]),

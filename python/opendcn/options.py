@@ -250,12 +250,16 @@ class FabricOptions(ArchOptions):
     hosts_per_node: Int = opt(0, "hosts below each node (0: nodes are the endpoints)", ge=0)
     host_link_rate: Rate | None = opt(None, "rate of a host link (default link rate)", gt=0)
     buffer: Size = opt("1MB", "buffer per egress port", gt=0)
+    shared_buffer: Size | None = opt(None, "one buffer pool per switch shared by its ports (dynamic thresholds; "
+                                           "e.g. 64MB, a Tofino2); replaces --buffer at the switches", gt=0)
+    buffer_alpha: Float = opt(1.0, "dynamic-threshold alpha of a shared buffer: a queue may hold alpha x the "
+                                   "pool's free bytes", gt=0)
     mtu: Size = opt("1500B", "payload bytes per packet", gt=0)
 
     def config(self, **extra: Any) -> dict[str, Any]:
         """The :class:`~opendcn.config.Config` fields (None: keep the Config default)."""
         keys = ("nodes", "uplinks", "link_rate", "propagation", "host_rate", "hosts_per_node",
-                "host_link_rate", "buffer", "mtu")
+                "host_link_rate", "buffer", "shared_buffer", "buffer_alpha", "mtu")
         out = {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
         out.update({k: v for k, v in extra.items() if v is not None})
         return out

@@ -54,6 +54,7 @@ use crate::schedule::SliceRef;
 use crate::units::{Ps, Rate, NONE};
 
 mod messages;
+pub mod buffer;
 pub use messages::{Message, MessageTotals};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
@@ -534,6 +535,10 @@ pub struct SimOutput {
     pub offload_peak_host_bytes: u64,
     /// Packets beyond the window that stayed in the ToR because their host link was full.
     pub offload_refused: u64,
+    /// Shared switch buffers: the largest occupancy of one switch's pool seen at an
+    /// admission test, and that switch (0 without shared buffers).
+    pub shared_peak_bytes: u64,
+    pub shared_peak_node: u32,
     /// The packet ledger (always counted).
     pub packets: PacketTotals,
     /// Per flow: retransmitted segments and retransmission timeouts (0 for ideal flows).
@@ -892,6 +897,9 @@ pub struct Sim {
     /// Control messages of controllers, their mailbox, and the received-bytes counters
     /// (see `messages`).
     msg: messages::Messages,
+    /// Switch buffers shared by their ports (dynamic thresholds); `shared_on` when any.
+    shared: buffer::SharedBuffers,
+    shared_on: bool,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
@@ -1303,10 +1311,22 @@ impl Sim {
             adm_listed: spec.admission_control,
             adm_deferred: 0,
             msg: messages::Messages::default(),
+            shared: buffer::SharedBuffers::default(),
+            shared_on: false,
         };
+        sim.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
+            spec.port_buffer_bytes.clone(),
+            sim.ports.iter().map(|p| p.class_cap.iter().copied().collect()).collect())?;
+        sim.shared_on = sim.shared.on();
+        for n in 0..nodes {
+            let b = sim.shared.pool(n as u32);
+            if b > 0 {
+                sim.hold_cap[n] = b;
+            }
+        }
         sim.any_ecn = sim.ports.iter().any(|p| p.ecn_k > 0);
         sim.flat_cal = !sim.any_ecn && !sim.eqo.enabled() && sim.multipath != Multipath::Adaptive;
-        sim.lean = !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
+        sim.lean = !sim.shared_on && !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
             && !sim.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
@@ -2747,6 +2767,9 @@ impl Sim {
         let dp = self.eps[h as usize].down_port;
         let wire = self.pool[pid as usize].wire as u64;
         self.release_departed(dp);
+        if self.shared_on {
+            self.shared_refresh(dp);
+        }
         if self.ports[dp as usize].bytes + wire > self.ports[dp as usize].cap {
             return false;
         }
@@ -2902,6 +2925,31 @@ impl Sim {
         pt.heads = heads;
     }
 
+    /// A shared switch buffer: set `port`'s caps from its node's pool (every port of the
+    /// node released to the exact count first), so that the admission test that follows
+    /// applies the dynamic threshold (`buffer`). Nothing for a node without a pool.
+    #[inline(never)]
+    fn shared_refresh(&mut self, port: u32) {
+        let node = self.port_node[port as usize];
+        if self.shared.pool(node) == 0 {
+            return;
+        }
+        let (a, b) = (self.port_offset[node as usize], self.port_offset[node as usize + 1]);
+        let mut used = self.hold_bytes[node as usize];
+        for g in a..b {
+            self.release_departed(g);
+            used += self.ports[g as usize].bytes;
+        }
+        let pt = &mut self.ports[port as usize];
+        let caps = self.shared.caps(node, port, used, pt.bytes, &pt.class_bytes);
+        pt.cap = caps.port;
+        for (c, v) in caps.classes.into_iter().enumerate() {
+            if let Some(x) = pt.class_cap.get_mut(c) {
+                *x = v;
+            }
+        }
+    }
+
     /// Before `port` takes `wire` more bytes: release its departed transmissions when its
     /// count of bytes could refuse them (or ECN marking reads it). The count without the
     /// release is an upper bound of the exact one, so a test it passes the exact one passes
@@ -2909,6 +2957,9 @@ impl Sim {
     /// plans) spares most hops the port's queue heads.
     #[inline]
     fn release_for(&mut self, port: u32, wire: u64) {
+        if self.shared_on {
+            self.shared_refresh(port);
+        }
         let pt = &self.ports[port as usize];
         if pt.bytes + wire > pt.cap || pt.served || (self.any_ecn && pt.ecn_k > 0) {
             self.release_departed(port);
@@ -3389,6 +3440,9 @@ impl Sim {
             if self.credit_net {
                 return Ok(()); // lossless: the packet already holds its place (link credit)
             }
+            if self.shared_on {
+                self.shared_refresh(port);
+            }
             let k = self.ports[port as usize].classes.len();
             let c = self.class_of(pid, port, k);
             let pt = &self.ports[port as usize];
@@ -3584,6 +3638,9 @@ impl Sim {
         let k = self.ports[port as usize].classes.len();
         let queued = self.ports[port as usize].bytes;
         self.ecn_mark(port, pid, queued);
+        if self.shared_on {
+            self.shared_refresh(port);
+        }
         let fits = |pt: &Port, c: usize, wire: u64| pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c];
         let c = self.class_of(pid, port, k);
         let wire = self.pool[pid as usize].wire as u64;
@@ -5026,6 +5083,8 @@ impl Sim {
             offloaded_bytes: self.offload.bytes,
             offload_peak_host_bytes: self.offload.peak_held_bytes,
             offload_refused: self.offload.refused,
+            shared_peak_bytes: self.shared.peak_bytes,
+            shared_peak_node: self.shared.peak_node,
             packets: PacketTotals {
                 sent: self.ledger.sent,
                 sent_retx: self.ledger.sent_retx,
@@ -5337,6 +5396,8 @@ mod tests {
             flow_gap_ps: vec![],
             flow_coflow: vec![],
             port_link_class: vec![],
+            shared_buffer_bytes: vec![],
+            buffer_alpha: vec![],
         }
     }
 

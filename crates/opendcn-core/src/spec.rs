@@ -322,6 +322,12 @@ pub struct SimSpec {
     /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that
     /// a controller reconfigures on some ports only: those are reconfigurable.
     pub port_link_class: Vec<u32>,
+    /// Per node: a buffer pool of this many bytes shared by the node's ports, with
+    /// dynamic-threshold admission (`sim::buffer`); 0 (or empty): static per-port buffers.
+    pub shared_buffer_bytes: Vec<u64>,
+    /// The dynamic threshold's alpha per priority class (empty: 1.0; the last value covers
+    /// the classes beyond).
+    pub buffer_alpha: Vec<f64>,
 }
 
 impl SimSpec {
@@ -348,6 +354,15 @@ impl SimSpec {
             if len != p {
                 return Err(SpecError::new(name, len, format!("expected one value per port ({p})")));
             }
+        }
+        if !self.shared_buffer_bytes.is_empty() && self.shared_buffer_bytes.len() != self.nodes as usize {
+            return Err(SpecError::new("shared_buffer", self.shared_buffer_bytes.len(), format!("expected one pool per node ({})", self.nodes)));
+        }
+        if let Some(n) = (0..self.shared_buffer_bytes.len()).find(|&n| {
+            let b = self.shared_buffer_bytes[n];
+            b > 0 && b < (self.mtu_bytes + self.header_bytes) as u64
+        }) {
+            return Err(SpecError::new(format!("shared_buffer[{n}]"), self.shared_buffer_bytes[n], "a pool must hold at least one packet"));
         }
         if !self.port_link_class.is_empty() {
             if self.port_link_class.len() != p {

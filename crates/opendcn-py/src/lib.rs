@@ -265,6 +265,11 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_gap_ps: u64s(opt_col(d, "flow_gap_ps")?, "flow_gap_ps")?,
         flow_coflow: u32s(opt_col(d, "flow_coflow")?, "flow_coflow")?,
         port_link_class: u32s(opt_col(d, "port_link_class")?, "port_link_class")?,
+        shared_buffer_bytes: u64s(opt_col(d, "shared_buffer_bytes")?, "shared_buffer_bytes")?,
+        buffer_alpha: match d.get_item("buffer_alpha")? {
+            Some(v) if !v.is_none() => v.extract::<Vec<f64>>().map_err(|_| bad("buffer_alpha", v.to_string(), "expected a list of numbers"))?,
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -372,6 +377,8 @@ impl Simulator {
         d.set_item("offloaded_bytes", o.offloaded_bytes)?;
         d.set_item("offload_peak_host_bytes", o.offload_peak_host_bytes)?;
         d.set_item("offload_refused", o.offload_refused)?;
+        d.set_item("shared_peak_bytes", o.shared_peak_bytes)?;
+        d.set_item("shared_peak_node", o.shared_peak_node)?;
         d.set_item("reroutes", o.reroutes)?;
         d.set_item("rlb_slices", o.rlb_slices)?;
         d.set_item("rlb_committed_pkts", o.rlb_committed_pkts)?;

@@ -280,6 +280,8 @@ mod tests {
             net_series: false,
             hold_unrouted: false,
             port_link_class: vec![],
+            shared_buffer_bytes: vec![],
+            buffer_alpha: vec![],
             admission_control: false,
             flow_dep_ptr: vec![],
             flow_dep_ids: vec![],

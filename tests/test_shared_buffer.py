@@ -1,0 +1,98 @@
+"""A switch buffer shared by its ports (dynamic thresholds), and the deploy-time warning
+for buffers that cannot hold one slice."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import opendcn as od
+from opendcn import workload as W
+
+POOL = 1_000_000
+
+
+def _incast(shared: bool, alpha: float = 1.0) -> od.Network:
+    """Two ToRs joined by one static 100 Gb/s circuit; four hosts below ToR 0 send to one
+    host below ToR 1, so ToR 0's uplink queue takes 4 x 100 Gb/s in and 100 Gb/s out.
+    ToR 0 has 5 ports (1 uplink + 4 host downlinks)."""
+    kw = dict(shared_buffer=POOL, buffer_alpha=alpha) if shared else dict(buffer=POOL // 5)
+    cfg = od.Config(nodes=2, uplinks=1, link_rate="100Gbps", hosts_per_node=4, sample_interval="1us", **kw)
+    net = od.Network(cfg)
+    net.deploy_topo([od.Circuit(0, 0, 1, 0, None)])
+    net.deploy_routing({0: [od.Entry(None, None, 1, None, 0)], 1: [od.Entry(None, None, 0, None, 0)]})
+    return net
+
+
+def _run(net: od.Network):
+    flows = [(0, h, 4, 3_000_000) for h in range(4)]
+    return net.run(W.flows(flows), duration="300us", seed=1)
+
+
+def _peak_uplink(r) -> int:
+    t = r.timeseries.to_pydict()
+    q = [b for n, p, b in zip(t["node"], t["port"], t["queued_bytes"]) if n == 0 and p == 0]
+    return int(max(q))
+
+
+def test_an_incast_port_of_a_shared_buffer_holds_more_than_an_even_split():
+    shared, split = _run(_incast(True)), _run(_incast(False))
+    for r in (shared, split):
+        b = r.summary["bytes"]
+        assert b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
+    # an even split gives the uplink pool / 5; the shared pool lets it grow towards half the pool
+    assert _peak_uplink(split) <= POOL // 5
+    peak = _peak_uplink(shared)
+    assert peak > 2 * (POOL // 5), peak
+    # the dynamic threshold bounds it: q + w <= alpha (B - Q), so q <= alpha B / (1 + alpha)
+    assert peak <= POOL // 2 + 1500
+    s = shared.summary["buffer"]
+    assert s["model"] == "shared" and s["pool_bytes"] == POOL and s["alpha"] == [1.0]
+    assert peak <= s["peak_pool_bytes"] <= POOL
+    assert "buffer" not in split.summary  # per-port buffers: the summary is as before
+
+
+def test_alpha_sets_where_one_congested_queue_settles():
+    lo, hi = _peak_uplink(_run(_incast(True, 0.25))), _peak_uplink(_run(_incast(True, 4.0)))
+    # alpha B / (1 + alpha): 0.2 B and 0.8 B
+    assert 0.15 * POOL <= lo <= 0.2 * POOL + 1500
+    assert 0.7 * POOL <= hi <= 0.8 * POOL + 1500
+
+
+def test_the_run_is_deterministic_with_a_shared_buffer():
+    a, b = _run(_incast(True)).summary, _run(_incast(True)).summary
+    a.pop("wall_s"), b.pop("wall_s")
+    assert a == b
+
+
+@pytest.mark.parametrize("kw,field", [(dict(shared_buffer="100B"), "shared_buffer"),
+                                      (dict(shared_buffer="1MB", buffer_alpha=0), "buffer_alpha"),
+                                      (dict(shared_buffer="1MB", buffer_alpha=(1.0,) * 9), "buffer_alpha")])
+def test_bad_shared_buffer_settings_are_named(kw, field):
+    with pytest.raises(od.ConfigError) as e:
+        od.Config(nodes=4, **kw)
+    assert e.value.field == field
+
+
+def test_a_buffer_smaller_than_one_slice_warns_with_the_numbers():
+    with pytest.warns(od.BufferWarning, match=r"1 MB.*3\.75 MB = 299\.8 us up x 100 Gb/s"):
+        od.arch.rotornet(nodes=8, uplinks=2, slice="300us")
+    with pytest.warns(od.BufferWarning, match=r"shared 4 MB pool at alpha 1 lets one queue hold at most 2 MB"):
+        od.arch.rotornet(nodes=8, uplinks=2, slice="300us", shared_buffer="4MB")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", od.BufferWarning)
+        od.arch.rotornet(nodes=8, uplinks=2, slice="300us", shared_buffer="64MB")
+        od.arch.rotornet(nodes=8, uplinks=2, slice="2us")
+
+
+def test_the_cli_prints_the_buffer_warning_and_refuses_a_bad_alpha():
+    exe = [sys.executable, "-m", "opendcn", "run", "rotornet", "--nodes", "8", "--uplinks", "2", "--slice", "300us",
+           "--duration", "20us", "--no-progress"]
+    p = subprocess.run(exe, capture_output=True, text=True)
+    assert p.returncode == 0
+    assert p.stderr.count("warning: buffer: the per-port buffer is 1 MB") == 1
+    p = subprocess.run(exe + ["--shared-buffer", "64MB", "--buffer-alpha", "0"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--buffer-alpha" in p.stderr and "Traceback" not in p.stderr
