@@ -22,6 +22,7 @@ __all__ = [
     "Simulator",
     "SiriusSim",
     "__version__",
+    "DROP_REASONS",
     "coo_to_csr",
     "flow_rates",
     "negotiator_match",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 __version__: str
+DROP_REASONS: list[str]
 
 class EngineSpecError(ValueError):
     """A simulation spec the engine cannot run: ``args == (field, value, reason)``."""

@@ -314,6 +314,9 @@ class Network(NetworkBase):
         self.stop_when = "duration"
         #: network-wide rows (node = port = -1) in the time series
         self.net_series = False
+        #: record up to this many dropped packets one by one, with every push-back message
+        #: (``Result.drops``, ``Result.pushbacks``); 0: off
+        self.log_drops = 0
         #: hold packets that find no route at a node until new tables or circuits give
         #: them one, instead of dropping them as ``no_route`` (OpenOptics' paused
         #: traffic-aware calendar queues). None (auto): on for a static optical schedule
@@ -1073,6 +1076,7 @@ class Network(NetworkBase):
             "sample_interval_ps": int(c.sample_interval), "watch_ports": watch,
             "collect_tm": bool(collect_tm),
             "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
+            "log_drops": int(self.log_drops),
             "hold_unrouted": self._holding,
             "admission_control": self._admission(),
             **self._services,
@@ -1793,15 +1797,42 @@ def packet_metrics(o: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _drop_tables(port_offset: np.ndarray, d: dict[str, Any]) -> tuple[pa.Table, pa.Table]:
+    """The engine's drop log as two tables with node-local port numbers and reason names."""
+    def local(gp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        gp = np.asarray(gp, dtype=np.int64)
+        node = np.where(gp >= 0, np.searchsorted(port_offset, np.maximum(gp, 0), side="right") - 1, -1)
+        return node, np.where(gp >= 0, gp - port_offset[np.maximum(node, 0)], -1)
+
+    names = np.asarray(_core.DROP_REASONS, dtype=object)
+    _, port = local(d["gport"])
+    drops = pa.table({"time_ps": d["time_ps"], "node": d["node"], "port": port, "dep": d["dep"],
+                      "src_node": d["src_node"], "dst_node": d["dst_node"], "flow": d["flow"],
+                      "reason": pa.array(names[np.asarray(d["reason"], dtype=np.int64)].tolist(), type=pa.string()),
+                      "hops": d["hops"]})
+    pnode, pport = local(d["pb_gport"])
+    pushbacks = pa.table({"sent_ps": d["pb_sent_ps"], "arrive_ps": d["pb_arrive_ps"], "src_node": d["pb_src_node"],
+                          "dst_node": d["pb_dst_node"], "until_ps": d["pb_until_ps"], "node": pnode, "port": pport,
+                          "dep": d["pb_dep"]})
+    return drops, pushbacks
+
+
 class Result:
     """What a run returns: ``summary`` (dict), ``flows`` and ``timeseries`` (pyarrow)."""
 
     def __init__(self, summary: dict[str, Any], flows: pa.Table, timeseries: pa.Table,
-                 spec_info: dict[str, Any]):
+                 spec_info: dict[str, Any], drops: pa.Table | None = None, pushbacks: pa.Table | None = None):
         self.summary = summary
         self.flows = flows
         self.timeseries = timeseries
         self.spec_info = spec_info
+        #: with ``net.log_drops``: one row per dropped packet (time_ps, node, port — the
+        #: port whose buffer refused it, -1 otherwise — dep: its departure slice, -1 any,
+        #: src_node, dst_node, flow, reason, hops) and one per push-back message (sent_ps,
+        #: arrive_ps at the source node, src_node, dst_node, until_ps, node / port / dep of
+        #: the congested calendar queue); None when not recorded
+        self.drops = drops
+        self.pushbacks = pushbacks
         self.label = summary.get("label", summary["arch"])
 
     @staticmethod
@@ -1873,7 +1904,12 @@ class Result:
                 "multipath": net._multipath, "slices": net.slices, "switches": net.switches,
                 "duration_ps": live.duration, "seed": live.seed,
                 "port_offset": net.port_offset.tolist()}
-        return Result(summary, flows, ts, info)
+        drops = pushbacks = None
+        if "drop_log" in o:
+            drops, pushbacks = _drop_tables(net.port_offset, o["drop_log"])
+            summary["drop_log"] = {"recorded": drops.num_rows, "unlogged": int(o["drop_log"]["unlogged"]),
+                                   "pushbacks": pushbacks.num_rows}
+        return Result(summary, flows, ts, info, drops, pushbacks)
 
     def write(self, out: str | os.PathLike[str]) -> FsPath:
         """Write spec.json, summary.json, flows.parquet and timeseries.parquet into ``out``
@@ -1888,8 +1924,13 @@ class Result:
             (tmp / "spec.json").write_text(json.dumps(self.spec_info, indent=2, sort_keys=True, default=str))
             pq.write_table(self.flows, tmp / "flows.parquet")
             pq.write_table(self.timeseries, tmp / "timeseries.parquet")
+            logs = []
+            for name, t in (("drops.parquet", self.drops), ("pushbacks.parquet", self.pushbacks)):
+                if t is not None:
+                    pq.write_table(t, tmp / name)
+                    logs.append(name)
             out.mkdir(parents=True, exist_ok=True)
-            for f in ("spec.json", "flows.parquet", "timeseries.parquet", "summary.json"):
+            for f in ("spec.json", "flows.parquet", "timeseries.parquet", *logs, "summary.json"):
                 os.replace(tmp / f, out / f)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

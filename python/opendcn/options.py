@@ -278,8 +278,12 @@ class ServiceOptions(ArchOptions):
     buffer_offload: Int = opt(0, "calendar queues kept per ToR port; packets departing later wait on hosts "
                                  "below the ToR (0 = off; needs --hosts-per-node)", ge=0)
 
+    log_drops: Int = opt(0, "record up to N dropped packets one by one, and every push-back message "
+                            "(Result.drops / .pushbacks; drops.parquet, pushbacks.parquet under --out)", ge=0)
+
     def apply_services(self, net: Any) -> None:
         """Switch the chosen services on ``net``."""
+        net.log_drops = int(self.log_drops)
         eqo = self.queue_estimation == "eqo"
         net.services(congestion_detection=self.congestion_detection, pushback=self.pushback,
                      flow_pausing=self.flow_pausing, elephant_threshold=self.elephant_threshold,

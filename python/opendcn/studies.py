@@ -62,6 +62,22 @@ class Loaded:
         return pq.read_table(f) if f.exists() else None
 
     @property
+    def drops(self) -> Any:
+        """The run's drop records (``Result.drops``), or None when it kept none."""
+        import pyarrow.parquet as pq
+
+        f = self.folder / "drops.parquet"
+        return pq.read_table(f) if f.exists() else None
+
+    @property
+    def pushbacks(self) -> Any:
+        """The run's push-back messages (``Result.pushbacks``), or None when it kept none."""
+        import pyarrow.parquet as pq
+
+        f = self.folder / "pushbacks.parquet"
+        return pq.read_table(f) if f.exists() else None
+
+    @property
     def flows(self) -> Any:
         if self._flows is None:
             import pyarrow.parquet as pq

@@ -55,6 +55,7 @@ use crate::units::{Ps, Rate, NONE};
 
 mod messages;
 pub mod buffer;
+pub mod droplog;
 pub use messages::{Message, MessageTotals};
 
 /// Drop reasons, indexed into `SimOutput::drops`.
@@ -539,6 +540,8 @@ pub struct SimOutput {
     /// admission test, and that switch (0 without shared buffers).
     pub shared_peak_bytes: u64,
     pub shared_peak_node: u32,
+    /// Per-drop and per-push-back records (empty unless the spec asked for them).
+    pub drop_log: droplog::DropLog,
     /// The packet ledger (always counted).
     pub packets: PacketTotals,
     /// Per flow: retransmitted segments and retransmission timeouts (0 for ideal flows).
@@ -900,6 +903,8 @@ pub struct Sim {
     /// Switch buffers shared by their ports (dynamic thresholds); `shared_on` when any.
     shared: buffer::SharedBuffers,
     shared_on: bool,
+    /// Per-drop and per-push-back records, when the spec asks for them.
+    droplog: droplog::DropLog,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
@@ -1313,6 +1318,7 @@ impl Sim {
             msg: messages::Messages::default(),
             shared: buffer::SharedBuffers::default(),
             shared_on: false,
+            droplog: droplog::DropLog::new(spec.log_drops),
         };
         sim.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
             spec.port_buffer_bytes.clone(),
@@ -1749,6 +1755,10 @@ impl Sim {
     fn drop_pkt(&mut self, id: u32, reason: usize) {
         self.return_credit(id);
         let p = self.pool[id as usize];
+        if self.droplog.on() {
+            self.droplog.drop(droplog::DropRec { time: self.now, node: p.at, src_node: p.src_node, dst_node: p.dst_node,
+                                                 flow: p.flow, reason: reason as u8, hops: p.hops });
+        }
         let px = self.pool_x[id as usize];
         if p.kind == K_BULK {
             // RotorLB keeps the payload at its holder host, which sends it again
@@ -2705,6 +2715,7 @@ impl Sim {
         let pt = &mut self.ports[port as usize];
         if pt.bytes + wire > pt.cap {
             self.drop_pkt(pid, DROP_BUFFER);
+            self.droplog.at_port(port, dep);
             return;
         }
         pt.bytes += wire;
@@ -2726,6 +2737,7 @@ impl Sim {
                     let p = self.pool[pid as usize];
                     let back = self.ports[port as usize].prop;
                     let until = self.sched.slice(first).end + self.sched.cycle();
+                    self.droplog.pushback(self.now, self.now + back, p.src_node, p.dst_node, until, port, dep);
                     self.pushbacks.push((p.src_node, p.dst_node, until));
                     self.pushback_msgs += 1;
                     let i = (self.pushbacks.len() - 1) as u32;
@@ -2849,6 +2861,7 @@ impl Sim {
         };
         let pt = &self.ports[port as usize];
         let delay = if node == p.src_node { 0 } else { hops * (pt.prop + pt.rate.tx(self.tparams.ctrl_bytes as u64)) };
+        self.droplog.pushback(self.now, self.now + delay, p.src_node, p.dst_node, until, port, WILD);
         self.pushbacks.push((p.src_node, p.dst_node, until));
         self.pushback_msgs += 1;
         let i = (self.pushbacks.len() - 1) as u32;
@@ -3320,6 +3333,7 @@ impl Sim {
             self.release_departed(port);
             if self.ports[port as usize].bytes + wire > self.ports[port as usize].cap {
                 self.drop_pkt(pid, DROP_BUFFER);
+                self.droplog.at_port(port, dep);
                 return true;
             }
         }
@@ -3681,6 +3695,7 @@ impl Sim {
             DROP_BUFFER
         };
         self.drop_pkt(pid, reason);
+        self.droplog.at_port(port, WILD);
     }
 
     /// Return-to-sender: a trimmed header that found no room goes back to its sender as
@@ -5085,6 +5100,7 @@ impl Sim {
             offload_refused: self.offload.refused,
             shared_peak_bytes: self.shared.peak_bytes,
             shared_peak_node: self.shared.peak_node,
+            drop_log: self.droplog.clone(),
             packets: PacketTotals {
                 sent: self.ledger.sent,
                 sent_retx: self.ledger.sent_retx,
@@ -5398,6 +5414,7 @@ mod tests {
             port_link_class: vec![],
             shared_buffer_bytes: vec![],
             buffer_alpha: vec![],
+            log_drops: 0,
         }
     }
 

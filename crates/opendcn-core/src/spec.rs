@@ -328,6 +328,9 @@ pub struct SimSpec {
     /// The dynamic threshold's alpha per priority class (empty: 1.0; the last value covers
     /// the classes beyond).
     pub buffer_alpha: Vec<f64>,
+    /// Most dropped packets recorded one by one, with every push-back message (0: none;
+    /// `sim::droplog`).
+    pub log_drops: u64,
 }
 
 impl SimSpec {

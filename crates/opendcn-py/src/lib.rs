@@ -265,6 +265,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_gap_ps: u64s(opt_col(d, "flow_gap_ps")?, "flow_gap_ps")?,
         flow_coflow: u32s(opt_col(d, "flow_coflow")?, "flow_coflow")?,
         port_link_class: u32s(opt_col(d, "port_link_class")?, "port_link_class")?,
+        log_drops: opt_scalar(d, "log_drops", 0u64)?,
         shared_buffer_bytes: u64s(opt_col(d, "shared_buffer_bytes")?, "shared_buffer_bytes")?,
         buffer_alpha: match d.get_item("buffer_alpha")? {
             Some(v) if !v.is_none() => v.extract::<Vec<f64>>().map_err(|_| bad("buffer_alpha", v.to_string(), "expected a list of numbers"))?,
@@ -379,6 +380,29 @@ impl Simulator {
         d.set_item("offload_refused", o.offload_refused)?;
         d.set_item("shared_peak_bytes", o.shared_peak_bytes)?;
         d.set_item("shared_peak_node", o.shared_peak_node)?;
+        if o.drop_log.on() {
+            let l = &o.drop_log;
+            let dl = PyDict::new(py);
+            let i64v = |v: &[u32]| PyArray1::from_vec(py, v.iter().map(|&x| if x == u32::MAX { -1 } else { x as i64 }).collect::<Vec<_>>());
+            dl.set_item("time_ps", PyArray1::from_vec(py, l.time.iter().map(|&t| t as i64).collect::<Vec<_>>()))?;
+            dl.set_item("node", i64v(&l.node))?;
+            dl.set_item("gport", i64v(&l.port))?;
+            dl.set_item("dep", i64v(&l.dep))?;
+            dl.set_item("src_node", i64v(&l.src_node))?;
+            dl.set_item("dst_node", i64v(&l.dst_node))?;
+            dl.set_item("flow", i64v(&l.flow))?;
+            dl.set_item("reason", PyArray1::from_vec(py, l.reason.iter().map(|&r| r as i64).collect::<Vec<_>>()))?;
+            dl.set_item("hops", PyArray1::from_vec(py, l.hops.iter().map(|&h| h as i64).collect::<Vec<_>>()))?;
+            dl.set_item("unlogged", l.unlogged)?;
+            dl.set_item("pb_sent_ps", PyArray1::from_vec(py, l.pb_sent.iter().map(|&t| t as i64).collect::<Vec<_>>()))?;
+            dl.set_item("pb_arrive_ps", PyArray1::from_vec(py, l.pb_arrive.iter().map(|&t| t as i64).collect::<Vec<_>>()))?;
+            dl.set_item("pb_until_ps", PyArray1::from_vec(py, l.pb_until.iter().map(|&t| t.min(i64::MAX as u64) as i64).collect::<Vec<_>>()))?;
+            dl.set_item("pb_src_node", i64v(&l.pb_src))?;
+            dl.set_item("pb_dst_node", i64v(&l.pb_dst))?;
+            dl.set_item("pb_gport", i64v(&l.pb_port))?;
+            dl.set_item("pb_dep", i64v(&l.pb_dep))?;
+            d.set_item("drop_log", dl)?;
+        }
         d.set_item("reroutes", o.reroutes)?;
         d.set_item("rlb_slices", o.rlb_slices)?;
         d.set_item("rlb_committed_pkts", o.rlb_committed_pkts)?;
@@ -658,5 +682,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineSpecError", m.py().get_type::<EngineSpecError>())?;
     m.add("EngineInternalError", m.py().get_type::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DROP_REASONS", opendcn_core::sim::DROP_REASONS.to_vec())?;
     Ok(())
 }

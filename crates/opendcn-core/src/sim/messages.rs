@@ -282,6 +282,7 @@ mod tests {
             port_link_class: vec![],
             shared_buffer_bytes: vec![],
             buffer_alpha: vec![],
+            log_drops: 0,
             admission_control: false,
             flow_dep_ptr: vec![],
             flow_dep_ids: vec![],
