@@ -26,7 +26,7 @@ CLAIMS = [
     "Case III: VLB tail FCT grows with the slice length",
     "Case III: UCMP tail FCT below VLB at every slice",
     "Case III: UCMP less sensitive to the slice length than VLB",
-    "buffer: VLB >> UCMP >= HOHO (peak ToR buffer, no offloading; >> = at least 2x)",
+    "buffer: VLB >> UCMP >= HOHO (99.9th-percentile ToR buffer, no offloading; >> = at least 2x)",
     "buffer: offloading cuts VLB's ToR buffer several-fold (>= 3.0x)",
     "push-back: congestion detection + push-back eliminates loss for HOHO, UCMP and Opera at 70 % load",
     "every run: exact conservation, 0 collisions, 0 guardband violations",
@@ -70,6 +70,16 @@ def test_reproduce_openoptics_tiny(tmp_path):
                                                                 for b in (False, True)}
         assert all(p["host_load"] == (load or round(0.7 / hops[p["design"]], 4)) for p in rows)
     assert data["settings"]["big_tors"] == 16
+    # every ToR of the §7 tests is a Tofino2: one 64 MB pool shared by its ports
+    assert data["settings"]["shared_buffer"] == "64MB"
+    # the push-back runs recorded their drops; the anatomy accounts for every one
+    for a in data["pushback_anatomy"]:
+        row = next(p for p in data["pushback"] if p["basis"] == "core 70 %" and p["design"] == a["design"]
+                   and p["pushback"])
+        assert a["drops"] == row["dropped"]
+        if a["drops"]:
+            assert a["at_optical_uplink"] + a["at_host_downlink"] + a["not_at_a_port"] == a["drops"]
+            assert a["at_source_tor"] + a["at_relay_tor"] == a["drops"]
     assert "reproduce openoptics" in (tmp_path / "index.html").read_text()
     for f in ("case1.png", "case3.png", "buffer_pushback.png", "case2_hybrid.png"):
         assert (tmp_path / f).stat().st_size > 0, f
@@ -106,3 +116,25 @@ def test_request_response_flows():
         workload.request_response(0, [1], 100, 0, 1)
     with pytest.raises(ConfigError, match="request_response.count"):
         workload.request_response(0, [1], 100, "1us", 0)
+
+
+def test_pushback_anatomy_classifies_each_drop():
+    import pyarrow as pa
+
+    from opendcn.reproduce_openoptics import pushback_anatomy
+
+    # uplinks 0..5, host downlinks 6..11; pair (0, 3) is paused from t=100 to t=1000 by a
+    # message sent at 50 from node 2 port 1 slice 4, and told again at 2000
+    drops = pa.table({"time_ps": [80, 150, 3000], "node": [2, 0, 3], "port": [1, 2, 7], "dep": [4, 4, -1],
+                      "src_node": [0, 0, 0], "dst_node": [3, 3, 3], "flow": [1, 1, 1],
+                      "reason": ["buffer_overflow"] * 3, "hops": [2, 1, 3]})
+    pbs = pa.table({"sent_ps": [50, 1900], "arrive_ps": [100, 2000], "src_node": [0, 0], "dst_node": [3, 3],
+                    "until_ps": [1000, 5000], "node": [2, 2], "port": [1, 1], "dep": [4, 4]})
+    a = pushback_anatomy(drops, pbs, 6)
+    assert (a["drops"], a["pushbacks"]) == (3, 2)
+    assert (a["at_optical_uplink"], a["at_host_downlink"], a["not_at_a_port"]) == (2, 1, 0)
+    assert (a["at_source_tor"], a["at_relay_tor"]) == (1, 2)
+    assert a["pair_paused_at_drop"] == 2            # t=150 (first message) and t=3000 (second)
+    assert a["same_queue_pushed_before"] == 1        # only the drop at node 2 port 1 slice 4
+    assert a["source_never_told_after"] == 1         # the drop at 3000: no message after it
+    assert a["source_told_after_us_p50"] == pytest.approx((20 + 1850) / 2 / 1e6)
