@@ -96,3 +96,22 @@ def test_the_cli_prints_the_buffer_warning_and_refuses_a_bad_alpha():
     assert p.stderr.count("warning: buffer: the per-port buffer is 1 MB") == 1
     p = subprocess.run(exe + ["--shared-buffer", "64MB", "--buffer-alpha", "0"], capture_output=True, text=True)
     assert p.returncode == 2 and "--buffer-alpha" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_packet_its_full_calendar_queue_rejects_triggers_a_push_back():
+    """OpenOptics §5.2: 'a rejected packet triggers a push-back message containing the
+    time slice of the queue': every drop at a calendar port's full buffer comes with a
+    push-back for its (source, destination) from that port and slice, sent when it drops."""
+    with pytest.warns(od.BufferWarning):
+        net = od.arch.rotornet(nodes=8, uplinks=2, hosts_per_node=2, slice="50us", buffer="60KB", routing="hoho",
+                               pushback=True, log_drops=100_000)
+    r = net.run(W.poisson("hadoop", load=0.6, pattern="uniform"), duration="1ms", seed=3)
+    d, p = r.drops.to_pydict(), r.pushbacks.to_pydict()
+    at_ports = [k for k in range(len(d["time_ps"])) if 0 <= d["port"][k] < 2 and d["reason"][k] == "buffer_overflow"]
+    assert len(at_ports) > 10
+    sent = {(p["sent_ps"][k], p["src_node"][k], p["dst_node"][k], p["node"][k], p["port"][k], p["dep"][k])
+            for k in range(len(p["sent_ps"]))}
+    for k in at_ports:
+        key = (d["time_ps"][k], d["src_node"][k], d["dst_node"][k], d["node"][k], d["port"][k], d["dep"][k])
+        assert key in sent, key
+    assert r.summary["drop_log"] == {"recorded": len(d["time_ps"]), "unlogged": 0, "pushbacks": len(p["sent_ps"])}

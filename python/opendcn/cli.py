@@ -421,14 +421,22 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
               duration: Optional[str] = typer.Option(None, help="override the simulated time per point"),
               executor: str = typer.Option("local", help="where the runs go: local, dask, slurm, submitit-local"),
               workers: Optional[int] = typer.Option(None, help="worker processes (default one per core)"),
-              scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address")) -> None:
+              scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address"),
+              reference: bool = typer.Option(False, "--reference", help="render the page and verdicts from the "
+                                             "study's reference records (reproductions/NAME/: its full-scale points, "
+                                             "kept in the source tree) without running anything"),
+              record: bool = typer.Option(False, "--record", help="run the full study and write its reference records "
+                                          "(reproductions/NAME/)")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import reproduce as rep
 
     try:
+        if reference and record:
+            raise ConfigError("--record", True, "--reference reads the records, --record writes them: give one")
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
                        tors=tors, duration=duration, executor=executor, workers=workers, scheduler=scheduler,
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(),
+                       reference="read" if reference else "record" if record else None)
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

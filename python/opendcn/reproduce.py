@@ -51,17 +51,22 @@ from .studies import text_table as _table
 from .units import parse_time
 
 NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
+#: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
+REFERENCED = ("openoptics",)
 
 
 def run(name: str, quick: bool = False, out: str | Path | None = None,
         echo: Callable[[str], None] = print, *, tors: int | None = None,
         duration: str | None = None, executor: str = "local", workers: int | None = None,
-        scheduler: str | None = None, progress: bool = False) -> int:
+        scheduler: str | None = None, progress: bool = False, reference: str | None = None) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>``); returns 0 if every trend check passed. ``tors`` / ``duration``
     override the mode's size and per-point duration (each study says which sizes it takes).
     The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
-    ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes."""
+    ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
+    ``reference="read"`` renders the page and verdicts from the study's reference records
+    (``reproductions/<name>/``, full-scale points kept in the source tree) without running
+    anything; ``"record"`` runs the full study and writes those records."""
     if name != "all" and name not in NAMES:
         raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
     out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
@@ -70,12 +75,24 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     if tors is not None and tors < 2:
         raise ConfigError("tors", tors, "need at least 2")
     kw: dict[str, Any] = dict(executor=executor, workers=workers, scheduler=scheduler, progress=progress)
+    if reference is not None:
+        if reference not in ("read", "record"):
+            raise ConfigError("reference", reference, "expected read or record")
+        without = [n for n in ([name] if name != "all" else NAMES) if n not in REFERENCED]
+        if name != "all" and without:
+            raise ConfigError("--reference" if reference == "read" else "--record", name,
+                              f"no reference records for this study yet (studies with them: {', '.join(REFERENCED)})")
+        if quick:
+            raise ConfigError("--quick", True, "reference records are the full-scale points: drop --quick")
     if name == "all":
         codes = []
         for n in NAMES:
             echo(f"== reproduce {n}")
-            codes.append(_STUDIES[n](quick, out / n, echo, tors, duration, **kw))
+            ref = {"reference": reference} if reference is not None and n in REFERENCED else {}
+            codes.append(_STUDIES[n](quick, out / n, echo, tors, duration, **kw, **ref))
         return max(codes)
+    if reference is not None:
+        kw["reference"] = reference
     return _STUDIES[name](quick, out, echo, tors, duration, **kw)
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 from .errors import ConfigError, InvariantError
 from .sweeps import RUN_OPTIONS, Point, Sweep, build_id, run_point, sweep
 
-__all__ = ["Runner", "Loaded", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
+__all__ = ["Runner", "Loaded", "Reference", "RefPoint", "MissingReference", "reference_root", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
            "run_ok", "echo_study", "claims_json", "provenance_line"]
 
 PASS, FAIL, NOT_CHECKABLE = "PASS", "FAIL", "NOT-CHECKABLE"
@@ -86,12 +86,90 @@ class Loaded:
         return self._flows
 
 
+class MissingReference(LookupError):
+    """A claim's point has no reference record (or a stale one: its spec changed)."""
+
+    def __init__(self, label: str, why: str = "no reference record"):
+        self.label, self.why = label, why
+        super().__init__(f"{label}: {why}")
+
+
+class RefPoint:
+    """A point as its reference record keeps it: the summary and the metrics the claims
+    derive from the run's tables (``Runner.derive``); the tables themselves are not kept."""
+
+    def __init__(self, record: dict[str, Any]):
+        self.record = record
+        self.summary: dict[str, Any] = record["summary"]
+        self.derived: dict[str, Any] = record.get("derived", {})
+        self.label: str = record["label"]
+
+
+def reference_root(paper: str) -> Path:
+    """``reproductions/<paper>`` of the source tree the command runs in (the first folder
+    upwards from the working directory that has ``reproductions/``; else under it)."""
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "reproductions").is_dir():
+            return d / "reproductions" / paper
+    return here / "reproductions" / paper
+
+
+class Reference:
+    """Reference results of a study (``reproductions/<paper>/points/<label>.json``): per
+    full-scale point, the exact point (architecture, options, run options, duration,
+    seed), its spec hash, the build that computed it, its trace hash, its summary and the
+    metrics its claims derive from its tables. ``mode``: ``read`` (a study renders its
+    page and verdicts from the records, running nothing) or ``record`` (a study that runs
+    its points writes their records)."""
+
+    def __init__(self, root: str | Path, mode: str):
+        if mode not in ("read", "record"):
+            raise ConfigError("reference.mode", mode, "expected read or record")
+        self.root, self.mode = Path(root), mode
+
+    def file(self, label: str) -> Path:
+        return self.root / "points" / (label.replace("/", "__") + ".json")
+
+    def load(self, label: str, p: Point) -> RefPoint:
+        f = self.file(label)
+        if not f.exists():
+            raise MissingReference(label)
+        rec = json.loads(f.read_text())
+        if rec.get("spec_hash") != p.spec_hash:
+            raise MissingReference(label, f"stale reference record (recorded for spec {rec.get('spec_hash')}, "
+                                          f"the study now runs {p.spec_hash})")
+        return RefPoint(rec)
+
+    def labels(self) -> list[str]:
+        return sorted(f.stem.replace("__", "/") for f in (self.root / "points").glob("*.json"))
+
+    def save(self, label: str, p: Point, folder: Path, derived: dict[str, Any]) -> Path:
+        summary = json.loads((folder / "summary.json").read_text())
+        rec_file = folder / "point.json"
+        build = json.loads(rec_file.read_text()).get("build") if rec_file.exists() else None
+        rec = {"label": label, "point": p.as_dict(), "spec_hash": p.spec_hash, "build": build,
+               "trace_hash": summary.get("trace_hash"), "summary": summary, "derived": derived}
+        f = self.file(label)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_name(f".{f.name}.tmp")
+        tmp.write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
+        tmp.replace(f)
+        return f
+
+
 class Runner:
-    """Runs a study's points through the sweep runner into ``root``."""
+    """Runs a study's points through the sweep runner into ``root``. With a
+    :class:`Reference` in ``read`` mode it runs nothing: :meth:`get` returns the points'
+    records (:class:`RefPoint`) or raises :class:`MissingReference`; in ``record`` mode
+    every labelled point read is recorded with what :meth:`derive` computed from it."""
 
     def __init__(self, root: str | Path, *, executor: str = "local", workers: int | None = None,
                  scheduler: str | None = None, progress: bool = False,
-                 echo: Callable[[str], None] = print):
+                 echo: Callable[[str], None] = print, reference: Reference | None = None):
+        self.reference = reference
+        #: record mode: label -> (point, folder, derived metrics)
+        self._recorded: dict[str, tuple[Point, Path, dict[str, Any]]] = {}
         self.root = Path(root)
         self.executor, self.workers, self.scheduler, self.progress = executor, workers, scheduler, progress
         self.echo = echo
@@ -109,8 +187,15 @@ class Runner:
             raise ConfigError("run." + sorted(bad)[0], r[sorted(bad)[0]], "not a run option")
         return Point(arch, dict(options), {**RUN_OPTIONS, **r}, str(duration), int(seed))
 
+    @property
+    def reading(self) -> bool:
+        """True when the runner renders from reference records (runs nothing)."""
+        return self.reference is not None and self.reference.mode == "read"
+
     def prefetch(self, points: Iterable[Point]) -> None:
         """Run every point not yet stored, in parallel on the runner's executor."""
+        if self.reading:
+            return
         uniq: dict[str, Point] = {}
         for p in points:
             uniq.setdefault(p.spec_hash, p)
@@ -123,11 +208,22 @@ class Runner:
         self.echo(f"  {len(recs)} runs: {ran} run now, {skipped} stored from before ({self.root})")
 
     def get(self, arch: str, options: dict[str, Any], run: dict[str, Any] | None = None, duration: str = "1ms",
-            seed: int = 1) -> Loaded:
+            seed: int = 1, *, label: str | None = None) -> Any:
         """The stored result of a point (run now if it is not stored yet); a point that
-        failed raises its error (ConfigError or InvariantError) with the point's path."""
+        failed raises its error (ConfigError or InvariantError) with the point's path.
+        ``label`` names the point in reference records."""
         p = self.point(arch, options, run, duration, seed)
+        if self.reading:
+            assert self.reference is not None
+            if label is None:
+                raise MissingReference(p.relpath(), "an unlabelled point has no reference record")
+            ref = self.reference.load(label, p)
+            b = str(ref.record.get("build") or "unrecorded")
+            self.builds[b] = self.builds.get(b, 0) + 1
+            return ref
         folder = self.root / p.relpath()
+        if label is not None and self.reference is not None:
+            self._recorded.setdefault(label, (p, folder, {}))
         rec_file = folder / "point.json"
         rec = json.loads(rec_file.read_text()) if rec_file.exists() else {}
         if rec.get("hash") != p.spec_hash:
@@ -141,12 +237,35 @@ class Runner:
         self.builds[b] = self.builds.get(b, 0) + 1
         return Loaded(folder)
 
+    def derive(self, r: Any, key: str, fn: Callable[[Any], Any]) -> Any:
+        """``fn(r)``: a metric a claim derives from a point's tables (time series, flows,
+        drop log). From a reference record, its stored value; when recording, stored with
+        the point's record."""
+        if isinstance(r, RefPoint):
+            if key not in r.derived:
+                raise MissingReference(r.label, f"its record lacks the derived metric {key!r}")
+            return r.derived[key]
+        v = fn(r)
+        for _, folder, derived in self._recorded.values():
+            if getattr(r, "folder", None) == folder:
+                derived[key] = v
+        return v
+
+    def save_reference(self) -> int:
+        """Record mode: write the records of every labelled point read; how many."""
+        if self.reference is None or self.reference.mode != "record":
+            return 0
+        for label, (p, folder, derived) in self._recorded.items():
+            self.reference.save(label, p, folder, derived)
+        return len(self._recorded)
+
     def provenance(self) -> dict[str, Any]:
         """Which builds computed the points read so far, against the build reading them
         (see :func:`~opendcn.sweeps.build_id`): a resumed study may mix points of
         earlier builds, and its report says so."""
         me = build_id()
-        return {"this_build": me, "points_by_build": dict(sorted(self.builds.items())),
+        extra = {"reference": str(self.reference.root)} if self.reading and self.reference is not None else {}
+        return {**extra, "this_build": me, "points_by_build": dict(sorted(self.builds.items())),
                 "points_from_other_builds": sum(n for b, n in self.builds.items() if b != me)}
 
     def fresh(self, arch: str, options: dict[str, Any], run: dict[str, Any] | None = None, duration: str = "1ms",
@@ -217,6 +336,9 @@ def provenance_line(prov: dict[str, Any]) -> str:
     """One line on the builds that computed a study's points (:meth:`Runner.provenance`)."""
     by = prov["points_by_build"]
     total = sum(by.values())
+    if "reference" in prov:
+        parts = ", ".join(f"{n} by {b}" for b, n in by.items())
+        return f"reference records: {total} points read from {prov['reference']} ({parts or 'none'}); nothing was run"
     if prov["points_from_other_builds"] == 0:
         return f"builds: all {total} points computed by this build ({prov['this_build']})"
     parts = ", ".join(f"{n} by {b}" for b, n in by.items())

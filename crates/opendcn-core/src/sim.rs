@@ -2714,6 +2714,14 @@ impl Sim {
         self.release_for(port, wire);
         let pt = &mut self.ports[port as usize];
         if pt.bytes + wire > pt.cap {
+            if self.services.pushback && pt.kind == PortKind::Optical && dep != WILD && !self.sched.is_static() {
+                // OpenOptics §5.2: a packet that its calendar queue rejects triggers a
+                // push-back (the queue is full beyond its slice: its port's buffer is)
+                let cur = self.slice_now();
+                let first = self.sched.next_occurrence(cur, dep);
+                self.congestion_events += 1;
+                self.send_pushback(port, pid, dep, first);
+            }
             self.drop_pkt(pid, DROP_BUFFER);
             self.droplog.at_port(port, dep);
             return;
@@ -2733,19 +2741,26 @@ impl Sim {
             if full {
                 self.congestion_events += 1;
                 if self.services.pushback {
-                    // the message travels back to the packet's source node
-                    let p = self.pool[pid as usize];
-                    let back = self.ports[port as usize].prop;
-                    let until = self.sched.slice(first).end + self.sched.cycle();
-                    self.droplog.pushback(self.now, self.now + back, p.src_node, p.dst_node, until, port, dep);
-                    self.pushbacks.push((p.src_node, p.dst_node, until));
-                    self.pushback_msgs += 1;
-                    let i = (self.pushbacks.len() - 1) as u32;
-                    self.push(self.now + back, Ev::PushBack(i));
+                    self.send_pushback(port, pid, dep, first);
                 }
             }
         }
         self.enqueue_reserved(port, pid, dep);
+    }
+
+    /// Push-back from calendar queue `dep` of `port` (its first occurrence: absolute slice
+    /// `first`), full for packet `pid`: a message travels back to the packet's source node,
+    /// which stops sending to the packet's destination node until that slice has come
+    /// round once more.
+    fn send_pushback(&mut self, port: u32, pid: u32, dep: u32, first: u64) {
+        let p = self.pool[pid as usize];
+        let back = self.ports[port as usize].prop;
+        let until = self.sched.slice(first).end + self.sched.cycle();
+        self.droplog.pushback(self.now, self.now + back, p.src_node, p.dst_node, until, port, dep);
+        self.pushbacks.push((p.src_node, p.dst_node, until));
+        self.pushback_msgs += 1;
+        let i = (self.pushbacks.len() - 1) as u32;
+        self.push(self.now + back, Ev::PushBack(i));
     }
 
     /// Bandwidth × EQO interval of `port`, in bytes.
