@@ -1812,6 +1812,9 @@ class Result:
             summary["flows"]["dependent"] = int((np.diff(ptr) > 0).sum())
             # flows whose dependencies had not all finished by the end never started
             summary["flows"]["not_started"] = int(len(live.flows.size) - int(o["flows_started"]))
+        if net._router == "ucmp":
+            # packets whose route was chosen again at a hop that missed its planned slice
+            summary["ucmp_deferred_packets"] = int(o["adm_deferred"])
         if net._admission():
             summary["admission_control"] = {"applies": net._admission_applies(),
                                             "deferred_packets": int(o["adm_deferred"]),
