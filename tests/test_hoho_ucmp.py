@@ -136,3 +136,12 @@ def test_ucmp_routes_again_a_packet_that_missed_its_planned_slice():
         fct = r.flows["fct_ps"][0].as_py() / US
         assert fct < most, (start, fct)
         assert r.summary["ucmp_deferred_packets"] == (start == "9.5us")
+
+
+def test_ucmp_routes_chosen_again_keep_the_hop_bound():
+    """A route chosen again at an intermediate has only the hops left: no delivered packet
+    crosses more than max_hop optical links (plus its host downlink)."""
+    net = _rotor(8, 4, "ucmp", slice="2us")
+    r = net.run(od.workload.poisson("keyvalue", load=0.3), duration="300us", seed=1)
+    assert r.summary["ucmp_deferred_packets"] > 0
+    assert max(int(h) for h in r.summary["delivered_bytes_by_hops"]) <= 3 + 1

@@ -2446,7 +2446,10 @@ impl Sim {
         self.failed_route = false;
         // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
         let ucmp_late = match &self.router {
-            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.route_gen && p.pos > 0 => {
+            // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
+            // the hops of the whole path)
+            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.route_gen && p.pos > 0
+                && (p.hops as usize) < idx.max_hop() => {
                 idx.hop(p.route, p.pos).and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64))
             }
             _ => None,
@@ -2511,11 +2514,21 @@ impl Sim {
                         self.flows[p.flow as usize].injected
                     };
                     let arr = ucmp_late.unwrap_or(p.tag);
+                    let left = if ucmp_late.is_some() { idx.max_hop() - p.hops as usize } else { usize::MAX };
+                    let pick = idx.ucmp_within(node, arr, p.dst_node, sent, *slice_ps, *rate, *alpha, left);
                     if ucmp_late.is_some() {
-                        self.adm_deferred += 1;
+                        if pick.is_none() {
+                            // no path within the hops left: the packet keeps its plan
+                            self.pool[pid as usize].pos += 1;
+                        } else {
+                            self.adm_deferred += 1;
+                        }
                     }
-                    let pick = idx.ucmp(node, arr, p.dst_node, sent, *slice_ps, *rate, *alpha);
-                    let hop = pick.and_then(|r| idx.hop(r, 0));
+                    let hop = match pick {
+                        Some(r) => idx.hop(r, 0),
+                        None if ucmp_late.is_some() => idx.hop(p.route, p.pos),
+                        None => None,
+                    };
                     if let Some(r) = pick {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;
