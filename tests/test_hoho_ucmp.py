@@ -122,3 +122,26 @@ def test_bad_max_hop_and_tables_combination_are_config_errors():
         _rotor(8, 1, "hoho", max_hop=0)
     with pytest.raises(od.ConfigError, match="--tables"):
         _rotor(8, 1, "ucmp", tables=True)
+
+
+def test_ucmp_routes_again_a_packet_that_missed_its_planned_slice():
+    """OpenOptics App. A: UCMP defers "packets that cannot fit within the intended time
+    slice to a later one". 8 nodes x 4 uplinks, 10 us slices (a cycle of 2): node 0 has no
+    circuit to node 5 in slice 0, so a young packet takes two hops in it; sent 0.5 us before
+    the slice ends it reaches the intermediate after the slice (500 ns propagation). It is
+    routed again from there (about 1.7 us), not held a cycle for its planned slice (11.2 us)."""
+    for start, most in (("5us", 1.1), ("9.5us", 3.0)):
+        net = _rotor(8, 4, "ucmp", slice="10us")
+        r = net.run(od.workload.flows([(start, 0, 5, 100)]), duration="100us", seed=1)
+        fct = r.flows["fct_ps"][0].as_py() / US
+        assert fct < most, (start, fct)
+        assert r.summary["ucmp_deferred_packets"] == (start == "9.5us")
+
+
+def test_ucmp_routes_chosen_again_keep_the_hop_bound():
+    """A route chosen again at an intermediate has only the hops left: no delivered packet
+    crosses more than max_hop optical links (plus its host downlink)."""
+    net = _rotor(8, 4, "ucmp", slice="2us")
+    r = net.run(od.workload.poisson("keyvalue", load=0.3), duration="300us", seed=1)
+    assert r.summary["ucmp_deferred_packets"] > 0
+    assert max(int(h) for h in r.summary["delivered_bytes_by_hops"]) <= 3 + 1

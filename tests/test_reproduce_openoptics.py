@@ -55,7 +55,7 @@ def test_reproduce_openoptics_tiny(tmp_path):
                                               "pushback", "case2_hybrid") for r in data[key])
     # the hybrid table: both thresholds at every row, the stated point among them
     st = data["settings"]["hybrid_stated"]
-    assert st == {"electrical": "10Gbps", "sender": "100Gbps", "buffer": "1MB", "slice": "10us"}
+    assert st == {"electrical": "10Gbps", "sender": "40Gbps", "buffer": "1MB", "slice": "10us"}
     assert any(all(p[k] == st[k] for k in st) for p in data["case2_hybrid_pairs"])
     assert {x["dupack"] for x in data["case2_hybrid"]} == {3, 5}
     judged = [b for b in data["buffer"] if b["basis"] == "core 40 %"]

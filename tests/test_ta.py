@@ -101,6 +101,40 @@ def test_cthrough_puts_the_hot_pair_on_a_circuit():
     assert r.summary["bytes"]["dropped"] == 0
 
 
+def _ring(nodes: int, size: int) -> od.workload.Workload:
+    return od.workload.flows([(0, i, (i + 1) % nodes, size) for i in range(nodes)])
+
+
+def test_cthrough_carries_a_ring_on_one_ocs_port_per_tor():
+    """OpenOptics §6 Case I: the TA designs "establish a ring topology using optical
+    circuits that matches the traffic perfectly". One OCS port per ToR carries a ring only
+    with directed circuits (a ToR's transmit fibre to its successor, its receive fibre
+    from its predecessor); ToR pairs (duplex) cover at most half of the ring's links."""
+    ring = [(i, (i + 1) % 8) for i in range(8)]
+    net = od.arch.cthrough(nodes=8, period="100us")
+    net.run(_ring(8, 4_000_000), duration="300us", seed=1)
+    assert net.pairs == ring
+    duplex = od.arch.cthrough(nodes=8, period="100us", circuits="duplex")
+    duplex.run(_ring(8, 4_000_000), duration="300us", seed=1)
+    assert len(duplex.pairs) == 4
+
+
+def test_warm_start_sets_the_circuits_before_the_run():
+    """``warm``: the controller's circuits from the run's traffic matrix are up at t = 0
+    (no reconfiguration): a ring of 500 KB flows crosses the 400 Gb/s circuits at the
+    100 Gb/s host rate, not the 10 Gb/s electrical switch (400 us), and nothing crosses it."""
+    o = dict(nodes=8, hosts_per_node=1, uplinks=1, link_rate="400Gbps", host_link_rate="100Gbps",
+             period="100ms", reconfiguration="20ms")
+    net = od.arch.cthrough(**o, warm=True)
+    r = net.run(_ring(8, 500_000), duration="1ms", seed=1)
+    fct = np.asarray(r.flows["fct_ps"]) / 1e6
+    assert (fct < 60).all(), fct                 # 40 us at 100 Gb/s
+    assert r.summary["delivered_bytes_by_link_class"].get("electrical", 0) < 0.05 * 8 * 500_000
+    assert r.summary["arch_metrics"]["reconfigurations"] == 0
+    cold = od.arch.cthrough(**o).run(_ring(8, 500_000), duration="1ms", seed=1)
+    assert (np.asarray(cold.flows["fct_ps"]) / 1e6 > 350).all()     # 10 Gb/s electrical
+
+
 def test_mordia_gives_the_hot_pair_more_slices():
     net = od.arch.mordia(nodes=6, period="100us", slots=6)
     net.run(_hot(6, [(1, 4)]), duration="800us", seed=1)

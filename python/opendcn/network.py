@@ -1887,6 +1887,9 @@ class Result:
             summary["buffer"] = {"model": "shared", "pool_bytes": int(c.shared_buffer), "alpha": c.alphas,
                                  "peak_pool_bytes": int(o["shared_peak_bytes"]),
                                  "peak_pool_node": int(o["shared_peak_node"])}
+        if net._router == "ucmp":
+            # packets whose route was chosen again at a hop that missed its planned slice
+            summary["ucmp_deferred_packets"] = int(o["adm_deferred"])
         if net._admission():
             summary["admission_control"] = {"applies": net._admission_applies(),
                                             "deferred_packets": int(o["adm_deferred"]),

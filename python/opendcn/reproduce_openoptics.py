@@ -55,17 +55,22 @@ from .studies import text_table as _table
 from .units import parse_size, parse_time
 
 # ------------------------------------------------------------------ unstated parameters
-#: DECIDE (fixed before any run): the hybrid fabric's parameters the paper does not state,
-#: at which the dupack-5 claim is judged. Sender rate: the hosts' 100 Gb/s NICs (the only
-#: rate §6 states); electrical port buffer: 1 MB, opendcn's default port buffer (a
-#: Tofino2's 64 MB is shared, so one congested port can hold MBs); slice: 10 us (5x the
-#: 2 us minimum slice of §7, the hybrid example's slice).
-HYBRID_STATED = {"electrical": "10Gbps", "sender": "100Gbps", "buffer": "1MB", "slice": "10us"}
+#: The hybrid fabric's parameters, at which the dupack-5 claim is judged. SETTING: sender
+#: rate 40 Gb/s, the rate the paper's iperf3 senders reach (§6 Case II: "the 40 Gbps
+#: throughput in Clos is the upper bound for iperf3 on our testbed because it is
+#: CPU-bound"; an earlier choice, the hosts' 100 Gb/s NIC rate, ignored that sentence).
+#: DECIDE (unpublished, fixed before any run): electrical port buffer 1 MB, opendcn's
+#: default port buffer (a Tofino2's 64 MB is shared, so one congested port can hold MBs);
+#: slice 10 us (5x the 2 us minimum slice of §7). The sensitivity table spans both.
+HYBRID_STATED = {"electrical": "10Gbps", "sender": "40Gbps", "buffer": "1MB", "slice": "10us"}
 #: the fraction below which "about half" and the bands of the other claims are judged
 #: (fixed before any run): near Clos = within 1.5x; about 2x = 1.5x-3x; about half = 0.4-0.6;
 #: much lower = below half; ">>" = at least 2x; several-fold = at least 3x.
 NEAR, TWO_LO, TWO_HI, HALF_LO, HALF_HI, MUCH, SEVERAL = 1.5, 1.5, 3.0, 0.4, 0.6, 0.5, 3.0
 
+#: RotorNet slices of the mice sensitivity (Case I does not state RotorNet's slice; opendcn's
+#: default, 2 us, is §7's minimum slice); the upper ones are Case III's (Fig. 10) range
+MICE_SLICES = ("2us", "10us", "50us", "100us")
 CASE1 = ("clos", "cthrough", "jupiter", "mordia", "rotornet-vlb", "opera", "rotornet-ucmp")
 TA = ("cthrough", "jupiter", "mordia")
 
@@ -74,13 +79,24 @@ def _case1_configs() -> dict[str, tuple[str, dict[str, Any]]]:
     """DECIDE: every ToR has one 100 Gb/s host and 400 Gb/s towards its fabric (§6: 400
     Gb/s ToR-OCS and ToR-electrical links, 4 x 100 Gb/s to the emulated fabric); c-Through
     one 400 Gb/s OCS port plus the electrical switch rate-limited to 10 Gb/s; Jupiter needs
-    a port to each of the 7 other blocks, so 8 x 50 Gb/s; Mordia one 400 Gb/s OCS port."""
+    a port to each of the 7 other blocks, so 8 x 50 Gb/s; Mordia one 400 Gb/s OCS port.
+
+    SETTING (§6, Case I): "the MEMS OCS, with tens of milliseconds long reconfiguration
+    delays, supports Jupiter and c-Through" and, of the all-reduce, the TA designs
+    "establish a ring topology using optical circuits that matches the traffic
+    perfectly". So the TA designs start from the circuits their controller computes from
+    the run's traffic matrix (``warm``: the state a controller reaches on a workload that
+    repeats, as Gloo's iterations and memcached's SETs do); c-Through and Jupiter
+    reconfigure in 20 ms (the paper: "tens of milliseconds") with a 100 ms period, longer
+    than every Case I run, so the MEMS is not reconfigured inside a run; Mordia, on the
+    emulated fabric, keeps its microsecond reconfiguration and 500 us control period."""
     h: dict[str, Any] = {"nodes": 8, "hosts_per_node": 1, "host_link_rate": "100Gbps", "transport": "tcp"}
+    mems = {"warm": True, "reconfiguration": "20ms", "period": "100ms"}
     return {
         "clos": ("clos", {**h, "uplinks": 4}),
-        "cthrough": ("cthrough", {**h, "uplinks": 1, "link_rate": "400Gbps", "electrical_rate": "10Gbps"}),
-        "jupiter": ("jupiter", {**h, "uplinks": 8, "link_rate": "50Gbps"}),
-        "mordia": ("mordia", {**h, "uplinks": 1, "link_rate": "400Gbps"}),
+        "cthrough": ("cthrough", {**h, "uplinks": 1, "link_rate": "400Gbps", "electrical_rate": "10Gbps", **mems}),
+        "jupiter": ("jupiter", {**h, "uplinks": 8, "link_rate": "50Gbps", **mems}),
+        "mordia": ("mordia", {**h, "uplinks": 1, "link_rate": "400Gbps", "warm": True}),
         "rotornet-vlb": ("rotornet", {**h, "uplinks": 4, "routing": "vlb"}),
         "opera": ("opera", {"tors": 8, "uplinks": 4, "hosts_per_tor": 1, "link_rate": "100Gbps",
                             "transport": "tcp"}),
@@ -393,6 +409,22 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             # sensitivity (not the judged setting): the same on the engine's ideal transport
             # (back-pressured injection, no ACKs), to show what TCP's ACK clock costs each design
             S[f"c1/ideal/{size}/{label}"] = (arch, {**o, "transport": "ideal"}, {"flows": ring}, dur)
+    for size in ar_sizes:
+        # sensitivities of the elephant claims (not judged): RotorNet with direct-circuit
+        # routing (Case II's "circuit being available 50% of the times"), and c-Through as
+        # opendcn ran it before (duplex ToR pairs, first circuits one 500 us period in)
+        ring = ring_allreduce(range(8), size, sync=True)
+        dur = S[f"c1/ar/{size}/clos"][3]
+        S[f"c1/sens/{size}/rotornet-direct"] = ("rotornet", {**c1["rotornet-vlb"][1], "routing": "direct"},
+                                                 {"flows": ring}, dur)
+        S[f"c1/sens/{size}/cthrough-cold-duplex"] = (
+            "cthrough", {**{k: v for k, v in c1["cthrough"][1].items() if k not in ("warm", "reconfiguration",
+                                                                                  "period")}, "circuits": "duplex"},
+            {"flows": ring}, dur)
+    # sensitivity of the mice claim (not judged): RotorNet's slice in Case I is not stated
+    mice_slices = ("2us", "50us") if duration_ else MICE_SLICES
+    for sl in mice_slices:
+        S[f"c1/mc-slice/{sl}"] = ("rotornet", {**c1["rotornet-vlb"][1], "slice": sl}, {"flows": mc_flows}, mc_dur)
     c2_flows = [[0, i, (i + 1) % 8, "10GB"] for i in range(8)]
     h = {"nodes": 8, "hosts_per_node": 1, "uplinks": 4, "transport": "tcp"}
     c2 = {"clos": ("clos", dict(h)),
@@ -463,6 +495,28 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
         echo(f"  no_route drops (packets without a route where the engine does not hold them: cyclic, "
              f"electrical or source-routed fabrics; static traffic-aware fabrics hold them, docs/engine.md): {nr}")
     eleph = [s_ for s_ in ar_sizes if parse_size(s_, "size") >= 4_000_000]
+    clos_at = {a["size"]: a["time_us"] for a in ar if a["design"] == "clos"}
+    sens: list[dict[str, Any]] = []
+    for size in ar_sizes:
+        for d in ("rotornet-direct", "cthrough-cold-duplex"):
+            spec = S[f"c1/sens/{size}/{d}"]
+            r = get(f"c1/sens/{size}/{d}")
+            inv.append(_ok(r.summary))
+            t, done = _allreduce_time(r, parse_time(spec[3], "duration"))
+            sens.append({"size": size, "design": d, "time_us": t, "done": "yes" if done else "no", "finished": done,
+                         "ratio_to_clos": t / clos_at[size], "retransmits": r.summary["packets"]["retransmitted"],
+                         "invariants_ok": _ok(r.summary)})
+    echo("  sensitivity (not judged): RotorNet with direct-circuit routing; c-Through as run before (duplex ToR "
+         "pairs, no circuits before its first 500 us control period, 10 us reconfiguration)")
+    echo(_table(sens, ["size", "design", "time_us", "done", "ratio_to_clos", "retransmits", "invariants_ok"]))
+    msl: list[dict[str, Any]] = []
+    for sl in mice_slices:
+        s_ = get(f"c1/mc-slice/{sl}").summary
+        inv.append(_ok(s_))
+        msl.append({"slice": sl, "p50_us": s_["fct_us"]["all"]["p50"], "p99_us": s_["fct_us"]["all"]["p99"],
+                    "invariants_ok": _ok(s_)})
+    echo("  sensitivity (not judged): memcached-like mice on RotorNet (VLB) by slice (Case I does not state it)")
+    echo(_table(msl, ["slice", "p50_us", "p99_us", "invariants_ok"]))
 
     def ratio(design: str, size: str) -> tuple[float, bool]:
         a = next(x for x in ar if x["design"] == design and x["size"] == size)
@@ -470,27 +524,74 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
 
     ta_r = {d: [ratio(d, s_) for s_ in eleph] for d in TA}
     ta_ok = all(f and x <= NEAR for v in ta_r.values() for x, f in v)
+
+    def sens_r(design: str) -> str:
+        return "/".join(f"{'' if x['finished'] else '>'}{x['ratio_to_clos']:.2f}x" for x in sens
+                        if x["design"] == design and x["size"] in eleph)
+
+    def ideal_r(design: str) -> str:
+        return "/".join(f"{'' if a['ideal_finished'] else '>'}{a['ideal_ratio']:.2f}x" for a in ar
+                        if a["design"] == design and a["size"] in eleph)
+
     claims.append(Claim(f"Case I: traffic-aware designs' elephants (all-reduce >= 4 MB) near Clos (<= {NEAR}x)",
                         PASS if ta_ok else FAIL,
                         "; ".join(f"{d}: " + ", ".join(f"{'' if f else '>'}{x:.2f}x" for x, f in v)
-                                  for d, v in ta_r.items()) + f" at {', '.join(eleph)}"))
+                                  for d, v in ta_r.items()) + f" at {', '.join(eleph)} vs paper near Clos "
+                        f"(c-Through, defect, fixed: opendcn paired ToRs on c-Through's one OCS port (duplex "
+                        f"Edmonds matching), so at most 4 of the ring's 8 links had a circuit and the rest crossed "
+                        f"the 10 Gb/s switch, and its first circuits came one 500 us control period into the run "
+                        f"(a 500 KB step of 4 MB took 421 us at 10 Gb/s): {sens_r('cthrough-cold-duplex')} as run "
+                        f"before; circuits are now directed (transmit fibre to the successor) and the ring is up "
+                        f"from t = 0; Jupiter, setting not expressible: opendcn's Jupiter keeps a link to every "
+                        f"other block (8 x 50 Gb/s) and WCMP hashes each ring flow onto one 50 Gb/s port (a 500 KB "
+                        f"step 81 us against c-Through's 43 us; ideal transport {ideal_r('jupiter')}), the paper's "
+                        f"Jupiter has one 400 Gb/s MEMS link per ToR; Mordia, setting not expressible: opendcn's "
+                        f"Mordia is one directed TDMA port whose schedule gives the ring 9 of 15 10 us slices but "
+                        f"its reverse circuits (the TCP ACKs) one, so TCP's ACK clock ticks once per 150 us cycle "
+                        f"(a 500 KB step 754 us even without reordering, 1.5 ms with the 2 fast retransmits its "
+                        f"calendar-queue carry-over causes; ideal transport {ideal_r('mordia')}); the paper runs "
+                        f"Mordia on the emulated fabric's four 100 Gb/s links per ToR; setting: 'the MEMS OCS, with "
+                        f"tens of milliseconds long reconfiguration delays, supports Jupiter and c-Through', 'They "
+                        f"establish a ring topology using optical circuits that matches the traffic perfectly': TA "
+                        f"designs start from their controller's circuits for the run's traffic, c-Through and "
+                        f"Jupiter reconfigure in 20 ms with a 100 ms period)"))
     to_r = {d: [ratio(d, s_) for s_ in eleph] for d in ("rotornet-vlb", "opera")}
     to_ok = all(f and TWO_LO <= x <= TWO_HI for v in to_r.values() for x, f in v)
+    vlb_retx = "/".join(str(a["retransmits"]) for a in ar if a["design"] == "rotornet-vlb" and a["size"] in eleph)
     claims.append(Claim(f"Case I: RotorNet (VLB) and Opera elephants about 2x Clos ({TWO_LO}-{TWO_HI}x)",
                         PASS if to_ok else FAIL,
                         "; ".join(f"{d}: " + ", ".join(f"{'' if f else '>'}{x:.2f}x" for x, f in v)
-                                  for d, v in to_r.items()) + f" at {', '.join(eleph)}"))
+                                  for d, v in to_r.items()) + f" at {', '.join(eleph)} vs paper about 2x "
+                        f"(unpublished: which routing carried the paper's RotorNet elephants; the paper names VLB "
+                        f"for RotorNet's mice and, for its elephants, the direct-circuit mechanism 'TO architectures "
+                        f"RotorNet and Opera, however, double the FCTs as the circuits are available only half the "
+                        f"time': RotorNet with direct routing measures {sens_r('rotornet-direct')}; with VLB the "
+                        f"fabric is not the limit (ideal transport {ideal_r('rotornet-vlb')}: 4 x 100 Gb/s uplinks "
+                        f"carry a permutation's two VLB hops), TCP is: per-packet spraying over intermediates whose "
+                        f"circuits to the destination come up at different times reorders packets, "
+                        f"{vlb_retx} spurious fast retransmissions each halve the window; the paper's own Case II "
+                        f"has VLB's TCP throughput far below direct ('VLB exhibits significantly lower throughput', "
+                        f"here {{c2_vlb_clos}}), so VLB elephants at 2x Clos would contradict it)"))
     m = {x["design"]: x for x in mice}
     waiting = ("mordia", "rotornet-vlb")
     always = ("clos", "cthrough", "jupiter", "opera")
     w_min = min(m[d]["p99_us"] for d in waiting)
     a_max = max(m[d]["p99_us"] for d in always)
+    flip = [x["slice"] for x in msl if x["p99_us"] > a_max]
     claims.append(Claim("Case I: mice that wait for a circuit (Mordia direct, RotorNet VLB) have a longer tail than "
                         "designs with an always-on path (Clos, c-Through electrical, Jupiter mesh, Opera expander)",
                         PASS if w_min > a_max else FAIL,
                         "p99 us: " + ", ".join(f"{d} {m[d]['p99_us']:.2f}" for d in waiting + always)
-                        + " (expected from how the designs send: Mordia waits for its pair's slice, VLB for "
-                        "the intermediate's circuit)"))
+                        + f" vs paper waiting designs longer (unpublished: RotorNet's slice in Case I ('We apply "
+                        f"the native routing schemes and optical fabric settings'), judged at opendcn's 2 us, §7's "
+                        f"minimum slice; VLB's p99 is a cycle of its slices (2 slices here) and c-Through's is its "
+                        f"10 Gb/s electrical path, a 4.2 KB SET serialised at 10 Gb/s on two hops "
+                        f"({m['cthrough']['p99_us']:.2f} us against Clos's {m['clos']['p99_us']:.2f}); RotorNet VLB "
+                        f"p99 by slice: " + ", ".join(f"{x['slice']} {x['p99_us']:.1f}" for x in msl)
+                        + f", above every always-on design from {flip[0] if flip else 'no slice tried'}: the verdict "
+                        f"flips inside the plausible range; the paper's FCTs are Memcached's, host stack included, "
+                        f"where 'c-Through shows similar mice flow FCTs to Clos ... sending mice flows over "
+                        f"electrical network, which has minimal impact on their FCTs')"))
     claims.append(Claim("Case I: the paper's exact mice ordering of the seven designs", NOT_CHECKABLE,
                         "the ordering is in the paper's figure, not in the project's summaries of the paper; "
                         "the measured ordering by mean FCT is "
@@ -512,6 +613,11 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     claims.append(Claim(f"Case II: RotorNet direct routing + host flow pausing about half of Clos ({HALF_LO}-{HALF_HI})",
                         PASS if HALF_LO <= half <= HALF_HI else FAIL,
                         f"{g['rotornet-direct+pausing']:.3f} / {g['clos']:.3f} = {half:.2f}"))
+    for i, c in enumerate(claims):
+        if "{c2_vlb_clos}" in c.detail:
+            claims[i] = Claim(c.text, c.status, c.detail.replace(
+                "{c2_vlb_clos}", f"VLB/Clos goodput {g['rotornet-vlb']:.3f}/{g['clos']:.3f}, "
+                                 f"{g['clos'] / max(g['rotornet-vlb'], 1e-12):.1f}x the time"))
     low = g["rotornet-vlb"] / max(g["rotornet-direct+pausing"], 1e-12)
     claims.append(Claim(f"Case II: RotorNet VLB much lower than direct (< {MUCH}x)", PASS if low < MUCH else FAIL,
                         f"{g['rotornet-vlb']:.3f} / {g['rotornet-direct+pausing']:.3f} = {low:.2f}"))
@@ -550,17 +656,29 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
     st = next(p for p in pairs if all(p[k] == HYBRID_STATED[k] for k in ("electrical", "sender", "buffer", "slice")))
     stated_ok = st["retx_dupack3"] > 0 and st["retx_dupack5"] == 0 and st["drops_5"] == 0
     holds = [p for p in pairs if p["electrical"] == "10Gbps" and p["retx_dupack3"] > 0 and p["dupack5_clean"]]
+    nic = next((p for p in pairs if p["sender"] == "100Gbps" and all(p[k] == HYBRID_STATED[k] for k in
+                                                                     ("electrical", "buffer", "slice"))), None)
     claims.append(Claim("Case II: hybrid rotor + 10 Gb/s electrical: reordering costs spurious retransmissions at "
                         "dupack 3 and none at dupack 5",
                         PASS if stated_ok else FAIL,
-                        f"at the stated 10 Gb/s with the unstated parameters fixed before the runs (sender "
-                        f"{HYBRID_STATED['sender']}, electrical buffer {HYBRID_STATED['buffer']}, slice "
-                        f"{HYBRID_STATED['slice']}): retransmissions {st['retx_dupack3']} (dupack 3) vs "
-                        f"{st['retx_dupack5']} (dupack 5), drops {st['drops_3']}/{st['drops_5']}; sender/electrical = "
-                        f"{st['rate_ratio']:.0f} >= 5, so the bound predicts dupack 5 cannot ride the reordering out; "
-                        f"at 10 Gb/s it holds in {len(holds)} of {sum(p['electrical'] == '10Gbps' for p in pairs)} "
-                        f"table rows (" + ", ".join(f"{p['sender']}/{p['buffer']}/{p['slice']}" for p in holds)
-                        + ")"))
+                        f"retransmissions {st['retx_dupack3']} (dupack 3) vs {st['retx_dupack5']} (dupack 5), drops "
+                        f"{st['drops_3']}/{st['drops_5']}, vs paper 'almost eliminates reordering events' (setting: "
+                        f"the sender at {HYBRID_STATED['sender']}, 'the 40 Gbps throughput in Clos is the upper "
+                        f"bound for iperf3 on our testbed because it is CPU-bound'; mechanism: when a pair's circuit "
+                        f"comes up, packets sent on it overtake those still queued for the 10 Gb/s electrical path "
+                        f"and each hole collects about sender/electrical = {st['rate_ratio']:.0f} duplicate ACKs per "
+                        f"packet ahead of it, so dupack 5 rides out one packet of reordering only below 50 Gb/s"
+                        + (f"; at the hosts' 100 Gb/s NIC rate (the earlier choice) {nic['retx_dupack3']} vs "
+                           f"{nic['retx_dupack5']}, ratio 10" if nic else "")
+                        + f"; unpublished, fixed before the runs: electrical buffer {HYBRID_STATED['buffer']}, slice "
+                        f"{HYBRID_STATED['slice']}; at 10 Gb/s dupack 5 is clean in {len(holds)} of "
+                        f"{sum(p['electrical'] == '10Gbps' and p['retx_dupack3'] > 0 for p in pairs)} table rows with "
+                        f"reordering (" + ", ".join(f"{p['sender']}/{p['buffer']}/{p['slice']}" for p in holds)
+                        + "): the verdict flips with the sender rate and, at 40 Gb/s, with a 1 MB buffer and 50 us "
+                        "slices (more packets ahead); opendcn paces the sender at 40 Gb/s, a TSO burst at line rate "
+                        "reorders as the 100 Gb/s rows do; the hybrid's optical side is one 100 Gb/s rotor port "
+                        "(a pair's circuit 1 slice in 7), 'a hybrid version of RotorNet with 100 Gbps bandwidth "
+                        "through the optical fabric and 10 Gbps bandwidth through the electrical fabric')"))
     # the bound is a necessary condition: where sender/electrical >= 5 even one packet ahead
     # in the electrical queue gives a hole >= 5 duplicate ACKs, so dupack 5 must still
     # retransmit; below 5 it may or may not suffice (more packets may be ahead)
@@ -583,17 +701,30 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             inv.append(_ok(s))
             c3.append({"routing": routing, "slice": sl, "slice_us": parse_time(sl, "slice") / 1e6,
                        "p99_us": s["fct_us"]["all"]["p99"], "mean_us": s["fct_us"]["all"]["mean"],
+                       "ucmp_deferred": s.get("ucmp_deferred_packets", 0),
                        "completed": s["flows"]["completed"], "started": s["flows"]["started"],
                        "dropped": _drops(s), "invariants_ok": _ok(s)})
-    echo(_table(c3, ["routing", "slice", "p99_us", "mean_us", "completed", "started", "dropped", "invariants_ok"]))
+    echo(_table(c3, ["routing", "slice", "p99_us", "mean_us", "completed", "started", "dropped", "ucmp_deferred",
+                     "invariants_ok"]))
     v = [x["p99_us"] for x in c3 if x["routing"] == "vlb"]
     u = [x["p99_us"] for x in c3 if x["routing"] == "ucmp"]
     grows = all(b >= a for a, b in zip(v, v[1:])) and v[-1] >= 2 * v[0]
     claims.append(Claim("Case III: VLB tail FCT grows with the slice length", PASS if grows else FAIL,
                         "p99 us: " + ", ".join(f"{s_} {x:.1f}" for s_, x in zip(c3_slices, v))))
     lower = all(b < a for a, b in zip(v, u))
+    dfr = [x["ucmp_deferred"] for x in c3 if x["routing"] == "ucmp"]
     claims.append(Claim("Case III: UCMP tail FCT below VLB at every slice", PASS if lower else FAIL,
-                        "UCMP p99 us: " + ", ".join(f"{s_} {x:.1f}" for s_, x in zip(c3_slices, u))))
+                        "UCMP p99 us: " + ", ".join(f"{s_} {x:.1f}" for s_, x in zip(c3_slices, u))
+                        + " vs VLB " + ", ".join(f"{x:.1f}" for x in v)
+                        + " (defect, fixed: UCMP's two-hop routes inside one slice, sent within the 500 ns "
+                        "propagation of the slice's end, reached the intermediate after the slice and waited a cycle "
+                        "for the planned slice, so UCMP's p99 was a slice (11.3 us at 10 us, 3.7 at 2 us), equal "
+                        "to VLB's (11.2, 3.7); such a packet is now routed again from the slice it is in ("
+                        + ", ".join(f"{s_} {d}" for s_, d in zip(c3_slices, dfr))
+                        + " packets); 'UCMP is less effective under very short time slices, such as 2 µs, due to "
+                        "higher risks of missing the planned time slice and being deferred to later slices', "
+                        "App. A: UCMP and HOHO 'defer packets that cannot fit within the intended time slice to a "
+                        "later one')"))
     sens_v, sens_u = v[-1] / max(v[0], 1e-12), u[-1] / max(u[0], 1e-12)
     claims.append(Claim("Case III: UCMP less sensitive to the slice length than VLB",
                         PASS if sens_u < sens_v else FAIL,

@@ -41,6 +41,8 @@ pub struct EarliestIndex {
     /// (first candidate, count) per (src, slice, dst), into `cands`.
     spans: Vec<(u32, u8)>,
     cands: Vec<Candidate>,
+    /// Most hops of a path.
+    max_hop: usize,
 }
 
 impl EarliestIndex {
@@ -117,7 +119,7 @@ impl EarliestIndex {
                 }
             }
         }
-        EarliestIndex { nodes, slices: s, spans, cands }
+        EarliestIndex { nodes, slices: s, spans, cands, max_hop: h_max }
     }
 
     /// Pareto candidates (earliest first; each later one has fewer hops... more hops allowed
@@ -136,6 +138,18 @@ impl EarliestIndex {
     /// UCMP's choice for a flow that has already sent `sent` bytes: index of the candidate
     /// minimizing `offset·slice + alpha·(hops−1)·τ(bucket(sent))`.
     pub fn ucmp(&self, src: u32, arr: u32, dst: u32, sent: u64, slice_ps: u64, rate_bps: u64, alpha: f64) -> Option<u32> {
+        self.ucmp_within(src, arr, dst, sent, slice_ps, rate_bps, alpha, usize::MAX)
+    }
+
+    /// Most hops of a path.
+    pub fn max_hop(&self) -> usize {
+        self.max_hop
+    }
+
+    /// [`Self::ucmp`] among the candidates of at most `max_len` hops (None: none).
+    #[allow(clippy::too_many_arguments)]
+    pub fn ucmp_within(&self, src: u32, arr: u32, dst: u32, sent: u64, slice_ps: u64, rate_bps: u64, alpha: f64,
+                       max_len: usize) -> Option<u32> {
         let bucket = match sent {
             0..=9_999 => 0,
             10_000..=99_999 => 10_000,
@@ -145,7 +159,8 @@ impl EarliestIndex {
         let tau = bucket as f64 * 8.0 * 1e12 / rate_bps as f64;
         let arr = if arr as usize >= self.slices { 0 } else { arr as usize };
         let (f, _) = self.spans[(src as usize * self.slices + arr) * self.nodes + dst as usize];
-        self.candidates(src, arr as u32, dst).iter().enumerate().min_by(|(_, x), (_, y)| {
+        self.candidates(src, arr as u32, dst).iter().enumerate().filter(|(_, x)| x.hops.len() <= max_len)
+            .min_by(|(_, x), (_, y)| {
             let cx = x.offset as f64 * slice_ps as f64 + alpha * (x.hops.len() as f64 - 1.0) * tau;
             let cy = y.offset as f64 * slice_ps as f64 + alpha * (y.hops.len() as f64 - 1.0) * tau;
             cx.partial_cmp(&cy).expect("finite costs").then(x.hops.len().cmp(&y.hops.len()))

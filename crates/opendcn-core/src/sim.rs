@@ -555,7 +555,8 @@ pub struct SimOutput {
     /// not all finished by the end).
     pub flow_start_ps: Vec<Ps>,
     /// Admission control: packets that took the routing decision of a later arrival slice
-    /// because the slice first chosen had no room.
+    /// because the slice first chosen had no room; UCMP: packets whose route was chosen
+    /// again at a hop that missed its planned slice (`Sim::ucmp_missed`).
     pub adm_deferred: u64,
     /// Network-wide samples (with `net_series`).
     pub net_series: Vec<NetSample>,
@@ -2473,6 +2474,16 @@ impl Sim {
     fn route(&mut self, node: u32, pid: u32) -> Option<Action> {
         let p = self.pool[pid as usize];
         self.failed_route = false;
+        // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
+        let ucmp_late = match &self.router {
+            // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
+            // the hops of the whole path)
+            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.route_gen && p.pos > 0
+                && (p.hops as usize) < idx.max_hop() => {
+                idx.hop(p.route, p.pos).and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64))
+            }
+            _ => None,
+        };
         let mut cands = std::mem::take(&mut self.scratch);
         let res = match &self.router {
             Router::Source(routes) => {
@@ -2521,8 +2532,10 @@ impl Sim {
             Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
             Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
             Router::Ucmp(idx, alpha, slice_ps, rate) => {
-                // a route chosen before the circuits changed is chosen again from here
-                if p.route == NONE || p.rgen != self.route_gen {
+                // a route chosen before the circuits changed is chosen again from here, and
+                // so is one whose hop here missed its planned slice (for the slice it can
+                // still leave in)
+                if p.route == NONE || p.rgen != self.route_gen || ucmp_late.is_some() {
                     let sent = if p.kind == K_MSG {
                         0
                     } else if self.sent_hint.0 == p.flow {
@@ -2530,8 +2543,22 @@ impl Sim {
                     } else {
                         self.flows[p.flow as usize].injected
                     };
-                    let pick = idx.ucmp(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha);
-                    let hop = pick.and_then(|r| idx.hop(r, 0));
+                    let arr = ucmp_late.unwrap_or(p.tag);
+                    let left = if ucmp_late.is_some() { idx.max_hop() - p.hops as usize } else { usize::MAX };
+                    let pick = idx.ucmp_within(node, arr, p.dst_node, sent, *slice_ps, *rate, *alpha, left);
+                    if ucmp_late.is_some() {
+                        if pick.is_none() {
+                            // no path within the hops left: the packet keeps its plan
+                            self.pool[pid as usize].pos += 1;
+                        } else {
+                            self.adm_deferred += 1;
+                        }
+                    }
+                    let hop = match pick {
+                        Some(r) => idx.hop(r, 0),
+                        None if ucmp_late.is_some() => idx.hop(p.route, p.pos),
+                        None => None,
+                    };
                     if let Some(r) = pick {
                         let pk = &mut self.pool[pid as usize];
                         pk.route = r;
@@ -2573,6 +2600,34 @@ impl Sim {
             }
         }
         res
+    }
+
+    /// UCMP's slice-miss check (OpenOptics §6 Case III: packets "missing the planned time
+    /// slice and being deferred to later slices"): hop `h` of a packet's source route was
+    /// planned for the first occurrence of its departure slice at or after absolute slice
+    /// `from_abs` (the slice the previous hop sent it in). When the packet can no longer be
+    /// sent in that occurrence — it ends before the packet's serialization would, e.g. the
+    /// slice ended while the packet crossed the previous link — returns the arrival slice to
+    /// choose its route again for, from this node: the current slice if the planned one
+    /// has passed, else the next (a per-hop lookup by arrival slice decides the same).
+    /// `None`: the hop keeps its plan. A full calendar queue is not a miss here (without
+    /// congestion detection a packet is enqueued in its planned slice's queue, §5.2).
+    fn ucmp_missed(&self, h: Action, from_abs: u64, wire: u64) -> Option<u32> {
+        if h.dep == WILD || self.sched.is_static() {
+            return None;
+        }
+        let pt = &self.ports[h.port as usize];
+        if pt.kind != PortKind::Optical || pt.served {
+            return None;
+        }
+        let n = self.sched.slices();
+        let intended = from_abs + ((h.dep + n - (from_abs % n as u64) as u32) % n) as u64;
+        let (_, end) = self.sched.bounds(intended, h.dep);
+        if self.now + pt.rate.tx(wire) <= end {
+            return None;
+        }
+        let cur = self.sched.slice_at(self.now);
+        Some(if cur.abs > intended { cur.idx } else { (cur.idx + 1) % n })
     }
 
     /// Does action `a` send into a failed link (its port, or on a cyclic fabric the port

@@ -9,9 +9,15 @@ again at their node), and circuits that change are down for ``--reconfiguration`
 
 - ``cthrough`` (c-Through): every ToR has one port on an optical circuit switch and one
   on an electrical packet switch (rate-limited, ``--electrical-rate``). Each period the
-  OCS is set to the maximum-weight matching of the demand (Edmonds' algorithm); a packet
-  takes its circuit when its destination is the ToR's current circuit peer, else the
-  electrical network. DECIDE: the demand estimate is the bytes not yet delivered of the
+  OCS is set to the maximum-weight matching of the demand; a packet takes its circuit
+  when its destination is the ToR's current circuit peer, else the electrical network.
+  Circuits are directed by default (``--circuits directed``): an OCS switches a ToR's
+  transmit and receive fibres separately, so the matching is of senders to receivers
+  (an assignment), which lets one port per ToR carry a ring (OpenOptics §6, Case I: the
+  TA designs "establish a ring topology using optical circuits that matches the traffic
+  perfectly"); ``duplex`` pairs ToRs (Edmonds' matching of the symmetrised demand, the
+  original c-Through's rack pairing), which covers at most half of a ring's links.
+  DECIDE: the demand estimate is the bytes not yet delivered of the
   flows present (what c-Through reads from enlarged host socket buffers); the endpoints
   are the ToRs, whose back-pressured injection stands in for host buffering.
 - ``mordia`` (Mordia): one OCS port per ToR, a TDMA schedule of ``--slots`` slices per
@@ -70,6 +76,9 @@ class TaOptions(TransportOptions, FabricOptions):
     period: Time = opt("500us", "control period: circuits are recomputed this often", gt=0)
     reconfiguration: Time = opt("10us", "time a changed circuit is down")
     transport: str = like(TransportOptions, "transport", "tcp")
+    warm: bool = opt(False, "start from the circuits the controller computes from the run's whole traffic matrix "
+                            "(bytes per node pair of all its flows), set before t = 0: the state a controller "
+                            "reaches on a workload that repeats, e.g. an iterated all-reduce")
 
     @model_validator(mode="after")
     def _check_period(self) -> "TaOptions":
@@ -84,6 +93,7 @@ class TrafficAware(Network, abc.ABC):
     period_ps: int = 0
     needs_tm = True
     reconfigs = 0
+    warm = False
 
     @abc.abstractmethod
     def control(self, tm: np.ndarray) -> None:
@@ -109,6 +119,21 @@ class TrafficAware(Network, abc.ABC):
     def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
         result.summary["arch_metrics"]["reconfigurations"] = int(self.reconfigs)
 
+    def _engine(self, flows: Any, duration_ps: int, seed: int) -> Any:
+        """With ``warm``, the controller acts once before the engine exists on the bytes
+        per node pair of all the run's flows (its circuits are static at t = 0: set
+        before the run, not reconfigured in it)."""
+        if self.warm:
+            hpn = max(1, int(self.config.hosts_per_node))
+            tm = np.zeros((self.config.nodes, self.config.nodes), dtype=np.int64)
+            np.add.at(tm, (np.asarray(flows.src) // hpn, np.asarray(flows.dst) // hpn), np.asarray(flows.size))
+            np.fill_diagonal(tm, 0)
+            before = self.reconfigs
+            self.control(tm)
+            self.reconfigs = before
+            self.arch_metrics["warm_start"] = True
+        return super()._engine(flows, duration_ps, seed)
+
     _control_at: int | None = None
 
     def deploy_topo(self, circuits: Any, **kw: Any) -> None:
@@ -131,10 +156,28 @@ def _edmonds(weight: np.ndarray) -> list[tuple[int, int]]:
     return sorted(tuple(sorted(e)) for e in nx.max_weight_matching(g))  # type: ignore[misc]
 
 
+def _assignment(weight: np.ndarray) -> list[tuple[int, int]]:
+    """Maximum-weight matching of senders to receivers (directed pairs a -> b, a != b,
+    positive weight only, sorted): every node transmits to at most one node and receives
+    from at most one.
+
+    >>> _assignment(np.array([[0, 5, 0], [0, 0, 5], [5, 0, 0]]))
+    [(0, 1), (1, 2), (2, 0)]
+    """
+    n = weight.shape[0]
+    w = np.where(np.eye(n, dtype=bool), 0.0, weight.astype(float))
+    rows, cols = linear_sum_assignment(-w)
+    return sorted((int(a), int(b)) for a, b in zip(rows, cols) if a != b and w[a, b] > 0)
+
+
 # ----------------------------------------------------------------------------- c-Through
 class CThroughOptions(TaOptions):
     uplinks: Int = like(FabricOptions, "uplinks", 1)
     electrical_rate: Rate = opt("10Gbps", "rate of a ToR's link to the electrical packet switch", gt=0)
+    circuits: Literal["directed", "duplex"] = opt(
+        "directed", "OCS circuits: directed (a ToR's transmit fibre to one ToR, its receive fibre from "
+        "another: the maximum-weight matching of senders to receivers) or duplex (ToR pairs: the maximum-weight "
+        "matching of the symmetrised demand, c-Through's rack pairing)")
 
     @model_validator(mode="after")
     def _one_port(self) -> "CThroughOptions":
@@ -149,32 +192,41 @@ class CThrough(TrafficAware):
     def setup(self, o: CThroughOptions) -> None:
         self.period_ps = o.period
         self.n = o.nodes
+        self.directed = o.circuits == "directed"
         self.reconfigs = 0
         self.circuit_pairs = 0
         self.wires = [Circuit(i, 1, o.nodes, i, None) for i in range(o.nodes)]
+        self.pairs: list[tuple[int, int]] = []
         self._install([])
 
-    def _install(self, pairs: list[tuple[int, int]]) -> None:
+    def _tables(self, pairs: list[tuple[int, int]]) -> dict[int, list[Entry]]:
         n = self.n
-        peer = {a: b for a, b in pairs} | {b: a for a, b in pairs}
+        # the ToR a packet at a can reach over a's OCS port: its transmit peer
+        peer = {a: b for a, b in pairs} if self.directed else {a: b for a, b in pairs} | {b: a for a, b in pairs}
         tables: dict[int, list[Entry]] = {k: [] for k in range(n + 1)}
         for a in range(n):
             for b in range(n):
                 if a != b:
                     tables[a].append(Entry(None, None, b, None, 0 if peer.get(a) == b else 1))
             tables[n].append(Entry(None, None, a, None, a))
-        circuits = [Circuit(a, 0, b, 0, None) for a, b in pairs] + self.wires
+        return tables
+
+    def _install(self, pairs: list[tuple[int, int]]) -> None:
+        circuits = [Circuit(a, 0, b, 0, None, self.directed) for a, b in pairs] + self.wires
         if self._live is None:
             self.deploy_topo(circuits)
-            self.deploy_routing(tables)
+            self.deploy_routing(self._tables(pairs))
         else:
-            self.deploy_routing(tables)            # routes first ...
-            self.deploy_topo(circuits)             # ... then circuits
+            # routes first (only the circuits that stay keep traffic; a directed port that
+            # only received may not be sent to before its new circuit exists) ...
+            self.deploy_routing(self._tables(sorted(set(pairs) & set(self.pairs))))
+            self.deploy_topo(circuits)             # ... then circuits, then their routes
+            self.deploy_routing(self._tables(pairs))
         self.pairs = pairs
 
     def control(self, demand: np.ndarray) -> None:
         d = demand.astype(float)
-        pairs = _edmonds(d + d.T)
+        pairs = _assignment(d) if self.directed else _edmonds(d + d.T)
         if pairs != self.pairs:
             self.reconfigs += 1
             self._install(pairs)
@@ -188,6 +240,7 @@ def build_cthrough(o: CThroughOptions) -> Network:
     net = CThrough(cfg, switches=1, switch_ports=o.nodes, electrical_ports=1, switch_link_rate=o.electrical_rate,
                    arch="cthrough")
     net.setup(o)
+    net.warm = o.warm
     o.apply_transport(net)
     net.arch_metrics.update(period_ps=o.period, electrical_rate_bps=o.electrical_rate)
     return net
@@ -276,6 +329,7 @@ def build_mordia(o: MordiaOptions) -> Network:
     cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband, reconfiguration_delay=o.reconfiguration))
     net = Mordia(cfg, arch="mordia")
     net.setup(o)
+    net.warm = o.warm
     o.apply_transport(net)
     net.arch_metrics.update(period_ps=o.period, slots=o.slots, cycle_slices=o.slots + o.nodes - 1)
     return net
@@ -380,6 +434,7 @@ def build_jupiter(o: JupiterOptions) -> Network:
     cfg = Config.from_dict(o.config(reconfiguration_delay=o.reconfiguration))
     net = Jupiter(cfg, arch="jupiter")
     net.setup(o)
+    net.warm = o.warm
     o.apply_transport(net)
     net.arch_metrics.update(period_ps=o.period)
     return net
@@ -414,6 +469,7 @@ def build_sorn(o: SornOptions) -> Network:
     cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband))
     net = Sorn(cfg, arch="sorn")
     net.setup(o)
+    net.warm = o.warm
     o.apply_transport(net)
     net.arch_metrics.update(period_ps=o.period, copies=o.copies)
     return net
@@ -501,6 +557,7 @@ def build_hierarchical(o: HierarchicalOptions) -> Network:
     cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband, reconfiguration_delay=o.reconfiguration))
     net = Hierarchical(cfg, arch="hierarchical")
     net.setup(o)
+    net.warm = o.warm
     o.apply_transport(net)
     net.arch_metrics.update(period_ps=o.period, racks=o.n_racks)
     return net
