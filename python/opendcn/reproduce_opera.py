@@ -12,14 +12,19 @@ NDP below the cutoff and RotorLB above):
   (``data/opera/opera_sim_fct_dm10_first250ms.txt``, provenance in ``data/opera/SOURCES.md``:
   the same trace run in full, Figure 7). Checked: p50 and p99 within 10 %, with opera-sim's
   per-flow pull pacer (``--pull-pacer flow``) as in the published run; opendcn's default
-  per-host pacer is printed beside it.
+  per-host pacer is printed beside it. One path per pair, as that run
+  (``Figure7_datamining/opera/sim/run.sh``: ``-topfile dynexp_N=108_k=12_1path.txt``).
 - **throughput against load** (Figure 10): an all-to-all shuffle of 100-KB flows between
   every pair of hosts in different racks (RotorLB: opera-sim's ``-rlbflow 100000``) on top of
   websearch low-latency traffic (NDP, Poisson, uniform over inter-rack host pairs) at a
   fraction of the host capacity; throughput is what the hosts receive, over the host
   capacity, during the shuffle. Checked against the points the paper's plot script lists
   (``Figure10_combined_shuffle_websearch/plotter.m``: 0.97 at 0.01 %, 0.93 at 1 %, ..., 0.50
-  at 10 %): each within 0.1, and falling as the low-latency load grows.
+  at 10 %): each within 0.1, and falling as the low-latency load grows. Five shortest paths
+  per ToR pair and slice, one drawn per packet (``--paths 5``), as the published run
+  (``Figure10_combined_shuffle_websearch/opera/sim/run.sh``: ``-topfile
+  dynexp_N=108_k=12_5paths.txt``; opera-sim draws ``random() % npaths`` per packet at the
+  source NIC, ``src/opera/queue.cpp``).
 
 DECIDE (printed with the results): the shuffle starts after a warm-up of low-latency traffic
 (5 ms quick, 10 ms full; opera-sim waits 100 ms) and throughput is measured over a window
@@ -42,7 +47,7 @@ from .rng import stream
 from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
 from .units import parse_time
 
-__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput"]
+__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput", "FIG10_PATHS"]
 
 DATA = Path(__file__).parent / "data" / "opera"
 #: opera-sim Figure 10 (its plotter.m): websearch load -> throughput of Opera
@@ -50,6 +55,9 @@ PUBLISHED_THROUGHPUT = {0.0001: 0.97, 0.01: 0.93, 0.025: 0.87, 0.05: 0.76, 0.07:
                         0.1: 0.50}
 HOSTS_PER_TOR, TORS = 6, 108
 SHUFFLE_BYTES = 100_000
+#: shortest paths per ToR pair and slice of opera-sim's published Figure 8-10 runs
+#: (dynexp_N=108_k=12_5paths.txt); its Figure 7 run used one (dynexp_N=108_k=12_1path.txt)
+FIG10_PATHS = 5
 
 
 def published_fct() -> dict[tuple[int, int, int, int], float]:
@@ -132,7 +140,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     for load in loads:
         path = mix_trace(out / "traces", load, warm_ps, end_ps, rate, seed)
         S[f"mix/{load}"] = ("opera", {"transport": "rotorlb=100KB,ndp<30MB,rotorlb", "pull_pacer": "flow",
-                                      "sample_interval": "100us", "watch": "none"},
+                                      "paths": FIG10_PATHS, "sample_interval": "100us", "watch": "none"},
                             {"flows_file": str(path)}, f"{end_ps}ps")
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
@@ -199,8 +207,8 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     claims.append(Claim("shuffle + websearch (Figure 10): throughput falls as the low-latency load grows, each point "
                         "within 0.1 of the published one", PASS if close and falls else FAIL,
                         ", ".join(f"{100 * x['websearch_load']:g} %: {x['throughput']:.3f} vs {x['published']:.2f}"
-                                  for x in mix_rows) + "; the published run used opera-sim's 5-path topology file "
-                        "(dynexp_N=108_k=12_5paths.txt), opendcn routes low-latency flows on one path per pair"))
+                                  for x in mix_rows) + f"; {FIG10_PATHS} shortest paths per ToR pair and slice, one "
+                        "drawn per packet, as the published run (opera-sim's dynexp_N=108_k=12_5paths.txt)"))
     again = R.fresh(*S[f"mix/{loads[0]}"], seed=seed)
     first = get(f"mix/{loads[0]}")
     same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
