@@ -348,3 +348,59 @@ def test_paper_trace_small_flows_match_the_replaced_engine_and_opera_sim():
         assert abs(p50 - ref50) <= tol * ref50 and abs(p99 - ref99) <= tol * ref99, (p50, p99, ref50, ref99)
     # bulk crossed at most two rotor hops
     assert am["bulk_hops_histogram"]["more"] == 0 and am["bulk_hops_histogram"]["two_hop"] > 0
+
+
+# ---------------------------------------------------------------------------------------
+# k shortest paths per pair (opera-sim's k-shortest path file, one drawn per packet)
+# ---------------------------------------------------------------------------------------
+
+def _slice0_paths(net):
+    """{(a, b): paths} of slice 0 for every ToR pair, read from a started run's engine."""
+    net.start(od.workload.flows([("13us", 0, 15, 1000)]), "1ms")
+    sim = net._live.sim
+    out = {(a, b): sim.expander_paths(a, b, 0) for a in range(net.tors) for b in range(net.tors) if a != b}
+    assert all(sim.expander_path(a, b, 0) == ps[0] for (a, b), ps in out.items())
+    net._live = None
+    return out
+
+
+def test_paths_per_pair_are_distinct_shortest_paths_and_one_is_the_old_path():
+    one = _slice0_paths(od.arch.opera(**TINY))
+    five = _slice0_paths(od.arch.opera(**TINY, paths=5))
+    assert all(len(ps) == 1 for ps in one.values())
+    multi = 0
+    for pair, ps in five.items():
+        assert 1 <= len(ps) <= 5
+        assert ps[0] == one[pair][0]                              # path 0: the one path of --paths 1
+        assert len({tuple(p) for p in ps}) == len(ps)             # distinct
+        assert {len(p) for p in ps} == {len(one[pair][0])}        # all as short as the shortest
+        multi += len(ps) > 1
+    assert multi > 0
+    with pytest.raises(od.ConfigError):
+        od.arch.opera(**TINY, paths=0)
+    with pytest.raises(od.ConfigError):
+        od.arch.opera(**TINY, paths=17)
+
+
+def test_paths_per_pair_spread_one_flows_packets_over_its_paths():
+    """opera-sim draws a path per packet at the source: a flow between two racks with two
+    shortest paths in slice 0 leaves its source ToR on both first hops; with one path per
+    pair on one uplink only. The run stays exact and reproducible."""
+    five = _slice0_paths(od.arch.opera(**TINY, paths=5))
+    (a, b), ps = next(((pair, ps) for pair, ps in sorted(five.items()) if len({p[0] for p in ps}) > 1))
+    hpr, ports = TINY["hosts_per_tor"], TINY["uplinks"] + TINY["hosts_per_tor"]
+    flow = od.workload.flows([("13us", a * hpr, b * hpr, 20 * 1436)])   # 20 packets, well inside slice 0
+    used = {}
+    for k in (1, 5):
+        net = od.arch.opera(**TINY, paths=k, sample_interval="5us", watch=",".join(f"{a}:{u}" for u in range(4)))
+        r = net.run(flow, duration="200us")
+        s = r.summary
+        assert s["flows"]["completed"] == 1 and s["bytes"]["dropped"] == 0 and s["invariants"]["ok"]
+        assert s["arch_metrics"]["reroutes"] == 0
+        sent = {u: int(np.asarray(net.bw_usage(a, u)["tx_bytes"]).sum()) for u in range(4)}
+        used[k] = {u for u, v in sent.items() if v >= 1500}
+        again = od.arch.opera(**TINY, paths=k).run(flow, duration="200us").summary
+        assert again["trace_hash"] == s["trace_hash"]
+    first = {p[0] - a * ports for p in ps}
+    assert len(used[1]) == 1 and used[1] <= first
+    assert used[5] == first

@@ -69,7 +69,7 @@ def _conforms(value, hint) -> bool:
 QUERIES = {
     # the last Simulator built is Opera's (expander router)
     "Simulator": {"output": (), "candidates": (0, 0, 1, -1), "demand": (), "flow_progress": (), "take_tm": (), "port_bytes": (0,),
-                  "expander_path": (0, 3, 0), "fail_log": (), "run_until": (0,), "take_messages": (),
+                  "expander_path": (0, 3, 0), "expander_paths": (0, 3, 0), "fail_log": (), "run_until": (0,), "take_messages": (),
                   "take_received": ()},
     "ShaleSimulator": {"output": (), "progress": (), "peer": (0, 5)},
     "NegotiatorSim": {"output": (), "pair_epochs": (0, 1), "predefined_peer": (0, 0, 0, 0)},

@@ -61,6 +61,8 @@ class Simulator:
         """Close the time series with a last sample at the current time (end of the run)."""
     def expander_path(self, a: int, b: int, idx: int) -> list[int]:
         """Expander routing: global ports of slice ``idx``'s path from node ``a`` to ``b``."""
+    def expander_paths(self, a: int, b: int, idx: int) -> list[list[int]]:
+        """Expander routing: global ports of every path slice ``idx`` keeps from ``a`` to ``b``."""
     def output(self) -> dict[str, Any]:
         """Counters, per-flow columns, time series and invariant errors."""
     def candidates(self, node: int, src: int, dst: int, arr: int) -> list[tuple[int, int]]:

@@ -295,6 +295,7 @@ class Network(NetworkBase):
         self._static = True
         self._router = "table"
         self._multipath = "packet"
+        self._expander_paths = 1
         self._compiled: dict[int, list[Entry]] = {}
         self._manual: list[tuple[int, Entry]] = []
         self._routes: list[tuple[int, int, int | None, list[tuple[int, int | None]]]] = []
@@ -560,13 +561,16 @@ class Network(NetworkBase):
     # ------------------------------------------------------------------ routing
     def deploy_routing(self, paths: Sequence[Path] | Path | str | Mapping[int, Sequence[Entry]], lookup: str = "hop",
                        multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0,
-                       partial: bool = False) -> None:
+                       partial: bool = False, paths_per_pair: int = 1) -> None:
         """Install routes: a list of paths (or one path, e.g. from
         ``od.routing.earliest_path``) compiled to time-flow tables (``lookup="hop"``)
         or to source routes (``lookup="source"``), or a built-in router name: ``"vlb"``,
         ``"direct"`` (decide exactly as the compiled tables would), ``"hoho"`` (per hop,
-        earliest path with at most ``max_hop`` hops) or ``"ucmp"`` (source routed, earliest
-        paths chosen by flow age with weight ``alpha`` on extra hops).
+        earliest path with at most ``max_hop`` hops), ``"ucmp"`` (source routed, earliest
+        paths chosen by flow age with weight ``alpha`` on extra hops) or ``"expander"``
+        (Opera: source routed over a shortest path of the current slice's expander; up to
+        ``paths_per_pair`` shortest paths per pair and slice, one drawn per packet, or per
+        flow with ``multipath="flow"``, where it is first routed).
 
         On a cyclic schedule, paths must say in which slice every hop leaves when its port's
         circuit changes with the slice (paths of ``ecmp`` or ``ksp`` on the union graph do
@@ -609,6 +613,11 @@ class Network(NetworkBase):
                 raise ConfigError("max_hop", max_hop, "expected an integer 1..8")
             if not (isinstance(alpha, (int, float)) and alpha >= 0):
                 raise ConfigError("alpha", alpha, "expected a non-negative number")
+            if not (isinstance(paths_per_pair, int) and 1 <= paths_per_pair <= 16):
+                raise ConfigError("paths_per_pair", paths_per_pair, "expected an integer 1..16")
+            if paths_per_pair != 1 and paths != "expander":
+                raise ConfigError("paths_per_pair", paths_per_pair, "only the expander router keeps several paths per pair")
+            self._expander_paths = paths_per_pair
             self._router = paths
             self._max_hop = max_hop
             self._alpha = float(alpha)
@@ -1070,6 +1079,7 @@ class Network(NetworkBase):
             "ep_down_port": ep_down,
             "router": self._router, "multipath": self._multipath,
             "max_hop": int(getattr(self, "_max_hop", 3)), "ucmp_alpha": float(getattr(self, "_alpha", 1.0)),
+            "expander_paths": int(getattr(self, "_expander_paths", 1)),
             "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": flows.src.astype(np.int64),
             "flow_dst": flows.dst.astype(np.int64), "flow_size": flows.size.astype(np.int64),
             "mtu_bytes": int(c.mtu), "header_bytes": int(c.header), "seed": int(seed),

@@ -12,18 +12,26 @@ NDP below the cutoff and RotorLB above):
   (``data/opera/opera_sim_fct_dm10_first250ms.txt``, provenance in ``data/opera/SOURCES.md``:
   the same trace run in full, Figure 7). Checked: p50 and p99 within 10 %, with opera-sim's
   per-flow pull pacer (``--pull-pacer flow``) as in the published run; opendcn's default
-  per-host pacer is printed beside it.
+  per-host pacer is printed beside it. One path per pair, as that run
+  (``Figure7_datamining/opera/sim/run.sh``: ``-topfile dynexp_N=108_k=12_1path.txt``).
 - **throughput against load** (Figure 10): an all-to-all shuffle of 100-KB flows between
   every pair of hosts in different racks (RotorLB: opera-sim's ``-rlbflow 100000``) on top of
   websearch low-latency traffic (NDP, Poisson, uniform over inter-rack host pairs) at a
   fraction of the host capacity; throughput is what the hosts receive, over the host
   capacity, during the shuffle. Checked against the points the paper's plot script lists
   (``Figure10_combined_shuffle_websearch/plotter.m``: 0.97 at 0.01 %, 0.93 at 1 %, ..., 0.50
-  at 10 %): each within 0.1, and falling as the low-latency load grows.
+  at 10 %): each within 0.1, and falling as the low-latency load grows. Five shortest paths
+  per ToR pair and slice, one drawn per packet (``--paths 5``), as the published run
+  (``Figure10_combined_shuffle_websearch/opera/sim/run.sh``: ``-topfile
+  dynexp_N=108_k=12_5paths.txt``; opera-sim draws ``random() % npaths`` per packet at the
+  source NIC, ``src/opera/queue.cpp``).
 
 DECIDE (printed with the results): the shuffle starts after a warm-up of low-latency traffic
 (5 ms quick, 10 ms full; opera-sim waits 100 ms) and throughput is measured over a window
-of the shuffle (10 ms quick, 30 ms full) rather than to its end; opendcn counts payload bytes
+of the shuffle (10 ms quick, 30 ms full) rather than to its end (the 10 % point run once with
+opera-sim's 100 ms warm-up, 5 paths, gave 0.857 over 101-130 ms, where the websearch traffic
+alone had reached 0.097 of the host capacity, against 0.888 quick: the shorter warm-up does
+not decide the verdict); opendcn counts payload bytes
 delivered to hosts where opera-sim's monitor counts every byte on the ToR-to-host links
 (headers of 64 B per 1 500-B packet make that about 4 % more).
 """
@@ -42,7 +50,7 @@ from .rng import stream
 from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
 from .units import parse_time
 
-__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput"]
+__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput", "FIG10_PATHS"]
 
 DATA = Path(__file__).parent / "data" / "opera"
 #: opera-sim Figure 10 (its plotter.m): websearch load -> throughput of Opera
@@ -50,6 +58,9 @@ PUBLISHED_THROUGHPUT = {0.0001: 0.97, 0.01: 0.93, 0.025: 0.87, 0.05: 0.76, 0.07:
                         0.1: 0.50}
 HOSTS_PER_TOR, TORS = 6, 108
 SHUFFLE_BYTES = 100_000
+#: shortest paths per ToR pair and slice of opera-sim's published Figure 8-10 runs
+#: (dynexp_N=108_k=12_5paths.txt); its Figure 7 run used one (dynexp_N=108_k=12_1path.txt)
+FIG10_PATHS = 5
 
 
 def published_fct() -> dict[tuple[int, int, int, int], float]:
@@ -132,7 +143,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     for load in loads:
         path = mix_trace(out / "traces", load, warm_ps, end_ps, rate, seed)
         S[f"mix/{load}"] = ("opera", {"transport": "rotorlb=100KB,ndp<30MB,rotorlb", "pull_pacer": "flow",
-                                      "sample_interval": "100us", "watch": "none"},
+                                      "paths": FIG10_PATHS, "sample_interval": "100us", "watch": "none"},
                             {"flows_file": str(path)}, f"{end_ps}ps")
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
@@ -171,7 +182,10 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                             PASS if abs(r50 - 1) <= 0.1 and abs(r99 - 1) <= 0.1 else FAIL,
                             f"{f0['matched_flows']} flows; p50 {f0['p50_us']:.1f} vs {f0['opera_sim_p50_us']:.1f} us "
                             f"(x{r50:.3f}), p99 {f0['p99_us']:.1f} vs {f0['opera_sim_p99_us']:.1f} us (x{r99:.3f}); "
-                            "per-flow pull pacer as opera-sim"))
+                            "per-flow pull pacer and one path per pair as opera-sim; the published run used opera-sim's "
+                            "1-path topology file, a random realization of the matchings that its repository does not "
+                            "hold, opendcn UCMP's published matchings (data/opera/SOURCES.md), so each flow is matched "
+                            "across two expanders of the same kind"))
     else:
         claims.append(Claim(f"small flows (< 100 KB) of {trace}: FCT within 10 % of opera-sim's published run", FAIL,
                             "no flow matched the published output"))
@@ -190,17 +204,41 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         fl = r.flows.to_pydict()
         bulk = np.asarray(fl["size_bytes"]) == SHUFFLE_BYTES
         done = np.asarray(fl["completed"], bool)
+        # where the capacity went: bulk (RotorLB) payload delivered over the shuffle's time,
+        # low-latency payload over the run, and what NDP costs the rotor uplinks (mean hops)
+        am = r.summary["arch_metrics"]
+        bh = am["bulk_hops_histogram"]
+        cap_bytes_per_ps = hosts * rate / 8 / 1e12
+        bulk_share = (bh["direct"] + bh["two_hop"] + bh["more"]) * (1500 - 64) / (cap_bytes_per_ps * (end_ps - warm_ps))
+        ll_bytes = r.summary["bytes"]["delivered"] - (bh["direct"] + bh["two_hop"] + bh["more"]) * (1500 - 64)
+        ll_share = ll_bytes / (cap_bytes_per_ps * end_ps)
+        nh = am["ndp_hops_histogram"]
+        hops = sum(i * n for i, n in enumerate(nh)) / max(sum(nh), 1)
         mix_rows.append({"websearch_load": load, "throughput": thr, "published": PUBLISHED_THROUGHPUT[load],
                          "shuffle_done": float(done[bulk].mean()), "ll_flows": int((~bulk).sum()),
                          "ll_done": float(done[~bulk].mean()) if (~bulk).any() else None,
-                         "dropped_bytes": r.summary["bytes"]["dropped"], "wall_s": r.summary["wall_s"]})
+                         "bulk_share": bulk_share, "ll_share": ll_share, "ndp_hops": hops,
+                         "uplink_load": bulk_share + ll_share * hops, "rlb_committed_pkts": am["rlb_committed_pkts"],
+                         "rlb_returns": am["rlb_returns"], "rlb_relayed_pkts": am["rlb_relayed_pkts"],
+                         "trims": am["trims"], "dropped_bytes": r.summary["bytes"]["dropped"],
+                         "wall_s": r.summary["wall_s"]})
     close = all(abs(x["throughput"] - x["published"]) <= 0.1 for x in mix_rows)
     falls = all(a["throughput"] > b["throughput"] for a, b in zip(mix_rows, mix_rows[1:]))
     claims.append(Claim("shuffle + websearch (Figure 10): throughput falls as the low-latency load grows, each point "
                         "within 0.1 of the published one", PASS if close and falls else FAIL,
                         ", ".join(f"{100 * x['websearch_load']:g} %: {x['throughput']:.3f} vs {x['published']:.2f}"
-                                  for x in mix_rows) + "; the published run used opera-sim's 5-path topology file "
-                        "(dynexp_N=108_k=12_5paths.txt), opendcn routes low-latency flows on one path per pair"))
+                                  for x in mix_rows) + f"; {FIG10_PATHS} shortest paths per ToR pair and slice, one "
+                        "drawn per packet, as the published run (opera-sim's dynexp_N=108_k=12_5paths.txt). "
+                        "Mechanism: opendcn's RotorLB fills every rotor-uplink slot NDP leaves (at "
+                        + ", ".join(f"{100 * x['websearch_load']:g} %: bulk {x['bulk_share']:.2f} + low-latency "
+                                    f"{x['ll_share']:.2f} x {x['ndp_hops']:.1f} hops = {x['uplink_load']:.2f} of the "
+                                    f"uplinks in payload, {x['rlb_returns']} bulk packets returned" for x in mix_rows)
+                        + "), so throughput falls only by NDP's hop tax; opera-sim's own 100-KB FCTs at 10 % "
+                        "(Figure10 .../postprocess/FCT_100kB_10percLL.tif: median about 115 ms against 51 ms at line "
+                        "rate, 1 %: about 65 ms) put its RotorLB near half rate, a loss beyond that tax whose cause "
+                        "in opera-sim is not established here (candidates read from its code: bulk packets left in a "
+                        "ToR uplink queue when the circuit changes go back to the host, compositequeue.cpp; each NDP "
+                        "packet the NIC sends pushes a committed bulk packet back, rlbmodule.cpp NICpush)"))
     again = R.fresh(*S[f"mix/{loads[0]}"], seed=seed)
     first = get(f"mix/{loads[0]}")
     same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
@@ -212,9 +250,11 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
         (f"{trace}: sender-side FCT of flows under 100 KB, opendcn vs opera-sim (published)", fct_rows,
          ["pull_pacer", "matched_flows", "p50_us", "opera_sim_p50_us", "p90_us", "opera_sim_p90_us", "p99_us",
           "opera_sim_p99_us", "median_ratio", "wall_s"]),
-        ("100-KB shuffle + websearch: throughput (received / host capacity) during the shuffle", mix_rows,
-         ["websearch_load", "throughput", "published", "shuffle_done", "ll_flows", "ll_done", "dropped_bytes",
-          "wall_s"]),
+        ("100-KB shuffle + websearch: throughput (received / host capacity) during the shuffle; bulk_share: "
+         "RotorLB payload over the shuffle, ll_share: low-latency payload over the run, uplink_load: bulk + "
+         "low-latency x NDP hops", mix_rows,
+         ["websearch_load", "throughput", "published", "shuffle_done", "ll_flows", "ll_done", "bulk_share", "ll_share",
+          "ndp_hops", "uplink_load", "rlb_committed_pkts", "rlb_returns", "trims", "dropped_bytes", "wall_s"]),
     ]
     echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)

@@ -716,6 +716,8 @@ pub struct Sim {
     mtu: u32,
     header: u32,
     rng_route: Stream,
+    /// Expander router with k paths per pair: which path a packet takes.
+    rng_paths: Stream,
     seed: u64,
     // reconfiguration
     /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
@@ -1026,7 +1028,8 @@ impl Sim {
                 if !has_optical {
                     return Err(SpecError::new("routing", "expander", "needs optical ports"));
                 }
-                Router::Expander(crate::expander::SlicePaths::new(&sched, &port_node, &spec.port_offset, &optical)?)
+                Router::Expander(crate::expander::SlicePaths::with_paths(&sched, &port_node, &spec.port_offset, &optical,
+                                                                         spec.expander_paths)?)
             }
         };
         let no_disc = Discipline::default();
@@ -1189,6 +1192,7 @@ impl Sim {
             mtu: spec.mtu_bytes,
             header: spec.header_bytes,
             rng_route: Stream::new(spec.seed, "routing"),
+            rng_paths: Stream::new(spec.seed, "routing.expander_paths"),
             seed: spec.seed,
             reconfigs: Vec::new(),
             reconfigs_applied: 0,
@@ -1641,15 +1645,26 @@ impl Sim {
     /// Expander routing: the global ports of slice `idx`'s path from node `a` to node `b`
     /// (None: another router, or an index out of range).
     pub fn expander_path(&self, a: u32, b: u32, idx: u32) -> Option<Vec<u32>> {
+        self.expander_paths(a, b, idx).map(|mut v| v.swap_remove(0))
+    }
+
+    /// Expander routing: the global ports of every path slice `idx` keeps from node `a` to
+    /// node `b` (path 0 first: the BFS path; at most the router's k).
+    pub fn expander_paths(&self, a: u32, b: u32, idx: u32) -> Option<Vec<Vec<u32>>> {
         let Router::Expander(sp) = &self.router else { return None };
         let n = self.port_offset.len() as u32 - 1;
         if a >= n || b >= n || idx >= self.sched.slices() {
             return None;
         }
+        (0..sp.n_paths(idx, a, b)).map(|i| self.expander_walk(sp, a, b, idx, sp.code(idx, a, b, i))).collect()
+    }
+
+    fn expander_walk(&self, sp: &crate::expander::SlicePaths, a: u32, b: u32, idx: u32, code: u32) -> Option<Vec<u32>> {
+        let n = self.port_offset.len() as u32 - 1;
         let mut out = Vec::new();
         let mut c = a;
         while c != b {
-            let p = sp.next(idx, c, b);
+            let p = sp.next_on(idx, c, b, code);
             if p == NONE || out.len() > n as usize {
                 return None;
             }
@@ -2581,12 +2596,23 @@ impl Sim {
                 }
             }
             Router::Expander(sp) => {
-                // the source route is the path of the slice in which it is first routed
-                let slice = if p.route == NONE { p.tag } else { p.route };
-                let port = sp.next(slice, node, p.dst_node);
-                if p.route == NONE {
-                    self.pool[pid as usize].route = slice;
-                }
+                // the source route is a path of the slice in which it is first routed; with
+                // k paths per pair, the one drawn where it is first routed (opera-sim: per
+                // packet, uniformly, at the source; a code in `pos`, 0 = the BFS path)
+                let stale = p.route != NONE && sp.k() > 1 && p.rgen != self.route_gen;
+                let port = if p.route == NONE || stale {
+                    let slice = if stale { self.route_slice(self.now) } else { p.tag };
+                    let n = sp.n_paths(slice, node, p.dst_node);
+                    let i = choose_among(self.multipath, &mut self.rng_paths, self.seed, n, p.flow, node);
+                    let code = sp.code(slice, node, p.dst_node, i);
+                    let pk = &mut self.pool[pid as usize];
+                    pk.route = slice;
+                    pk.pos = code;
+                    pk.rgen = self.route_gen;
+                    sp.next_on(slice, node, p.dst_node, code)
+                } else {
+                    sp.next_on(p.route, node, p.dst_node, p.pos)
+                };
                 (port != NONE).then_some(Action { port, dep: WILD })
             }
         };
@@ -2743,9 +2769,12 @@ impl Sim {
                     return out;
                 }
                 let arr = if arr == WILD { self.route_slice(self.now) } else { arr % self.sched.slices() };
-                let port = sp.next(arr, node, dst);
-                if port != NONE {
-                    out.push(Action { port, dep: WILD });
+                // the first hops of the paths a packet first routed here may take
+                for i in 0..sp.n_paths(arr, node, dst) {
+                    let port = sp.next_on(arr, node, dst, sp.code(arr, node, dst, i));
+                    if port != NONE && !out.iter().any(|a: &Action| a.port == port) {
+                        out.push(Action { port, dep: WILD });
+                    }
                 }
             }
         }
@@ -4679,8 +4708,8 @@ impl Sim {
         // check the pairing now so a bad table fails at the call, not mid-run
         let mut probe = self.sched.clone();
         probe.reconnect(peer.clone())?;
-        if matches!(self.router, Router::Expander(_)) {
-            crate::expander::SlicePaths::new(&probe, &self.port_node, &self.port_offset, &self.optical)?;
+        if let Router::Expander(sp) = &self.router {
+            crate::expander::SlicePaths::with_paths(&probe, &self.port_node, &self.port_offset, &self.optical, sp.k())?;
         }
         let mut at = at.max(self.now);
         if !self.sched.is_static() {
@@ -4975,9 +5004,15 @@ impl Sim {
                     _ => Router::Hoho(idx),
                 };
             }
-            Router::Expander(_) => {
-                let sp = crate::expander::SlicePaths::new(&self.sched, &self.port_node, &self.port_offset, &self.optical)
+            Router::Expander(old) => {
+                let k = old.k();
+                let sp = crate::expander::SlicePaths::with_paths(&self.sched, &self.port_node, &self.port_offset,
+                                                                 &self.optical, k)
                     .expect("checked in reconfigure()");
+                if k > 1 {
+                    // path codes name paths of the old table: routed again where they are
+                    self.route_gen = self.route_gen.wrapping_add(1);
+                }
                 self.router = Router::Expander(sp);
             }
             _ => {}
@@ -5454,6 +5489,7 @@ mod tests {
             multipath: Multipath::Packet,
             max_hop: 3,
             ucmp_alpha: 1.0,
+            expander_paths: 1,
             services: Services::default(),
             entries: vec![(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 }),
                           (1, Entry { arr: WILD, src: WILD, dst: 0, dep: WILD, port: 1 })],

@@ -261,6 +261,10 @@ pub struct SimSpec {
     /// HOHO/UCMP: most hops of a path; UCMP's weight of extra hops.
     pub max_hop: u32,
     pub ucmp_alpha: f64,
+    /// Expander router: most shortest paths kept per (slice, node, destination), one drawn
+    /// per packet (per flow with `Multipath::Flow`) where it is first routed; 1 = the BFS
+    /// path only ([`crate::expander`]).
+    pub expander_paths: u32,
     pub services: Services,
     /// Table router: (node, entry) with global port ids.
     pub entries: Vec<(u32, Entry)>,

@@ -219,6 +219,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         multipath,
         max_hop: opt_scalar(d, "max_hop", 3u32)?,
         ucmp_alpha: opt_scalar(d, "ucmp_alpha", 1.0f64)?,
+        expander_paths: opt_scalar(d, "expander_paths", 1u32)?,
         services: opendcn_core::spec::Services {
             congestion_detection: opt_scalar(d, "congestion_detection", false)? || opt_scalar(d, "pushback", false)?,
             pushback: opt_scalar(d, "pushback", false)?,
@@ -321,6 +322,12 @@ impl Simulator {
     /// Expander routing: global ports of slice `idx`'s path from node `a` to node `b`.
     fn expander_path(&self, a: u32, b: u32, idx: u32) -> PyResult<Vec<u32>> {
         self.sim.expander_path(a, b, idx).ok_or_else(|| bad("expander_path", (a, b, idx), "needs the expander router and nodes/slice in range"))
+    }
+
+    /// Expander routing: global ports of every path slice `idx` keeps from node `a` to node
+    /// `b` (the BFS path first).
+    fn expander_paths(&self, a: u32, b: u32, idx: u32) -> PyResult<Vec<Vec<u32>>> {
+        self.sim.expander_paths(a, b, idx).ok_or_else(|| bad("expander_paths", (a, b, idx), "needs the expander router and nodes/slice in range"))
     }
 
     /// True once the run ended early by its stop condition.

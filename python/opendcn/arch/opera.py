@@ -1,8 +1,11 @@
 """Opera (NSDI'20) on the packet engine: one round robin on U rotor uplinks with staggered
 reconfiguration, so that at every instant the ToRs form an expander; low-latency flows (<
-``--cutoff``) are source-routed over the current slice's shortest path with NDP (trimming to
-headers, header/control priority, receiver pull pacing, initial window, return-to-sender);
+``--cutoff``) are source-routed over a shortest path of the current slice with NDP (trimming
+to headers, header/control priority, receiver pull pacing, initial window, return-to-sender);
 bulk flows use RotorLB (direct when connected, two-hop VLB otherwise, host-side buffering).
+``--paths K`` keeps up to K shortest paths per ToR pair and slice and draws one per packet,
+as opera-sim does with its k-shortest path file (its published Figure 8-10 runs: 5 paths,
+Figure 7: 1; see ``opendcn_core::expander`` for what opera-sim does, file by file).
 
 It is an ordinary :class:`~opendcn.network.Network` built the OpenOptics way:
 ``deploy_topo`` with the rotor circuits of every superslice, ``deploy_routing("expander")``,
@@ -104,6 +107,15 @@ DECISIONS = [
     "hop histograms: delivered data packets by ToR-to-ToR hops (bulk: a relayed packet counts "
     "both legs); the flows column hops counts the host downlink too",
 ]
+
+#: the routing decision with --paths K > 1 (replaces DECISIONS[1])
+DECISION_K_PATHS = (
+    "routing: source route fixed at the first ToR from that slice's shortest paths: up to {k} per pair "
+    "and slice (path 0 the BFS path, then Yen's order over the paths as short as the shortest, as "
+    "opera-sim's k-shortest path file), one drawn uniformly per packet where it is first routed "
+    "(opera-sim: per packet at the source NIC; a returned header draws again from the ToR returning "
+    "it); a packet whose next circuit is down, changed or would go down before its last bit is "
+    "re-routed at that ToR over the current slice (never sent into it), drawing again")
 
 
 def _load_matchings(which: str, tors: int, uplinks: int) -> np.ndarray:
@@ -213,7 +225,7 @@ class OperaNetwork(Network):
                                 slice=d, guardband=reconf, mtu=pkt - hdr, header=hdr,
                                 buffer=hi_cap + data_cap + bulk_cap, sample_interval=sample), arch="opera")
         self.deploy_topo(_circuits(np.asarray(fab["peer"]).reshape(tors, tors, u)), slices=tors)
-        self.deploy_routing("expander")
+        self.deploy_routing("expander", paths_per_pair=o.paths)
         self.transport(rule, ndp_init_window=o.initial_window, ndp_rto=rto, ndp_queue=o.queue,
                        ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer)
         self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
@@ -223,6 +235,10 @@ class OperaNetwork(Network):
         self._watched: set[tuple[int, int]] = set()
         o.apply_services(self)
         o.apply_failures(self)
+        self.paths = o.paths
+        if o.paths > 1:
+            # (absent with one path per pair: the summaries of --paths 1 stay as they were)
+            self.arch_metrics["paths"] = o.paths
         self.arch_metrics.update(matchings=which, cutoff_bytes=cutoff, initial_window=o.initial_window,
                                  queue_pkts=o.queue, header_queue_bytes=hi_cap, transport_rule=rule,
                                  **self.fabric_metrics)
@@ -334,8 +350,13 @@ class OperaNetwork(Network):
                   retransmissions=int(pk.get("retransmitted", 0)), reroutes=int(o["reroutes"]),
                   rlb_slices=int(o["rlb_slices"]), rlb_committed_pkts=int(o["rlb_committed_pkts"]),
                   rlb_returns=int(o["rlb_returns"]), rlb_relayed_pkts=int(o["rlb_relayed_pkts"]),
-                  rlb_host_bytes=int(o["rlb_host_bytes"]), decisions=DECISIONS)
+                  rlb_host_bytes=int(o["rlb_host_bytes"]), decisions=self._decisions())
         result.spec_info.update(matchings=self.matchings_source, fabric=self.fabric_metrics)
+
+    def _decisions(self) -> list[str]:
+        if self.paths == 1:
+            return DECISIONS
+        return [DECISION_K_PATHS.format(k=self.paths) if i == 1 else d for i, d in enumerate(DECISIONS)]
 
 
 #: --watch auto samples every port while ports x samples stays within this many rows
@@ -410,6 +431,8 @@ class OperaOptions(ServiceOptions, FailureOptions):
     mtu: Size = opt("1500B", "packet size on the wire, header included")
     header: Size = opt("64B", "header (and control packet) size", gt=0)
     queue: Int = opt(8, "NDP data queue per ToR port, in full packets", ge=1)
+    paths: Int = opt(1, "shortest paths kept per ToR pair and slice, one drawn per packet (opera-sim's published "
+                        "runs: 5 for Figures 8-10, 1 for Figure 7)", ge=1, le=16)
     header_queue: AutoSize = opt("auto", "header/control queue per port in bytes (auto: same bytes as the data "
                                          "queue)")
     cutoff: Size = opt("15MB", "flows of at least this size are bulk (RotorLB)")

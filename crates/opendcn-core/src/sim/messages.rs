@@ -258,6 +258,7 @@ mod tests {
             multipath: Multipath::Packet,
             max_hop: 3,
             ucmp_alpha: 1.0,
+            expander_paths: 1,
             services: Services::default(),
             entries: vec![(0, e(1, 0)), (0, e(2, 0)), (1, e(0, 1)), (1, e(2, 2)), (2, e(1, 3)), (2, e(0, 3))],
             routes: vec![],
