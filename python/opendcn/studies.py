@@ -216,7 +216,7 @@ class Runner:
         if self.reading:
             assert self.reference is not None
             if label is None:
-                raise MissingReference(p.relpath(), "an unlabelled point has no reference record")
+                raise MissingReference(str(p.relpath()), "an unlabelled point has no reference record")
             ref = self.reference.load(label, p)
             b = str(ref.record.get("build") or "unrecorded")
             self.builds[b] = self.builds.get(b, 0) + 1
