@@ -527,16 +527,18 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
 
     def get(label: str) -> Any:
         if label not in S:
-            raise MissingReference(label, "not part of this run (section 7 left out)")
+            raise MissingReference(label, "not part of this run (section 7 left out, or its design's calibration "
+                                          "point has no record)")
         return R.get(*S[label], seed=seed, label=label)
 
-    try:
-        hops = {d: _optical_hops(get(f"cal/{d}").summary) for d in big_arch}
-    except MissingReference as e:
-        echo(f"  section 7: {e}")
-        hops = {d: 1.0 for d in big_arch}     # the judged points are then not recorded either
+    hops: dict[str, float] = {}
+    for d in big_arch:
+        try:
+            hops[d] = _optical_hops(get(f"cal/{d}").summary)
+        except MissingReference as e:
+            echo(f"  section 7: {e}")    # its judged points are then left out
     if with_section7:
-        S.update(judged_points(st, hops))
+        S.update(judged_points({**st, "archs": {d: a for d, a in big_arch.items() if d in hops}}, hops))
     R.prefetch(R.point(*S[k], seed=seed) for k in S if k.startswith(("buf/", "pb/")))
 
     inv: list[bool] = []
@@ -719,8 +721,16 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                     "{c2_vlb_clos}", f"VLB/Clos goodput {g['rotornet-vlb']:.3f}/{g['clos']:.3f}, "
                                      f"{g['clos'] / max(g['rotornet-vlb'], 1e-12):.1f}x the time"))
         low = g["rotornet-vlb"] / max(g["rotornet-direct+pausing"], 1e-12)
+        rx = {x["design"]: x["retransmits"] for x in c2rows}
         claims.append(Claim(f"Case II: RotorNet VLB much lower than direct (< {MUCH}x)", PASS if low < MUCH else FAIL,
-                            f"{g['rotornet-vlb']:.3f} / {g['rotornet-direct+pausing']:.3f} = {low:.2f}"))
+                            f"{g['rotornet-vlb']:.3f} / {g['rotornet-direct+pausing']:.3f} = {low:.3f} vs paper 'VLB "
+                            "exhibits significantly lower throughput compared to the baseline' (unpublished: the paper "
+                            "compares VLB with Clos, its baseline, where it is "
+                            f"{g['rotornet-vlb'] / max(g['clos'], 1e-12):.2f}x, and gives Fig. 9(a)'s values only as a "
+                            f"plot; this check's band against direct is the DECIDE 'much lower' = below half, and VLB "
+                            f"sits at its edge; mechanism: VLB sprays a flow's packets over intermediates whose circuits "
+                            f"come up in different slices, so TCP sees reordering: {rx.get('rotornet-vlb', 0)} "
+                            f"retransmissions against {rx.get('rotornet-direct+pausing', 0)} for direct)"))
         # hybrid rotor + electrical: the sensitivity table over the unstated parameters
         hy_dur, hy_bytes = "3ms", 4_000_000
         senders = ["100Gbps", "40Gbps"] if duration_ else ["100Gbps", "40Gbps", "25Gbps"]
