@@ -235,10 +235,12 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                                     f"uplinks in payload, {x['rlb_returns']} bulk packets returned" for x in mix_rows)
                         + "), so throughput falls only by NDP's hop tax; opera-sim's own 100-KB FCTs at 10 % "
                         "(Figure10 .../postprocess/FCT_100kB_10percLL.tif: median about 115 ms against 51 ms at line "
-                        "rate, 1 %: about 65 ms) put its RotorLB near half rate, a loss beyond that tax whose cause "
-                        "in opera-sim is not established here (candidates read from its code: bulk packets left in a "
-                        "ToR uplink queue when the circuit changes go back to the host, compositequeue.cpp; each NDP "
-                        "packet the NIC sends pushes a committed bulk packet back, rlbmodule.cpp NICpush)"))
+                        "rate, 1 %: about 65 ms) put its RotorLB near half rate, a loss beyond that tax (class: "
+                        "unpublished: the paper does not say what else costs RotorLB its rate; opera-sim's code has two "
+                        "mechanisms that would: bulk packets left in a ToR uplink queue when the circuit changes go "
+                        "back to the host, compositequeue.cpp, and each NDP packet the NIC sends pushes a committed "
+                        "bulk packet back, rlbmodule.cpp NICpush; telling them apart needs opera-sim's binary with "
+                        "its 5-path topology file, which its repository does not hold)"))
     again = R.fresh(*S[f"mix/{loads[0]}"], seed=seed)
     first = get(f"mix/{loads[0]}")
     same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
