@@ -283,6 +283,11 @@ class ServiceOptions(ArchOptions):
 
     def apply_services(self, net: Any) -> None:
         """Switch the chosen services on ``net``."""
+        from .network import Network
+
+        if self.log_drops and not isinstance(net, Network):
+            raise ConfigError("--log-drops", self.log_drops, "the slotted engines (Sirius, Shale) do not record drops "
+                              "one by one; their summary counts them by reason")
         net.log_drops = int(self.log_drops)
         eqo = self.queue_estimation == "eqo"
         net.services(congestion_detection=self.congestion_detection, pushback=self.pushback,
