@@ -115,3 +115,17 @@ def test_a_packet_its_full_calendar_queue_rejects_triggers_a_push_back():
         key = (d["time_ps"][k], d["src_node"][k], d["dst_node"][k], d["node"][k], d["port"][k], d["dep"][k])
         assert key in sent, key
     assert r.summary["drop_log"] == {"recorded": len(d["time_ps"]), "unlogged": 0, "pushbacks": len(p["sent_ps"])}
+
+
+def test_deferral_is_the_congestion_that_pushes_back():
+    """OpenOptics App. B: with congestion detection 'packets are deferred to later time
+    slices when the primary queue is full' and 'push-back engages once the primary queue is
+    full': a packet that admission control defers sends a push-back for its primary queue."""
+    net = od.arch.rotornet(nodes=8, uplinks=2, hosts_per_node=2, slice="50us", shared_buffer="64MB", routing="hoho",
+                           admission_control=True, pushback=True, log_drops=10)
+    s = net.run(W.poisson("hadoop", load=0.6, pattern="uniform"), duration="1ms", seed=3).summary
+    deferred = s["admission_control"]["deferred_packets"] + s["admission_control"]["adm_fail_packets"]
+    assert deferred > 100
+    assert s["services"]["congestion_events"] >= deferred
+    assert s["services"]["pushback_messages"] >= deferred
+    assert s["drop_log"]["pushbacks"] == s["services"]["pushback_messages"]

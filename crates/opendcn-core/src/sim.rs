@@ -2474,6 +2474,7 @@ impl Sim {
             // admission control at the ToR: the space reserved on the chosen port is given
             // back and a later slice's decision is taken (its buffer checked as any arrival)
             self.ports[px.q_port as usize].bytes -= p.wire as u64;
+            self.adm_congested(Action { port: px.q_port, dep: px.q_dep }, pid);
             match self.adm_later(p.at, pid) {
                 Some(b) => self.enqueue(b.port, pid, b.dep),
                 None => self.drop_pkt(pid, DROP_ADM),
@@ -2673,6 +2674,22 @@ impl Sim {
     /// `pid` in the next occurrence of its departure slice (bandwidth × the up-time left
     /// in it, after what is queued there)? Only calendar queues are checked: a wildcard
     /// departure, a static or electrical port always admits.
+    /// Admission control found the calendar queue of `pid`'s decision `a` full: the
+    /// congestion OpenOptics detects ("packets are deferred to later time slices when the
+    /// primary queue is full", App. B). Counted with congestion detection on; with push-back
+    /// on, the packet's source is told, as for a packet that fills its queue (§5.2).
+    fn adm_congested(&mut self, a: Action, pid: u32) {
+        if !self.services.congestion_detection {
+            return;
+        }
+        self.congestion_events += 1;
+        if self.services.pushback {
+            let cur = self.slice_now();
+            let first = self.sched.next_occurrence(cur, a.dep);
+            self.send_pushback(a.port, pid, a.dep, first);
+        }
+    }
+
     fn adm_fits(&mut self, a: Action, pid: u32) -> bool {
         let pt = &self.ports[a.port as usize];
         if a.dep == WILD || pt.kind != PortKind::Optical || pt.served || self.sched.is_static() {
@@ -3399,10 +3416,13 @@ impl Sim {
             return;
         }
         match self.route(p.at, pid) {
-            Some(a) if self.adm && !self.adm_fits(a, pid) => match self.adm_later(p.at, pid) {
-                Some(b) => self.enqueue(b.port, pid, b.dep),
-                None => self.drop_pkt(pid, DROP_ADM),
-            },
+            Some(a) if self.adm && !self.adm_fits(a, pid) => {
+                self.adm_congested(a, pid);
+                match self.adm_later(p.at, pid) {
+                    Some(b) => self.enqueue(b.port, pid, b.dep),
+                    None => self.drop_pkt(pid, DROP_ADM),
+                }
+            }
             Some(a) => self.enqueue(a.port, pid, a.dep),
             None => self.no_route(p.at, pid),
         }
