@@ -912,8 +912,9 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             b = R.derive(r, "tor_buffer", lambda r_: _tor_buffer(r_, 2 * big_up))
             return {"basis": basis, "routing": routing, "offload": off, "host_load": S[label][2]["load"],
                     "p999_tor_MB": b["p999_bytes"] / 1e6, "median_tor_p999_MB": b["median_tor_p999_bytes"] / 1e6,
-                "busiest_up_MB": b["busiest_up_p999_bytes"] / 1e6 if "busiest_up_p999_bytes" in b else None,
-                "busiest_down_MB": b["busiest_down_p999_bytes"] / 1e6 if "busiest_down_p999_bytes" in b else None,
+                    "busiest_up_MB": b["busiest_up_p999_bytes"] / 1e6 if "busiest_up_p999_bytes" in b else None,
+                    "busiest_down_MB": (b["busiest_down_p999_bytes"] / 1e6 if "busiest_down_p999_bytes" in b
+                                        else None),
                     "peak_tor_MB": b["peak_bytes"] / 1e6,
                     "offload_peak_host_MB": s["services"].get("offload_peak_host_bytes", 0) / 1e6,
                     "goodput": s["goodput_normalized"], "core_util": _core_util(s), "dropped": _drops(s),
