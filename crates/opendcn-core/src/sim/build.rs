@@ -1,0 +1,421 @@
+//! Building a simulation from its spec: validation, ports and calendar queues, endpoints,
+//! flows and their dependencies, services, and the run's modes (decided here, once).
+
+use crate::sim::*;
+
+impl Sim {
+    /// Validate a spec and build the simulation at t = 0.
+    pub fn new(spec: SimSpec) -> Result<Self, SpecError> {
+        spec.validate()?;
+        let n_ports = spec.n_ports();
+        let nodes = spec.nodes as usize;
+        let mut port_node = vec![0u32; n_ports];
+        for n in 0..nodes {
+            for gp in spec.port_offset[n]..spec.port_offset[n + 1] {
+                port_node[gp as usize] = n as u32;
+            }
+        }
+        let optical: Vec<bool> = spec.port_kind.iter().map(|&k| k == PortKind::Optical).collect();
+        let has_optical = optical.iter().any(|&o| o);
+        let mut peer = spec.sched_peer.clone();
+        if peer.is_empty() {
+            peer = vec![NONE; n_ports * spec.slice_ps.len().max(1)];
+        }
+        // only optical ports take their peer from the schedule
+        let rows = peer.len() / n_ports.max(1);
+        for r in 0..rows {
+            for gp in 0..n_ports {
+                if !optical[gp] {
+                    peer[r * n_ports + gp] = NONE;
+                }
+            }
+        }
+        let sched = if spec.slice_ps.is_empty() {
+            Schedule::fixed(n_ports, peer)?
+        } else {
+            Schedule::cyclic(spec.slice_ps.clone(), spec.guardband_ps, n_ports, peer)?
+        };
+        for gp in 0..n_ports {
+            if optical[gp] {
+                for idx in 0..sched.slices() {
+                    let q = sched.peer(gp as u32, idx);
+                    if q != NONE && !optical[q as usize] {
+                        return Err(SpecError::new(format!("schedule.peer[{idx}][{gp}]"), q, "optical circuits must join two optical ports"));
+                    }
+                }
+            }
+        }
+        let router = match spec.router {
+            RouterKind::Table => Router::Table(build_tables(nodes, &spec.port_offset, &spec.entries)?),
+            RouterKind::Source => {
+                let mut rs: Vec<_> = spec.routes.clone();
+                rs.sort();
+                let mut routes = Routes::default();
+                for (src, dst, ts, hops) in rs {
+                    routes.routes.push((src, dst, ts, routes.hops.len() as u32, hops.len() as u32));
+                    routes.hops.extend(hops.iter().map(|&(port, dep)| Action { port, dep }));
+                }
+                routes.index(nodes);
+                Router::Source(routes)
+            }
+            RouterKind::Vlb | RouterKind::Direct => {
+                if !has_optical {
+                    return Err(SpecError::new("routing", format!("{:?}", spec.router), "built-in VLB/direct routing needs optical ports"));
+                }
+                let ci = ConnIndex::new(&sched, &port_node, &spec.port_offset, &optical);
+                if spec.router == RouterKind::Vlb { Router::Vlb(ci) } else { Router::Direct(ci) }
+            }
+            RouterKind::Hoho | RouterKind::Ucmp => {
+                if !has_optical || sched.is_static() {
+                    return Err(SpecError::new("routing", format!("{:?}", spec.router), "HOHO/UCMP need a cyclic optical schedule"));
+                }
+                if spec.max_hop == 0 || spec.max_hop > 8 {
+                    return Err(SpecError::new("max_hop", spec.max_hop, "expected 1..=8"));
+                }
+                let cells = nodes as u64 * nodes as u64 * sched.slices() as u64 * spec.max_hop as u64;
+                if cells > 200_000_000 {
+                    return Err(SpecError::new("routing", format!("{:?}", spec.router),
+                        format!("earliest-path index too large ({nodes} nodes x {} slices); use vlb or direct", sched.slices())));
+                }
+                let idx = crate::earliest::EarliestIndex::new(&sched, &port_node, &spec.port_offset, &optical, spec.max_hop);
+                if spec.router == RouterKind::Hoho {
+                    Router::Hoho(idx)
+                } else {
+                    if !(spec.ucmp_alpha >= 0.0 && spec.ucmp_alpha.is_finite()) {
+                        return Err(SpecError::new("ucmp_alpha", spec.ucmp_alpha, "must be a non-negative number"));
+                    }
+                    let rate = (0..n_ports).filter(|&g| optical[g]).map(|g| spec.port_rate_bps[g]).min().unwrap_or(1);
+                    Router::Ucmp(idx, spec.ucmp_alpha, spec.slice_ps[0], rate)
+                }
+            }
+            RouterKind::Expander => {
+                if !has_optical {
+                    return Err(SpecError::new("routing", "expander", "needs optical ports"));
+                }
+                Router::Expander(crate::expander::SlicePaths::with_paths(&sched, &port_node, &spec.port_offset, &optical,
+                                                                         spec.expander_paths)?)
+            }
+        };
+        let no_disc = Discipline::default();
+        let ports = (0..n_ports).map(|gp| {
+            let d = spec.port_disc.get(gp).unwrap_or(&no_disc);
+            let vcs = spec.transport.credit_vcs.max(1) as usize;
+            let classes = if d.credit { vcs } else { d.class_cap.len().max(1) };
+            Port {
+            kind: spec.port_kind[gp],
+            rate: Rate::new(spec.port_rate_bps[gp]),
+            prop: spec.port_prop_ps[gp],
+            cap: spec.port_buffer_bytes[gp],
+            bytes: 0,
+            peer: spec.port_peer[gp],
+            busy_until: 0,
+            cal: NONE,
+            heads: std::collections::BinaryHeap::new(),
+            departs: Departures::default(),
+            next_dep: Ps::MAX,
+            down_until: 0,
+            last_pkt: NONE,
+            last_end: 0,
+            tx_bytes: 0,
+            tx_bytes_sampled: 0,
+            ecn_k: d.ecn_k,
+            served: d.served(),
+            trim: d.trim,
+            classes: if d.served() { smallvec![VecDeque::new(); classes] } else { SmallVec::new() },
+            class_bytes: smallvec![0; if d.served() { classes } else { 0 }],
+            class_cap: if d.credit { smallvec![u64::MAX; vcs] } else if d.class_cap.is_empty() { smallvec![spec.port_buffer_bytes[gp]] } else { SmallVec::from_slice(&d.class_cap) },
+            free_pending: false,
+            credit: if d.credit && spec.port_kind[gp] != PortKind::HostDown { smallvec![spec.transport.credit_bytes; vcs] } else { SmallVec::new() },
+            cred_ret: VecDeque::new(),
+            rr_vc: 0,
+            blocked_since: Ps::MAX,
+            cred_wake: Ps::MAX,
+            quantum: d.weights.iter().map(|&w| w as u64 * (spec.mtu_bytes + spec.header_bytes) as u64).collect(),
+            deficit: vec![0; d.weights.len()],
+            drr: 0,
+        }}).collect();
+        let port_class: Vec<u8> = (0..n_ports).map(|gp| match spec.port_kind[gp] {
+            PortKind::Electrical | PortKind::Unused => 0,
+            PortKind::Optical if spec.slice_ps.is_empty() => 1,
+            PortKind::Optical => 2,
+            PortKind::HostDown => 3,
+        }).enumerate().map(|(gp, c)| match spec.port_link_class.get(gp) {
+            Some(&o) if o != NONE => o as u8,
+            _ => c,
+        }).collect();
+        let eps = (0..spec.ep_node.len()).map(|i| Endpoint {
+            node: spec.ep_node[i],
+            rate: Rate::new(spec.ep_rate_bps[i]),
+            prop: spec.ep_prop_ps[i],
+            down_port: spec.ep_down_port[i],
+            busy_until: 0,
+            scheduled: false,
+            voq: BTreeMap::new(),
+            voqs: Vec::new(),
+            voq_free: Vec::new(),
+            rr: VecDeque::new(),
+            sleeping: std::collections::BinaryHeap::new(),
+            sched_at: 0,
+            ctrl: VecDeque::new(),
+            tready: VecDeque::new(),
+            tsleep: std::collections::BinaryHeap::new(),
+            turn: false,
+        }).collect();
+        let flows = (0..spec.flow_src.len()).map(|i| Flow {
+            start: spec.flow_start_ps[i],
+            src: spec.flow_src[i],
+            dst: spec.flow_dst[i],
+            size: spec.flow_size[i],
+            injected: 0,
+            delivered: 0,
+            finish: Ps::MAX,
+            max_hops: 0,
+            tp: spec.flow_transport.get(i).copied().unwrap_or_default(),
+            conn: NONE,
+            parked: NONE,
+            inq: false,
+            timer_at: Ps::MAX,
+            retx: 0,
+            timeouts: 0,
+            acked_at: Ps::MAX,
+            started: false,
+        }).collect();
+        // flows without dependencies start at their time, in order; the others when the
+        // last of their dependencies finishes
+        let nf = spec.flow_src.len();
+        // (a flow of co-flow c >= 1 waits for one barrier: the end of co-flow c - 1)
+        let barrier = |i: usize| spec.flow_coflow.get(i).is_some_and(|&c| c != NONE && c > 0);
+        let mut timed: Vec<u32> = (0..nf as u32).filter(|&i| spec.deps_of(i as usize).is_empty() && !barrier(i as usize)).collect();
+        timed.sort_by_key(|&i| spec.flow_start_ps[i as usize]);
+        let dep_wait: Vec<u32> = (0..nf).map(|i| spec.deps_of(i).len() as u32 + barrier(i) as u32).collect();
+        // co-flows: unfinished flows per co-flow, and each co-flow's flows
+        let ncf = spec.coflows();
+        let mut coflow_left = vec![0u32; ncf];
+        let mut coflow_ptr = vec![0u32; if ncf > 0 { ncf + 1 } else { 0 }];
+        let mut coflow_flows = Vec::new();
+        if ncf > 0 {
+            for &c in &spec.flow_coflow {
+                if c != NONE {
+                    coflow_left[c as usize] += 1;
+                    coflow_ptr[c as usize + 1] += 1;
+                }
+            }
+            for c in 0..ncf {
+                coflow_ptr[c + 1] += coflow_ptr[c];
+            }
+            coflow_flows = vec![0u32; coflow_ptr[ncf] as usize];
+            let mut at = coflow_ptr.clone();
+            for (i, &c) in spec.flow_coflow.iter().enumerate() {
+                if c != NONE {
+                    coflow_flows[at[c as usize] as usize] = i as u32;
+                    at[c as usize] += 1;
+                }
+            }
+        }
+        let mut dependents_ptr = vec![0u32; if spec.flow_dep_ptr.is_empty() { 0 } else { nf + 1 }];
+        let mut dependents = vec![0u32; spec.flow_dep_ids.len()];
+        if !dependents_ptr.is_empty() {
+            for &d in &spec.flow_dep_ids {
+                dependents_ptr[d as usize + 1] += 1;
+            }
+            for i in 0..nf {
+                dependents_ptr[i + 1] += dependents_ptr[i];
+            }
+            let mut at = dependents_ptr.clone();
+            for i in 0..nf {
+                for &d in spec.deps_of(i) {
+                    dependents[at[d as usize] as usize] = i as u32;
+                    at[d as usize] += 1;
+                }
+            }
+        }
+        let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() && ncf == 0 { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
+        let adm = spec.admission_control && !sched.is_static()
+            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
+        let mut sim = Sim {
+            now: 0,
+            heap: EventList::with_lookahead(LOOKAHEAD),
+            sched,
+            router,
+            multipath: spec.multipath,
+            port_node,
+            port_offset: spec.port_offset.clone(),
+            optical,
+            ports,
+            cal: Vec::new(),
+            rx_last: vec![(u32::MAX, NONE); n_ports],
+            eps,
+            hosts_mode: spec.hosts_mode,
+            flows,
+            next_flow: 0,
+            pool: Vec::new(),
+            pool_x: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            peak_live: 0,
+            mtu: spec.mtu_bytes,
+            header: spec.header_bytes,
+            rng_route: Stream::new(spec.seed, "routing"),
+            rng_paths: Stream::new(spec.seed, "routing.expander_paths"),
+            seed: spec.seed,
+            reconfigs: Vec::new(),
+            reconfigs_applied: 0,
+            max_hop: spec.max_hop,
+            route_gen: 0,
+            port_gen: vec![0; n_ports],
+            rerouted_at_tor: 0,
+            services: spec.services,
+            paused: crate::flatmap::FlatMap::with_capacity(16),
+            pushbacks: Vec::new(),
+            congestion_events: 0,
+            pushback_msgs: 0,
+            paused_attempts: 0,
+            pb_sent: std::collections::BTreeSet::new(),
+            pb_slice: u64::MAX,
+            eqo: crate::services::Eqo::new(spec.services.eqo_interval_ps, n_ports),
+            offload: crate::services::Offload::new(spec.services.offload_queues, {
+                let mut nh = vec![Vec::new(); nodes];
+                if spec.hosts_mode {
+                    for (i, &n) in spec.ep_node.iter().enumerate() {
+                        nh[n as usize].push(i as u32);
+                    }
+                }
+                nh
+            }, spec.seed),
+            events: 0,
+            event_counts: [0; EVENT_KINDS.len()],
+            packet_hops: 0,
+            flows_started: 0,
+            flows_completed: 0,
+            offered: 0,
+            delivered: 0,
+            drops: [0; DROP_REASONS.len()],
+            collisions: 0,
+            gb_violations: 0,
+            reroutes: 0,
+            expander: spec.router == RouterKind::Expander,
+            trace: crate::trace::TraceHash::start(),
+            sample_interval: spec.sample_interval_ps,
+            watch: spec.watch_ports.clone(),
+            out_ts: Default::default(),
+            collect_tm: spec.collect_tm,
+            tm: BTreeMap::new(),
+            scratch: Vec::new(),
+            preplan: None,
+            cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
+            sent_hint: (NONE, 0),
+            ledger: Ledger::new(DROP_REASONS.len()),
+            tparams: spec.transport,
+            conns: Vec::new(),
+            conn_free: Vec::new(),
+            ecn_marks: 0,
+            latency: LogHist::new(),
+            reorder: [0; 6],
+            delivered_by_hops: vec![0; 17],
+            pkts_by_hops: [vec![0; 17], vec![0; 17]],
+            delivered_by_class: [0; 8],
+            delivered_by_hops_class: vec![[0; 8]; 17],
+            class_tx: [0; 4],
+            port_class,
+            loss: spec.loss.iter().copied().collect(),
+            blocked: Vec::new(),
+            blocked_listed: vec![false; n_ports],
+            watchdog_at: Ps::MAX,
+            deadlock: None,
+            credit_net: spec.flow_transport.contains(&TransportKind::Credit),
+            port_vc: if spec.transport.credit_vc_step.is_some() {
+                (0..n_ports).map(|gp| spec.port_disc.get(gp).map_or(0, |d| d.vc_class)).collect()
+            } else {
+                Vec::new()
+            },
+            pias: spec.pias_thresholds.clone(),
+            pacers: Vec::new(),
+            pacer_at: Vec::new(),
+            stop_when: spec.stop_when,
+            net_series: spec.net_series,
+            out_net: Vec::new(),
+            net_last: NetSample::default(),
+            rlb: None,
+            rlb_ports: Vec::new(),
+            bulk_meta: Vec::new(),
+            rlb_event: false,
+            ll_total: spec.flow_transport.iter().filter(|&&t| t != TransportKind::RotorLb).count() as u64
+                + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
+            ll_done: 0,
+            stopped: false,
+            hold_on: spec.hold_unrouted,
+            holds: vec![BTreeMap::new(); nodes],
+            hold_bytes: vec![0; nodes],
+            hold_cap: (0..nodes).map(|n| (spec.port_offset[n]..spec.port_offset[n + 1])
+                .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
+                .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
+            hold_waiters: vec![Vec::new(); nodes],
+            release_at: Ps::MAX,
+            hold: HoldStats::default(),
+            hold_peak_node: vec![0; nodes],
+            reconfig_drain: Vec::new(),
+            reconfig_tables: Vec::new(),
+            reconfig_state: Vec::new(),
+            draining: NONE,
+            drain_queue: VecDeque::new(),
+            switch_pending: false,
+            in_net: 0,
+            drain_waiters: Vec::new(),
+            drain_refused: 0,
+            switch_log: Vec::new(),
+            failures: Vec::new(),
+            down: Vec::new(),
+            n_down: 0,
+            failed_route: false,
+            fail_log: Vec::new(),
+            timed,
+            dep_wait,
+            dep_gap,
+            dependents_ptr,
+            dependents,
+            flow_coflow: spec.flow_coflow.clone(),
+            coflow_left,
+            coflow_ptr,
+            coflow_flows,
+            adm,
+            lean: false,
+            lean_src: false,
+            flat_cal: false,
+            any_ecn: false,
+            adm_listed: spec.admission_control,
+            adm_deferred: 0,
+            msg: messages::Messages::default(),
+            shared: buffer::SharedBuffers::default(),
+            shared_on: false,
+            droplog: droplog::DropLog::new(spec.log_drops),
+        };
+        sim.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
+            spec.port_buffer_bytes.clone(),
+            sim.ports.iter().map(|p| p.class_cap.iter().copied().collect()).collect())?;
+        sim.shared_on = sim.shared.on();
+        for n in 0..nodes {
+            let b = sim.shared.pool(n as u32);
+            if b > 0 {
+                sim.hold_cap[n] = b;
+            }
+        }
+        sim.any_ecn = sim.ports.iter().any(|p| p.ecn_k > 0);
+        sim.flat_cal = !sim.any_ecn && !sim.eqo.enabled() && sim.multipath != Multipath::Adaptive;
+        sim.lean = !sim.shared_on && !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
+            && !sim.adm && !sim.sched.is_static();
+        if spec.flow_transport.contains(&TransportKind::RotorLb) {
+            sim.setup_rotorlb(&spec)?;
+        }
+        sim.lean_src = sim.lean && matches!(sim.router, Router::Vlb(_) | Router::Direct(_)) && !sim.services.pushback
+            && !sim.services.flow_pausing && sim.pias.is_empty() && sim.rlb.is_none() && !sim.expander
+            && sim.ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0);
+        if let Some(&f) = sim.timed.first() {
+            let t = sim.flows[f as usize].start;
+            sim.push(t, Ev::NextFlows);
+        }
+        if sim.sample_interval > 0 && (!sim.watch.is_empty() || sim.net_series) {
+            sim.push(sim.sample_interval, Ev::Sample);
+        }
+        Ok(sim)
+    }
+}

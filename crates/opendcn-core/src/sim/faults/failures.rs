@@ -1,0 +1,67 @@
+//! Link and node failures: ports going down and coming back, and the log of down intervals.
+
+use crate::sim::*;
+
+impl Sim {
+    /// Schedule a failure (`down`) or recovery of the fabric ports `ports` at `at` (a
+    /// failed link is both its ends). From a failure on, nothing is sent into a down
+    /// port: the packets queued on it are dropped (`failed_link`), routers that offer
+    /// several ports choose among the others, and a packet whose only way on is a down
+    /// port is dropped (`failed_link`); packets already on the wire arrive. Transports
+    /// recover what they can. Recovery makes the ports usable again.
+    pub fn fail_ports(&mut self, at: Ps, ports: Vec<u32>, down: bool) -> Result<(), SpecError> {
+        if at < self.now {
+            return Err(SpecError::new("fail_at", at, "is in the past of the running simulation"));
+        }
+        if self.credit_net {
+            return Err(SpecError::new("failures", ports.len(), "a lossless (credit) network cannot lose a link's packets"));
+        }
+        for &p in &ports {
+            if p as usize >= self.ports.len() || self.port_node[p as usize] as usize >= self.port_offset.len() - 1 {
+                return Err(SpecError::new("failed port", p, "is not a port of a fabric node"));
+            }
+        }
+        if self.down.is_empty() {
+            self.down = vec![false; self.ports.len()];
+        }
+        let i = self.failures.len() as u32;
+        self.failures.push((ports, down));
+        self.push(at, Ev::Reconfig(i | FAIL));
+        Ok(())
+    }
+
+    /// Whether the output lists drop reason `i`: `failed_link` only in runs with failures,
+    /// `adm_fail` only in runs with admission control.
+    pub(in crate::sim) fn reason_listed(&self, i: usize) -> bool {
+        match i {
+            DROP_FAILED => !self.down.is_empty(),
+            DROP_ADM => self.adm_listed,
+            _ => true,
+        }
+    }
+
+    /// Port-down intervals so far: (port, from, until; `Ps::MAX` = still down).
+    pub fn fail_log(&self) -> &[(u32, Ps, Ps)] {
+        &self.fail_log
+    }
+
+    pub(in crate::sim) fn on_failure(&mut self, i: u32) {
+        let (ports, down) = std::mem::take(&mut self.failures[i as usize]);
+        for gp in ports {
+            if self.down[gp as usize] == down {
+                continue;
+            }
+            self.down[gp as usize] = down;
+            if down {
+                self.n_down += 1;
+                self.fail_log.push((gp, self.now, Ps::MAX));
+                self.drop_queued_as(gp, DROP_FAILED);
+            } else {
+                self.n_down -= 1;
+                if let Some(e) = self.fail_log.iter_mut().rev().find(|e| e.0 == gp && e.2 == Ps::MAX) {
+                    e.2 = self.now;
+                }
+            }
+        }
+    }
+}

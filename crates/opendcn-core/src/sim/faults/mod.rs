@@ -1,0 +1,4 @@
+//! Faults: runtime reconfiguration and link or node failures.
+
+mod failures;
+mod reconfig;

@@ -1,0 +1,327 @@
+//! Calendar queues: planning a packet's departure on a slotted port (the first slice
+//! from its arrival in which its serialization fits), committing it, the guardband check, and
+//! releasing departed transmissions from a port's byte count (shared buffers included).
+
+use crate::sim::*;
+
+
+impl Sim {
+    /// Forget planned transmissions that have started by now (their buffer space frees).
+    #[inline]
+    pub(in crate::sim) fn release_departed(&mut self, port: u32) {
+        let now = self.now;
+        let single = self.ports[port as usize].kind != PortKind::Optical || self.sched.is_static();
+        let pt = &mut self.ports[port as usize];
+        if pt.next_dep > now {
+            return;
+        }
+        let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
+        if self.flat_cal && !single {
+            let dp = &mut pt.departs;
+            let (mut freed, mut last) = (0u64, (0, 0, NONE));
+            let next = dp.release(now, |(t, wire, pid)| {
+                freed += wire as u64;
+                if t >= last.0 {
+                    last = (t, wire, pid);
+                }
+            });
+            pt.bytes -= freed;
+            pt.tx_bytes += freed;
+            *class_tx += freed;
+            // the last to depart (the one a circuit change could catch on the wire)
+            if last.2 != NONE {
+                pt.last_pkt = last.2;
+                pt.last_end = last.0 + pt.rate.tx(last.1 as u64);
+            }
+            pt.next_dep = next.unwrap_or(Ps::MAX);
+            return;
+        }
+        if single {
+            // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
+            // planned departure
+            pt.next_dep = Self::drain_queue(pt, &mut self.cal[pt.cal as usize], class_tx, now).unwrap_or(Ps::MAX);
+            return;
+        }
+        // a drained queue that has more planned is re-keyed in place (one sift instead of
+        // a pop and a push); (time, queue) keys are distinct, so the order is the same
+        let mut heads = std::mem::take(&mut pt.heads);
+        while let Some(mut top) = heads.peek_mut() {
+            let std::cmp::Reverse((t, idx)) = *top;
+            if t > now {
+                break;
+            }
+            match Self::drain_queue(pt, &mut self.cal[(pt.cal + idx) as usize], class_tx, now) {
+                Some(next) => *top = std::cmp::Reverse((next, idx)),
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+            }
+        }
+        pt.next_dep = heads.peek().map_or(Ps::MAX, |r| r.0 .0);
+        pt.heads = heads;
+    }
+
+    /// A shared switch buffer: set `port`'s caps from its node's pool (every port of the
+    /// node released to the exact count first), so that the admission test that follows
+    /// applies the dynamic threshold (`buffer`). Nothing for a node without a pool.
+    #[inline(never)]
+    pub(in crate::sim) fn shared_refresh(&mut self, port: u32) {
+        let node = self.port_node[port as usize];
+        if self.shared.pool(node) == 0 {
+            return;
+        }
+        let (a, b) = (self.port_offset[node as usize], self.port_offset[node as usize + 1]);
+        let mut used = self.hold_bytes[node as usize];
+        for g in a..b {
+            self.release_departed(g);
+            used += self.ports[g as usize].bytes;
+        }
+        let pt = &mut self.ports[port as usize];
+        let caps = self.shared.caps(node, port, used, pt.bytes, &pt.class_bytes);
+        pt.cap = caps.port;
+        for (c, v) in caps.classes.into_iter().enumerate() {
+            if let Some(x) = pt.class_cap.get_mut(c) {
+                *x = v;
+            }
+        }
+    }
+
+    /// Before `port` takes `wire` more bytes: release its departed transmissions when its
+    /// count of bytes could refuse them (or ECN marking reads it). The count without the
+    /// release is an upper bound of the exact one, so a test it passes the exact one passes
+    /// too; releasing in batches (a calendar queue asks for it every [`LAZY_RELEASE`]
+    /// plans) spares most hops the port's queue heads.
+    #[inline]
+    pub(in crate::sim) fn release_for(&mut self, port: u32, wire: u64) {
+        if self.shared_on {
+            self.shared_refresh(port);
+        }
+        let pt = &self.ports[port as usize];
+        if pt.bytes + wire > pt.cap || pt.served || (self.any_ecn && pt.ecn_k > 0) {
+            self.release_departed(port);
+        }
+    }
+
+    /// Release the transmissions of one of `pt`'s calendar queues that have started by
+    /// `now`; the queue's next planned departure, if any.
+    #[inline]
+    pub(in crate::sim) fn drain_queue(pt: &mut Port, cq: &mut CalQ, class_tx: &mut u64, now: Ps) -> Option<Ps> {
+        while let Some(&(t, wire, pid)) = cq.planned.front() {
+            if t > now {
+                return Some(t);
+            }
+            cq.planned.pop_front();
+            pt.bytes -= wire as u64;
+            cq.bytes -= wire as u64;
+            pt.tx_bytes += wire as u64;
+            *class_tx += wire as u64;
+            pt.last_pkt = pid;
+            pt.last_end = t + pt.rate.tx(wire as u64);
+        }
+        None
+    }
+
+    /// The first of `port`'s calendar queues in `cal`, made on first use.
+    #[inline]
+    pub(in crate::sim) fn cal_of(&mut self, port: u32) -> u32 {
+        let base = self.ports[port as usize].cal;
+        if base != NONE {
+            return base;
+        }
+        let n = if self.ports[port as usize].kind == PortKind::Optical && !self.sched.is_static() {
+            self.sched.slices() as usize
+        } else {
+            1
+        };
+        let base = self.cal.len() as u32;
+        self.cal.resize_with(self.cal.len() + n, CalQ::default);
+        self.ports[port as usize].cal = base;
+        base
+    }
+
+    /// Plan the transmission of a packet whose buffer space is already counted: find its
+    /// departure (tail of its calendar queue or link), check it against the schedule, and
+    /// schedule its arrival at the far end.
+    pub(in crate::sim) fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
+        let now = self.now;
+        let wire = self.pool[pid as usize].wire as u64;
+        let gb = self.sched.guardband();
+        let cyclic = !self.sched.is_static();
+        let cur = self.slice_now();
+        let pt = &self.ports[port as usize];
+        let ser = pt.rate.tx(wire);
+        let kind = pt.kind;
+        let mut offload_refused = false;
+        if self.offload.enabled() && kind == PortKind::Optical && cyclic && dep != WILD {
+            if let Some((_, abs, _, _)) = self.plan_slotted(port, dep, ser, cur, false) {
+                if abs >= cur.abs + self.offload.queues as u64 {
+                    if self.offload_pkt(port, pid, dep, abs) {
+                        return;
+                    }
+                    // no host below can take it now: it stays in the ToR
+                    self.offload.refused += 1;
+                    offload_refused = true;
+                }
+            }
+        }
+        let pt = &self.ports[port as usize];
+        // (departure time, absolute slice, slice index, receiving port)
+        let plan = if kind == PortKind::Optical && cyclic {
+            match self.preplan.take() {
+                // the plan the source's admission just made for this packet (nothing has
+                // moved since): committed without searching again
+                Some((pp, pport, at, plan)) if pp == pid && pport == port && at == now => {
+                    if let Some(pl) = plan {
+                        self.commit_slot(self.ports[port as usize].cal as usize, pl, ser);
+                    }
+                    plan
+                }
+                _ => self.plan_slotted(port, dep, ser, cur, true),
+            }
+        } else {
+            let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };
+            if rx == NONE {
+                None
+            } else {
+                let d = now.max(pt.busy_until).max(pt.down_until);
+                self.ports[port as usize].busy_until = d + ser;
+                // a static fabric's "slice" is the configuration in force (one per reconfiguration)
+                Some((d, self.reconfigs_applied, cur.idx, rx))
+            }
+        };
+        let Some((d, abs, idx, rx)) = plan else {
+            let pt = &mut self.ports[port as usize];
+            pt.bytes -= wire;
+            let reason = if kind == PortKind::Optical && cyclic && ser + gb > self.sched.slice(cur.abs).end - cur.start {
+                DROP_OVERSIZE
+            } else {
+                DROP_NO_CIRCUIT
+            };
+            self.drop_pkt(pid, reason);
+            return;
+        };
+        if kind == PortKind::Optical {
+            self.check_guard(port, d, ser, abs, idx, cyclic);
+        }
+        if self.offload.enabled() && !offload_refused && kind == PortKind::Optical && cyclic
+            && dep != WILD && abs >= cur.abs + self.offload.queues as u64 {
+            self.offload.window_violations += 1;
+        }
+        if self.eqo.enabled() && kind == PortKind::Optical && cyclic {
+            let bpt = self.eqo_bytes_per_tick(port);
+            self.eqo.read(&self.sched, port, idx, bpt, now);
+            self.eqo.add(port, idx, wire);
+        }
+        let queued = self.ports[port as usize].bytes - wire;
+        self.ecn_mark(port, pid, queued);
+        let base = self.cal_of(port);
+        let calendar = kind == PortKind::Optical && cyclic;
+        let to_host = kind == PortKind::HostDown;
+        let at = if to_host { rx } else { self.port_node[rx as usize] };
+        // the arrival slice at the next hop is the slice the packet was sent in
+        let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
+        let rx = if kind == PortKind::Optical { rx } else { NONE };
+        // a port with one queue keeps no heap of queue heads (release_departed)
+        let qi = if calendar { idx } else { 0 };
+        self.launch(port, pid, base + qi, calendar, Launch { d, ser, wire, abs, tag, at, rx, to_host });
+    }
+
+    /// Departure of a packet on a slotted optical port: the first occurrence of its
+    /// departure slice (or, for a wildcard, of any slice with a circuit) from now whose
+    /// calendar queue tail leaves room for the whole serialization before the slice ends.
+    /// With `commit` the queue's tail moves past it.
+    pub(in crate::sim) fn plan_slotted(&mut self, port: u32, dep: u32, ser: Ps, cur: SliceRef, commit: bool) -> Option<SlotPlan> {
+        let base = self.cal_of(port) as usize;
+        let plan = self.find_slot(port, base, dep, ser, cur)?;
+        if commit {
+            self.commit_slot(base, plan, ser);
+        }
+        Some(plan)
+    }
+
+    /// Move the tail of the planned calendar queue (of the port whose queues start at
+    /// `base`) past a transmission of `ser` planned there.
+    #[inline]
+    pub(in crate::sim) fn commit_slot(&mut self, base: usize, (t0, abs, idx, _): SlotPlan, ser: Ps) {
+        self.cal[base + idx as usize].tail = (abs, t0 + ser);
+    }
+
+    /// Count a guardband violation if an optical port's transmission (start `d`, lasting
+    /// `ser`, in slice `abs` of index `idx`) is not inside the circuit's up-time: after the
+    /// slice's guardband (on a cyclic schedule), before its end, and after the port's
+    /// reconfiguration delay.
+    #[inline]
+    pub(in crate::sim) fn check_guard(&mut self, port: u32, d: Ps, ser: Ps, abs: u64, idx: u32, cyclic: bool) {
+        let (start, end) = self.sched.bounds(abs, idx);
+        let up = start + if cyclic { self.sched.guard_of(port, idx) } else { 0 };
+        if cyclic && (d < up || d + ser > end) || d < self.ports[port as usize].down_until {
+            self.gb_violations += 1;
+        }
+    }
+
+    /// [`Sim::plan_slotted`] without the commit, for a port whose calendar queues start at
+    /// `base`: (departure, absolute slice, slice index, receiving port).
+    #[inline]
+    pub(in crate::sim) fn find_slot(&self, port: u32, base: usize, dep: u32, ser: Ps, cur: SliceRef) -> Option<SlotPlan> {
+        let sched = &self.sched;
+        let n = sched.slices();
+        let now = self.now;
+        let down = self.ports[port as usize].down_until;
+        let tails = &self.cal[base..base + n as usize];
+        // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn fits(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, ser: Ps, abs: u64, idx: u32) -> Option<Ps> {
+            let (start, end) = sched.bounds(abs, idx);
+            let (ta, tt) = tails[idx as usize].tail;
+            let t0 = now.max(start + sched.guard_of(port, idx)).max(if ta == abs { tt } else { 0 }).max(down);
+            (t0 + ser <= end).then_some(t0)
+        }
+        let fits = |abs: u64, idx: u32| fits(sched, tails, port, now, down, ser, abs, idx);
+        let (abs, t0, idx) = if dep == WILD {
+            // first slice with a circuit and room, within two cycles
+            let mut found = None;
+            let from = if down > now { sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
+            let mut idx = (from % n as u64) as u32;
+            for k in 0..2 * n as u64 {
+                let abs = from + k;
+                let i = idx;
+                idx = if idx + 1 == n { 0 } else { idx + 1 };
+                if sched.peer(port, i) == NONE {
+                    continue;
+                }
+                let (ta, _) = tails[i as usize].tail;
+                if ta > abs {
+                    continue; // this queue already spilled into a later occurrence
+                }
+                if let Some(t0) = fits(abs, i) {
+                    found = Some((abs, t0, i));
+                    break;
+                }
+            }
+            found?
+        } else {
+            if sched.peer(port, dep) == NONE {
+                return None;
+            }
+            let first = sched.next_occurrence(cur, dep);
+            let mut abs = first.max(tails[dep as usize].tail.0);
+            while down > now && sched.bounds(abs, dep).1 <= down {
+                abs += n as u64; // the circuit is still being reconfigured
+            }
+            let mut tries = 0;
+            loop {
+                if let Some(t0) = fits(abs, dep) {
+                    break (abs, t0, dep);
+                }
+                tries += 1;
+                if tries > 2 {
+                    return None; // never fits in an empty slice: oversize
+                }
+                // a fixed departure slice recurs every n slices
+                abs += n as u64;
+            }
+        };
+        Some((t0, abs, idx, sched.peer(port, idx)))
+    }
+}

@@ -1,0 +1,329 @@
+//! Routing at a node: the time-flow tables, source routes, UCMP re-routing, expander
+//! paths, and the choice among candidate actions (multipath).
+
+use crate::sim::*;
+
+/// Which of `n` candidate actions a packet of `flow` at `node` takes: a draw of the
+/// routing stream per packet, or a hash of (seed, flow, node) per flow; one candidate
+/// draws nothing.
+#[inline]
+pub(in crate::sim) fn choose_among(multipath: Multipath, rng: &mut Stream, seed: u64, n: u32, flow: u32, node: u32) -> u32 {
+    if n <= 1 {
+        return 0;
+    }
+    match multipath {
+        Multipath::Packet | Multipath::Adaptive => rng.below(n),
+        Multipath::Flow => (mix64(seed ^ ((flow as u64) << 32 | node as u64)) % n as u64) as u32,
+    }
+}
+
+pub(in crate::sim) fn routes_hop(router: &Router, id: u32, pos: u32) -> Option<Action> {
+    match router {
+        Router::Source(r) => r.hop(id, pos),
+        _ => None,
+    }
+}
+
+impl Sim {
+    /// Expander routing: the global ports of slice `idx`'s path from node `a` to node `b`
+    /// (None: another router, or an index out of range).
+    pub fn expander_path(&self, a: u32, b: u32, idx: u32) -> Option<Vec<u32>> {
+        self.expander_paths(a, b, idx).map(|mut v| v.swap_remove(0))
+    }
+
+    /// Expander routing: the global ports of every path slice `idx` keeps from node `a` to
+    /// node `b` (path 0 first: the BFS path; at most the router's k).
+    pub fn expander_paths(&self, a: u32, b: u32, idx: u32) -> Option<Vec<Vec<u32>>> {
+        let Router::Expander(sp) = &self.router else { return None };
+        let n = self.port_offset.len() as u32 - 1;
+        if a >= n || b >= n || idx >= self.sched.slices() {
+            return None;
+        }
+        (0..sp.n_paths(idx, a, b)).map(|i| self.expander_walk(sp, a, b, idx, sp.code(idx, a, b, i))).collect()
+    }
+
+    pub(in crate::sim) fn expander_walk(&self, sp: &crate::expander::SlicePaths, a: u32, b: u32, idx: u32, code: u32) -> Option<Vec<u32>> {
+        let n = self.port_offset.len() as u32 - 1;
+        let mut out = Vec::new();
+        let mut c = a;
+        while c != b {
+            let p = sp.next_on(idx, c, b, code);
+            if p == NONE || out.len() > n as usize {
+                return None;
+            }
+            out.push(p);
+            c = self.port_node[self.sched.peer(p, idx) as usize];
+        }
+        Some(out)
+    }
+
+    /// Decide the next hop of packet `pid` at `node`; `None` when nothing matches.
+    pub(in crate::sim) fn route(&mut self, node: u32, pid: u32) -> Option<Action> {
+        let p = self.pool[pid as usize];
+        self.failed_route = false;
+        // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
+        let ucmp_late = match &self.router {
+            // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
+            // the hops of the whole path)
+            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.route_gen && p.pos > 0
+                && (p.hops as usize) < idx.max_hop() => {
+                idx.hop(p.route, p.pos).and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64))
+            }
+            _ => None,
+        };
+        let mut cands = std::mem::take(&mut self.scratch);
+        let res = match &self.router {
+            Router::Source(routes) => {
+                let mut fresh = p.route == NONE;
+                let mut out = None;
+                if !fresh {
+                    match routes.hop(p.route, p.pos) {
+                        Some(a) if self.port_node[a.port as usize] == node => {
+                            self.pool[pid as usize].pos += 1;
+                            out = Some(a);
+                        }
+                        // the route does not pass here (a reconfiguration sent the packet
+                        // elsewhere): a new source route from this node
+                        Some(_) => fresh = true,
+                        None => {}
+                    }
+                }
+                if fresh {
+                    let (a, b) = routes.candidate_range(node, p.dst_node, p.tag);
+                    let pick = if a == b { None } else { Some(a + self.choose(b - a, p.flow, node)) };
+                    out = pick.and_then(|r| {
+                        let pk = &mut self.pool[pid as usize];
+                        pk.route = r;
+                        pk.pos = 1;
+                        routes_hop(&self.router, r, 0)
+                    });
+                }
+                out
+            }
+            Router::Table(t) => {
+                let nt = &t[node as usize];
+                match nt.fast_actions(p.src_node, p.dst_node) {
+                    // read in place (no copy): the choice `pick` makes when no link is
+                    // down and the choice is not adaptive
+                    Some(acts) if self.n_down == 0 && self.multipath != Multipath::Adaptive => match acts.len() {
+                        0 => None,
+                        n => Some(acts[choose_among(self.multipath, &mut self.rng_route, self.seed, n as u32, p.flow,
+                                                    node) as usize]),
+                    },
+                    _ => {
+                        nt.lookup(p.src_node, p.dst_node, p.tag, &mut cands);
+                        self.pick(&cands, p.flow, node)
+                    }
+                }
+            }
+            Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
+            Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
+            Router::Ucmp(idx, alpha, slice_ps, rate) => {
+                // a route chosen before the circuits changed is chosen again from here, and
+                // so is one whose hop here missed its planned slice (for the slice it can
+                // still leave in)
+                if p.route == NONE || p.rgen != self.route_gen || ucmp_late.is_some() {
+                    let sent = if p.kind == K_MSG {
+                        0
+                    } else if self.sent_hint.0 == p.flow {
+                        self.sent_hint.1
+                    } else {
+                        self.flows[p.flow as usize].injected
+                    };
+                    let arr = ucmp_late.unwrap_or(p.tag);
+                    let left = if ucmp_late.is_some() { idx.max_hop() - p.hops as usize } else { usize::MAX };
+                    let pick = idx.ucmp_within(node, arr, p.dst_node, sent, *slice_ps, *rate, *alpha, left);
+                    if ucmp_late.is_some() {
+                        if pick.is_none() {
+                            // no path within the hops left: the packet keeps its plan
+                            self.pool[pid as usize].pos += 1;
+                        } else {
+                            self.adm_deferred += 1;
+                        }
+                    }
+                    let hop = match pick {
+                        Some(r) => idx.hop(r, 0),
+                        None if ucmp_late.is_some() => idx.hop(p.route, p.pos),
+                        None => None,
+                    };
+                    if let Some(r) = pick {
+                        let pk = &mut self.pool[pid as usize];
+                        pk.route = r;
+                        pk.pos = 1;
+                        pk.rgen = self.route_gen;
+                    }
+                    hop
+                } else {
+                    let pk = &mut self.pool[pid as usize];
+                    pk.pos += 1;
+                    idx.hop(p.route, p.pos)
+                }
+            }
+            Router::Vlb(ci) => {
+                if p.src_node == node {
+                    ci.vlb_spray(node, p.dst_node, p.tag, &mut cands);
+                    self.pick(&cands, p.flow, node)
+                } else {
+                    ci.first_direct(node, p.dst_node, p.tag)
+                }
+            }
+            Router::Expander(sp) => {
+                // the source route is a path of the slice in which it is first routed; with
+                // k paths per pair, the one drawn where it is first routed (opera-sim: per
+                // packet, uniformly, at the source; a code in `pos`, 0 = the BFS path)
+                let stale = p.route != NONE && sp.k() > 1 && p.rgen != self.route_gen;
+                let port = if p.route == NONE || stale {
+                    let slice = if stale { self.route_slice(self.now) } else { p.tag };
+                    let n = sp.n_paths(slice, node, p.dst_node);
+                    let i = choose_among(self.multipath, &mut self.rng_paths, self.seed, n, p.flow, node);
+                    let code = sp.code(slice, node, p.dst_node, i);
+                    let pk = &mut self.pool[pid as usize];
+                    pk.route = slice;
+                    pk.pos = code;
+                    pk.rgen = self.route_gen;
+                    sp.next_on(slice, node, p.dst_node, code)
+                } else {
+                    sp.next_on(p.route, node, p.dst_node, p.pos)
+                };
+                (port != NONE).then_some(Action { port, dep: WILD })
+            }
+        };
+        self.scratch = cands;
+        if self.n_down > 0 {
+            if let Some(a) = res {
+                if self.action_down(a) {
+                    self.failed_route = true;
+                    return None;
+                }
+            }
+        }
+        res
+    }
+
+    /// UCMP's slice-miss check (OpenOptics §6 Case III: packets "missing the planned time
+    /// slice and being deferred to later slices"): hop `h` of a packet's source route was
+    /// planned for the first occurrence of its departure slice at or after absolute slice
+    /// `from_abs` (the slice the previous hop sent it in). When the packet can no longer be
+    /// sent in that occurrence — it ends before the packet's serialization would, e.g. the
+    /// slice ended while the packet crossed the previous link — returns the arrival slice to
+    /// choose its route again for, from this node: the current slice if the planned one
+    /// has passed, else the next (a per-hop lookup by arrival slice decides the same).
+    /// `None`: the hop keeps its plan. A full calendar queue is not a miss here (without
+    /// congestion detection a packet is enqueued in its planned slice's queue, §5.2).
+    pub(in crate::sim) fn ucmp_missed(&self, h: Action, from_abs: u64, wire: u64) -> Option<u32> {
+        if h.dep == WILD || self.sched.is_static() {
+            return None;
+        }
+        let pt = &self.ports[h.port as usize];
+        if pt.kind != PortKind::Optical || pt.served {
+            return None;
+        }
+        let n = self.sched.slices();
+        let intended = from_abs + ((h.dep + n - (from_abs % n as u64) as u32) % n) as u64;
+        let (_, end) = self.sched.bounds(intended, h.dep);
+        if self.now + pt.rate.tx(wire) <= end {
+            return None;
+        }
+        let cur = self.sched.slice_at(self.now);
+        Some(if cur.abs > intended { cur.idx } else { (cur.idx + 1) % n })
+    }
+
+    /// Does action `a` send into a failed link (its port, or on a cyclic fabric the port
+    /// its departure slice connects it to)?
+    pub(in crate::sim) fn action_down(&self, a: Action) -> bool {
+        if self.down[a.port as usize] {
+            return true;
+        }
+        if a.dep != WILD && !self.sched.is_static() {
+            let q = self.sched.peer(a.port, a.dep);
+            return q != NONE && self.down[q as usize];
+        }
+        false
+    }
+
+    pub(in crate::sim) fn pick(&mut self, cands: &[Action], flow: u32, node: u32) -> Option<Action> {
+        if self.n_down > 0 && cands.iter().any(|&a| self.action_down(a)) {
+            let up: Vec<Action> = cands.iter().filter(|&&a| !self.action_down(a)).copied().collect();
+            if up.is_empty() {
+                // only failed links lead on: route() reports it
+                return cands.first().copied();
+            }
+            return self.pick(&up, flow, node);
+        }
+        match cands.len() {
+            0 => None,
+            1 => Some(cands[0]),
+            _ if self.multipath == Multipath::Adaptive => {
+                // calendar ports release their departed transmissions lazily: the exact
+                // occupancy first
+                for a in cands {
+                    self.release_departed(a.port);
+                }
+                cands.iter().min_by_key(|a| self.ports[a.port as usize].bytes).copied()
+            }
+            n => Some(cands[self.choose(n as u32, flow, node) as usize]),
+        }
+    }
+
+    #[inline]
+    pub(in crate::sim) fn choose(&mut self, n: u32, flow: u32, node: u32) -> u32 {
+        choose_among(self.multipath, &mut self.rng_route, self.seed, n, flow, node)
+    }
+
+    /// The candidate actions at `node` for a packet (src node, dst node) that arrived in
+    /// slice `arr` — what the router would choose among (for equivalence tests).
+    pub fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: u32) -> Vec<Action> {
+        let mut out = Vec::new();
+        match &self.router {
+            Router::Table(t) => t[node as usize].lookup(src, dst, arr, &mut out),
+            Router::Direct(ci) => out.extend(ci.first_direct(node, dst, arr)),
+            Router::Hoho(idx) => out.extend(idx.hoho(node, arr, dst)),
+            Router::Ucmp(idx, ..) => {
+                if src == node {
+                    out.extend(idx.candidates(node, arr, dst).iter().map(|c| c.hops[0]));
+                }
+            }
+            Router::Vlb(ci) => {
+                if src == node {
+                    ci.vlb_spray(node, dst, arr, &mut out);
+                } else {
+                    out.extend(ci.first_direct(node, dst, arr));
+                }
+            }
+            Router::Source(r) => {
+                let mut ids = Vec::new();
+                r.candidates(node, dst, arr, &mut ids);
+                out.extend(ids.iter().filter_map(|&i| r.hop(i, 0)));
+            }
+            Router::Expander(sp) => {
+                // a wildcard arrival: the slice a packet routed now would follow
+                let n = self.port_offset.len() as u32 - 1;
+                if node >= n || dst >= n {
+                    return out;
+                }
+                let arr = if arr == WILD { self.route_slice(self.now) } else { arr % self.sched.slices() };
+                // the first hops of the paths a packet first routed here may take
+                for i in 0..sp.n_paths(arr, node, dst) {
+                    let port = sp.next_on(arr, node, dst, sp.code(arr, node, dst, i));
+                    if port != NONE && !out.iter().any(|a: &Action| a.port == port) {
+                        out.push(Action { port, dep: WILD });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    // ---------------------------------------------------------------- ports
+
+    /// Expander routing: the slice whose paths a packet first routed at `t` follows. During
+    /// the guardband at the start of slice j the circuits being set up are not up yet, so
+    /// the paths are those of slice j − 1 (which avoid exactly those circuits).
+    #[inline]
+    pub(in crate::sim) fn route_slice(&self, t: Ps) -> u32 {
+        let gb = self.sched.guardband();
+        // before the first guardband ends, the previous slice is the last of the cycle
+        let t = if t >= gb { t - gb } else { t + self.sched.cycle() - gb };
+        self.sched.slice_at(t).idx
+    }
+}

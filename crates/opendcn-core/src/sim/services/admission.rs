@@ -1,0 +1,61 @@
+//! Admission control: a packet whose chosen arrival slice has no room takes the routing
+//! decision of a later slice.
+
+use crate::sim::*;
+
+impl Sim {
+    /// Admission control: does the calendar queue of action `a` have room for packet
+    /// `pid` in the next occurrence of its departure slice (bandwidth × the up-time left
+    /// in it, after what is queued there)? Only calendar queues are checked: a wildcard
+    /// departure, a static or electrical port always admits.
+    /// Admission control found the calendar queue of `pid`'s decision `a` full: the
+    /// congestion OpenOptics detects ("packets are deferred to later time slices when the
+    /// primary queue is full", App. B). Counted with congestion detection on; with push-back
+    /// on, the packet's source is told, as for a packet that fills its queue (§5.2).
+    pub(in crate::sim) fn adm_congested(&mut self, a: Action, pid: u32) {
+        if !self.services.congestion_detection {
+            return;
+        }
+        self.congestion_events += 1;
+        if self.services.pushback {
+            let cur = self.slice_now();
+            let first = self.sched.next_occurrence(cur, a.dep);
+            self.send_pushback(a.port, pid, a.dep, first);
+        }
+    }
+
+    pub(in crate::sim) fn adm_fits(&mut self, a: Action, pid: u32) -> bool {
+        let pt = &self.ports[a.port as usize];
+        if a.dep == WILD || pt.kind != PortKind::Optical || pt.served || self.sched.is_static() {
+            return true;
+        }
+        let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
+        let cur = self.slice_now();
+        let first = self.sched.next_occurrence(cur, a.dep);
+        matches!(self.plan_slotted(a.port, a.dep, ser, cur, false), Some((_, abs, _, _)) if abs == first)
+    }
+
+    /// Admission control at `node` for packet `pid` whose routing decision for its arrival
+    /// slice has no room: the decisions for the following arrival slices, in order (at
+    /// most a cycle), until one's calendar queue admits it; None when none does.
+    pub(in crate::sim) fn adm_later(&mut self, node: u32, pid: u32) -> Option<Action> {
+        let n = self.sched.slices();
+        let tag = self.pool[pid as usize].tag;
+        let mut out = None;
+        for k in 1..n {
+            self.pool[pid as usize].tag = (tag % n + k) % n;
+            if let Some(a) = self.route(node, pid) {
+                if self.adm_fits(a, pid) {
+                    out = Some(a);
+                    break;
+                }
+            }
+        }
+        self.pool[pid as usize].tag = tag;
+        self.failed_route = false;
+        if out.is_some() {
+            self.adm_deferred += 1;
+        }
+        out
+    }
+}

@@ -1,0 +1,329 @@
+//! Glue between the engine and the sans-IO transports (TCP/DCTCP, NDP): a flow's
+//! connection, what a receiver does with an arriving packet, ACK/NACK/PULL replies, pull
+//! pacers and retransmission timers.
+
+use crate::sim::*;
+
+/// Sender and receiver state of one flow with an end-to-end transport.
+pub(in crate::sim) enum Conn {
+    Tcp(TcpSender, TcpReceiver),
+    Ndp(NdpSender, NdpReceiver),
+}
+
+impl Conn {
+    pub(in crate::sim) fn can_send(&self) -> bool {
+        match self {
+            Conn::Tcp(s, _) => s.can_send(),
+            Conn::Ndp(s, _) => s.can_send(),
+        }
+    }
+    pub(in crate::sim) fn poll_send(&mut self, now: Ps) -> Option<Send> {
+        match self {
+            Conn::Tcp(s, _) => s.poll_send(now),
+            Conn::Ndp(s, _) => s.poll_send(now),
+        }
+    }
+    pub(in crate::sim) fn timer(&self) -> Option<Ps> {
+        match self {
+            Conn::Tcp(s, _) => s.timer(),
+            Conn::Ndp(s, _) => s.timer(),
+        }
+    }
+    pub(in crate::sim) fn on_timer(&mut self, now: Ps) {
+        match self {
+            Conn::Tcp(s, _) => s.on_timer(now),
+            Conn::Ndp(s, _) => s.on_timer(now),
+        }
+    }
+    pub(in crate::sim) fn sender_done(&self) -> bool {
+        match self {
+            Conn::Tcp(s, _) => s.done(),
+            Conn::Ndp(s, _) => s.done(),
+        }
+    }
+    pub(in crate::sim) fn stats(&self) -> crate::transport::SenderStats {
+        match self {
+            Conn::Tcp(s, _) => s.stats(),
+            Conn::Ndp(s, _) => s.stats(),
+        }
+    }
+    /// Payload bytes the receiver has not received yet, counted from its bits.
+    pub(in crate::sim) fn missing_bytes(&self, size: u64, mss: u32) -> u64 {
+        let set = match self {
+            Conn::Tcp(_, r) => r.received(),
+            Conn::Ndp(_, r) => r.received(),
+        };
+        let n = crate::transport::segments(size, mss);
+        (0..n).filter(|&q| !set.contains(q)).map(|q| crate::transport::seg_len(size, mss, q) as u64).sum()
+    }
+}
+
+impl Sim {
+    /// Create the transport state of flow `f` and let its source send.
+    pub(in crate::sim) fn open_conn(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let t = &self.tparams;
+        let mss = self.mtu;
+        let conn = match fl.tp {
+            TransportKind::Tcp | TransportKind::Dctcp => {
+                let cfg = TcpConfig {
+                    mss,
+                    init_cwnd: t.tcp_init_cwnd,
+                    init_ssthresh: t.tcp_init_ssthresh,
+                    dupack: t.tcp_dupack,
+                    min_rto: t.tcp_min_rto_ps,
+                    init_rto: t.tcp_init_rto_ps,
+                    max_rto: t.tcp_max_rto_ps,
+                    dctcp: fl.tp == TransportKind::Dctcp,
+                    dctcp_g: t.dctcp_g,
+                };
+                Conn::Tcp(TcpSender::new(cfg, fl.size), TcpReceiver::new(fl.size, mss))
+            }
+            TransportKind::Ndp => {
+                let cfg = NdpConfig { mss, init_window: t.ndp_init_window, rto: t.ndp_rto_ps };
+                Conn::Ndp(NdpSender::new(cfg, fl.size), NdpReceiver::new(fl.size, mss))
+            }
+            TransportKind::Ideal | TransportKind::Credit | TransportKind::RotorLb => unreachable!("ideal, credit and bulk flows have no connection state"),
+        };
+        let id = match self.conn_free.pop() {
+            Some(id) => {
+                self.conns[id as usize] = Some(conn);
+                id
+            }
+            None => {
+                self.conns.push(Some(conn));
+                (self.conns.len() - 1) as u32
+            }
+        };
+        let fm = &mut self.flows[f as usize];
+        fm.conn = id;
+        fm.inq = true;
+        self.eps[fl.src as usize].tready.push_back(f);
+        self.kick(fl.src);
+    }
+
+    /// A packet of a transport flow reached its endpoint.
+    pub(in crate::sim) fn transport_arrive(&mut self, pid: u32) {
+        let p = self.pool[pid as usize];
+        let px = self.pool_x[pid as usize];
+        let f = p.flow;
+        let fl = self.flows[f as usize];
+        let now = self.now;
+        if p.kind == K_DATA {
+            // at the receiver
+            let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else {
+                // the sender has finished: a late copy
+                if p.trimmed {
+                    self.ledger.trimmed_end();
+                } else {
+                    self.ledger.deliver(0, px.payload as u64);
+                }
+                self.release(pid);
+                return;
+            };
+            if p.trimmed {
+                if let Conn::Ndp(_, r) = conn {
+                    r.on_header(px.seq);
+                }
+                self.ledger.trimmed_end();
+                self.release(pid);
+                self.reply(f, K_NACK, px.seq, false, 0);
+                self.request_pull(f);
+                return;
+            }
+            let expected = match conn {
+                Conn::Tcp(_, r) => r.received().cum,
+                Conn::Ndp(_, r) => r.received().cum,
+            };
+            let (new, ack) = match conn {
+                Conn::Tcp(_, r) => {
+                    let (a, new) = r.on_data(px.seq, p.ce, px.ts);
+                    (new, (a.cum, a.ece, a.ts_echo))
+                }
+                Conn::Ndp(_, r) => (r.on_data(px.seq), (px.seq, false, px.ts)),
+            };
+            let complete = match conn {
+                Conn::Tcp(_, r) => r.complete(),
+                Conn::Ndp(_, r) => r.complete(),
+            };
+            let d = px.seq as i64 - expected as i64;
+            self.reorder[match d {
+                i64::MIN..=-1 => 0,
+                0 => 1,
+                1..=10 => 2,
+                11..=100 => 3,
+                101..=1000 => 4,
+                _ => 5,
+            }] += 1;
+            self.latency.add(now - px.ts);
+            if new {
+                self.count_delivery(pid);
+                if complete {
+                    self.flow_finished(f);
+                }
+            } else {
+                self.ledger.deliver(0, px.payload as u64);
+            }
+            self.release(pid);
+            self.reply(f, K_ACK, ack.0, ack.1, ack.2);
+            if fl.tp == TransportKind::Ndp && !complete {
+                self.request_pull(f);
+            }
+            return;
+        }
+        // control at the sender (a NACK that is a trimmed header came back: a bounce)
+        if p.trimmed {
+            self.ledger.trimmed_end();
+        } else {
+            self.ledger.deliver(0, 0);
+        }
+        self.release(pid);
+        let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else { return };
+        match conn {
+            Conn::Tcp(s, _) => {
+                if p.kind == K_ACK {
+                    s.on_ack(now, TcpAck { cum: px.seq, ece: p.ce, ts_echo: px.ts });
+                }
+            }
+            Conn::Ndp(s, _) => match p.kind {
+                K_ACK => s.on_ack(now, px.seq),
+                K_NACK if p.trimmed => s.on_bounce(now, px.seq),
+                K_NACK => s.on_nack(now, px.seq),
+                K_PULL => s.on_pull(now, px.seq),
+                _ => {}
+            },
+        }
+        self.after_sender_event(f);
+    }
+
+    /// Payload of a data packet delivered for the first time (ledger, flow, metrics).
+    pub(in crate::sim) fn count_delivery(&mut self, pid: u32) {
+        let p = self.pool[pid as usize];
+        let px = self.pool_x[pid as usize];
+        let fl = &mut self.flows[p.flow as usize];
+        fl.delivered += px.payload as u64;
+        fl.max_hops = fl.max_hops.max(p.hops);
+        self.delivered += px.payload as u64;
+        self.ledger.deliver(px.payload as u64, 0);
+        let h = (p.hops as usize).min(self.delivered_by_hops.len() - 1);
+        self.delivered_by_hops[h] += px.payload as u64;
+        self.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
+        self.delivered_by_class[p.classes as usize & 7] += px.payload as u64;
+        self.delivered_by_hops_class[h][p.classes as usize & 7] += px.payload as u64;
+    }
+
+    /// The receiver of flow `f` sends a control packet back to its sender.
+    pub(in crate::sim) fn reply(&mut self, f: u32, kind: u8, seq: u32, ce: bool, ts: Ps) {
+        let fl = self.flows[f as usize];
+        let c = self.new_packet(fl.dst, f, fl.src, kind, 0, seq);
+        self.pool[c as usize].ce = ce;
+        self.pool_x[c as usize].ts = ts;
+        self.ledger.send(false, true);
+        self.eps[fl.dst as usize].ctrl.push_back(c);
+        self.kick(fl.dst);
+    }
+
+    /// NDP: the receiver of flow `f` owes its sender one pull, released by its pacer (one
+    /// per receiving endpoint, or one per flow with `ndp_pacer_per_flow`), which lets one
+    /// pull go per full-packet time at the receiver's link rate × `ndp_pull_rate`.
+    pub(in crate::sim) fn request_pull(&mut self, f: u32) {
+        let e = self.flows[f as usize].dst;
+        let key = if self.tparams.ndp_pacer_per_flow { f } else { e };
+        let full = self.eps[e as usize].rate.tx(self.mtu as u64 + self.header as u64);
+        let interval = ((full as f64 / self.tparams.ndp_pull_rate).round() as Ps).max(1);
+        if self.pacers.len() <= key as usize {
+            self.pacers.resize_with(key as usize + 1, || None);
+            self.pacer_at.resize(key as usize + 1, Ps::MAX);
+        }
+        self.pacers[key as usize].get_or_insert_with(|| PullPacer::new(interval)).request(f);
+        self.schedule_pacer(key);
+    }
+
+    pub(in crate::sim) fn schedule_pacer(&mut self, key: u32) {
+        let now = self.now;
+        let Some(t) = self.pacers[key as usize].as_ref().and_then(|p| p.next_time()) else { return };
+        let t = t.max(now);
+        let at = &mut self.pacer_at[key as usize];
+        if *at == Ps::MAX || t < *at {
+            *at = t;
+            self.push(t, Ev::Pacer(key));
+        }
+    }
+
+    pub(in crate::sim) fn on_pacer(&mut self, key: u32) {
+        let now = self.now;
+        if self.pacer_at[key as usize] != now {
+            return; // superseded
+        }
+        self.pacer_at[key as usize] = Ps::MAX;
+        let pick = self.pacers[key as usize].as_mut().and_then(|p| p.poll(now));
+        if let Some(f) = pick {
+            let conn = self.flows[f as usize].conn;
+            if let Some(Some(Conn::Ndp(_, r))) = self.conns.get_mut(conn as usize) {
+                if !r.complete() {
+                    let n = r.next_pull();
+                    self.reply(f, K_PULL, n, false, 0);
+                }
+            }
+        }
+        self.schedule_pacer(key);
+    }
+
+    /// Keep one timer event for flow `f` no later than its transport's deadline.
+    pub(in crate::sim) fn sync_timer(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let Some(d) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).and_then(|c| c.timer()) else { return };
+        if fl.timer_at == Ps::MAX || d < fl.timer_at {
+            let t = d.max(self.now);
+            self.flows[f as usize].timer_at = t;
+            self.push(t, Ev::Timer(f));
+        }
+    }
+
+    pub(in crate::sim) fn on_timer(&mut self, f: u32) {
+        let now = self.now;
+        if self.flows[f as usize].timer_at != now {
+            return; // superseded
+        }
+        self.flows[f as usize].timer_at = Ps::MAX;
+        let conn = self.flows[f as usize].conn;
+        if let Some(Some(c)) = self.conns.get_mut(conn as usize) {
+            c.on_timer(now);
+            self.after_sender_event(f);
+        }
+    }
+
+    /// After the sender of flow `f` reacted to something: free it when done, else keep
+    /// its timer and let it send if its window opened.
+    pub(in crate::sim) fn after_sender_event(&mut self, f: u32) {
+        let fl = self.flows[f as usize];
+        let Some(c) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()) else { return };
+        if c.sender_done() {
+            let st = c.stats();
+            let fm = &mut self.flows[f as usize];
+            fm.retx = st.retransmits;
+            fm.timeouts = st.timeouts;
+            fm.acked_at = self.now;
+            fm.conn = NONE;
+            fm.timer_at = Ps::MAX;
+            self.conns[fl.conn as usize] = None;
+            self.conn_free.push(fl.conn);
+            if fl.tp == TransportKind::Ndp {
+                let key = if self.tparams.ndp_pacer_per_flow { f } else { fl.dst };
+                if let Some(Some(p)) = self.pacers.get_mut(key as usize) {
+                    p.forget(f);
+                }
+            }
+            return;
+        }
+        let can = c.can_send();
+        self.sync_timer(f);
+        if can && !fl.inq {
+            self.flows[f as usize].inq = true;
+            self.eps[fl.src as usize].tready.push_back(f);
+            self.kick(fl.src);
+        }
+    }
+
+    // ---------------------------------------------------------------- monitoring, control
+}
