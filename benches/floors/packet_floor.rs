@@ -12,7 +12,7 @@
 //! arrival. Sources are paced at the uplink capacity so the number of packets in flight
 //! stays realistic.
 //!
-//! `cargo run --release -p opendcn-core --example packet_floor -- NODES UPLINKS SIM_US [LOAD_PCT]`
+//! `cargo run --release -p opendcn-floors --bin packet_floor -- NODES UPLINKS SIM_US [LOAD_PCT]`
 //! prints the packet-hops and the wall time per packet-hop (sources paced at LOAD_PCT,
 //! default 100, of their uplink capacity).
 use opendcn_core::event::EventList;
