@@ -45,7 +45,7 @@ fn main() {
     let prop: u64 = 500_000;
     let slices = (n - 1).div_ceil(u) as u64;
     let peer = |a: u32, k: u32, s: u64| -> u32 { (a + 1 + ((s * u as u64 + k as u64) % (n as u64 - 1)) as u32) % n };
-    let mut ev: EventList<Ev> = EventList::new();
+    let mut ev: EventList<Ev> = EventList::with_lookahead(1);
     let mut pool: Vec<Pkt> = Vec::new();
     let mut free: Vec<u32> = Vec::new();
     // per uplink and slice index of the cycle: (absolute slice, tail time)

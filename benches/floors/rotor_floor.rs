@@ -433,7 +433,7 @@ fn main() {
         u,
         slices,
         ser_port: MTU * 80, // ps at 100 Gb/s
-        ev: EventList::new(),
+        ev: EventList::with_lookahead(1),
         pool: Vec::new(),
         free: Vec::new(),
         ports: vec![Port { bytes: 0, next_dep: u64::MAX, planned: Vec::new(), compact_at: 64 }; nports],
