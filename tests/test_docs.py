@@ -15,7 +15,7 @@ from opendcn.arch import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-CODE_DIRS = ("python", "crates", "tests", "benchmarks", "examples")
+CODE_DIRS = ("python", "crates", "tests", "benchmarks", "benches", "examples")
 CODE_EXT = {".py", ".rs", ".toml", ".md", ".txt"}
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -139,3 +139,59 @@ def test_no_pointer_to_documents_outside_the_repository() -> None:
            for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1)
            if any(n in line for n in names)]
     assert not bad, "references to files outside the repository: " + ", ".join(bad)
+
+
+# ---------------------------------------------------------------------------------------
+# the README: short, the two commands, an example that works; commands in the docs that
+# name files and measuring kernels that exist
+# ---------------------------------------------------------------------------------------
+README = ROOT / "README.md"
+REPO_FILE = re.compile(r"(?<![\w/.-])((?:benches|benchmarks|examples|tests|python|crates)/[\w./-]*\w\.(?:pyi|py|rs|toml|md|htsim))(?!\w)")
+FLOOR_BIN = re.compile(r"-p opendcn-floors --bin (\w+)")
+
+
+def _fenced(text: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_readme_is_short_and_shows_the_two_commands() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= 200, "README.md: keep it to about 200 lines; details go to docs/"
+    blocks = "".join(_fenced(text, ""))
+    for cmd in ("make demo", "make test"):
+        assert re.search(rf"^{cmd}\b", blocks, flags=re.M), f"README.md: no `{cmd}` in a command block"
+    assert "docs/performance.md" in text
+
+
+def test_readme_python_example_runs_and_delivers(capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = _fenced(README.read_text(), "python")
+    assert len(blocks) == 1, "README.md: one Python example"
+    assert len(blocks[0].strip().splitlines()) <= 12
+    ns: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), ns)
+    s = ns["result"].summary
+    assert s["invariants"]["ok"] and s["bytes"]["delivered"] > 0 and s["flows"]["completed"] > 0
+    assert capsys.readouterr().out.strip()
+
+
+@pytest.mark.parametrize("page", _md_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_files_named_in_the_docs_exist(page: Path) -> None:
+    missing = sorted({m for m in REPO_FILE.findall(page.read_text()) if not (ROOT / m).exists()})
+    # an Opera trace may live outside the package (OPENDCN_OPERA_TRACES)
+    missing = [m for m in missing if not m.endswith(".htsim")]
+    assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {missing}"
+
+
+def test_measuring_kernels_are_built_only_when_asked_for() -> None:
+    import tomllib
+
+    ws = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]
+    assert "benches/floors" in ws["members"] and "benches/floors" not in ws["default-members"]
+    assert not list((ROOT / "crates" / "opendcn-core").glob("examples/*.rs")), (
+        "measuring kernels belong in benches/floors (cargo test builds a crate's examples)")
+    bins = {b["name"]: b["path"] for b in
+            tomllib.loads((ROOT / "benches" / "floors" / "Cargo.toml").read_text())["bin"]}
+    assert all((ROOT / "benches" / "floors" / p).is_file() for p in bins.values())
+    named = {n for f in [*_md_files(), *(ROOT / "benches").rglob("*.rs")] for n in FLOOR_BIN.findall(f.read_text())}
+    assert named and named <= set(bins), f"docs name kernels that do not exist: {sorted(named - set(bins))}"
+    assert set(bins) <= named, f"kernels without a documented command: {sorted(set(bins) - named)}"

@@ -30,8 +30,8 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any], str, float, str, str]] = {
     "negotiator-128x8-parallel-hadoop-100%": ("negotiator", {"nodes": 128, "ports": 8, "topology": "parallel"},
                                               "hadoop", 1.0, "30ms", "3ms"),
     "sirius-128x8-hadoop-100%": ("sirius", {"nodes": 128, "ports": 8}, "hadoop", 1.0, "30ms", "3ms"),
-    # 10 000 slots of 5.632 ns (2 000 000 take 1 h 45 min on one core; README, Speed: the
-    # hop_floor example shows why no cell-level engine does them in 10 minutes here)
+    # 10 000 slots of 5.632 ns (2 000 000 take 1 h 45 min on one core; docs/performance.md:
+    # the hop_floor kernel shows why no cell-level engine does them in 10 minutes here)
     "shale-10000-h2-imc10-24%-10k-slots": ("shale", {"nodes": 10000, "h": 2}, "imc10", 0.24,
                                            "56.32us", "11.264us"),
     # the same 10 000 nodes on the timeslot-major engine (every option; identical results)

@@ -1,7 +1,7 @@
 """Write the flows of the ``fattree-128x16-credit-permutation-50%`` bench scenario for the
-measuring kernel ``crates/opendcn-core/examples/credit_floor.rs``.
+measuring kernel ``benches/floors/credit_floor.rs``.
 
-``python benchmarks/credit_floor/flows.py DURATION_MS OUT`` writes little-endian records
+``python benches/floors/credit_floor_flows.py DURATION_MS OUT`` writes little-endian records
 (start ps u64, source host u32, destination host u32, size u64): the same workload, sizes
 and seed that ``opendcn bench`` gives the engine (128 racks x 16 hosts at 100 Gb/s, rack
 permutation, 100 KB messages at 50 % injection, seed 1).
@@ -15,7 +15,7 @@ from opendcn import arch, workload
 
 def main() -> None:
     if len(sys.argv) != 3:
-        sys.exit("usage: flows.py DURATION_MS OUT")
+        sys.exit("usage: credit_floor_flows.py DURATION_MS OUT")
     duration_ps = int(float(sys.argv[1]) * 1e9)
     c = arch.get("fattree").make(nodes=128).config
     fl = workload.poisson(None, 0.5, "permutation", flow_size="100KB").generate(

@@ -23,9 +23,9 @@
 //!   trace hash of every event; per delivery: flow bytes, completion time, the one-way
 //!   latency histogram and bytes by hop count; the byte and packet balances at the end.
 //!
-//! `cargo run --release -p opendcn-core --example rotor_floor -- FLOWS_FILE SIM_US [UPLINKS]`
+//! `cargo run --release -p opendcn-floors --bin rotor_floor -- FLOWS_FILE SIM_US [UPLINKS]`
 //! where FLOWS_FILE holds little-endian records (start ps u64, source u32, destination u32,
-//! size u64) for 108 nodes: `benchmarks/rotor_floor/flows.py` writes the scenario's own.
+//! size u64) for 108 nodes: `benches/floors/rotor_floor_flows.py` writes the scenario's own.
 //! Prints packet-hops, ns per packet-hop and the balances. It is a measuring kernel, not a
 //! second engine: its VLB draws and tie orders are its own, so its counts come near the
 //! engine's (the 1-ms run: 1 272 223 packets sent against the engine's 1 268 349) without
@@ -433,7 +433,7 @@ fn main() {
         u,
         slices,
         ser_port: MTU * 80, // ps at 100 Gb/s
-        ev: EventList::new(),
+        ev: EventList::with_lookahead(1),
         pool: Vec::new(),
         free: Vec::new(),
         ports: vec![Port { bytes: 0, next_dep: u64::MAX, planned: Vec::new(), compact_at: 64 }; nports],

@@ -8,7 +8,7 @@
 //! of one window of D timeslots are grouped by receiver (counting sort) and received in
 //! the next window, node by node, as the window engine does.
 //!
-//! `cargo run --release -p opendcn-core --example hop_floor -- NODES H TIMESLOTS [WARMUP]`
+//! `cargo run --release -p opendcn-floors --bin hop_floor -- NODES H TIMESLOTS [WARMUP]`
 //! prints the cell-hops and the wall time per cell-hop after the warm-up.
 use opendcn_core::rng::mix64;
 use std::time::Instant;

@@ -24,9 +24,9 @@
 //! - per event a trace hash; per delivery: flow bytes, completion time, the one-way
 //!   latency histogram and bytes by hop count; the byte and packet balances at the end.
 //!
-//! `cargo run --release -p opendcn-core --example credit_floor -- FLOWS_FILE SIM_US [port-free|plan]`
+//! `cargo run --release -p opendcn-floors --bin credit_floor -- FLOWS_FILE SIM_US [port-free|plan]`
 //! where FLOWS_FILE holds little-endian records (start ps u64, source host u32,
-//! destination host u32, size u64): `benchmarks/credit_floor/flows.py` writes the
+//! destination host u32, size u64): `benches/floors/credit_floor_flows.py` writes the
 //! scenario's own. Prints packet-hops, events, ns per packet-hop and the balances. It is a
 //! measuring kernel, not a second engine: its ECMP draws and tie orders are its own, so
 //! its counts come near the engine's without being the same trace (1 ms: 48 155 734

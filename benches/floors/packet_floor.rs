@@ -12,7 +12,7 @@
 //! arrival. Sources are paced at the uplink capacity so the number of packets in flight
 //! stays realistic.
 //!
-//! `cargo run --release -p opendcn-core --example packet_floor -- NODES UPLINKS SIM_US [LOAD_PCT]`
+//! `cargo run --release -p opendcn-floors --bin packet_floor -- NODES UPLINKS SIM_US [LOAD_PCT]`
 //! prints the packet-hops and the wall time per packet-hop (sources paced at LOAD_PCT,
 //! default 100, of their uplink capacity).
 use opendcn_core::event::EventList;
@@ -45,7 +45,7 @@ fn main() {
     let prop: u64 = 500_000;
     let slices = (n - 1).div_ceil(u) as u64;
     let peer = |a: u32, k: u32, s: u64| -> u32 { (a + 1 + ((s * u as u64 + k as u64) % (n as u64 - 1)) as u32) % n };
-    let mut ev: EventList<Ev> = EventList::new();
+    let mut ev: EventList<Ev> = EventList::with_lookahead(1);
     let mut pool: Vec<Pkt> = Vec::new();
     let mut free: Vec<u32> = Vec::new();
     // per uplink and slice index of the cycle: (absolute slice, tail time)
