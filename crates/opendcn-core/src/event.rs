@@ -96,17 +96,7 @@ pub struct EventList<T: Copy> {
     spare: [Vec<Vec<(Ps, T)>>; LEVELS],
 }
 
-impl<T: Copy> Default for EventList<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl<T: Copy> EventList<T> {
-    pub fn new() -> Self {
-        Self::with_lookahead(1)
-    }
-
     /// An event list that keeps the next `k` events (at least one) in order in front.
     pub fn with_lookahead(k: usize) -> Self {
         EventList { last: 0, front: VecDeque::new(), late: VecDeque::new(), buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
@@ -151,15 +141,6 @@ impl<T: Copy> EventList<T> {
             let i = self.late.partition_point(|x| x.0 <= time);
             self.late.insert(i, (time, ev));
         }
-    }
-
-    /// Number of pending events.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Time of the earliest pending event.

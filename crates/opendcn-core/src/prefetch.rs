@@ -13,23 +13,6 @@ pub fn read<T>(p: &T) {
     let _ = p;
 }
 
-/// Ask for every cache line of `*p` (an object that may straddle lines).
-#[inline(always)]
-pub fn read_all<T>(p: &T) {
-    let a = p as *const T as usize;
-    let end = a + std::mem::size_of::<T>();
-    let mut line = a & !63;
-    while line < end {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(line as *const i8, _MM_HINT_T0);
-        }
-        line += 64;
-    }
-}
-
 /// Prefetch element `i` of `v` if it exists.
 #[inline(always)]
 pub fn at<T>(v: &[T], i: usize) {

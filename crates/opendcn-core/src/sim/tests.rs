@@ -128,7 +128,7 @@ fn flat_calendar_ports_give_the_same_results() {
                 sim.run_until(50_000_000);
                 let used = sim.ports.iter().any(|p| p.departs.unreleased().next().is_some());
                 // (a cyclic schedule changes at the next slice boundary: 54 us)
-                sim.reconfigure(52_900_000, peer, 1_000_000, seed == 2).unwrap();
+                sim.reconfigure_with(52_900_000, peer, 1_000_000, seed == 2, false).unwrap();
                 sim.run_until(80_000_000);
                 (sim.output(), used)
             };
@@ -233,7 +233,7 @@ fn held_packets_wait_for_tables_and_circuits_and_are_in_flight_meanwhile() {
     assert!(o.hold.refused > 0 && o.drops.iter().all(|(_, v)| *v == 0));
     assert_eq!(sim.demand(), vec![(0, 1, 15_000)]);
     // a circuit 0 - 1 and a route: the held packets leave after the 1 us delay
-    sim.reconfigure(10_000_000, vec![1, 0, NONE], 1_000_000, false).unwrap();
+    sim.reconfigure_with(10_000_000, vec![1, 0, NONE], 1_000_000, false, false).unwrap();
     sim.set_tables(&[(0, Entry { arr: WILD, src: WILD, dst: 1, dep: WILD, port: 0 })]).unwrap();
     sim.run_until(100_000_000);
     let o = sim.output();

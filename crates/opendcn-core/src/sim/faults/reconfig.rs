@@ -20,11 +20,6 @@ impl Sim {
     /// request take effect at the same instant; the changed circuits are down for `delay`,
     /// then the sources resume. Every packet is routed by one configuration's tables, and
     /// no packet is on a changed circuit when it switches.
-    pub fn reconfigure(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool) -> Result<(), SpecError> {
-        self.reconfigure_with(at, peer, delay, drop_queued, false)
-    }
-
-    /// [`Sim::reconfigure`] with the choice of a drained reconfiguration.
     pub fn reconfigure_with(&mut self, at: Ps, peer: Vec<u32>, delay: Ps, drop_queued: bool, drain: bool) -> Result<(), SpecError> {
         if drain && !self.sched.is_static() {
             return Err(SpecError::new("reconfigure.drain", drain, "a drained reconfiguration needs a static schedule"));
@@ -296,11 +291,6 @@ impl Sim {
             }
             _ => {}
         }
-    }
-
-    /// (requested, switched, circuits up) of every drained reconfiguration applied so far.
-    pub fn switch_log(&self) -> &[(Ps, Ps, Ps)] {
-        &self.switch_log
     }
 
     /// Replace the table router's entries (a traffic-aware control loop installing routes).
