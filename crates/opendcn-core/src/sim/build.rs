@@ -3,6 +3,31 @@
 
 use crate::sim::*;
 
+/// The run's modes, decided once when it is built.
+pub(in crate::sim) struct Modes {
+    pub(in crate::sim) hosts: bool,
+    /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
+    /// routing), whether the spec asked, and packets sent by a later slice's decision.
+    pub(in crate::sim) adm: bool,
+    /// No option that acts on a relayed packet's hop is on (hosts, offloading, EQO,
+    /// congestion detection, admission control) and the schedule cycles: relayed hops on
+    /// calendar ports may take [`Sim::relay_calendar`].
+    pub(in crate::sim) lean: bool,
+    /// `lean`, with only calendar ports (slotted optical, no served queues, no ECN) and VLB
+    /// or direct routing, and no service that acts on a source's packet: an ideal flow's
+    /// packet may take [`Sim::inject_calendar`].
+    pub(in crate::sim) lean_src: bool,
+    /// The calendar ports (slotted, cyclic) keep only their queues' tails, and their
+    /// planned transmissions as one [`Departures`] each (`Port::departs`): plans are written
+    /// near each other instead of at the tails of a slice's worth of FIFOs per port. Set
+    /// when no reader needs a queue's own bytes (ECN marking, queue estimation) and
+    /// adaptive multipath does not read every candidate's exact count at every packet.
+    pub(in crate::sim) flat_cal: bool,
+    /// Some port marks ECN (else no hop reads a port's marking threshold).
+    pub(in crate::sim) any_ecn: bool,
+    pub(in crate::sim) adm_listed: bool,
+}
+
 impl Sim {
     /// Validate a spec and build the simulation at t = 0.
     pub fn new(spec: SimSpec) -> Result<Self, SpecError> {
@@ -232,46 +257,14 @@ impl Sim {
         let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() && ncf == 0 { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
         let adm = spec.admission_control && !sched.is_static()
             && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
+        let clock = Clock::start(&sched);
         let mut sim = Sim {
-            now: 0,
+            clock,
             heap: EventList::with_lookahead(LOOKAHEAD),
             sched,
-            router,
-            multipath: spec.multipath,
-            port_node,
-            port_offset: spec.port_offset.clone(),
-            optical,
-            ports,
-            cal: Vec::new(),
-            rx_last: vec![(u32::MAX, NONE); n_ports],
             eps,
-            hosts_mode: spec.hosts_mode,
             flows,
-            next_flow: 0,
-            pool: Vec::new(),
-            pool_x: Vec::new(),
-            free: Vec::new(),
-            live: 0,
-            peak_live: 0,
-            mtu: spec.mtu_bytes,
-            header: spec.header_bytes,
-            rng_route: Stream::new(spec.seed, "routing"),
-            rng_paths: Stream::new(spec.seed, "routing.expander_paths"),
-            seed: spec.seed,
-            reconfigs: Vec::new(),
-            reconfigs_applied: 0,
-            max_hop: spec.max_hop,
-            route_gen: 0,
-            port_gen: vec![0; n_ports],
-            rerouted_at_tor: 0,
             services: spec.services,
-            paused: crate::flatmap::FlatMap::with_capacity(16),
-            pushbacks: Vec::new(),
-            congestion_events: 0,
-            pushback_msgs: 0,
-            paused_attempts: 0,
-            pb_sent: std::collections::BTreeSet::new(),
-            pb_slice: u64::MAX,
             eqo: crate::services::Eqo::new(spec.services.eqo_interval_ps, n_ports),
             offload: crate::services::Offload::new(spec.services.offload_queues, {
                 let mut nh = vec![Vec::new(); nodes];
@@ -282,139 +275,199 @@ impl Sim {
                 }
                 nh
             }, spec.seed),
-            events: 0,
-            event_counts: [0; EVENT_KINDS.len()],
-            packet_hops: 0,
-            flows_started: 0,
-            flows_completed: 0,
-            offered: 0,
-            delivered: 0,
-            drops: [0; DROP_REASONS.len()],
-            collisions: 0,
-            gb_violations: 0,
-            reroutes: 0,
-            expander: spec.router == RouterKind::Expander,
-            trace: crate::trace::TraceHash::start(),
-            sample_interval: spec.sample_interval_ps,
-            watch: spec.watch_ports.clone(),
-            out_ts: Default::default(),
-            collect_tm: spec.collect_tm,
-            tm: BTreeMap::new(),
-            scratch: Vec::new(),
             preplan: None,
-            cur: SliceRef { abs: 0, idx: 0, start: 0, end: 0 },
             sent_hint: (NONE, 0),
-            ledger: Ledger::new(DROP_REASONS.len()),
-            tparams: spec.transport,
-            conns: Vec::new(),
-            conn_free: Vec::new(),
-            ecn_marks: 0,
-            latency: LogHist::new(),
-            reorder: [0; 6],
-            delivered_by_hops: vec![0; 17],
-            pkts_by_hops: [vec![0; 17], vec![0; 17]],
-            delivered_by_class: [0; 8],
-            delivered_by_hops_class: vec![[0; 8]; 17],
-            class_tx: [0; 4],
-            port_class,
-            loss: spec.loss.iter().copied().collect(),
-            blocked: Vec::new(),
-            blocked_listed: vec![false; n_ports],
-            watchdog_at: Ps::MAX,
-            deadlock: None,
-            credit_net: spec.flow_transport.contains(&TransportKind::Credit),
-            port_vc: if spec.transport.credit_vc_step.is_some() {
-                (0..n_ports).map(|gp| spec.port_disc.get(gp).map_or(0, |d| d.vc_class)).collect()
-            } else {
-                Vec::new()
-            },
-            pias: spec.pias_thresholds.clone(),
-            pacers: Vec::new(),
-            pacer_at: Vec::new(),
             stop_when: spec.stop_when,
-            net_series: spec.net_series,
-            out_net: Vec::new(),
-            net_last: NetSample::default(),
-            rlb: None,
-            rlb_ports: Vec::new(),
-            bulk_meta: Vec::new(),
-            rlb_event: false,
             ll_total: spec.flow_transport.iter().filter(|&&t| t != TransportKind::RotorLb).count() as u64
                 + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
             ll_done: 0,
             stopped: false,
-            hold_on: spec.hold_unrouted,
-            holds: vec![BTreeMap::new(); nodes],
-            hold_bytes: vec![0; nodes],
-            hold_cap: (0..nodes).map(|n| (spec.port_offset[n]..spec.port_offset[n + 1])
-                .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
-                .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
-            hold_waiters: vec![Vec::new(); nodes],
-            release_at: Ps::MAX,
-            hold: HoldStats::default(),
-            hold_peak_node: vec![0; nodes],
-            reconfig_drain: Vec::new(),
-            reconfig_tables: Vec::new(),
-            reconfig_state: Vec::new(),
-            draining: NONE,
-            drain_queue: VecDeque::new(),
-            switch_pending: false,
-            in_net: 0,
-            drain_waiters: Vec::new(),
-            drain_refused: 0,
-            switch_log: Vec::new(),
-            failures: Vec::new(),
-            down: Vec::new(),
-            n_down: 0,
             failed_route: false,
-            fail_log: Vec::new(),
-            timed,
-            dep_wait,
-            dep_gap,
-            dependents_ptr,
-            dependents,
-            flow_coflow: spec.flow_coflow.clone(),
-            coflow_left,
-            coflow_ptr,
-            coflow_flows,
-            adm,
-            lean: false,
-            lean_src: false,
-            flat_cal: false,
-            any_ecn: false,
-            adm_listed: spec.admission_control,
-            adm_deferred: 0,
             msg: messages::Messages::default(),
-            shared: buffer::SharedBuffers::default(),
-            shared_on: false,
             droplog: droplog::DropLog::new(spec.log_drops),
+            pool: Pool {
+                pkt: Vec::new(),
+                x: Vec::new(),
+                free: Vec::new(),
+                live: 0,
+                peak: 0,
+            },
+            acct: Counters {
+                rerouted_at_tor: 0,
+                events: 0,
+                event_counts: [0; EVENT_KINDS.len()],
+                packet_hops: 0,
+                flows_started: 0,
+                flows_completed: 0,
+                offered: 0,
+                delivered: 0,
+                drops: [0; DROP_REASONS.len()],
+                collisions: 0,
+                gb_violations: 0,
+                reroutes: 0,
+                trace: crate::trace::TraceHash::start(),
+                ledger: Ledger::new(DROP_REASONS.len()),
+                ecn_marks: 0,
+                latency: LogHist::new(),
+                reorder: [0; 6],
+                delivered_by_hops: vec![0; 17],
+                pkts_by_hops: [vec![0; 17], vec![0; 17]],
+                delivered_by_class: [0; 8],
+                delivered_by_hops_class: vec![[0; 8]; 17],
+                class_tx: [0; 4],
+                adm_deferred: 0,
+            },
+            smp: Sampling {
+                interval: spec.sample_interval_ps,
+                watch: spec.watch_ports.clone(),
+                out_ts: Default::default(),
+                collect_tm: spec.collect_tm,
+                tm: BTreeMap::new(),
+                net_series: spec.net_series,
+                out_net: Vec::new(),
+                net_last: NetSample::default(),
+            },
+            pb: PushBack {
+                paused: crate::flatmap::FlatMap::with_capacity(16),
+                pending: Vec::new(),
+                congestion_events: 0,
+                msgs: 0,
+                paused_attempts: 0,
+                sent: std::collections::BTreeSet::new(),
+                slice: u64::MAX,
+            },
+            hold: Hold {
+                on: spec.hold_unrouted,
+                queues: vec![BTreeMap::new(); nodes],
+                bytes: vec![0; nodes],
+                cap: (0..nodes).map(|n| (spec.port_offset[n]..spec.port_offset[n + 1])
+                    .filter(|&g| spec.port_kind[g as usize] != PortKind::HostDown)
+                    .map(|g| spec.port_buffer_bytes[g as usize]).sum()).collect(),
+                waiters: vec![Vec::new(); nodes],
+                release_at: Ps::MAX,
+                stats: HoldStats::default(),
+                peak_node: vec![0; nodes],
+            },
+            rc: Reconfigs {
+                pending: Vec::new(),
+                applied: 0,
+                port_gen: vec![0; n_ports],
+                drain: Vec::new(),
+                tables: Vec::new(),
+                state: Vec::new(),
+                draining: NONE,
+                drain_queue: VecDeque::new(),
+                switch_pending: false,
+                in_net: 0,
+                drain_waiters: Vec::new(),
+                drain_refused: 0,
+                switch_log: Vec::new(),
+            },
+            fail: Failures {
+                events: Vec::new(),
+                down: Vec::new(),
+                n_down: 0,
+                log: Vec::new(),
+            },
+            credit: Credit {
+                blocked: Vec::new(),
+                blocked_listed: vec![false; n_ports],
+                watchdog_at: Ps::MAX,
+                deadlock: None,
+                on: spec.flow_transport.contains(&TransportKind::Credit),
+                port_vc: if spec.transport.credit_vc_step.is_some() {
+                    (0..n_ports).map(|gp| spec.port_disc.get(gp).map_or(0, |d| d.vc_class)).collect()
+                } else {
+                    Vec::new()
+                },
+            },
+            tg: TransportGlue {
+                params: spec.transport,
+                conns: Vec::new(),
+                conn_free: Vec::new(),
+                loss: spec.loss.iter().copied().collect(),
+                pias: spec.pias_thresholds.clone(),
+                pacers: Vec::new(),
+                pacer_at: Vec::new(),
+            },
+            rlb: RlbGlue {
+                lb: None,
+                ports: Vec::new(),
+                meta: Vec::new(),
+                event: false,
+            },
+            deps: Deps {
+                next_flow: 0,
+                timed,
+                dep_wait,
+                dep_gap,
+                dependents_ptr,
+                dependents,
+                flow_coflow: spec.flow_coflow.clone(),
+                coflow_left,
+                coflow_ptr,
+                coflow_flows,
+            },
+            net: Net {
+                port_node,
+                port_offset: spec.port_offset.clone(),
+                optical,
+                ports,
+                cal: Vec::new(),
+                rx_last: vec![(u32::MAX, NONE); n_ports],
+                mtu: spec.mtu_bytes,
+                header: spec.header_bytes,
+                port_class,
+                shared: buffer::SharedBuffers::default(),
+                shared_on: false,
+            },
+            rt: Routing {
+                router,
+                multipath: spec.multipath,
+                rng_route: Stream::new(spec.seed, "routing"),
+                rng_paths: Stream::new(spec.seed, "routing.expander_paths"),
+                seed: spec.seed,
+                max_hop: spec.max_hop,
+                route_gen: 0,
+                expander: spec.router == RouterKind::Expander,
+                scratch: Vec::new(),
+            },
+            mode: Modes {
+                hosts: spec.hosts_mode,
+                adm,
+                lean: false,
+                lean_src: false,
+                flat_cal: false,
+                any_ecn: false,
+                adm_listed: spec.admission_control,
+            },
         };
-        sim.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
+        sim.net.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
             spec.port_buffer_bytes.clone(),
-            sim.ports.iter().map(|p| p.class_cap.iter().copied().collect()).collect())?;
-        sim.shared_on = sim.shared.on();
+            sim.net.ports.iter().map(|p| p.class_cap.iter().copied().collect()).collect())?;
+        sim.net.shared_on = sim.net.shared.on();
         for n in 0..nodes {
-            let b = sim.shared.pool(n as u32);
+            let b = sim.net.shared.pool(n as u32);
             if b > 0 {
-                sim.hold_cap[n] = b;
+                sim.hold.cap[n] = b;
             }
         }
-        sim.any_ecn = sim.ports.iter().any(|p| p.ecn_k > 0);
-        sim.flat_cal = !sim.any_ecn && !sim.eqo.enabled() && sim.multipath != Multipath::Adaptive;
-        sim.lean = !sim.shared_on && !sim.hosts_mode && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
-            && !sim.adm && !sim.sched.is_static();
+        sim.mode.any_ecn = sim.net.ports.iter().any(|p| p.ecn_k > 0);
+        sim.mode.flat_cal = !sim.mode.any_ecn && !sim.eqo.enabled() && sim.rt.multipath != Multipath::Adaptive;
+        sim.mode.lean = !sim.net.shared_on && !sim.mode.hosts && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
+            && !sim.mode.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
         }
-        sim.lean_src = sim.lean && matches!(sim.router, Router::Vlb(_) | Router::Direct(_)) && !sim.services.pushback
-            && !sim.services.flow_pausing && sim.pias.is_empty() && sim.rlb.is_none() && !sim.expander
-            && sim.ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0);
-        if let Some(&f) = sim.timed.first() {
+        sim.mode.lean_src = sim.mode.lean && matches!(sim.rt.router, Router::Vlb(_) | Router::Direct(_)) && !sim.services.pushback
+            && !sim.services.flow_pausing && sim.tg.pias.is_empty() && sim.rlb.lb.is_none() && !sim.rt.expander
+            && sim.net.ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0);
+        if let Some(&f) = sim.deps.timed.first() {
             let t = sim.flows[f as usize].start;
             sim.push(t, Ev::NextFlows);
         }
-        if sim.sample_interval > 0 && (!sim.watch.is_empty() || sim.net_series) {
-            sim.push(sim.sample_interval, Ev::Sample);
+        if sim.smp.interval > 0 && (!sim.smp.watch.is_empty() || sim.smp.net_series) {
+            sim.push(sim.smp.interval, Ev::Sample);
         }
         Ok(sim)
     }

@@ -39,57 +39,66 @@ pub(in crate::sim) const DROP_FAILED: usize = 9;
 /// admission control).
 pub(in crate::sim) const DROP_ADM: usize = 10;
 
+/// How a packet leaves the engine ([`Sim::exit`], the one place that frees packets and
+/// books them in the ledger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum Exit {
+    /// Made but never sent (its source's admission refused it): nothing to book.
+    Unsent,
+    /// Data reached its receiver: `new` payload bytes not delivered before, `dup` bytes
+    /// delivered before (or after the sender had finished).
+    Delivered { new: u64, dup: u64 },
+    /// A packet without payload reached its end (ACK, NACK, PULL, a control message), or a
+    /// bulk packet reached its relay host, which now holds the payload.
+    Control,
+    /// A trimmed header reached its end.
+    Header,
+    /// Dropped for `reason`; `payload` bytes dropped, `lost` when no transport sends them
+    /// again.
+    Dropped { reason: usize, payload: u64, lost: bool },
+}
+
 impl Sim {
-    pub(in crate::sim) fn alloc(&mut self, mut p: Packet, x: PacketX) -> u32 {
-        self.live += 1;
-        self.peak_live = self.peak_live.max(self.live);
-        if let Some(id) = self.free.pop() {
-            // a reused slot gets a new epoch, so no stale event of its last packet matches
-            p.epoch = self.pool[id as usize].epoch.wrapping_add(1);
-            self.pool[id as usize] = p;
-            self.pool_x[id as usize] = x;
-            // the slot the next packet will take, unless one is released first
-            if let Some(&next) = self.free.last() {
-                crate::prefetch::read(&self.pool[next as usize]);
-                crate::prefetch::read(&self.pool_x[next as usize]);
-            }
-            id
-        } else {
-            self.pool.push(p);
-            self.pool_x.push(x);
-            (self.pool.len() - 1) as u32
-        }
+    #[inline]
+    pub(in crate::sim) fn alloc(&mut self, p: Packet, x: PacketX) -> u32 {
+        self.pool.alloc(p, x)
     }
 
+    /// The one exit of a packet: it is booked in the ledger as `how` says and freed. A
+    /// packet admitted into the network leaves it here (a drained reconfiguration waits
+    /// for the last one).
     #[inline]
-    pub(in crate::sim) fn release(&mut self, id: u32) {
-        if self.pool[id as usize].innet {
-            self.pool[id as usize].innet = false;
-            self.in_net -= 1;
-            if self.draining != NONE {
+    pub(in crate::sim) fn exit(&mut self, id: u32, how: Exit) {
+        match how {
+            Exit::Unsent => {}
+            Exit::Delivered { new, dup } => self.acct.ledger.deliver(new, dup),
+            Exit::Control => self.acct.ledger.deliver(0, 0),
+            Exit::Header => self.acct.ledger.trimmed_end(),
+            Exit::Dropped { reason, payload, lost } => self.acct.ledger.drop(reason, payload, lost),
+        }
+        if self.pool.pkt[id as usize].innet {
+            self.pool.pkt[id as usize].innet = false;
+            self.rc.in_net -= 1;
+            if self.rc.draining != NONE {
                 self.check_drain();
             }
         }
-        self.live -= 1;
-        self.pool_x[id as usize].payload = 0;
-        self.pool[id as usize].wire = 0;
-        self.free.push(id);
+        self.pool.free(id);
     }
 
     pub(in crate::sim) fn drop_pkt(&mut self, id: u32, reason: usize) {
         self.return_credit(id);
-        let p = self.pool[id as usize];
+        let p = self.pool.pkt[id as usize];
         if self.droplog.on() {
-            self.droplog.drop(droplog::DropRec { time: self.now, node: p.at, src_node: p.src_node, dst_node: p.dst_node,
+            self.droplog.drop(droplog::DropRec { time: self.clock.now, node: p.at, src_node: p.src_node, dst_node: p.dst_node,
                                                  flow: p.flow, reason: reason as u8, hops: p.hops });
         }
-        let px = self.pool_x[id as usize];
+        let px = self.pool.x[id as usize];
         if p.kind == K_BULK {
             // RotorLB keeps the payload at its holder host, which sends it again
-            self.ledger.drop(reason, px.payload as u64, false);
-            let meta = self.bulk_meta[id as usize];
-            self.release(id);
-            if self.rlb.as_mut().expect("bulk packets come from RotorLB").on_return(&meta) {
+            let meta = self.rlb.meta[id as usize];
+            self.exit(id, Exit::Dropped { reason, payload: px.payload as u64, lost: false });
+            if self.rlb.lb.as_mut().expect("bulk packets come from RotorLB").on_return(&meta) {
                 self.schedule_rlb();
             }
             return;
@@ -100,18 +109,17 @@ impl Sim {
         let payload = if p.kind == K_DATA && !p.trimmed { px.payload as u64 } else { 0 };
         // the payload of an unreliable flow is gone for good; a transport sends it again
         let lost = payload > 0 && !self.flows[p.flow as usize].tp.reliable();
-        self.ledger.drop(reason, payload, lost);
         if lost {
-            self.drops[reason] += payload;
+            self.acct.drops[reason] += payload;
         }
-        self.release(id);
+        self.exit(id, Exit::Dropped { reason, payload, lost });
     }
 
     // ---------------------------------------------------------------- flows and endpoints
 
     pub(in crate::sim) fn deliver(&mut self, pid: u32) {
         self.return_credit(pid);
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         if p.kind == K_BULK {
             self.bulk_arrive(pid);
             return;
@@ -120,13 +128,13 @@ impl Sim {
             self.transport_arrive(pid);
             return;
         }
-        self.latency.add(self.now - self.pool_x[pid as usize].ts);
-        self.count_delivery(pid);
+        self.acct.latency.add(self.clock.now - self.pool.x[pid as usize].ts);
+        let new = self.count_delivery(pid);
         let fl = &mut self.flows[p.flow as usize];
         if fl.delivered == fl.size {
             self.flow_finished(p.flow);
         }
-        self.release(pid);
+        self.exit(pid, Exit::Delivered { new, dup: 0 });
     }
 
     // ---------------------------------------------------------------- holding
@@ -141,17 +149,17 @@ impl Sim {
             self.drop_pkt(pid, DROP_FAILED);
             return;
         }
-        if !self.hold_on || self.pool[pid as usize].kind == K_BULK {
+        if !self.hold.on || self.pool.pkt[pid as usize].kind == K_BULK {
             self.drop_pkt(pid, DROP_NO_ROUTE);
             return;
         }
-        let wire = self.pool[pid as usize].wire as u64;
-        if !self.credit_net && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
-            self.hold.overflow += 1;
+        let wire = self.pool.pkt[pid as usize].wire as u64;
+        if !self.credit.on && self.hold.bytes[node as usize] + wire > self.hold.cap[node as usize] {
+            self.hold.stats.overflow += 1;
             self.drop_pkt(pid, DROP_BUFFER);
             return;
         }
-        self.hold_bytes[node as usize] += wire;
+        self.hold.bytes[node as usize] += wire;
         self.hold_push(node, pid);
     }
 }

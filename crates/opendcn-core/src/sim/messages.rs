@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Packet, PacketX, Sim, DROP_NO_ROUTE, K_DATA, K_MSG};
+use super::{Exit, Packet, PacketX, Sim, DROP_NO_ROUTE, K_DATA, K_MSG};
 use crate::error::SpecError;
 use crate::timeflow::WILD;
 use crate::units::{Ps, NONE};
@@ -105,28 +105,28 @@ impl Sim {
     /// or along `path` (global ports, the first one a port of `src`) when one is given.
     /// Returns the message id. Errors name the argument that is wrong.
     pub fn send_message(&mut self, src: u32, dst: u32, tag: u64, size: u32, path: Vec<u32>) -> Result<u32, SpecError> {
-        let nodes = self.port_offset.len() as u32 - 1;
+        let nodes = self.net.port_offset.len() as u32 - 1;
         if src >= nodes {
             return Err(SpecError::new("src", src, format!("no such node (the network has {nodes})")));
         }
         if dst >= nodes || dst == src {
             return Err(SpecError::new("dst", dst, format!("expected another node than the source, below {nodes}")));
         }
-        let full = self.mtu + self.header;
+        let full = self.net.mtu + self.net.header;
         if size == 0 || size > full {
             return Err(SpecError::new("size", size, format!("a message is one packet: 1 to {full} bytes")));
         }
-        if let Some(&gp) = path.iter().find(|&&gp| gp as usize >= self.ports.len()) {
+        if let Some(&gp) = path.iter().find(|&&gp| gp as usize >= self.net.ports.len()) {
             return Err(SpecError::new("path", gp, "no such port"));
         }
         if let Some(&first) = path.first() {
-            if self.port_node[first as usize] != src {
+            if self.net.port_node[first as usize] != src {
                 return Err(SpecError::new("path", first, format!("the first port is not a port of node {src}")));
             }
         }
         let id = self.msg.sent.len() as u32;
-        self.msg.sent.push(Sent { src, dst, tag, at: self.now, path });
-        let tag_slice = if self.expander { self.route_slice(self.now) } else { self.slice_now().idx };
+        self.msg.sent.push(Sent { src, dst, tag, at: self.clock.now, path });
+        let tag_slice = if self.rt.expander { self.route_slice(self.clock.now) } else { self.clock.slice().idx };
         let pid = self.alloc(Packet {
             flow: id,
             src_node: src,
@@ -140,10 +140,10 @@ impl Sim {
             kind: K_MSG,
             cred_port: NONE,
             ..Packet::default()
-        }, PacketX { dst_ep: NONE, q_port: NONE, q_dep: WILD, ts: self.now, ..PacketX::default() });
-        self.ledger.send(false, true);
-        self.pool[pid as usize].innet = true;
-        self.in_net += 1;
+        }, PacketX { dst_ep: NONE, q_port: NONE, q_dep: WILD, ts: self.clock.now, ..PacketX::default() });
+        self.acct.ledger.send(false, true);
+        self.pool.pkt[pid as usize].innet = true;
+        self.rc.in_net += 1;
         self.msg_forward(src, pid);
         Ok(id)
     }
@@ -169,7 +169,7 @@ impl Sim {
 
     /// A data packet reached its destination node: count it (see `count_received`).
     pub(super) fn count_rx(&mut self, pid: u32) {
-        let p = &self.pool[pid as usize];
+        let p = &self.pool.pkt[pid as usize];
         debug_assert!(p.kind == K_DATA);
         let e = self.msg.rx.entry((p.src_node, p.dst_node)).or_default();
         e.0 += p.wire as u64;
@@ -178,30 +178,29 @@ impl Sim {
 
     /// A message packet arrived at a node: into the mailbox at its destination, else on.
     pub(super) fn msg_arrive(&mut self, pid: u32) {
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         if p.at != p.dst_node {
             self.msg_forward(p.at, pid);
             return;
         }
         self.return_credit(pid);
         let s = &self.msg.sent[p.flow as usize];
-        self.msg.mailbox.push(Message { id: p.flow, time: self.now, src: s.src, dst: s.dst, tag: s.tag, sent: s.at,
+        self.msg.mailbox.push(Message { id: p.flow, time: self.clock.now, src: s.src, dst: s.dst, tag: s.tag, sent: s.at,
                                         hops: p.hops, classes: p.classes });
         self.msg.delivered += 1;
         self.msg.new_mail = true;
-        self.ledger.deliver(0, 0);
-        self.release(pid);
+        self.exit(pid, Exit::Control);
     }
 
     /// Is `pid` a message that follows a path of ports (not the tables)?
     pub(super) fn msg_on_path(&self, pid: u32) -> bool {
-        let p = &self.pool[pid as usize];
+        let p = &self.pool.pkt[pid as usize];
         p.kind == K_MSG && !self.msg.sent[p.flow as usize].path.is_empty()
     }
 
     /// Send message packet `pid` on from `node`: along its path, or by the tables.
     fn msg_forward(&mut self, node: u32, pid: u32) {
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         let path = &self.msg.sent[p.flow as usize].path;
         if path.is_empty() {
             match self.route(node, pid) {
@@ -211,8 +210,8 @@ impl Sim {
             return;
         }
         match path.get(p.pos as usize).copied() {
-            Some(gp) if self.port_node[gp as usize] == node => {
-                self.pool[pid as usize].pos += 1;
+            Some(gp) if self.net.port_node[gp as usize] == node => {
+                self.pool.pkt[pid as usize].pos += 1;
                 self.enqueue(gp, pid, WILD);
             }
             // the path ends, or does not pass here (its circuits changed)

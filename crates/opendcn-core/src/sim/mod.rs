@@ -55,6 +55,7 @@ use crate::units::{Ps, Rate, NONE};
 
 mod accounting;
 mod build;
+mod clock;
 mod endpoint;
 mod event;
 mod fate;
@@ -73,14 +74,21 @@ pub use messages::{Message, MessageTotals};
 pub use accounting::{HoldStats, NetSample, PacketTotals, SimOutput, LINK_CLASSES, REORDER_BUCKETS};
 pub use event::EVENT_KINDS;
 pub use fate::DROP_REASONS;
-use accounting::LogHist;
-use endpoint::{Endpoint, Flow, Voq};
+use accounting::{Counters, LogHist, Sampling};
+use build::Modes;
+use endpoint::{Deps, Endpoint, Flow, Voq};
+use faults::{Failures, Reconfigs};
+use net::{Credit, Net};
+use rotorlb::RlbGlue;
+use routing::Routing;
+use services::{Hold, PushBack};
+use clock::Clock;
 use event::Ev;
 use fate::*;
 use net::port::*;
 use packet::*;
 use routing::choose_among;
-use transports::Conn;
+use transports::TransportGlue;
 
 /// Events the event list keeps in view ahead of the one being run (for prefetching).
 const LOOKAHEAD: usize = 8;
@@ -89,224 +97,63 @@ const NEAR: usize = 3;
 
 /// A simulation in progress.
 pub struct Sim {
-    now: Ps,
     heap: EventList<Ev>,
     sched: Schedule,
-    router: Router,
-    multipath: Multipath,
-    port_node: Vec<u32>,
-    port_offset: Vec<u32>,
-    optical: Vec<bool>,
-    ports: Vec<Port>,
-    /// The ports' calendar queues (see `Port::cal`).
-    cal: Vec<CalQ>,
-    /// Per receiving port: the absolute slice and the sender of the last packet it
-    /// received (the collision check).
-    rx_last: Vec<(u32, u32)>,
     eps: Vec<Endpoint>,
-    hosts_mode: bool,
     flows: Vec<Flow>,
-    next_flow: usize,
-    pool: Vec<Packet>,
-    pool_x: Vec<PacketX>,
-    free: Vec<u32>,
-    live: u64,
-    peak_live: u64,
-    mtu: u32,
-    header: u32,
-    rng_route: Stream,
-    /// Expander router with k paths per pair: which path a packet takes.
-    rng_paths: Stream,
-    seed: u64,
-    // reconfiguration
-    /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
-    reconfigs: Vec<(Vec<u32>, Ps, bool, Ps)>,
-    reconfigs_applied: u64,
-    max_hop: u32,
-    /// Bumped whenever a reconfiguration rebuilds a path-based router.
-    route_gen: u16,
-    /// Per global port: how many reconfigurations changed its circuit (wrapping).
-    port_gen: Vec<u16>,
-    rerouted_at_tor: u64,
     // OpenOptics infrastructure services
     services: crate::spec::Services,
-    /// Push-back: (source node << 32 | destination node) → until when that pair's new
-    /// data waits (one flat table: a source's try reads one slot).
-    paused: crate::flatmap::FlatMap,
-    pushbacks: Vec<(u32, u32, Ps)>,
-    congestion_events: u64,
-    pushback_msgs: u64,
-    paused_attempts: u64,
-    /// Push-back from served ports: (port, source node, destination node) already sent in
-    /// routing slice `pb_slice`.
-    pb_sent: std::collections::BTreeSet<(u32, u32, u32)>,
-    pb_slice: u64,
     eqo: crate::services::Eqo,
     offload: crate::services::Offload,
-    // metrics
-    events: u64,
-    event_counts: [u64; EVENT_KINDS.len()],
-    packet_hops: u64,
-    flows_started: u64,
-    flows_completed: u64,
-    offered: u64,
-    delivered: u64,
-    drops: [u64; DROP_REASONS.len()],
-    collisions: u64,
-    gb_violations: u64,
-    /// Expander routing: packets re-routed at a node because their circuit had gone.
-    reroutes: u64,
-    expander: bool,
-    trace: crate::trace::TraceHash,
-    sample_interval: Ps,
-    watch: Vec<u32>,
-    out_ts: (Vec<Ps>, Vec<u32>, Vec<u64>, Vec<u64>),
-    collect_tm: bool,
-    tm: BTreeMap<(u32, u32), u64>,
-    scratch: Vec<Action>,
     /// The departure a source's admission planned for its packet (packet, port, time,
     /// plan), which `enqueue_reserved` commits right after instead of planning again.
     preplan: Option<(u32, u32, Ps, Option<SlotPlan>)>,
-    /// The slice containing `now` as of the last lookup (refreshed when `now` leaves it).
-    cur: SliceRef,
     /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
     /// what UCMP reads without loading the flow record (NONE: no such packet).
     sent_hint: (u32, u64),
-    // transports and the ledger
-    ledger: Ledger,
-    tparams: TransportParams,
-    conns: Vec<Option<Conn>>,
-    conn_free: Vec<u32>,
-    ecn_marks: u64,
-    latency: LogHist,
-    reorder: [u64; 6],
-    delivered_by_hops: Vec<u64>,
-    /// Data packets delivered to their final endpoint by hops: [other, RotorLB bulk].
-    pkts_by_hops: [Vec<u64>; 2],
-    delivered_by_class: [u64; 8],
-    /// Delivered payload bytes by (hops, set of link classes crossed), same indices.
-    delivered_by_hops_class: Vec<[u64; 8]>,
-    class_tx: [u64; 4],
-    /// Per port: its link class (index into `LINK_CLASSES`).
-    port_class: Vec<u8>,
-    /// (flow, segment) pairs whose first data copy is dropped at its first arrival.
-    loss: std::collections::BTreeSet<(u32, u32)>,
-    /// Credit networks: ports waiting for credit, the pending watchdog time, and the
-    /// cycle of ports of a detected deadlock (the run stops there).
-    /// (`blocked` lists every port waiting for credit, and may still list ports that have
-    /// sent since: the watchdog drops those; `blocked_listed` says which ports it lists.)
-    blocked: Vec<u32>,
-    blocked_listed: Vec<bool>,
-    watchdog_at: Ps,
-    deadlock: Option<Vec<u32>>,
-    credit_net: bool,
-    /// Credit networks with a routing-chosen virtual-channel rule: each port's VC class
-    /// (empty: channels by hop count; see `TransportParams::credit_vc_step`).
-    port_vc: Vec<u8>,
-    /// PIAS thresholds in bytes sent (empty: off).
-    pias: Vec<u64>,
-    /// NDP pull pacers by key (receiving endpoint, or flow) and their pending event times.
-    pacers: Vec<Option<PullPacer>>,
-    pacer_at: Vec<Ps>,
     /// When the run may end before its duration; flows that count for `LowLatencyDone`
     /// (transport other than bulk), and how many of them finished.
     stop_when: StopWhen,
-    /// Network-wide time series: on, its samples and the last levels.
-    net_series: bool,
-    out_net: Vec<NetSample>,
-    net_last: NetSample,
-    /// RotorLB state of the hosts (when some flow uses it), the global port of each
-    /// (node, rotor) — a node's k-th optical port is rotor k — the bulk packets' routes
-    /// by packet id, and whether an offer/accept step is scheduled.
-    rlb: Option<RotorLb>,
-    rlb_ports: Vec<u32>,
-    bulk_meta: Vec<BulkPkt>,
-    rlb_event: bool,
     ll_total: u64,
     ll_done: u64,
     stopped: bool,
-    /// Holding packets that have no route yet (`SimSpec::hold_unrouted`): per node, per
-    /// destination node, the held packets in arrival order; per node the wire bytes held
-    /// (or reserved by a packet on its host link towards the hold) and the hold's
-    /// capacity; endpoints refused by a full hold (woken when it drains); the pending
-    /// release time (`Ps::MAX`: none) and the counters.
-    hold_on: bool,
-    holds: Vec<BTreeMap<u32, VecDeque<u32>>>,
-    hold_bytes: Vec<u64>,
-    hold_cap: Vec<u64>,
-    hold_waiters: Vec<Vec<u32>>,
-    release_at: Ps,
-    hold: HoldStats,
-    hold_peak_node: Vec<u64>,
-    /// Drained reconfigurations (`reconfigure(.., drain)`): per reconfiguration whether it
-    /// drains, the tables that take effect at its switch, and its state (0 requested, 1
-    /// draining, 2 switched); the one draining (NONE: none) and those waiting for it; a
-    /// switch event pending; packets admitted into the network and not yet gone;
-    /// endpoints refused during a drain; injections refused; per applied drained
-    /// reconfiguration (requested, switched, circuits up) times.
-    reconfig_drain: Vec<bool>,
-    reconfig_tables: Vec<Option<Vec<crate::timeflow::NodeTable>>>,
-    reconfig_state: Vec<u8>,
-    draining: u32,
-    drain_queue: VecDeque<u32>,
-    switch_pending: bool,
-    in_net: u64,
-    drain_waiters: Vec<u32>,
-    drain_refused: u64,
-    switch_log: Vec<(Ps, Ps, Ps)>,
-    /// Failures: the ports that go down (true) or come back (false) at each event.
-    failures: Vec<(Vec<u32>, bool)>,
-    /// Ports down now (a failed link: both its ends), and how many.
-    down: Vec<bool>,
-    n_down: u32,
     /// The last route() found only down ports (no_route() drops as `failed_link`).
     failed_route: bool,
-    /// Port-down intervals, for the output: (port, from, until; Ps::MAX = still down).
-    fail_log: Vec<(u32, Ps, Ps)>,
-    /// Flows without dependencies in order of start (`next_flow` indexes it); per flow
-    /// the dependencies not yet finished and the gap after the last; per flow the flows
-    /// waiting for it (`dependents[dep_ptr[f]..dep_ptr[f + 1]]`).
-    timed: Vec<u32>,
-    dep_wait: Vec<u32>,
-    dep_gap: Vec<Ps>,
-    dependents_ptr: Vec<u32>,
-    dependents: Vec<u32>,
-    /// Co-flow barriers (empty: none): each flow's co-flow (NONE: none), the unfinished
-    /// flows of each co-flow, and each co-flow's flows (`coflow_flows[coflow_ptr[c]..
-    /// coflow_ptr[c + 1]]`).
-    flow_coflow: Vec<u32>,
-    coflow_left: Vec<u32>,
-    coflow_ptr: Vec<u32>,
-    coflow_flows: Vec<u32>,
-    /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
-    /// routing), whether the spec asked, and packets sent by a later slice's decision.
-    adm: bool,
-    /// No option that acts on a relayed packet's hop is on (hosts, offloading, EQO,
-    /// congestion detection, admission control) and the schedule cycles: relayed hops on
-    /// calendar ports may take [`Sim::relay_calendar`].
-    lean: bool,
-    /// `lean`, with only calendar ports (slotted optical, no served queues, no ECN) and VLB
-    /// or direct routing, and no service that acts on a source's packet: an ideal flow's
-    /// packet may take [`Sim::inject_calendar`].
-    lean_src: bool,
-    /// The calendar ports (slotted, cyclic) keep only their queues' tails, and their
-    /// planned transmissions as one [`Departures`] each (`Port::departs`): plans are written
-    /// near each other instead of at the tails of a slice's worth of FIFOs per port. Set
-    /// when no reader needs a queue's own bytes (ECN marking, queue estimation) and
-    /// adaptive multipath does not read every candidate's exact count at every packet.
-    flat_cal: bool,
-    /// Some port marks ECN (else no hop reads a port's marking threshold).
-    any_ecn: bool,
-    adm_listed: bool,
-    adm_deferred: u64,
     /// Control messages of controllers, their mailbox, and the received-bytes counters
     /// (see `messages`).
     msg: messages::Messages,
-    /// Switch buffers shared by their ports (dynamic thresholds); `shared_on` when any.
-    shared: buffer::SharedBuffers,
-    shared_on: bool,
     /// Per-drop and per-push-back records, when the spec asks for them.
     droplog: droplog::DropLog,
+    /// The simulated time and the slice that contains it.
+    clock: Clock,
+    /// The packets: their records, by id.
+    pool: Pool,
+    /// Counters, histograms, the trace hash and the packet ledger.
+    acct: Counters,
+    /// Time series and the traffic matrix.
+    smp: Sampling,
+    /// Congestion detection and push-back.
+    pb: PushBack,
+    /// Packets held without a route.
+    hold: Hold,
+    /// Runtime reconfigurations and drains.
+    rc: Reconfigs,
+    /// Link and node failures.
+    fail: Failures,
+    /// Credit-based flow control: blocked ports and the deadlock watchdog.
+    credit: Credit,
+    /// Transport connections, pull pacers and their parameters.
+    tg: TransportGlue,
+    /// RotorLB at the hosts.
+    rlb: RlbGlue,
+    /// Flow start order, dependencies and co-flow barriers.
+    deps: Deps,
+    /// Ports, calendar queues and the switch buffers.
+    net: Net,
+    /// Routing state: the router, multipath choice and its random streams.
+    rt: Routing,
+    /// The run's modes, decided once when it is built.
+    mode: Modes,
 }
 
 /// `Ev::Reconfig` of a drained reconfiguration's switch (its index | this bit).
@@ -323,16 +170,7 @@ const HOLD_PORT: u32 = NONE - 1;
 impl Sim {
     /// Current simulated time.
     pub fn now(&self) -> Ps {
-        self.now
-    }
-
-    /// The slice containing `now` (cached: time only moves forward).
-    #[inline]
-    fn slice_now(&mut self) -> SliceRef {
-        if self.now >= self.cur.end || self.now < self.cur.start {
-            self.cur = self.sched.slice_at(self.now);
-        }
-        self.cur
+        self.clock.now
     }
 
     #[inline]
@@ -346,7 +184,7 @@ impl Sim {
     /// exact moment of delivery; calling again continues. Returns true when it stopped so.
     pub fn run_until(&mut self, t_end: Ps) -> bool {
         while let Some(t) = self.heap.peek_time() {
-            if t > t_end || self.deadlock.is_some() {
+            if t > t_end || self.credit.deadlock.is_some() {
                 break;
             }
             if self.stopped {
@@ -365,8 +203,8 @@ impl Sim {
                 self.prefetch_deref(ev, 2);
             }
             if let Some(&(_, ev)) = self.heap.ahead(1) {
-                if let (Ev::Arrive(p, _), Router::Table(t)) = (ev, &self.router) {
-                    if let Some(pk) = self.pool.get(p as usize) {
+                if let (Ev::Arrive(p, _), Router::Table(t)) = (ev, &self.rt.router) {
+                    if let Some(pk) = self.pool.pkt.get(p as usize) {
                         if !pk.to_host && pk.at != pk.dst_node {
                             if let Some(nt) = t.get(pk.at as usize) {
                                 nt.prefetch_fast_actions(pk.src_node, pk.dst_node);
@@ -377,12 +215,12 @@ impl Sim {
                 self.prefetch_deref(ev, 3);
             }
             let (time, ev) = self.heap.pop().expect("peeked");
-            self.now = time;
-            self.events += 1;
-            self.event_counts[ev.kind()] += 1;
+            self.clock.advance(time, &self.sched);
+            self.acct.events += 1;
+            self.acct.event_counts[ev.kind()] += 1;
             if !matches!(ev, Ev::Sample | Ev::Watchdog) {
                 // samples and the deadlock watchdog observe the run; they are not part of it
-                self.trace.record(time, ev.code());
+                self.acct.trace.record(time, ev.code());
             }
             match ev {
                 Ev::Arrive(p, epoch) => self.on_arrive(p, epoch),
@@ -402,7 +240,7 @@ impl Sim {
                 Ev::PushBack(i) => self.on_pushback(i),
                 Ev::OffloadSend(p) => self.on_offload_send(p),
                 Ev::OffloadReturn(p, epoch) => {
-                    if self.pool[p as usize].epoch == epoch {
+                    if self.pool.pkt[p as usize].epoch == epoch {
                         self.on_offload_return(p);
                     }
                 }
@@ -423,8 +261,8 @@ impl Sim {
                 return true;
             }
         }
-        if t_end > self.now && self.deadlock.is_none() && !self.stopped {
-            self.now = t_end;
+        if t_end > self.clock.now && self.credit.deadlock.is_none() && !self.stopped {
+            self.clock.advance(t_end, &self.sched);
         }
         false
     }

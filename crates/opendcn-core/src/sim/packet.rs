@@ -2,6 +2,50 @@
 
 use crate::sim::*;
 
+/// The packets: their records by id (the hot part and the cold part, same index), the
+/// ids free for reuse, and how many are live now and at most.
+#[derive(Debug, Default)]
+pub(in crate::sim) struct Pool {
+    pub(in crate::sim) pkt: Vec<Packet>,
+    pub(in crate::sim) x: Vec<PacketX>,
+    pub(in crate::sim) free: Vec<u32>,
+    pub(in crate::sim) live: u64,
+    pub(in crate::sim) peak: u64,
+}
+
+impl Pool {
+    /// Store a new packet and return its id (a freed id first). A reused id gets a new
+    /// epoch, so that no stale event of its last packet matches it.
+    pub(in crate::sim) fn alloc(&mut self, mut p: Packet, x: PacketX) -> u32 {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(id) = self.free.pop() {
+            p.epoch = self.pkt[id as usize].epoch.wrapping_add(1);
+            self.pkt[id as usize] = p;
+            self.x[id as usize] = x;
+            // the slot the next packet will take, unless one is freed first
+            if let Some(&next) = self.free.last() {
+                crate::prefetch::read(&self.pkt[next as usize]);
+                crate::prefetch::read(&self.x[next as usize]);
+            }
+            id
+        } else {
+            self.pkt.push(p);
+            self.x.push(x);
+            (self.pkt.len() - 1) as u32
+        }
+    }
+
+    /// Free packet `id` (only [`Sim::exit`] calls this): its bytes no longer count.
+    #[inline]
+    pub(in crate::sim) fn free(&mut self, id: u32) {
+        self.live -= 1;
+        self.x[id as usize].payload = 0;
+        self.pkt[id as usize].wire = 0;
+        self.free.push(id);
+    }
+}
+
 /// Packet kinds.
 pub(in crate::sim) const K_DATA: u8 = 0;
 
@@ -87,4 +131,26 @@ pub(in crate::sim) struct PacketX {
     pub(in crate::sim) retx: bool,
     /// Data: the time it entered the network. ACK: the echoed send time of the data.
     pub(in crate::sim) ts: Ps,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_reused_with_a_new_epoch_and_live_counts_hold() {
+        let mut pool = Pool::default();
+        let a = pool.alloc(Packet { flow: 7, wire: 1500, ..Packet::default() }, PacketX { payload: 1460, ..PacketX::default() });
+        let b = pool.alloc(Packet { flow: 8, ..Packet::default() }, PacketX::default());
+        assert_eq!((a, b, pool.live, pool.peak), (0, 1, 2, 2));
+        pool.free(a);
+        assert_eq!((pool.live, pool.pkt[0].wire, pool.x[0].payload), (1, 0, 0));
+        let c = pool.alloc(Packet { flow: 9, ..Packet::default() }, PacketX::default());
+        assert_eq!(c, a, "a freed id is taken first");
+        assert_eq!((pool.pkt[c as usize].flow, pool.pkt[c as usize].epoch), (9, 1));
+        assert_eq!((pool.live, pool.peak), (2, 2));
+        pool.free(b);
+        pool.free(c);
+        assert_eq!((pool.live, pool.peak, pool.free.len()), (0, 2, 2));
+    }
 }

@@ -3,9 +3,20 @@
 
 use crate::sim::*;
 
+/// RotorLB at the hosts.
+pub(in crate::sim) struct RlbGlue {
+    /// RotorLB state of the hosts (when some flow uses it), the global port of each
+    /// (node, rotor) — a node's k-th optical port is rotor k — the bulk packets' routes
+    /// by packet id, and whether an offer/accept step is scheduled.
+    pub(in crate::sim) lb: Option<RotorLb>,
+    pub(in crate::sim) ports: Vec<u32>,
+    pub(in crate::sim) meta: Vec<BulkPkt>,
+    pub(in crate::sim) event: bool,
+}
+
 impl Sim {
     pub(in crate::sim) fn rlb_uplinks(&self) -> u32 {
-        self.rlb.as_ref().map_or(0, |r| r.config().uplinks)
+        self.rlb.lb.as_ref().map_or(0, |r| r.config().uplinks)
     }
 
     /// Build RotorLB for the bulk flows: hosts below nodes, the same number of hosts and
@@ -29,62 +40,62 @@ impl Sim {
         let mut ports = Vec::new();
         let mut u = None;
         for n in 0..nodes as usize {
-            let own: Vec<u32> = (spec.port_offset[n]..spec.port_offset[n + 1]).filter(|&g| self.optical[g as usize]).collect();
+            let own: Vec<u32> = (spec.port_offset[n]..spec.port_offset[n + 1]).filter(|&g| self.net.optical[g as usize]).collect();
             if *u.get_or_insert(own.len()) != own.len() || own.len() < 2 {
                 return Err(SpecError::new(field, "rotorlb", "needs the same number (>= 2) of optical ports (rotors) at every node"));
             }
             ports.extend(own);
         }
         let u = u.unwrap_or(0) as u32;
-        let rate = self.ports[ports[0] as usize].rate;
-        let full = self.mtu as u64 + self.header as u64;
+        let rate = self.net.ports[ports[0] as usize].rate;
+        let full = self.net.mtu as u64 + self.net.header as u64;
         let ser = rate.tx(full);
-        let delta = self.ports[ports[0] as usize].prop + ser;
+        let delta = self.net.ports[ports[0] as usize].prop + ser;
         let up = (u as u64 * d).saturating_sub(spec.guardband_ps);
         if up <= delta {
             return Err(SpecError::new(field, "rotorlb", "a matching is not held long enough for one hop"));
         }
         let hold = up - delta;
         let max = (hold as u128 * rate.bps as u128) / (8 * crate::units::PS_PER_S as u128 * full as u128 * u as u128);
-        let cfg = RotorLbConfig { tors: nodes, uplinks: u, hosts_per_tor: hpr, mss: self.mtu, hold_ps: hold,
+        let cfg = RotorLbConfig { tors: nodes, uplinks: u, hosts_per_tor: hpr, mss: self.net.mtu, hold_ps: hold,
                                   max_pkts: (max.min(u32::MAX as u128) as u32).max(1), pace_ps: u as u64 * ser };
-        self.rlb = Some(RotorLb::new(cfg));
-        self.rlb_ports = ports;
+        self.rlb.lb = Some(RotorLb::new(cfg));
+        self.rlb.ports = ports;
         Ok(())
     }
 
     /// Schedule the next offer/accept step: when the next slice's new circuits are up.
     pub(in crate::sim) fn schedule_rlb(&mut self) {
-        if self.rlb_event {
+        if self.rlb.event {
             return;
         }
-        self.rlb_event = true;
-        let cur = self.slice_now();
+        self.rlb.event = true;
+        let cur = self.clock.slice();
         let t = self.sched.slice(cur.abs + 1).start + self.sched.guardband();
         self.push(t, Ev::Rlb);
     }
 
     /// Offer/accept for every rotor whose circuits changed at the start of this slice.
     pub(in crate::sim) fn on_rlb(&mut self) {
-        self.rlb_event = false;
-        let idx = self.slice_now().idx;
+        self.rlb.event = false;
+        let idx = self.clock.slice().idx;
         let u = self.rlb_uplinks();
-        let n = self.rlb_ports.len() as u32 / u;
+        let n = self.rlb.ports.len() as u32 / u;
         for k in 0..u {
-            if !(0..n).any(|t| self.sched.guard_of(self.rlb_ports[(t * u + k) as usize], idx) > 0) {
+            if !(0..n).any(|t| self.sched.guard_of(self.rlb.ports[(t * u + k) as usize], idx) > 0) {
                 continue;
             }
-            let (ports, sched, port_node) = (&self.rlb_ports, &self.sched, &self.port_node);
+            let (ports, sched, port_node) = (&self.rlb.ports, &self.sched, &self.net.port_node);
             let peer = |t: u32| {
                 let q = sched.peer(ports[(t * u + k) as usize], idx);
                 (q != NONE && port_node[q as usize] != t).then(|| port_node[q as usize])
             };
-            let hosts = self.rlb.as_mut().expect("scheduled by RotorLB").on_slice(self.now, k, peer);
+            let hosts = self.rlb.lb.as_mut().expect("scheduled by RotorLB").on_slice(self.clock.now, k, peer);
             for h in hosts {
                 self.kick(h);
             }
         }
-        if self.rlb.as_mut().expect("scheduled by RotorLB").end_slice() {
+        if self.rlb.lb.as_mut().expect("scheduled by RotorLB").end_slice() {
             self.schedule_rlb();
         }
     }
@@ -92,14 +103,14 @@ impl Sim {
     /// Put a committed bulk packet on host `e`'s link toward its rack's rotor uplink.
     pub(in crate::sim) fn inject_bulk(&mut self, e: u32, b: BulkPkt) {
         let pid = self.new_packet(e, b.flow, b.label, K_BULK, b.payload, 0);
-        if self.bulk_meta.len() <= pid as usize {
-            self.bulk_meta.resize(pid as usize + 1, b);
+        if self.rlb.meta.len() <= pid as usize {
+            self.rlb.meta.resize(pid as usize + 1, b);
         }
-        self.bulk_meta[pid as usize] = b;
-        let p = &mut self.pool[pid as usize];
+        self.rlb.meta[pid as usize] = b;
+        let p = &mut self.pool.pkt[pid as usize];
         p.dst_node = b.want_tor;
         p.hops = b.relayed as u16;
-        self.ledger.send(false, false);
+        self.acct.ledger.send(false, false);
         if self.admit(e, pid).is_err() {
             // the uplink has no room: the packet stays with its holder
             self.drop_pkt(pid, DROP_RETURNED);
@@ -108,26 +119,27 @@ impl Sim {
 
     /// A bulk packet reached host `label`: delivered there, or held for its final host.
     pub(in crate::sim) fn bulk_arrive(&mut self, pid: u32) {
-        let meta = self.bulk_meta[pid as usize];
-        let h = self.pool_x[pid as usize].dst_ep;
-        let (arr, step) = self.rlb.as_mut().expect("bulk packets come from RotorLB").on_arrive(h, &meta);
-        match arr {
+        let meta = self.rlb.meta[pid as usize];
+        let h = self.pool.x[pid as usize].dst_ep;
+        let (arr, step) = self.rlb.lb.as_mut().expect("bulk packets come from RotorLB").on_arrive(h, &meta);
+        let how = match arr {
             Arrival::Delivered { flow, .. } => {
-                self.latency.add(self.now - self.pool_x[pid as usize].ts);
-                self.count_delivery(pid);
+                self.acct.latency.add(self.clock.now - self.pool.x[pid as usize].ts);
+                let new = self.count_delivery(pid);
                 let fl = self.flows[flow as usize];
                 if fl.delivered == fl.size {
                     self.flow_finished(flow);
                 }
+                Exit::Delivered { new, dup: 0 }
             }
             Arrival::Relayed => {
-                let hops = self.pool[pid as usize].hops;
+                let hops = self.pool.pkt[pid as usize].hops;
                 let fl = &mut self.flows[meta.flow as usize];
                 fl.max_hops = fl.max_hops.max(hops);
-                self.ledger.deliver(0, 0);
+                Exit::Control
             }
-        }
-        self.release(pid);
+        };
+        self.exit(pid, how);
         if step {
             self.schedule_rlb();
         }

@@ -3,6 +3,21 @@
 
 use crate::sim::*;
 
+/// Routing state: the router, multipath choice and its random streams.
+pub(in crate::sim) struct Routing {
+    pub(in crate::sim) router: Router,
+    pub(in crate::sim) multipath: Multipath,
+    pub(in crate::sim) rng_route: Stream,
+    /// Expander router with k paths per pair: which path a packet takes.
+    pub(in crate::sim) rng_paths: Stream,
+    pub(in crate::sim) seed: u64,
+    pub(in crate::sim) max_hop: u32,
+    /// Bumped whenever a reconfiguration rebuilds a path-based router.
+    pub(in crate::sim) route_gen: u16,
+    pub(in crate::sim) expander: bool,
+    pub(in crate::sim) scratch: Vec<Action>,
+}
+
 /// Which of `n` candidate actions a packet of `flow` at `node` takes: a draw of the
 /// routing stream per packet, or a hash of (seed, flow, node) per flow; one candidate
 /// draws nothing.
@@ -34,8 +49,8 @@ impl Sim {
     /// Expander routing: the global ports of every path slice `idx` keeps from node `a` to
     /// node `b` (path 0 first: the BFS path; at most the router's k).
     pub fn expander_paths(&self, a: u32, b: u32, idx: u32) -> Option<Vec<Vec<u32>>> {
-        let Router::Expander(sp) = &self.router else { return None };
-        let n = self.port_offset.len() as u32 - 1;
+        let Router::Expander(sp) = &self.rt.router else { return None };
+        let n = self.net.port_offset.len() as u32 - 1;
         if a >= n || b >= n || idx >= self.sched.slices() {
             return None;
         }
@@ -43,7 +58,7 @@ impl Sim {
     }
 
     pub(in crate::sim) fn expander_walk(&self, sp: &crate::expander::SlicePaths, a: u32, b: u32, idx: u32, code: u32) -> Option<Vec<u32>> {
-        let n = self.port_offset.len() as u32 - 1;
+        let n = self.net.port_offset.len() as u32 - 1;
         let mut out = Vec::new();
         let mut c = a;
         while c != b {
@@ -52,34 +67,34 @@ impl Sim {
                 return None;
             }
             out.push(p);
-            c = self.port_node[self.sched.peer(p, idx) as usize];
+            c = self.net.port_node[self.sched.peer(p, idx) as usize];
         }
         Some(out)
     }
 
     /// Decide the next hop of packet `pid` at `node`; `None` when nothing matches.
     pub(in crate::sim) fn route(&mut self, node: u32, pid: u32) -> Option<Action> {
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         self.failed_route = false;
         // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
-        let ucmp_late = match &self.router {
+        let ucmp_late = match &self.rt.router {
             // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
             // the hops of the whole path)
-            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.route_gen && p.pos > 0
+            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.rt.route_gen && p.pos > 0
                 && (p.hops as usize) < idx.max_hop() => {
                 idx.hop(p.route, p.pos).and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64))
             }
             _ => None,
         };
-        let mut cands = std::mem::take(&mut self.scratch);
-        let res = match &self.router {
+        let mut cands = std::mem::take(&mut self.rt.scratch);
+        let res = match &self.rt.router {
             Router::Source(routes) => {
                 let mut fresh = p.route == NONE;
                 let mut out = None;
                 if !fresh {
                     match routes.hop(p.route, p.pos) {
-                        Some(a) if self.port_node[a.port as usize] == node => {
-                            self.pool[pid as usize].pos += 1;
+                        Some(a) if self.net.port_node[a.port as usize] == node => {
+                            self.pool.pkt[pid as usize].pos += 1;
                             out = Some(a);
                         }
                         // the route does not pass here (a reconfiguration sent the packet
@@ -92,10 +107,10 @@ impl Sim {
                     let (a, b) = routes.candidate_range(node, p.dst_node, p.tag);
                     let pick = if a == b { None } else { Some(a + self.choose(b - a, p.flow, node)) };
                     out = pick.and_then(|r| {
-                        let pk = &mut self.pool[pid as usize];
+                        let pk = &mut self.pool.pkt[pid as usize];
                         pk.route = r;
                         pk.pos = 1;
-                        routes_hop(&self.router, r, 0)
+                        routes_hop(&self.rt.router, r, 0)
                     });
                 }
                 out
@@ -105,9 +120,9 @@ impl Sim {
                 match nt.fast_actions(p.src_node, p.dst_node) {
                     // read in place (no copy): the choice `pick` makes when no link is
                     // down and the choice is not adaptive
-                    Some(acts) if self.n_down == 0 && self.multipath != Multipath::Adaptive => match acts.len() {
+                    Some(acts) if self.fail.n_down == 0 && self.rt.multipath != Multipath::Adaptive => match acts.len() {
                         0 => None,
-                        n => Some(acts[choose_among(self.multipath, &mut self.rng_route, self.seed, n as u32, p.flow,
+                        n => Some(acts[choose_among(self.rt.multipath, &mut self.rt.rng_route, self.rt.seed, n as u32, p.flow,
                                                     node) as usize]),
                     },
                     _ => {
@@ -122,7 +137,7 @@ impl Sim {
                 // a route chosen before the circuits changed is chosen again from here, and
                 // so is one whose hop here missed its planned slice (for the slice it can
                 // still leave in)
-                if p.route == NONE || p.rgen != self.route_gen || ucmp_late.is_some() {
+                if p.route == NONE || p.rgen != self.rt.route_gen || ucmp_late.is_some() {
                     let sent = if p.kind == K_MSG {
                         0
                     } else if self.sent_hint.0 == p.flow {
@@ -136,9 +151,9 @@ impl Sim {
                     if ucmp_late.is_some() {
                         if pick.is_none() {
                             // no path within the hops left: the packet keeps its plan
-                            self.pool[pid as usize].pos += 1;
+                            self.pool.pkt[pid as usize].pos += 1;
                         } else {
-                            self.adm_deferred += 1;
+                            self.acct.adm_deferred += 1;
                         }
                     }
                     let hop = match pick {
@@ -147,14 +162,14 @@ impl Sim {
                         None => None,
                     };
                     if let Some(r) = pick {
-                        let pk = &mut self.pool[pid as usize];
+                        let pk = &mut self.pool.pkt[pid as usize];
                         pk.route = r;
                         pk.pos = 1;
-                        pk.rgen = self.route_gen;
+                        pk.rgen = self.rt.route_gen;
                     }
                     hop
                 } else {
-                    let pk = &mut self.pool[pid as usize];
+                    let pk = &mut self.pool.pkt[pid as usize];
                     pk.pos += 1;
                     idx.hop(p.route, p.pos)
                 }
@@ -171,16 +186,16 @@ impl Sim {
                 // the source route is a path of the slice in which it is first routed; with
                 // k paths per pair, the one drawn where it is first routed (opera-sim: per
                 // packet, uniformly, at the source; a code in `pos`, 0 = the BFS path)
-                let stale = p.route != NONE && sp.k() > 1 && p.rgen != self.route_gen;
+                let stale = p.route != NONE && sp.k() > 1 && p.rgen != self.rt.route_gen;
                 let port = if p.route == NONE || stale {
-                    let slice = if stale { self.route_slice(self.now) } else { p.tag };
+                    let slice = if stale { self.route_slice(self.clock.now) } else { p.tag };
                     let n = sp.n_paths(slice, node, p.dst_node);
-                    let i = choose_among(self.multipath, &mut self.rng_paths, self.seed, n, p.flow, node);
+                    let i = choose_among(self.rt.multipath, &mut self.rt.rng_paths, self.rt.seed, n, p.flow, node);
                     let code = sp.code(slice, node, p.dst_node, i);
-                    let pk = &mut self.pool[pid as usize];
+                    let pk = &mut self.pool.pkt[pid as usize];
                     pk.route = slice;
                     pk.pos = code;
-                    pk.rgen = self.route_gen;
+                    pk.rgen = self.rt.route_gen;
                     sp.next_on(slice, node, p.dst_node, code)
                 } else {
                     sp.next_on(p.route, node, p.dst_node, p.pos)
@@ -188,8 +203,8 @@ impl Sim {
                 (port != NONE).then_some(Action { port, dep: WILD })
             }
         };
-        self.scratch = cands;
-        if self.n_down > 0 {
+        self.rt.scratch = cands;
+        if self.fail.n_down > 0 {
             if let Some(a) = res {
                 if self.action_down(a) {
                     self.failed_route = true;
@@ -214,35 +229,35 @@ impl Sim {
         if h.dep == WILD || self.sched.is_static() {
             return None;
         }
-        let pt = &self.ports[h.port as usize];
+        let pt = &self.net.ports[h.port as usize];
         if pt.kind != PortKind::Optical || pt.served {
             return None;
         }
         let n = self.sched.slices();
         let intended = from_abs + ((h.dep + n - (from_abs % n as u64) as u32) % n) as u64;
         let (_, end) = self.sched.bounds(intended, h.dep);
-        if self.now + pt.rate.tx(wire) <= end {
+        if self.clock.now + pt.rate.tx(wire) <= end {
             return None;
         }
-        let cur = self.sched.slice_at(self.now);
+        let cur = self.sched.slice_at(self.clock.now);
         Some(if cur.abs > intended { cur.idx } else { (cur.idx + 1) % n })
     }
 
     /// Does action `a` send into a failed link (its port, or on a cyclic fabric the port
     /// its departure slice connects it to)?
     pub(in crate::sim) fn action_down(&self, a: Action) -> bool {
-        if self.down[a.port as usize] {
+        if self.fail.down[a.port as usize] {
             return true;
         }
         if a.dep != WILD && !self.sched.is_static() {
             let q = self.sched.peer(a.port, a.dep);
-            return q != NONE && self.down[q as usize];
+            return q != NONE && self.fail.down[q as usize];
         }
         false
     }
 
     pub(in crate::sim) fn pick(&mut self, cands: &[Action], flow: u32, node: u32) -> Option<Action> {
-        if self.n_down > 0 && cands.iter().any(|&a| self.action_down(a)) {
+        if self.fail.n_down > 0 && cands.iter().any(|&a| self.action_down(a)) {
             let up: Vec<Action> = cands.iter().filter(|&&a| !self.action_down(a)).copied().collect();
             if up.is_empty() {
                 // only failed links lead on: route() reports it
@@ -253,13 +268,13 @@ impl Sim {
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
-            _ if self.multipath == Multipath::Adaptive => {
+            _ if self.rt.multipath == Multipath::Adaptive => {
                 // calendar ports release their departed transmissions lazily: the exact
                 // occupancy first
                 for a in cands {
                     self.release_departed(a.port);
                 }
-                cands.iter().min_by_key(|a| self.ports[a.port as usize].bytes).copied()
+                cands.iter().min_by_key(|a| self.net.ports[a.port as usize].bytes).copied()
             }
             n => Some(cands[self.choose(n as u32, flow, node) as usize]),
         }
@@ -267,14 +282,14 @@ impl Sim {
 
     #[inline]
     pub(in crate::sim) fn choose(&mut self, n: u32, flow: u32, node: u32) -> u32 {
-        choose_among(self.multipath, &mut self.rng_route, self.seed, n, flow, node)
+        choose_among(self.rt.multipath, &mut self.rt.rng_route, self.rt.seed, n, flow, node)
     }
 
     /// The candidate actions at `node` for a packet (src node, dst node) that arrived in
     /// slice `arr` — what the router would choose among (for equivalence tests).
     pub fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: u32) -> Vec<Action> {
         let mut out = Vec::new();
-        match &self.router {
+        match &self.rt.router {
             Router::Table(t) => t[node as usize].lookup(src, dst, arr, &mut out),
             Router::Direct(ci) => out.extend(ci.first_direct(node, dst, arr)),
             Router::Hoho(idx) => out.extend(idx.hoho(node, arr, dst)),
@@ -297,11 +312,11 @@ impl Sim {
             }
             Router::Expander(sp) => {
                 // a wildcard arrival: the slice a packet routed now would follow
-                let n = self.port_offset.len() as u32 - 1;
+                let n = self.net.port_offset.len() as u32 - 1;
                 if node >= n || dst >= n {
                     return out;
                 }
-                let arr = if arr == WILD { self.route_slice(self.now) } else { arr % self.sched.slices() };
+                let arr = if arr == WILD { self.route_slice(self.clock.now) } else { arr % self.sched.slices() };
                 // the first hops of the paths a packet first routed here may take
                 for i in 0..sp.n_paths(arr, node, dst) {
                     let port = sp.next_on(arr, node, dst, sp.code(arr, node, dst, i));

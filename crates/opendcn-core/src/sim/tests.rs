@@ -60,8 +60,8 @@ fn lean_paths_give_the_same_results() {
         for (buffer, seed) in [(6_000, 1), (9_000, 2), (1 << 30, 3)] {
             let run = |lean: bool| {
                 let mut sim = Sim::new(rotor7(router, buffer, seed)).unwrap();
-                assert!(sim.lean && sim.lean_src);
-                (sim.lean, sim.lean_src) = (lean, lean);
+                assert!(sim.mode.lean && sim.mode.lean_src);
+                (sim.mode.lean, sim.mode.lean_src) = (lean, lean);
                 sim.run_until(80_000_000);
                 sim.output()
             };
@@ -75,7 +75,7 @@ fn lean_paths_give_the_same_results() {
     // the small buffers drop relayed packets
     let mut sim = Sim::new(rotor7(RouterKind::Vlb, 6_000, 1)).unwrap();
     sim.run_until(80_000_000);
-    assert!(sim.drops[DROP_BUFFER] > 0, "{:?}", sim.drops);
+    assert!(sim.acct.drops[DROP_BUFFER] > 0, "{:?}", sim.acct.drops);
 }
 
 #[test]
@@ -87,18 +87,18 @@ fn a_failed_rotor_port_keeps_nothing_planned() {
     sim.fail_ports(at, vec![0, 1], true).unwrap();
     sim.run_until(at - 1);
     let planned = |sim: &Sim, gp: usize| -> usize {
-        let pt = &sim.ports[gp];
+        let pt = &sim.net.ports[gp];
         if pt.cal == NONE {
             return 0;
         }
-        sim.cal[pt.cal as usize..pt.cal as usize + 3].iter().filter(|q| q.planned.iter().any(|e| e.0 > sim.now)).count()
-            + pt.departs.unreleased().filter(|e| e.0 > sim.now).count()
+        sim.net.cal[pt.cal as usize..pt.cal as usize + 3].iter().filter(|q| q.planned.iter().any(|e| e.0 > sim.clock.now)).count()
+            + pt.departs.unreleased().filter(|e| e.0 > sim.clock.now).count()
     };
     assert!(planned(&sim, 0) + planned(&sim, 1) >= 2, "the ports have packets waiting in several slice queues");
     sim.run_until(at);
     assert_eq!(planned(&sim, 0) + planned(&sim, 1), 0);
-    assert_eq!(sim.ports[0].bytes + sim.ports[1].bytes, 0);
-    assert!(sim.drops[DROP_FAILED] > 0);
+    assert_eq!(sim.net.ports[0].bytes + sim.net.ports[1].bytes, 0);
+    assert!(sim.acct.drops[DROP_FAILED] > 0);
     sim.run_until(80_000_000);
     let out = sim.output();
     assert!(out.invariant_errors.is_empty(), "{:?}", out.invariant_errors);
@@ -118,15 +118,15 @@ fn flat_calendar_ports_give_the_same_results() {
                 // port and network samples read what the ports have sent
                 (spec.sample_interval_ps, spec.watch_ports, spec.net_series) = (3_000_000, vec![0, 3, 8], true);
                 let mut sim = Sim::new(spec).unwrap();
-                sim.flat_cal &= flat;
+                sim.mode.flat_cal &= flat;
                 sim.fail_ports(23_000_000, vec![4, 5], true).unwrap();
                 sim.fail_ports(41_000_000, vec![4, 5], false).unwrap();
                 // the same matchings with slices 0 and 1 swapped
-                let (np, ns) = (sim.ports.len() as u32, sim.sched.slices());
+                let (np, ns) = (sim.net.ports.len() as u32, sim.sched.slices());
                 let peer: Vec<u32> = (0..ns).flat_map(|k| (0..np).map(move |g| (k, g)))
                     .map(|(k, g)| sim.sched.peer(g, if k < 2 { 1 - k } else { k })).collect();
                 sim.run_until(50_000_000);
-                let used = sim.ports.iter().any(|p| p.departs.unreleased().next().is_some());
+                let used = sim.net.ports.iter().any(|p| p.departs.unreleased().next().is_some());
                 // (a cyclic schedule changes at the next slice boundary: 54 us)
                 sim.reconfigure_with(52_900_000, peer, 1_000_000, seed == 2, false).unwrap();
                 sim.run_until(80_000_000);
@@ -253,7 +253,7 @@ fn a_drained_reconfiguration_switches_when_the_network_is_empty() {
     sim.run_until(5_000_000);
     sim.reconfigure_with(5_000_000, vec![1, 0, NONE], 0, false, true).unwrap();
     sim.run_until(5_000_000);
-    assert!(sim.in_net > 0 && sim.draining != NONE);
+    assert!(sim.rc.in_net > 0 && sim.rc.draining != NONE);
     sim.run_until(1_000_000_000);
     let o = sim.output();
     assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
@@ -377,18 +377,18 @@ fn ledger_balances_catch_bookkeeping_slips() {
         let o = sim.output();
         assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
         assert!(o.packets.in_flight > 0 && o.packets.dropped.iter().any(|(r, n)| r == "injected" && *n == 1));
-        sim.ledger.delivered += 1;
+        sim.acct.ledger.delivered += 1;
         assert!(has(&sim.output(), "payload balance"));
-        sim.ledger.delivered -= 1;
-        sim.ledger.sent += 1;
+        sim.acct.ledger.delivered -= 1;
+        sim.acct.ledger.sent += 1;
         let o = sim.output();
         assert!(has(&o, "packet balance") && !has(&o, "payload balance"));
-        sim.ledger.sent -= 1;
+        sim.acct.ledger.sent -= 1;
         // a packet that vanishes from the pool without passing through the books
-        let live = (0..sim.pool.len() as u32).find(|i| !sim.free.contains(i)).unwrap();
-        sim.free.push(live);
+        let live = (0..sim.pool.pkt.len() as u32).find(|i| !sim.pool.free.contains(i)).unwrap();
+        sim.pool.free.push(live);
         assert!(has(&sim.output(), "packet balance"));
-        sim.free.pop();
+        sim.pool.free.pop();
         assert!(sim.output().invariant_errors.is_empty());
         // the run finishes clean: TCP recovers the injected loss, ideal loses it
         sim.run_until(1_000_000_000);

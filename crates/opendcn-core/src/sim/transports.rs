@@ -4,6 +4,20 @@
 
 use crate::sim::*;
 
+/// Transport connections, pull pacers and their parameters.
+pub(in crate::sim) struct TransportGlue {
+    pub(in crate::sim) params: TransportParams,
+    pub(in crate::sim) conns: Vec<Option<Conn>>,
+    pub(in crate::sim) conn_free: Vec<u32>,
+    /// (flow, segment) pairs whose first data copy is dropped at its first arrival.
+    pub(in crate::sim) loss: std::collections::BTreeSet<(u32, u32)>,
+    /// PIAS thresholds in bytes sent (empty: off).
+    pub(in crate::sim) pias: Vec<u64>,
+    /// NDP pull pacers by key (receiving endpoint, or flow) and their pending event times.
+    pub(in crate::sim) pacers: Vec<Option<PullPacer>>,
+    pub(in crate::sim) pacer_at: Vec<Ps>,
+}
+
 /// Sender and receiver state of one flow with an end-to-end transport.
 pub(in crate::sim) enum Conn {
     Tcp(TcpSender, TcpReceiver),
@@ -62,8 +76,8 @@ impl Sim {
     /// Create the transport state of flow `f` and let its source send.
     pub(in crate::sim) fn open_conn(&mut self, f: u32) {
         let fl = self.flows[f as usize];
-        let t = &self.tparams;
-        let mss = self.mtu;
+        let t = &self.tg.params;
+        let mss = self.net.mtu;
         let conn = match fl.tp {
             TransportKind::Tcp | TransportKind::Dctcp => {
                 let cfg = TcpConfig {
@@ -85,14 +99,14 @@ impl Sim {
             }
             TransportKind::Ideal | TransportKind::Credit | TransportKind::RotorLb => unreachable!("ideal, credit and bulk flows have no connection state"),
         };
-        let id = match self.conn_free.pop() {
+        let id = match self.tg.conn_free.pop() {
             Some(id) => {
-                self.conns[id as usize] = Some(conn);
+                self.tg.conns[id as usize] = Some(conn);
                 id
             }
             None => {
-                self.conns.push(Some(conn));
-                (self.conns.len() - 1) as u32
+                self.tg.conns.push(Some(conn));
+                (self.tg.conns.len() - 1) as u32
             }
         };
         let fm = &mut self.flows[f as usize];
@@ -104,29 +118,23 @@ impl Sim {
 
     /// A packet of a transport flow reached its endpoint.
     pub(in crate::sim) fn transport_arrive(&mut self, pid: u32) {
-        let p = self.pool[pid as usize];
-        let px = self.pool_x[pid as usize];
+        let p = self.pool.pkt[pid as usize];
+        let px = self.pool.x[pid as usize];
         let f = p.flow;
         let fl = self.flows[f as usize];
-        let now = self.now;
+        let now = self.clock.now;
         if p.kind == K_DATA {
             // at the receiver
-            let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else {
+            let Some(conn) = self.tg.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else {
                 // the sender has finished: a late copy
-                if p.trimmed {
-                    self.ledger.trimmed_end();
-                } else {
-                    self.ledger.deliver(0, px.payload as u64);
-                }
-                self.release(pid);
+                self.exit(pid, if p.trimmed { Exit::Header } else { Exit::Delivered { new: 0, dup: px.payload as u64 } });
                 return;
             };
             if p.trimmed {
                 if let Conn::Ndp(_, r) = conn {
                     r.on_header(px.seq);
                 }
-                self.ledger.trimmed_end();
-                self.release(pid);
+                self.exit(pid, Exit::Header);
                 self.reply(f, K_NACK, px.seq, false, 0);
                 self.request_pull(f);
                 return;
@@ -147,7 +155,7 @@ impl Sim {
                 Conn::Ndp(_, r) => r.complete(),
             };
             let d = px.seq as i64 - expected as i64;
-            self.reorder[match d {
+            self.acct.reorder[match d {
                 i64::MIN..=-1 => 0,
                 0 => 1,
                 1..=10 => 2,
@@ -155,16 +163,17 @@ impl Sim {
                 101..=1000 => 4,
                 _ => 5,
             }] += 1;
-            self.latency.add(now - px.ts);
-            if new {
-                self.count_delivery(pid);
+            self.acct.latency.add(now - px.ts);
+            let how = if new {
+                let new = self.count_delivery(pid);
                 if complete {
                     self.flow_finished(f);
                 }
+                Exit::Delivered { new, dup: 0 }
             } else {
-                self.ledger.deliver(0, px.payload as u64);
-            }
-            self.release(pid);
+                Exit::Delivered { new: 0, dup: px.payload as u64 }
+            };
+            self.exit(pid, how);
             self.reply(f, K_ACK, ack.0, ack.1, ack.2);
             if fl.tp == TransportKind::Ndp && !complete {
                 self.request_pull(f);
@@ -172,13 +181,8 @@ impl Sim {
             return;
         }
         // control at the sender (a NACK that is a trimmed header came back: a bounce)
-        if p.trimmed {
-            self.ledger.trimmed_end();
-        } else {
-            self.ledger.deliver(0, 0);
-        }
-        self.release(pid);
-        let Some(conn) = self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else { return };
+        self.exit(pid, if p.trimmed { Exit::Header } else { Exit::Control });
+        let Some(conn) = self.tg.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) else { return };
         match conn {
             Conn::Tcp(s, _) => {
                 if p.kind == K_ACK {
@@ -196,29 +200,30 @@ impl Sim {
         self.after_sender_event(f);
     }
 
-    /// Payload of a data packet delivered for the first time (ledger, flow, metrics).
-    pub(in crate::sim) fn count_delivery(&mut self, pid: u32) {
-        let p = self.pool[pid as usize];
-        let px = self.pool_x[pid as usize];
+    /// Payload of a data packet delivered for the first time (flow, metrics); returns its
+    /// payload bytes, which the packet's [`Sim::exit`] books.
+    pub(in crate::sim) fn count_delivery(&mut self, pid: u32) -> u64 {
+        let p = self.pool.pkt[pid as usize];
+        let px = self.pool.x[pid as usize];
         let fl = &mut self.flows[p.flow as usize];
         fl.delivered += px.payload as u64;
         fl.max_hops = fl.max_hops.max(p.hops);
-        self.delivered += px.payload as u64;
-        self.ledger.deliver(px.payload as u64, 0);
-        let h = (p.hops as usize).min(self.delivered_by_hops.len() - 1);
-        self.delivered_by_hops[h] += px.payload as u64;
-        self.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
-        self.delivered_by_class[p.classes as usize & 7] += px.payload as u64;
-        self.delivered_by_hops_class[h][p.classes as usize & 7] += px.payload as u64;
+        self.acct.delivered += px.payload as u64;
+        let h = (p.hops as usize).min(self.acct.delivered_by_hops.len() - 1);
+        self.acct.delivered_by_hops[h] += px.payload as u64;
+        self.acct.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
+        self.acct.delivered_by_class[p.classes as usize & 7] += px.payload as u64;
+        self.acct.delivered_by_hops_class[h][p.classes as usize & 7] += px.payload as u64;
+        px.payload as u64
     }
 
     /// The receiver of flow `f` sends a control packet back to its sender.
     pub(in crate::sim) fn reply(&mut self, f: u32, kind: u8, seq: u32, ce: bool, ts: Ps) {
         let fl = self.flows[f as usize];
         let c = self.new_packet(fl.dst, f, fl.src, kind, 0, seq);
-        self.pool[c as usize].ce = ce;
-        self.pool_x[c as usize].ts = ts;
-        self.ledger.send(false, true);
+        self.pool.pkt[c as usize].ce = ce;
+        self.pool.x[c as usize].ts = ts;
+        self.acct.ledger.send(false, true);
         self.eps[fl.dst as usize].ctrl.push_back(c);
         self.kick(fl.dst);
     }
@@ -228,22 +233,22 @@ impl Sim {
     /// pull go per full-packet time at the receiver's link rate × `ndp_pull_rate`.
     pub(in crate::sim) fn request_pull(&mut self, f: u32) {
         let e = self.flows[f as usize].dst;
-        let key = if self.tparams.ndp_pacer_per_flow { f } else { e };
-        let full = self.eps[e as usize].rate.tx(self.mtu as u64 + self.header as u64);
-        let interval = ((full as f64 / self.tparams.ndp_pull_rate).round() as Ps).max(1);
-        if self.pacers.len() <= key as usize {
-            self.pacers.resize_with(key as usize + 1, || None);
-            self.pacer_at.resize(key as usize + 1, Ps::MAX);
+        let key = if self.tg.params.ndp_pacer_per_flow { f } else { e };
+        let full = self.eps[e as usize].rate.tx(self.net.mtu as u64 + self.net.header as u64);
+        let interval = ((full as f64 / self.tg.params.ndp_pull_rate).round() as Ps).max(1);
+        if self.tg.pacers.len() <= key as usize {
+            self.tg.pacers.resize_with(key as usize + 1, || None);
+            self.tg.pacer_at.resize(key as usize + 1, Ps::MAX);
         }
-        self.pacers[key as usize].get_or_insert_with(|| PullPacer::new(interval)).request(f);
+        self.tg.pacers[key as usize].get_or_insert_with(|| PullPacer::new(interval)).request(f);
         self.schedule_pacer(key);
     }
 
     pub(in crate::sim) fn schedule_pacer(&mut self, key: u32) {
-        let now = self.now;
-        let Some(t) = self.pacers[key as usize].as_ref().and_then(|p| p.next_time()) else { return };
+        let now = self.clock.now;
+        let Some(t) = self.tg.pacers[key as usize].as_ref().and_then(|p| p.next_time()) else { return };
         let t = t.max(now);
-        let at = &mut self.pacer_at[key as usize];
+        let at = &mut self.tg.pacer_at[key as usize];
         if *at == Ps::MAX || t < *at {
             *at = t;
             self.push(t, Ev::Pacer(key));
@@ -251,15 +256,15 @@ impl Sim {
     }
 
     pub(in crate::sim) fn on_pacer(&mut self, key: u32) {
-        let now = self.now;
-        if self.pacer_at[key as usize] != now {
+        let now = self.clock.now;
+        if self.tg.pacer_at[key as usize] != now {
             return; // superseded
         }
-        self.pacer_at[key as usize] = Ps::MAX;
-        let pick = self.pacers[key as usize].as_mut().and_then(|p| p.poll(now));
+        self.tg.pacer_at[key as usize] = Ps::MAX;
+        let pick = self.tg.pacers[key as usize].as_mut().and_then(|p| p.poll(now));
         if let Some(f) = pick {
             let conn = self.flows[f as usize].conn;
-            if let Some(Some(Conn::Ndp(_, r))) = self.conns.get_mut(conn as usize) {
+            if let Some(Some(Conn::Ndp(_, r))) = self.tg.conns.get_mut(conn as usize) {
                 if !r.complete() {
                     let n = r.next_pull();
                     self.reply(f, K_PULL, n, false, 0);
@@ -272,22 +277,22 @@ impl Sim {
     /// Keep one timer event for flow `f` no later than its transport's deadline.
     pub(in crate::sim) fn sync_timer(&mut self, f: u32) {
         let fl = self.flows[f as usize];
-        let Some(d) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).and_then(|c| c.timer()) else { return };
+        let Some(d) = self.tg.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).and_then(|c| c.timer()) else { return };
         if fl.timer_at == Ps::MAX || d < fl.timer_at {
-            let t = d.max(self.now);
+            let t = d.max(self.clock.now);
             self.flows[f as usize].timer_at = t;
             self.push(t, Ev::Timer(f));
         }
     }
 
     pub(in crate::sim) fn on_timer(&mut self, f: u32) {
-        let now = self.now;
+        let now = self.clock.now;
         if self.flows[f as usize].timer_at != now {
             return; // superseded
         }
         self.flows[f as usize].timer_at = Ps::MAX;
         let conn = self.flows[f as usize].conn;
-        if let Some(Some(c)) = self.conns.get_mut(conn as usize) {
+        if let Some(Some(c)) = self.tg.conns.get_mut(conn as usize) {
             c.on_timer(now);
             self.after_sender_event(f);
         }
@@ -297,20 +302,20 @@ impl Sim {
     /// its timer and let it send if its window opened.
     pub(in crate::sim) fn after_sender_event(&mut self, f: u32) {
         let fl = self.flows[f as usize];
-        let Some(c) = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()) else { return };
+        let Some(c) = self.tg.conns.get(fl.conn as usize).and_then(|c| c.as_ref()) else { return };
         if c.sender_done() {
             let st = c.stats();
             let fm = &mut self.flows[f as usize];
             fm.retx = st.retransmits;
             fm.timeouts = st.timeouts;
-            fm.acked_at = self.now;
+            fm.acked_at = self.clock.now;
             fm.conn = NONE;
             fm.timer_at = Ps::MAX;
-            self.conns[fl.conn as usize] = None;
-            self.conn_free.push(fl.conn);
+            self.tg.conns[fl.conn as usize] = None;
+            self.tg.conn_free.push(fl.conn);
             if fl.tp == TransportKind::Ndp {
-                let key = if self.tparams.ndp_pacer_per_flow { f } else { fl.dst };
-                if let Some(Some(p)) = self.pacers.get_mut(key as usize) {
+                let key = if self.tg.params.ndp_pacer_per_flow { f } else { fl.dst };
+                if let Some(Some(p)) = self.tg.pacers.get_mut(key as usize) {
                     p.forget(f);
                 }
             }

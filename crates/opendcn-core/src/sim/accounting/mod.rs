@@ -1,7 +1,11 @@
 //! Accounting: counters, histograms and the output types of a run.
 
+mod counters;
 mod output;
 mod sampling;
+
+pub(in crate::sim) use counters::Counters;
+pub(in crate::sim) use sampling::Sampling;
 
 use crate::sim::*;
 

@@ -16,11 +16,11 @@ impl Sim {
             }
             if !f.tp.reliable() {
                 in_flight += f.size - f.injected;
-            } else if let Some(Some(c)) = self.conns.get(f.conn as usize) {
-                in_flight += c.missing_bytes(f.size, self.mtu);
+            } else if let Some(Some(c)) = self.tg.conns.get(f.conn as usize) {
+                in_flight += c.missing_bytes(f.size, self.net.mtu);
             }
         }
-        if let Some(r) = &self.rlb {
+        if let Some(r) = &self.rlb.lb {
             // bulk payload held at hosts (unsent, relayed, committed) or in the network,
             // each by RotorLB's own counter
             let (a, b, c) = r.held_bytes();
@@ -28,32 +28,32 @@ impl Sim {
         }
         let mut live = 0u64;
         let mut msgs_live = 0u64;
-        let free: std::collections::BTreeSet<u32> = self.free.iter().copied().collect();
-        for (i, p) in self.pool.iter().enumerate() {
+        let free: std::collections::BTreeSet<u32> = self.pool.free.iter().copied().collect();
+        for (i, p) in self.pool.pkt.iter().enumerate() {
             if !free.contains(&(i as u32)) {
                 if p.kind == K_DATA && !p.trimmed && !self.flows[p.flow as usize].tp.reliable() {
-                    in_flight += self.pool_x[i].payload as u64;
+                    in_flight += self.pool.x[i].payload as u64;
                 }
                 msgs_live += (p.kind == K_MSG) as u64;
                 live += 1;
             }
         }
-        let dropped: u64 = self.drops.iter().sum();
-        let mut errors = self.ledger.check(in_flight, live);
-        if dropped != self.ledger.lost_total() {
-            errors.push(format!("lost payload: {} by reason != {} in the ledger", dropped, self.ledger.lost_total()));
+        let dropped: u64 = self.acct.drops.iter().sum();
+        let mut errors = self.acct.ledger.check(in_flight, live);
+        if dropped != self.acct.ledger.lost_total() {
+            errors.push(format!("lost payload: {} by reason != {} in the ledger", dropped, self.acct.ledger.lost_total()));
         }
-        if live != self.live {
-            errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.live));
+        if live != self.pool.live {
+            errors.push(format!("packet pool: {} live packets counted, {} tracked", live, self.pool.live));
         }
         errors.extend(self.msg.check(msgs_live));
-        let innet = self.pool.iter().enumerate().filter(|(i, p)| p.innet && !free.contains(&(*i as u32))).count() as u64;
-        if innet != self.in_net {
-            errors.push(format!("packets in the network: {innet} counted, {} tracked", self.in_net));
+        let innet = self.pool.pkt.iter().enumerate().filter(|(i, p)| p.innet && !free.contains(&(*i as u32))).count() as u64;
+        if innet != self.rc.in_net {
+            errors.push(format!("packets in the network: {innet} counted, {} tracked", self.rc.in_net));
         }
         // the holds, scanned: every held packet is live, and the counters agree
         let (mut held_pkts, mut held_bytes) = (0u64, 0u64);
-        for (n, m) in self.holds.iter().enumerate() {
+        for (n, m) in self.hold.queues.iter().enumerate() {
             let mut at_node = 0u64;
             for q in m.values() {
                 for &pid in q {
@@ -61,43 +61,43 @@ impl Sim {
                         errors.push(format!("hold of node {n}: packet {pid} is not live"));
                     }
                     held_pkts += 1;
-                    at_node += self.pool[pid as usize].wire as u64;
+                    at_node += self.pool.pkt[pid as usize].wire as u64;
                 }
             }
             held_bytes += at_node;
-            if at_node > self.hold_bytes[n] {
-                errors.push(format!("hold of node {n}: {at_node} bytes held > {} counted", self.hold_bytes[n]));
+            if at_node > self.hold.bytes[n] {
+                errors.push(format!("hold of node {n}: {at_node} bytes held > {} counted", self.hold.bytes[n]));
             }
         }
-        if (held_pkts, held_bytes) != (self.hold.packets, self.hold.bytes) {
+        if (held_pkts, held_bytes) != (self.hold.stats.packets, self.hold.stats.bytes) {
             errors.push(format!("holds: {held_pkts} packets / {held_bytes} bytes held, {} / {} counted",
-                                self.hold.packets, self.hold.bytes));
+                                self.hold.stats.packets, self.hold.stats.bytes));
         }
         let flow_delivered: u64 = self.flows.iter().map(|f| f.delivered).sum();
-        if flow_delivered != self.delivered {
-            errors.push(format!("per-flow delivered {} != delivered {}", flow_delivered, self.delivered));
+        if flow_delivered != self.acct.delivered {
+            errors.push(format!("per-flow delivered {} != delivered {}", flow_delivered, self.acct.delivered));
         }
-        if self.collisions > 0 {
-            errors.push(format!("{} optical collisions", self.collisions));
+        if self.acct.collisions > 0 {
+            errors.push(format!("{} optical collisions", self.acct.collisions));
         }
-        if let Some(r) = &self.rlb {
+        if let Some(r) = &self.rlb.lb {
             if let Err(e) = r.check() {
                 errors.push(format!("RotorLB: {e}"));
             }
         }
-        if self.credit_net && self.ledger.dropped_total() > 0 {
-            errors.push(format!("lossless credit network dropped {} packets", self.ledger.dropped_total()));
+        if self.credit.on && self.acct.ledger.dropped_total() > 0 {
+            errors.push(format!("lossless credit network dropped {} packets", self.acct.ledger.dropped_total()));
         }
-        if let Some(cycle) = &self.deadlock {
+        if let Some(cycle) = &self.credit.deadlock {
             let names: Vec<String> = cycle.iter().map(|&p| {
-                let n = self.port_node[p as usize];
-                format!("node {} port {}", n, p - self.port_offset[n as usize])
+                let n = self.net.port_node[p as usize];
+                format!("node {} port {}", n, p - self.net.port_offset[n as usize])
             }).collect();
             errors.push(format!("deadlock at {} ps: ports waiting for each other's credit in a cycle: {}",
-                                self.now, names.join(" -> ")));
+                                self.clock.now, names.join(" -> ")));
         }
-        if self.gb_violations > 0 {
-            errors.push(format!("{} guardband violations", self.gb_violations));
+        if self.acct.gb_violations > 0 {
+            errors.push(format!("{} guardband violations", self.acct.gb_violations));
         }
         if self.offload.window_violations > 0 {
             errors.push(format!("{} departures planned outside the offload window of {} slices",
@@ -105,33 +105,33 @@ impl Sim {
         }
         SimOutput {
             totals: crate::metrics::RunTotals {
-                now_ps: self.now,
-                events: self.events,
-                packet_hops: self.packet_hops,
-                flows_started: self.flows_started,
-                flows_completed: self.flows_completed,
-                bytes_offered: self.offered,
-                bytes_delivered: self.delivered,
+                now_ps: self.clock.now,
+                events: self.acct.events,
+                packet_hops: self.acct.packet_hops,
+                flows_started: self.acct.flows_started,
+                flows_completed: self.acct.flows_completed,
+                bytes_offered: self.acct.offered,
+                bytes_delivered: self.acct.delivered,
                 bytes_dropped: dropped,
                 bytes_in_flight: in_flight,
-                drops: DROP_REASONS.iter().zip(self.drops.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
-                collisions: self.collisions,
-                guardband_violations: self.gb_violations,
-                trace_hash: self.trace.value(),
+                drops: DROP_REASONS.iter().zip(self.acct.drops.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
+                collisions: self.acct.collisions,
+                guardband_violations: self.acct.gb_violations,
+                trace_hash: self.acct.trace.value(),
                 flow_finish_ps: self.flows.iter().map(|f| f.finish).collect(),
                 flow_delivered: self.flows.iter().map(|f| f.delivered).collect(),
                 flow_hops: self.flows.iter().map(|f| f.max_hops as u32).collect(),
                 invariant_errors: errors,
             },
-            peak_packets: self.peak_live,
-            event_counts: self.event_counts.to_vec(),
-            ts_time_ps: self.out_ts.0.clone(),
-            ts_port: self.out_ts.1.clone(),
-            ts_queued_bytes: self.out_ts.2.clone(),
-            ts_tx_bytes: self.out_ts.3.clone(),
-            congestion_events: self.congestion_events,
-            pushback_msgs: self.pushback_msgs,
-            paused_attempts: self.paused_attempts,
+            peak_packets: self.pool.peak,
+            event_counts: self.acct.event_counts.to_vec(),
+            ts_time_ps: self.smp.out_ts.0.clone(),
+            ts_port: self.smp.out_ts.1.clone(),
+            ts_queued_bytes: self.smp.out_ts.2.clone(),
+            ts_tx_bytes: self.smp.out_ts.3.clone(),
+            congestion_events: self.pb.congestion_events,
+            pushback_msgs: self.pb.msgs,
+            paused_attempts: self.pb.paused_attempts,
             eqo_samples: self.eqo.samples,
             eqo_mean_abs_error: if self.eqo.samples > 0 { self.eqo.abs_err_sum as f64 / self.eqo.samples as f64 } else { 0.0 },
             eqo_max_abs_error: self.eqo.max_abs_err,
@@ -140,69 +140,69 @@ impl Sim {
             offloaded_bytes: self.offload.bytes,
             offload_peak_host_bytes: self.offload.peak_held_bytes,
             offload_refused: self.offload.refused,
-            shared_peak_bytes: self.shared.peak_bytes,
-            shared_peak_node: self.shared.peak_node,
+            shared_peak_bytes: self.net.shared.peak_bytes,
+            shared_peak_node: self.net.shared.peak_node,
             drop_log: self.droplog.clone(),
             packets: PacketTotals {
-                sent: self.ledger.sent,
-                sent_retx: self.ledger.sent_retx,
-                sent_ctrl: self.ledger.sent_ctrl,
-                delivered: self.ledger.pkts_delivered,
-                dropped: DROP_REASONS.iter().zip(self.ledger.pkts_dropped.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
-                dropped_bytes: DROP_REASONS.iter().zip(self.ledger.dropped_bytes.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
-                trimmed: self.ledger.pkts_trimmed,
-                trims: self.ledger.trims,
-                bounces: self.ledger.bounces,
+                sent: self.acct.ledger.sent,
+                sent_retx: self.acct.ledger.sent_retx,
+                sent_ctrl: self.acct.ledger.sent_ctrl,
+                delivered: self.acct.ledger.pkts_delivered,
+                dropped: DROP_REASONS.iter().zip(self.acct.ledger.pkts_dropped.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
+                dropped_bytes: DROP_REASONS.iter().zip(self.acct.ledger.dropped_bytes.iter()).enumerate().filter(|(i, _)| self.reason_listed(*i)).map(|(_, (r, &v))| (r.to_string(), v)).collect(),
+                trimmed: self.acct.ledger.pkts_trimmed,
+                trims: self.acct.ledger.trims,
+                bounces: self.acct.ledger.bounces,
                 in_flight: live,
-                duplicate_bytes: self.ledger.duplicate_bytes,
+                duplicate_bytes: self.acct.ledger.duplicate_bytes,
             },
             flow_acked_ps: self.flows.iter().map(|f| f.acked_at).collect(),
             flow_transport: self.flows.iter().map(|f| f.tp).collect(),
             flow_start_ps: self.flows.iter().map(|f| if f.started { f.start } else { Ps::MAX }).collect(),
-            adm_deferred: self.adm_deferred,
-            net_series: self.out_net.clone(),
-            flow_retx: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
+            adm_deferred: self.acct.adm_deferred,
+            net_series: self.smp.out_net.clone(),
+            flow_retx: self.flows.iter().map(|f| match self.tg.conns.get(f.conn as usize) {
                 Some(Some(c)) => c.stats().retransmits,
                 _ => f.retx,
             }).collect(),
-            flow_timeouts: self.flows.iter().map(|f| match self.conns.get(f.conn as usize) {
+            flow_timeouts: self.flows.iter().map(|f| match self.tg.conns.get(f.conn as usize) {
                 Some(Some(c)) => c.stats().timeouts,
                 _ => f.timeouts,
             }).collect(),
-            ecn_marks: self.ecn_marks,
-            reroutes: self.reroutes,
-            rlb_slices: self.rlb.as_ref().map_or(0, |r| r.stats().slices),
-            rlb_committed_pkts: self.rlb.as_ref().map_or(0, |r| r.stats().committed_pkts),
-            rlb_returns: self.rlb.as_ref().map_or(0, |r| r.stats().returns),
-            rlb_relayed_pkts: self.rlb.as_ref().map_or(0, |r| r.stats().relayed_pkts),
-            rlb_host_bytes: self.rlb.as_ref().map_or(0, |r| { let (a, b, c) = r.held_bytes(); a + b + c }),
-            latency_count: self.latency.n,
-            latency_mean_ps: if self.latency.n > 0 { self.latency.sum as f64 / self.latency.n as f64 } else { 0.0 },
-            latency_p50_ps: self.latency.quantile(0.5),
-            latency_p99_ps: self.latency.quantile(0.99),
-            reorder: self.reorder,
-            delivered_by_hops: self.delivered_by_hops.clone(),
-            delivered_pkts_by_hops: self.pkts_by_hops[0].clone(),
-            bulk_pkts_by_hops: self.pkts_by_hops[1].clone(),
-            delivered_by_class: self.delivered_by_class,
-            delivered_by_hops_class: self.delivered_by_hops_class.clone(),
+            ecn_marks: self.acct.ecn_marks,
+            reroutes: self.acct.reroutes,
+            rlb_slices: self.rlb.lb.as_ref().map_or(0, |r| r.stats().slices),
+            rlb_committed_pkts: self.rlb.lb.as_ref().map_or(0, |r| r.stats().committed_pkts),
+            rlb_returns: self.rlb.lb.as_ref().map_or(0, |r| r.stats().returns),
+            rlb_relayed_pkts: self.rlb.lb.as_ref().map_or(0, |r| r.stats().relayed_pkts),
+            rlb_host_bytes: self.rlb.lb.as_ref().map_or(0, |r| { let (a, b, c) = r.held_bytes(); a + b + c }),
+            latency_count: self.acct.latency.n,
+            latency_mean_ps: if self.acct.latency.n > 0 { self.acct.latency.sum as f64 / self.acct.latency.n as f64 } else { 0.0 },
+            latency_p50_ps: self.acct.latency.quantile(0.5),
+            latency_p99_ps: self.acct.latency.quantile(0.99),
+            reorder: self.acct.reorder,
+            delivered_by_hops: self.acct.delivered_by_hops.clone(),
+            delivered_pkts_by_hops: self.acct.pkts_by_hops[0].clone(),
+            bulk_pkts_by_hops: self.acct.pkts_by_hops[1].clone(),
+            delivered_by_class: self.acct.delivered_by_class,
+            delivered_by_hops_class: self.acct.delivered_by_hops_class.clone(),
             messages: self.msg.totals(msgs_live),
             class_tx_bytes: self.class_tx_now(),
             class_capacity_bytes: {
                 let mut cap = [0u64; 4];
-                for (gp, pt) in self.ports.iter().enumerate() {
+                for (gp, pt) in self.net.ports.iter().enumerate() {
                     if pt.kind != PortKind::Unused && (pt.kind != PortKind::Electrical || pt.peer != NONE) {
-                        cap[self.port_class[gp] as usize] += (pt.rate.bps as u128 * self.now as u128 / 8_000_000_000_000) as u64;
+                        cap[self.net.port_class[gp] as usize] += (pt.rate.bps as u128 * self.clock.now as u128 / 8_000_000_000_000) as u64;
                     }
                 }
                 cap
             },
-            hold: self.hold,
-            hold_peak_bytes_by_node: self.hold_peak_node.clone(),
-            switches: self.switch_log.clone(),
-            drain_refused: self.drain_refused,
-            rerouted_at_tor: self.rerouted_at_tor,
-            draining: self.draining != NONE,
+            hold: self.hold.stats,
+            hold_peak_bytes_by_node: self.hold.peak_node.clone(),
+            switches: self.rc.switch_log.clone(),
+            drain_refused: self.rc.drain_refused,
+            rerouted_at_tor: self.acct.rerouted_at_tor,
+            draining: self.rc.draining != NONE,
         }
     }
 }

@@ -10,35 +10,35 @@ impl Sim {
     pub(in crate::sim) fn admit(&mut self, e: u32, pid: u32) -> Result<(), Ps> {
         let ep = &self.eps[e as usize];
         let (node, rate, prop) = (ep.node, ep.rate, ep.prop);
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         let dst_node = p.dst_node;
         let wire = p.wire as u64;
         let ser = rate.tx(wire);
-        let t_arr = if self.hosts_mode { self.now + ser + prop } else { self.now };
-        let cur = self.slice_now();
-        let tag = if self.expander {
+        let t_arr = if self.mode.hosts { self.clock.now + ser + prop } else { self.clock.now };
+        let cur = self.clock.slice();
+        let tag = if self.rt.expander {
             self.route_slice(t_arr)
-        } else if t_arr == self.now {
+        } else if t_arr == self.clock.now {
             cur.idx
         } else {
             self.sched.slice_at(t_arr).idx
         };
-        self.pool[pid as usize].tag = tag;
+        self.pool.pkt[pid as usize].tag = tag;
         let is_data = p.kind == K_DATA;
-        let ep_busy = self.now + ser;
-        let same_node = self.hosts_mode && dst_node == node;
-        if self.draining != NONE {
+        let ep_busy = self.clock.now + ser;
+        let same_node = self.mode.hosts && dst_node == node;
+        if self.rc.draining != NONE {
             // a drained reconfiguration: nothing enters the network until its switch
-            if !self.drain_waiters.contains(&e) {
-                self.drain_waiters.push(e);
+            if !self.rc.drain_waiters.contains(&e) {
+                self.rc.drain_waiters.push(e);
             }
-            self.drain_refused += 1;
+            self.rc.drain_refused += 1;
             return Err(HOLD_WAIT);
         }
-        if self.services.pushback && is_data && !self.pool_x[pid as usize].retx {
-            if let Some(until) = self.paused.get((node as u64) << 32 | dst_node as u64) {
-                if until > self.now {
-                    self.paused_attempts += 1;
+        if self.services.pushback && is_data && !self.pool.x[pid as usize].retx {
+            if let Some(until) = self.pb.paused.get((node as u64) << 32 | dst_node as u64) {
+                if until > self.clock.now {
+                    self.pb.paused_attempts += 1;
                     return Err(until);
                 }
             }
@@ -49,30 +49,30 @@ impl Sim {
             // RotorLB names the rotor: the holder's rack sends it on that uplink. A served
             // port checks the circuit when the packet reaches its head; a calendar port
             // plans it in the first slice whose circuit leads to the committed rack
-            let b = self.bulk_meta[pid as usize];
-            let port = self.rlb_ports[(node * self.rlb_uplinks() + b.rotor) as usize];
-            if self.ports[port as usize].served {
+            let b = self.rlb.meta[pid as usize];
+            let port = self.rlb.ports[(node * self.rlb_uplinks() + b.rotor) as usize];
+            if self.net.ports[port as usize].served {
                 Some(Action { port, dep: WILD })
             } else {
                 let n = self.sched.slices();
                 (0..n).map(|k| (cur.idx + k) % n)
-                    .find(|&i| { let q = self.sched.peer(port, i); q != NONE && self.port_node[q as usize] == b.want_tor })
+                    .find(|&i| { let q = self.sched.peer(port, i); q != NONE && self.net.port_node[q as usize] == b.want_tor })
                     .map(|dep| Action { port, dep })
             }
         } else {
             match self.route(node, pid) {
                 // admission control at a source node: a later slice's decision if the chosen
                 // slice has no room (none: the source waits, sources never drop)
-                Some(a) if self.adm && !self.hosts_mode && !self.adm_fits(a, pid) => Some(self.adm_later(node, pid).unwrap_or(a)),
+                Some(a) if self.mode.adm && !self.mode.hosts && !self.adm_fits(a, pid) => Some(self.adm_later(node, pid).unwrap_or(a)),
                 other => other,
             }
         };
-        let hold_src = act.is_none() && !same_node && self.hold_on && p.kind != K_BULK && !self.failed_route;
-        if hold_src && self.hold_bytes[node as usize] + wire > self.hold_cap[node as usize] {
+        let hold_src = act.is_none() && !same_node && self.hold.on && p.kind != K_BULK && !self.failed_route;
+        if hold_src && self.hold.bytes[node as usize] + wire > self.hold.cap[node as usize] {
             // no route yet and the node's hold is full: the source waits until it drains
-            self.hold.refused += 1;
-            if !self.hold_waiters[node as usize].contains(&e) {
-                self.hold_waiters[node as usize].push(e);
+            self.hold.stats.refused += 1;
+            if !self.hold.waiters[node as usize].contains(&e) {
+                self.hold.waiters[node as usize].push(e);
             }
             return Err(HOLD_WAIT);
         }
@@ -80,62 +80,62 @@ impl Sim {
             if let Some(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
                 self.release_for(a.port, wire);
-                let pt = &self.ports[a.port as usize];
-                if pt.served && (!self.hosts_mode || self.credit_net) {
+                let pt = &self.net.ports[a.port as usize];
+                if pt.served && (!self.mode.hosts || self.credit.on) {
                     let c = self.class_of(pid, a.port, pt.classes.len());
                     if pt.bytes + wire > pt.cap || pt.class_bytes[c] + wire > pt.class_cap[c] {
                         // room appears when the port starts its next transmission; a port
                         // waiting for credit is polled once per packet time
-                        let now = self.now;
+                        let now = self.clock.now;
                         return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
                     }
                 } else if !pt.served && pt.bytes + wire > pt.cap {
-                    return Err(pt_wake(pt, self.now + ser));
+                    return Err(pt_wake(pt, self.clock.now + ser));
                 }
                 let cyclic_optical = pt.kind == PortKind::Optical && !self.sched.is_static() && a.dep != WILD;
                 if self.services.flow_pausing && is_data && cyclic_optical && a.dep != cur.idx
                     && self.flows[p.flow as usize].injected >= self.services.elephant_bytes {
                     // an elephant (aged past the PIAS threshold) waits for its circuit
                     let wake = self.sched.slice(self.sched.next_occurrence(cur, a.dep)).start;
-                    self.paused_attempts += 1;
+                    self.pb.paused_attempts += 1;
                     return Err(wake);
                 }
-                if !self.hosts_mode && cyclic_optical {
+                if !self.mode.hosts && cyclic_optical {
                     let first = self.sched.next_occurrence(cur, a.dep);
-                    let planned = self.plan_slotted(a.port, a.dep, self.ports[a.port as usize].rate.tx(wire), cur, false);
+                    let planned = self.plan_slotted(a.port, a.dep, self.net.ports[a.port as usize].rate.tx(wire), cur, false);
                     if matches!(planned, Some((_, abs, _, _)) if abs > first) {
                         // that occurrence of the departure slice is full: no chance before it
                         // has ended
                         return Err(self.sched.slice(first + 1).start);
                     }
                     // enqueue_reserved commits this plan (nothing changes the queue before)
-                    self.preplan = Some((pid, a.port, self.now, planned));
+                    self.preplan = Some((pid, a.port, self.clock.now, planned));
                 }
             }
         }
         self.eps[e as usize].busy_until = ep_busy;
-        self.pool[pid as usize].innet = true;
-        self.in_net += 1;
+        self.pool.pkt[pid as usize].innet = true;
+        self.rc.in_net += 1;
         if is_data {
-            let px = &mut self.pool_x[pid as usize];
-            px.ts = self.now;
-            if self.collect_tm {
-                *self.tm.entry((node, dst_node)).or_default() += px.payload as u64;
+            let px = &mut self.pool.x[pid as usize];
+            px.ts = self.clock.now;
+            if self.smp.collect_tm {
+                *self.smp.tm.entry((node, dst_node)).or_default() += px.payload as u64;
             }
         }
         if same_node {
             // intra-node traffic (hosts mode): straight to the destination's host downlink
-            self.packet_hops += 1;
+            self.acct.packet_hops += 1;
             self.push(t_arr, Ev::HostArrive(pid));
             return Ok(());
         }
         match act {
             None if hold_src => {
                 // no route yet: held at the node (a host's packet crosses its link first)
-                self.hold_bytes[node as usize] += wire;
-                if self.hosts_mode {
-                    self.packet_hops += 1;
-                    self.pool_x[pid as usize].q_port = HOLD_PORT;
+                self.hold.bytes[node as usize] += wire;
+                if self.mode.hosts {
+                    self.acct.packet_hops += 1;
+                    self.pool.x[pid as usize].q_port = HOLD_PORT;
                     self.push(t_arr, Ev::HostArrive(pid));
                 } else {
                     self.hold_push(node, pid);
@@ -145,16 +145,16 @@ impl Sim {
                 let why = if std::mem::take(&mut self.failed_route) { DROP_FAILED } else { DROP_NO_ROUTE };
                 self.drop_pkt(pid, why)
             }
-            Some(a) if self.n_down > 0 && self.down[a.port as usize] => self.drop_pkt(pid, DROP_FAILED),
+            Some(a) if self.fail.n_down > 0 && self.fail.down[a.port as usize] => self.drop_pkt(pid, DROP_FAILED),
             Some(a) => {
-                let served = self.ports[a.port as usize].served;
-                if self.hosts_mode {
+                let served = self.net.ports[a.port as usize].served;
+                if self.mode.hosts {
                     if !served {
-                        self.ports[a.port as usize].bytes += wire;
+                        self.net.ports[a.port as usize].bytes += wire;
                     }
-                    self.packet_hops += 1;
-                    let g = self.port_gen[a.port as usize];
-                    let px = &mut self.pool_x[pid as usize];
+                    self.acct.packet_hops += 1;
+                    let g = self.rc.port_gen[a.port as usize];
+                    let px = &mut self.pool.x[pid as usize];
                     px.q_port = a.port;
                     px.q_dep = a.dep;
                     px.q_gen = g;
@@ -162,7 +162,7 @@ impl Sim {
                 } else if served {
                     self.served_push(a.port, pid);
                 } else {
-                    self.ports[a.port as usize].bytes += wire;
+                    self.net.ports[a.port as usize].bytes += wire;
                     self.enqueue_reserved(a.port, pid, a.dep);
                 }
             }

@@ -3,31 +3,51 @@
 
 use crate::sim::*;
 
+/// Flow start order, dependencies and co-flow barriers.
+pub(in crate::sim) struct Deps {
+    pub(in crate::sim) next_flow: usize,
+    /// Flows without dependencies in order of start (`next_flow` indexes it); per flow
+    /// the dependencies not yet finished and the gap after the last; per flow the flows
+    /// waiting for it (`dependents[dep_ptr[f]..dep_ptr[f + 1]]`).
+    pub(in crate::sim) timed: Vec<u32>,
+    pub(in crate::sim) dep_wait: Vec<u32>,
+    pub(in crate::sim) dep_gap: Vec<Ps>,
+    pub(in crate::sim) dependents_ptr: Vec<u32>,
+    pub(in crate::sim) dependents: Vec<u32>,
+    /// Co-flow barriers (empty: none): each flow's co-flow (NONE: none), the unfinished
+    /// flows of each co-flow, and each co-flow's flows (`coflow_flows[coflow_ptr[c]..
+    /// coflow_ptr[c + 1]]`).
+    pub(in crate::sim) flow_coflow: Vec<u32>,
+    pub(in crate::sim) coflow_left: Vec<u32>,
+    pub(in crate::sim) coflow_ptr: Vec<u32>,
+    pub(in crate::sim) coflow_flows: Vec<u32>,
+}
+
 impl Sim {
     /// A flow finished (last byte at its receiver): count it, and end the run early when
     /// the stop condition holds (every flow started, and every low-latency flow or every
     /// flow finished).
     pub(in crate::sim) fn flow_finished(&mut self, f: u32) {
-        self.flows[f as usize].finish = self.now;
-        self.flows_completed += 1;
+        self.flows[f as usize].finish = self.clock.now;
+        self.acct.flows_completed += 1;
         if self.flows[f as usize].tp != TransportKind::RotorLb {
             self.ll_done += 1;
         }
-        if !self.dependents_ptr.is_empty() {
+        if !self.deps.dependents_ptr.is_empty() {
             // the flows waiting for this one: the last dependency to finish starts them
-            let (a, b) = (self.dependents_ptr[f as usize] as usize, self.dependents_ptr[f as usize + 1] as usize);
+            let (a, b) = (self.deps.dependents_ptr[f as usize] as usize, self.deps.dependents_ptr[f as usize + 1] as usize);
             for k in a..b {
-                self.one_wait_less(self.dependents[k] as usize);
+                self.one_wait_less(self.deps.dependents[k] as usize);
             }
         }
-        if let Some(&c) = self.flow_coflow.get(f as usize) {
+        if let Some(&c) = self.deps.flow_coflow.get(f as usize) {
             // the last flow of a co-flow lifts the barrier of the next one
             if c != NONE {
-                self.coflow_left[c as usize] -= 1;
+                self.deps.coflow_left[c as usize] -= 1;
                 let next = c as usize + 1;
-                if self.coflow_left[c as usize] == 0 && next < self.coflow_left.len() {
-                    for k in self.coflow_ptr[next] as usize..self.coflow_ptr[next + 1] as usize {
-                        self.one_wait_less(self.coflow_flows[k] as usize);
+                if self.deps.coflow_left[c as usize] == 0 && next < self.deps.coflow_left.len() {
+                    for k in self.deps.coflow_ptr[next] as usize..self.deps.coflow_ptr[next + 1] as usize {
+                        self.one_wait_less(self.deps.coflow_flows[k] as usize);
                     }
                 }
             }
@@ -38,33 +58,33 @@ impl Sim {
     /// Flow `h` has one unfinished dependency (or barrier) less; at none it starts now +
     /// its gap, and not before its own start.
     pub(in crate::sim) fn one_wait_less(&mut self, h: usize) {
-        self.dep_wait[h] -= 1;
-        if self.dep_wait[h] == 0 {
-            let t = self.flows[h].start.max(self.now.saturating_add(self.dep_gap[h]));
+        self.deps.dep_wait[h] -= 1;
+        if self.deps.dep_wait[h] == 0 {
+            let t = self.flows[h].start.max(self.clock.now.saturating_add(self.deps.dep_gap[h]));
             self.flows[h].start = t;
             self.push(t, Ev::Start(h as u32));
         }
     }
 
     pub(in crate::sim) fn check_stop(&mut self) {
-        let all_started = self.flows_started == self.flows.len() as u64;
+        let all_started = self.acct.flows_started == self.flows.len() as u64;
         self.stopped |= all_started && match self.stop_when {
             StopWhen::Duration => false,
             StopWhen::LowLatencyDone => self.ll_done == self.ll_total,
-            StopWhen::AllDone => self.flows_completed == self.flows.len() as u64,
+            StopWhen::AllDone => self.acct.flows_completed == self.flows.len() as u64,
         };
     }
 
     // ---------------------------------------------------------------- packets and pool
 
     pub(in crate::sim) fn on_next_flows(&mut self) {
-        while self.next_flow < self.timed.len() && self.flows[self.timed[self.next_flow] as usize].start <= self.now {
-            let f = self.timed[self.next_flow];
-            self.next_flow += 1;
+        while self.deps.next_flow < self.deps.timed.len() && self.flows[self.deps.timed[self.deps.next_flow] as usize].start <= self.clock.now {
+            let f = self.deps.timed[self.deps.next_flow];
+            self.deps.next_flow += 1;
             self.start_flow(f);
         }
-        if self.next_flow < self.timed.len() {
-            let t = self.flows[self.timed[self.next_flow] as usize].start;
+        if self.deps.next_flow < self.deps.timed.len() {
+            let t = self.flows[self.deps.timed[self.deps.next_flow] as usize].start;
             self.push(t, Ev::NextFlows);
         } else {
             self.check_stop();
@@ -75,9 +95,9 @@ impl Sim {
     pub(in crate::sim) fn start_flow(&mut self, f: u32) {
         let fl = self.flows[f as usize];
         self.flows[f as usize].started = true;
-        self.offered += fl.size;
-        self.ledger.offer(fl.size);
-        self.flows_started += 1;
+        self.acct.offered += fl.size;
+        self.acct.ledger.offer(fl.size);
+        self.acct.flows_started += 1;
         if fl.tp == TransportKind::RotorLb && self.eps[fl.src as usize].node == self.eps[fl.dst as usize].node {
             // a bulk flow inside one rack never crosses the rotors: NDP through its ToR
             self.flows[f as usize].tp = TransportKind::Ndp;
@@ -86,7 +106,7 @@ impl Sim {
             return;
         }
         if fl.tp == TransportKind::RotorLb {
-            let rlb = self.rlb.as_mut().expect("built for bulk flows");
+            let rlb = self.rlb.lb.as_mut().expect("built for bulk flows");
             if rlb.add_flow(f, fl.src, fl.dst, fl.size) {
                 self.schedule_rlb();
             }

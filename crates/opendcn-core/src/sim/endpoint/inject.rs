@@ -8,9 +8,9 @@ impl Sim {
     /// something new to send; ideal flows keep their own wake-ups).
     pub(in crate::sim) fn kick(&mut self, e: u32) {
         let ep = &self.eps[e as usize];
-        let t = ep.busy_until.max(self.now);
+        let t = ep.busy_until.max(self.clock.now);
         if !ep.scheduled {
-            if t == self.now {
+            if t == self.clock.now {
                 self.inject(e);
             } else {
                 self.schedule_inject(e, t);
@@ -30,12 +30,12 @@ impl Sim {
     /// is tried. When none can go, the endpoint waits until room may have appeared.
     pub(in crate::sim) fn inject(&mut self, e: u32) {
         let ep = &self.eps[e as usize];
-        if ep.busy_until > self.now {
+        if ep.busy_until > self.clock.now {
             let t = ep.busy_until;
             self.schedule_inject(e, t);
             return;
         }
-        let now = self.now;
+        let now = self.clock.now;
         let ep = &mut self.eps[e as usize];
         while let Some(&std::cmp::Reverse((t, _, k))) = ep.sleeping.peek() {
             if t > now {
@@ -56,7 +56,7 @@ impl Sim {
         let mut ctrl_wait = None;
         let mut sent = false;
         if let Some(&pid) = self.eps[e as usize].ctrl.front() {
-            self.pool[pid as usize].route = NONE;
+            self.pool.pkt[pid as usize].route = NONE;
             match self.admit(e, pid) {
                 Ok(()) => {
                     self.eps[e as usize].ctrl.pop_front();
@@ -80,8 +80,8 @@ impl Sim {
         }
         // RotorLB bulk data: lowest priority at the NIC, paced by its commitments
         let mut bulk_wait = None;
-        if !sent && self.rlb.is_some() {
-            match self.rlb.as_mut().expect("checked").poll_send(e, now) {
+        if !sent && self.rlb.lb.is_some() {
+            match self.rlb.lb.as_mut().expect("checked").poll_send(e, now) {
                 Poll::Send(b) => {
                     self.inject_bulk(e, b);
                     sent = true;
@@ -90,7 +90,7 @@ impl Sim {
                 Poll::Idle => {}
             }
         }
-        let bulk_more = sent && self.rlb.as_ref().is_some_and(|r| r.has_committed(e));
+        let bulk_more = sent && self.rlb.lb.as_ref().is_some_and(|r| r.has_committed(e));
         let ep = &self.eps[e as usize];
         let next = if !ep.rr.is_empty() || !ep.tready.is_empty() || (!ep.ctrl.is_empty() && ctrl_wait.is_none()) || bulk_more {
             Some(ep.busy_until)
@@ -100,7 +100,7 @@ impl Sim {
         };
         if let Some(t) = next {
             if t < HOLD_WAIT {
-                self.schedule_inject(e, t.max(self.now));
+                self.schedule_inject(e, t.max(self.clock.now));
             }
         }
     }
@@ -113,9 +113,9 @@ impl Sim {
         let q = &ep.voqs[slot as usize];
         let (f, dst, dst_node) = (q.head, q.dst, q.dst_node);
         let q_injected = q.injected;
-        let payload = (q.size - q_injected).min(self.mtu as u64) as u32;
-        let seq = (q_injected / self.mtu as u64) as u32;
-        let admitted = if self.lean_src && self.n_down == 0 && self.draining == NONE {
+        let payload = (q.size - q_injected).min(self.net.mtu as u64) as u32;
+        let seq = (q_injected / self.net.mtu as u64) as u32;
+        let admitted = if self.mode.lean_src && self.fail.n_down == 0 && self.rc.draining == NONE {
             self.inject_calendar(e, f, dst, dst_node, payload, seq)
         } else {
             let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
@@ -123,7 +123,7 @@ impl Sim {
             let admitted = self.admit(e, pid);
             self.sent_hint.0 = NONE;
             if admitted.is_err() {
-                self.release(pid);
+                self.exit(pid, Exit::Unsent);
             }
             admitted
         };
@@ -132,7 +132,7 @@ impl Sim {
             return Err(wake);
         }
         // committed: the bytes leave the flow's queue
-        self.ledger.send(false, false);
+        self.acct.ledger.send(false, false);
         let ep = &mut self.eps[e as usize];
         ep.rr.pop_front();
         let q = &mut ep.voqs[slot as usize];
@@ -164,20 +164,20 @@ impl Sim {
     pub(in crate::sim) fn inject_calendar(&mut self, e: u32, f: u32, dst: u32, dst_node: u32, payload: u32, seq: u32) -> Result<(), Ps> {
         let ep = &self.eps[e as usize];
         let (node, rate) = (ep.node, ep.rate);
-        let wire = (payload + self.header) as u64;
+        let wire = (payload + self.net.header) as u64;
         let ser = rate.tx(wire);
-        let cur = self.slice_now();
-        let a = match &self.router {
-            Router::Vlb(ci) if self.multipath != Multipath::Adaptive => {
+        let cur = self.clock.slice();
+        let a = match &self.rt.router {
+            Router::Vlb(ci) if self.rt.multipath != Multipath::Adaptive => {
                 // what `pick` does with the spray when no link is down (`lean_src`)
-                let (mp, seed, rng) = (self.multipath, self.seed, &mut self.rng_route);
+                let (mp, seed, rng) = (self.rt.multipath, self.rt.seed, &mut self.rt.rng_route);
                 ci.vlb_pick(node, dst_node, cur.idx, |n| choose_among(mp, rng, seed, n, f, node))
             }
             Router::Vlb(ci) => {
-                let mut cands = std::mem::take(&mut self.scratch);
+                let mut cands = std::mem::take(&mut self.rt.scratch);
                 ci.vlb_spray(node, dst_node, cur.idx, &mut cands);
                 let a = self.pick(&cands, f, node);
-                self.scratch = cands;
+                self.rt.scratch = cands;
                 a
             }
             Router::Direct(ci) => ci.first_direct(node, dst_node, cur.idx),
@@ -188,35 +188,35 @@ impl Sim {
             None => None,
             Some(Action { port, dep }) => {
                 self.release_for(port, wire);
-                let pt = &self.ports[port as usize];
+                let pt = &self.net.ports[port as usize];
                 if pt.bytes + wire > pt.cap {
-                    Some(pt_wake(pt, self.now + ser))
+                    Some(pt_wake(pt, self.clock.now + ser))
                 } else {
                     let first = self.sched.next_occurrence(cur, dep);
                     let base = self.cal_of(port) as usize;
-                    let planned = self.find_slot(port, base, dep, self.ports[port as usize].rate.tx(wire), cur);
+                    let planned = self.find_slot(port, base, dep, self.net.ports[port as usize].rate.tx(wire), cur);
                     if matches!(planned, Some((_, abs, _, _)) if abs > first) {
                         // that occurrence of the departure slice is full
                         Some(self.sched.slice(first + 1).start)
                     } else {
                         // admitted: made, and sent on the plan just found
                         let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
-                        let now = self.now;
+                        let now = self.clock.now;
                         self.eps[e as usize].busy_until = now + ser;
-                        let p = &mut self.pool[pid as usize];
+                        let p = &mut self.pool.pkt[pid as usize];
                         p.tag = cur.idx;
                         p.innet = true;
-                        self.pool_x[pid as usize].ts = now;
-                        self.in_net += 1;
-                        if self.collect_tm {
-                            *self.tm.entry((node, dst_node)).or_default() += payload as u64;
+                        self.pool.x[pid as usize].ts = now;
+                        self.rc.in_net += 1;
+                        if self.smp.collect_tm {
+                            *self.smp.tm.entry((node, dst_node)).or_default() += payload as u64;
                         }
-                        self.ports[port as usize].bytes += wire;
+                        self.net.ports[port as usize].bytes += wire;
                         match planned {
                             // what enqueue_reserved does with this plan when no option
                             // acts on the hop (lean_src): the hop of `relay_calendar`
                             Some(plan) => {
-                                let pser = self.ports[port as usize].rate.tx(wire);
+                                let pser = self.net.ports[port as usize].rate.tx(wire);
                                 self.send_slot(port, pid, base, plan, pser, wire);
                             }
                             // no departure: the general path drops it and says why
@@ -234,17 +234,17 @@ impl Sim {
         match refused {
             Some(wake) => {
                 // what a packet made and released again leaves behind
-                self.peak_live = self.peak_live.max(self.live + 1);
-                match self.free.last() {
+                self.pool.peak = self.pool.peak.max(self.pool.live + 1);
+                match self.pool.free.last() {
                     Some(&id) => {
-                        let p = &mut self.pool[id as usize];
+                        let p = &mut self.pool.pkt[id as usize];
                         p.epoch = p.epoch.wrapping_add(1);
                     }
                     None => {
-                        self.pool.push(Packet { dst_node, at: NONE, rx: NONE, from: NONE, route: NONE, cred_port: NONE,
+                        self.pool.pkt.push(Packet { dst_node, at: NONE, rx: NONE, from: NONE, route: NONE, cred_port: NONE,
                                                 ..Packet::default() });
-                        self.pool_x.push(PacketX { q_port: NONE, q_dep: WILD, ..PacketX::default() });
-                        self.free.push((self.pool.len() - 1) as u32);
+                        self.pool.x.push(PacketX { q_port: NONE, q_dep: WILD, ..PacketX::default() });
+                        self.pool.free.push((self.pool.pkt.len() - 1) as u32);
                     }
                 }
                 Err(wake)
@@ -254,7 +254,7 @@ impl Sim {
                 let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
                 let admitted = self.admit(e, pid);
                 if admitted.is_err() {
-                    self.release(pid);
+                    self.exit(pid, Exit::Unsent);
                 }
                 admitted
             }
@@ -272,9 +272,9 @@ impl Sim {
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(in crate::sim) fn new_packet_to(&mut self, e: u32, f: u32, to: u32, dst_node: u32, kind: u8, payload: u32, seq: u32, ndp: bool) -> u32 {
-        let prio = if kind == K_DATA && !self.pias.is_empty() { self.pias_level(seq as u64 * self.mtu as u64) } else { 0 };
+        let prio = if kind == K_DATA && !self.tg.pias.is_empty() { self.pias_level(seq as u64 * self.net.mtu as u64) } else { 0 };
         let node = self.eps[e as usize].node;
-        let wire = if kind == K_DATA { payload + self.header } else { self.tparams.ctrl_bytes };
+        let wire = if kind == K_DATA { payload + self.net.header } else { self.tg.params.ctrl_bytes };
         self.alloc(Packet {
             flow: f,
             src_node: node,
@@ -312,8 +312,8 @@ impl Sim {
         let pid = if fl.parked != NONE {
             fl.parked
         } else {
-            let now = self.now;
-            let sd = match self.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) {
+            let now = self.clock.now;
+            let sd = match self.tg.conns.get_mut(fl.conn as usize).and_then(|c| c.as_mut()) {
                 Some(c) => c.poll_send(now),
                 None => None,
             };
@@ -321,16 +321,16 @@ impl Sim {
                 self.flows[f as usize].inq = false;
                 return Err(now);
             };
-            self.ledger.send(sd.retx, false);
+            self.acct.ledger.send(sd.retx, false);
             if !sd.retx {
                 self.flows[f as usize].injected += sd.len as u64;
             }
             let pid = self.new_packet(e, f, fl.dst, K_DATA, sd.len, sd.seq);
-            self.pool_x[pid as usize].retx = sd.retx;
+            self.pool.x[pid as usize].retx = sd.retx;
             pid
         };
         // a fresh routing decision on every attempt
-        let p = &mut self.pool[pid as usize];
+        let p = &mut self.pool.pkt[pid as usize];
         p.route = NONE;
         p.pos = 0;
         let res = self.admit(e, pid);
@@ -338,7 +338,7 @@ impl Sim {
         match res {
             Ok(()) => {
                 self.flows[f as usize].parked = NONE;
-                let more = self.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).is_some_and(|c| c.can_send());
+                let more = self.tg.conns.get(fl.conn as usize).and_then(|c| c.as_ref()).is_some_and(|c| c.can_send());
                 if more {
                     ep.tready.push_back(f);
                 } else {
@@ -347,7 +347,7 @@ impl Sim {
             }
             Err(t) => {
                 self.flows[f as usize].parked = pid;
-                ep.tsleep.push(std::cmp::Reverse((t.max(self.now + 1), f)));
+                ep.tsleep.push(std::cmp::Reverse((t.max(self.clock.now + 1), f)));
             }
         }
         self.sync_timer(f);
@@ -356,7 +356,7 @@ impl Sim {
 
     /// The destination at the head of endpoint `e`'s round robin cannot go before `t`.
     pub(in crate::sim) fn ep_sleep(&mut self, e: u32, t: Ps) {
-        let now = self.now;
+        let now = self.clock.now;
         let ep = &mut self.eps[e as usize];
         if let Some(k) = ep.rr.pop_front() {
             let d = ep.voqs[k as usize].dst;
@@ -365,10 +365,10 @@ impl Sim {
     }
 
     pub(in crate::sim) fn on_host_arrive(&mut self, pid: u32) {
-        let p = self.pool[pid as usize];
-        let px = self.pool_x[pid as usize];
+        let p = self.pool.pkt[pid as usize];
+        let px = self.pool.x[pid as usize];
         if px.q_port == HOLD_PORT {
-            self.pool_x[pid as usize].q_port = NONE;
+            self.pool.x[pid as usize].q_port = NONE;
             self.hold_arrive(p.at, pid);
             return;
         }
@@ -376,32 +376,32 @@ impl Sim {
             // intra-node traffic: hand to the host downlink of the destination
             let dp = self.eps[px.dst_ep as usize].down_port;
             self.enqueue(dp, pid, WILD);
-        } else if self.n_down > 0 && self.down[px.q_port as usize] {
+        } else if self.fail.n_down > 0 && self.fail.down[px.q_port as usize] {
             // its ToR port failed while it crossed the host link
-            if !self.ports[px.q_port as usize].served {
-                self.ports[px.q_port as usize].bytes -= p.wire as u64;
+            if !self.net.ports[px.q_port as usize].served {
+                self.net.ports[px.q_port as usize].bytes -= p.wire as u64;
             }
             self.drop_pkt(pid, DROP_FAILED);
-        } else if self.port_gen[px.q_port as usize] != px.q_gen && matches!(self.router, Router::Table(_)) {
+        } else if self.rc.port_gen[px.q_port as usize] != px.q_gen && matches!(self.rt.router, Router::Table(_)) {
             // the port's circuit was reconfigured while the packet crossed its host link:
             // the ToR forwards it by the tables in force now, as any arrival (the space
             // reserved on the old choice is given back)
-            if !self.ports[px.q_port as usize].served {
-                self.ports[px.q_port as usize].bytes -= p.wire as u64;
+            if !self.net.ports[px.q_port as usize].served {
+                self.net.ports[px.q_port as usize].bytes -= p.wire as u64;
             }
-            self.pool_x[pid as usize].q_port = NONE;
-            self.rerouted_at_tor += 1;
+            self.pool.x[pid as usize].q_port = NONE;
+            self.acct.rerouted_at_tor += 1;
             match self.route(p.at, pid) {
                 Some(a) => self.enqueue(a.port, pid, a.dep),
                 None => self.no_route(p.at, pid),
             }
-        } else if self.ports[px.q_port as usize].served {
+        } else if self.net.ports[px.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
             self.enqueue(px.q_port, pid, px.q_dep);
-        } else if self.adm && !self.adm_fits(Action { port: px.q_port, dep: px.q_dep }, pid) {
+        } else if self.mode.adm && !self.adm_fits(Action { port: px.q_port, dep: px.q_dep }, pid) {
             // admission control at the ToR: the space reserved on the chosen port is given
             // back and a later slice's decision is taken (its buffer checked as any arrival)
-            self.ports[px.q_port as usize].bytes -= p.wire as u64;
+            self.net.ports[px.q_port as usize].bytes -= p.wire as u64;
             self.adm_congested(Action { port: px.q_port, dep: px.q_dep }, pid);
             match self.adm_later(p.at, pid) {
                 Some(b) => self.enqueue(b.port, pid, b.dep),
@@ -426,7 +426,7 @@ impl Sim {
 
     /// An endpoint that waits without a wake-up time (`HOLD_WAIT`) tries again now.
     pub(in crate::sim) fn wake_endpoint(&mut self, e: u32) {
-        let now = self.now;
+        let now = self.clock.now;
         let ep = &mut self.eps[e as usize];
         let fix = |t: Ps| if t >= HOLD_WAIT { now } else { t };
         if ep.sleeping.iter().any(|r| r.0 .0 >= HOLD_WAIT) {

@@ -4,6 +4,8 @@ mod admit;
 mod flows;
 mod inject;
 
+pub(in crate::sim) use flows::Deps;
+
 use crate::sim::*;
 
 #[derive(Debug, Clone)]

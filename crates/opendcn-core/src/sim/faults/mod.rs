@@ -2,3 +2,6 @@
 
 mod failures;
 mod reconfig;
+
+pub(in crate::sim) use failures::Failures;
+pub(in crate::sim) use reconfig::Reconfigs;

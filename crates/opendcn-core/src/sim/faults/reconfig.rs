@@ -3,6 +3,31 @@
 
 use crate::sim::*;
 
+/// Runtime reconfigurations and drains.
+pub(in crate::sim) struct Reconfigs {
+    /// Pending reconfigurations: new peer table, delay, drop what is queued on changed ports.
+    pub(in crate::sim) pending: Vec<(Vec<u32>, Ps, bool, Ps)>,
+    pub(in crate::sim) applied: u64,
+    /// Per global port: how many reconfigurations changed its circuit (wrapping).
+    pub(in crate::sim) port_gen: Vec<u16>,
+    /// Drained reconfigurations (`reconfigure(.., drain)`): per reconfiguration whether it
+    /// drains, the tables that take effect at its switch, and its state (0 requested, 1
+    /// draining, 2 switched); the one draining (NONE: none) and those waiting for it; a
+    /// switch event pending; packets admitted into the network and not yet gone;
+    /// endpoints refused during a drain; injections refused; per applied drained
+    /// reconfiguration (requested, switched, circuits up) times.
+    pub(in crate::sim) drain: Vec<bool>,
+    pub(in crate::sim) tables: Vec<Option<Vec<crate::timeflow::NodeTable>>>,
+    pub(in crate::sim) state: Vec<u8>,
+    pub(in crate::sim) draining: u32,
+    pub(in crate::sim) drain_queue: VecDeque<u32>,
+    pub(in crate::sim) switch_pending: bool,
+    pub(in crate::sim) in_net: u64,
+    pub(in crate::sim) drain_waiters: Vec<u32>,
+    pub(in crate::sim) drain_refused: u64,
+    pub(in crate::sim) switch_log: Vec<(Ps, Ps, Ps)>,
+}
+
 impl Sim {
     /// Reconfigure a static schedule at time `at` (≥ now): the new peer table, with the
     /// changed circuits down for `delay` ps.
@@ -25,29 +50,29 @@ impl Sim {
             return Err(SpecError::new("reconfigure.drain", drain, "a drained reconfiguration needs a static schedule"));
         }
         let rows = self.sched.slices() as usize;
-        if peer.len() != self.ports.len() * rows {
+        if peer.len() != self.net.ports.len() * rows {
             return Err(SpecError::new("reconfigure.peer", peer.len(),
-                format!("expected {rows} slices x {} ports entries (the cycle keeps its slices)", self.ports.len())));
+                format!("expected {rows} slices x {} ports entries (the cycle keeps its slices)", self.net.ports.len())));
         }
         let mut peer = peer;
         for (i, q) in peer.iter_mut().enumerate() {
-            let gp = i % self.ports.len();
-            if !self.optical[gp] {
+            let gp = i % self.net.ports.len();
+            if !self.net.optical[gp] {
                 // as at construction: only optical ports take their peer from the schedule
                 // (electrical links are static; the caller keeps them as they are)
                 *q = NONE;
-            } else if *q != NONE && !self.optical.get(*q as usize).copied().unwrap_or(false) {
-                return Err(SpecError::new(format!("reconfigure.peer[{}][{gp}]", i / self.ports.len()), *q,
+            } else if *q != NONE && !self.net.optical.get(*q as usize).copied().unwrap_or(false) {
+                return Err(SpecError::new(format!("reconfigure.peer[{}][{gp}]", i / self.net.ports.len()), *q,
                     "circuits must join two optical ports"));
             }
         }
         // check the pairing now so a bad table fails at the call, not mid-run
         let mut probe = self.sched.clone();
         probe.reconnect(peer.clone())?;
-        if let Router::Expander(sp) = &self.router {
-            crate::expander::SlicePaths::with_paths(&probe, &self.port_node, &self.port_offset, &self.optical, sp.k())?;
+        if let Router::Expander(sp) = &self.rt.router {
+            crate::expander::SlicePaths::with_paths(&probe, &self.net.port_node, &self.net.port_offset, &self.net.optical, sp.k())?;
         }
-        let mut at = at.max(self.now);
+        let mut at = at.max(self.clock.now);
         if !self.sched.is_static() {
             // a cyclic schedule changes at a slice boundary
             let s = self.sched.slice_at(at);
@@ -55,11 +80,11 @@ impl Sim {
                 at = s.end;
             }
         }
-        self.reconfigs.push((peer, delay, drop_queued, at));
-        self.reconfig_drain.push(drain);
-        self.reconfig_tables.push(None);
-        self.reconfig_state.push(0);
-        let i = (self.reconfigs.len() - 1) as u32;
+        self.rc.pending.push((peer, delay, drop_queued, at));
+        self.rc.drain.push(drain);
+        self.rc.tables.push(None);
+        self.rc.state.push(0);
+        let i = (self.rc.pending.len() - 1) as u32;
         self.push(at, Ev::Reconfig(i));
         Ok(())
     }
@@ -73,34 +98,34 @@ impl Sim {
             self.on_failure(i & !FAIL);
             return;
         }
-        if self.reconfig_drain[i as usize] {
-            if self.draining != NONE {
-                self.drain_queue.push_back(i);
+        if self.rc.drain[i as usize] {
+            if self.rc.draining != NONE {
+                self.rc.drain_queue.push_back(i);
             } else {
                 self.start_drain(i);
             }
             return;
         }
-        self.reconfig_state[i as usize] = 2;
-        let (peer, delay, drop_queued, _) = std::mem::take(&mut self.reconfigs[i as usize]);
+        self.rc.state[i as usize] = 2;
+        let (peer, delay, drop_queued, _) = std::mem::take(&mut self.rc.pending[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
-        self.reconfigs_applied += 1;
+        self.rc.applied += 1;
         self.rebuild_router();
-        let now = self.now;
+        let now = self.clock.now;
         for gp in changed {
-            self.port_gen[gp as usize] = self.port_gen[gp as usize].wrapping_add(1);
+            self.rc.port_gen[gp as usize] = self.rc.port_gen[gp as usize].wrapping_add(1);
             self.release_departed(gp);
-            let pt = &mut self.ports[gp as usize];
+            let pt = &mut self.net.ports[gp as usize];
             pt.down_until = now + delay;
             if pt.last_end > now && pt.last_pkt != NONE {
                 // being serialized while its circuit goes away
-                self.pool[pt.last_pkt as usize].doomed = true;
+                self.pool.pkt[pt.last_pkt as usize].doomed = true;
             }
             // planned but not started: cancel and plan again on the new circuit
             let mut again: Vec<Planned> = Vec::new();
             if pt.cal != NONE {
                 let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
-                for cq in &mut self.cal[pt.cal as usize..(pt.cal + n) as usize] {
+                for cq in &mut self.net.cal[pt.cal as usize..(pt.cal + n) as usize] {
                     cq.tail = (0, 0);
                     cq.bytes = 0;
                     again.extend(cq.planned.drain(..));
@@ -113,36 +138,36 @@ impl Sim {
             again.sort_unstable();
             pt.busy_until = 0;
             for &(_, _, pid) in &again {
-                let p = &mut self.pool[pid as usize];
+                let p = &mut self.pool.pkt[pid as usize];
                 p.epoch = p.epoch.wrapping_add(1);
                 p.hops -= 1;
-                self.packet_hops -= 1;
+                self.acct.packet_hops -= 1;
             }
             // a served port's queued packets join them, in class order
-            let pt = &mut self.ports[gp as usize];
+            let pt = &mut self.net.ports[gp as usize];
             for c in 0..pt.classes.len() {
                 for pid in std::mem::take(&mut pt.classes[c]) {
-                    again.push((0, self.pool[pid as usize].wire, pid));
+                    again.push((0, self.pool.pkt[pid as usize].wire, pid));
                 }
                 pt.class_bytes[c] = 0;
             }
             // routes are installed before circuits change (OpenOptics' TA workflow): the
             // packets that had not left are routed again at their node, or dropped
-            let node = self.port_node[gp as usize];
+            let node = self.net.port_node[gp as usize];
             for (_, wire, pid) in again {
-                self.ports[gp as usize].bytes -= wire as u64;
+                self.net.ports[gp as usize].bytes -= wire as u64;
                 if drop_queued {
                     self.drop_pkt(pid, DROP_RECONF);
                     continue;
                 }
-                if matches!(self.router, Router::Source(_)) || self.msg_on_path(pid) {
+                if matches!(self.rt.router, Router::Source(_)) || self.msg_on_path(pid) {
                     // a source route is fixed at the source: the packet still leaves through
                     // the port its route names (queued as any packet arriving there); a node
                     // it then reaches off its route gives it a new route from there
                     self.enqueue(gp, pid, WILD);
                     continue;
                 }
-                self.pool[pid as usize].tag = self.slice_now().idx;
+                self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
                 match self.route(node, pid) {
                     Some(a) => self.enqueue(a.port, pid, a.dep),
                     None => self.no_route(node, pid),
@@ -155,13 +180,13 @@ impl Sim {
 
     /// A drained reconfiguration starts: sources stop, the network empties.
     pub(in crate::sim) fn start_drain(&mut self, i: u32) {
-        self.draining = i;
-        self.reconfig_state[i as usize] = 1;
-        if self.reconfigs[i as usize].2 {
+        self.rc.draining = i;
+        self.rc.state[i as usize] = 1;
+        if self.rc.pending[i as usize].2 {
             // queued = drop: what waits on a changed port is dropped now
-            let new = &self.reconfigs[i as usize].0;
-            let changed: Vec<u32> = (0..self.ports.len() as u32)
-                .filter(|&gp| self.optical[gp as usize] && self.sched.peer(gp, 0) != new[gp as usize]).collect();
+            let new = &self.rc.pending[i as usize].0;
+            let changed: Vec<u32> = (0..self.net.ports.len() as u32)
+                .filter(|&gp| self.net.optical[gp as usize] && self.sched.peer(gp, 0) != new[gp as usize]).collect();
             for gp in changed {
                 self.drop_queued_on(gp);
             }
@@ -177,14 +202,14 @@ impl Sim {
     /// Drop the packets queued (planned, not started) on `gp`, for `reason`.
     pub(in crate::sim) fn drop_queued_as(&mut self, gp: u32, reason: usize) {
         self.release_departed(gp);
-        let now = self.now;
-        let pt = &mut self.ports[gp as usize];
+        let now = self.clock.now;
+        let pt = &mut self.net.ports[gp as usize];
         let mut gone: Vec<(u32, u32)> = Vec::new();
         if pt.cal != NONE {
             // every calendar queue of the port (one per slice of a cyclic schedule)
             let n = if pt.kind == PortKind::Optical && !self.sched.is_static() { self.sched.slices() } else { 1 };
             let mut planned: Vec<Planned> = Vec::new();
-            for cq in &mut self.cal[pt.cal as usize..(pt.cal + n) as usize] {
+            for cq in &mut self.net.cal[pt.cal as usize..(pt.cal + n) as usize] {
                 cq.tail = (0, 0);
                 cq.bytes = 0;
                 planned.extend(cq.planned.drain(..));
@@ -197,20 +222,20 @@ impl Sim {
             pt.next_dep = Ps::MAX;
             pt.busy_until = pt.last_end.max(now);
             for &(_, pid) in &gone {
-                let p = &mut self.pool[pid as usize];
+                let p = &mut self.pool.pkt[pid as usize];
                 p.epoch = p.epoch.wrapping_add(1);
                 p.hops -= 1;
-                self.packet_hops -= 1;
+                self.acct.packet_hops -= 1;
             }
         }
         for c in 0..pt.classes.len() {
             for pid in std::mem::take(&mut pt.classes[c]) {
-                gone.push((self.pool[pid as usize].wire, pid));
+                gone.push((self.pool.pkt[pid as usize].wire, pid));
             }
             pt.class_bytes[c] = 0;
         }
         for (wire, pid) in gone {
-            self.ports[gp as usize].bytes -= wire as u64;
+            self.net.ports[gp as usize].bytes -= wire as u64;
             self.drop_pkt(pid, reason);
         }
     }
@@ -219,10 +244,10 @@ impl Sim {
     /// but packets held without a route.
     #[cold]
     pub(in crate::sim) fn check_drain(&mut self) {
-        if self.draining != NONE && !self.switch_pending && self.in_net == self.hold.packets {
-            self.switch_pending = true;
-            let i = self.draining;
-            self.push(self.now, Ev::Reconfig(i | SWITCH));
+        if self.rc.draining != NONE && !self.rc.switch_pending && self.rc.in_net == self.hold.stats.packets {
+            self.rc.switch_pending = true;
+            let i = self.rc.draining;
+            self.push(self.clock.now, Ev::Reconfig(i | SWITCH));
         }
     }
 
@@ -230,64 +255,64 @@ impl Sim {
     /// circuits down for the delay, then the sources resume (and held packets are routed
     /// with the new tables, after the delay on a changed port).
     pub(in crate::sim) fn switch(&mut self, i: u32) {
-        self.switch_pending = false;
-        if self.in_net != self.hold.packets {
+        self.rc.switch_pending = false;
+        if self.rc.in_net != self.hold.stats.packets {
             // a packet entered meanwhile (cannot happen: sources are stopped); wait again
             self.check_drain();
             return;
         }
-        self.draining = NONE;
-        self.reconfig_state[i as usize] = 2;
-        let (peer, delay, _, at) = std::mem::take(&mut self.reconfigs[i as usize]);
+        self.rc.draining = NONE;
+        self.rc.state[i as usize] = 2;
+        let (peer, delay, _, at) = std::mem::take(&mut self.rc.pending[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
-        self.reconfigs_applied += 1;
+        self.rc.applied += 1;
         self.rebuild_router();
-        if let Some(t) = self.reconfig_tables[i as usize].take() {
-            self.router = Router::Table(t);
+        if let Some(t) = self.rc.tables[i as usize].take() {
+            self.rt.router = Router::Table(t);
         }
-        let now = self.now;
+        let now = self.clock.now;
         for gp in changed {
-            self.port_gen[gp as usize] = self.port_gen[gp as usize].wrapping_add(1);
+            self.rc.port_gen[gp as usize] = self.rc.port_gen[gp as usize].wrapping_add(1);
             self.release_departed(gp);
-            let pt = &mut self.ports[gp as usize];
+            let pt = &mut self.net.ports[gp as usize];
             pt.down_until = now + delay;
             pt.busy_until = pt.busy_until.max(now);
         }
-        self.switch_log.push((at, now, now + delay));
+        self.rc.switch_log.push((at, now, now + delay));
         self.release_held();
-        for e in std::mem::take(&mut self.drain_waiters) {
+        for e in std::mem::take(&mut self.rc.drain_waiters) {
             self.wake_endpoint(e);
         }
-        if let Some(j) = self.drain_queue.pop_front() {
+        if let Some(j) = self.rc.drain_queue.pop_front() {
             self.start_drain(j);
         }
     }
 
     /// Rebuild a schedule-derived router after the circuits changed.
     pub(in crate::sim) fn rebuild_router(&mut self) {
-        match &self.router {
+        match &self.rt.router {
             Router::Vlb(_) | Router::Direct(_) => {
-                let ci = ConnIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical);
-                self.router = match self.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
+                let ci = ConnIndex::new(&self.sched, &self.net.port_node, &self.net.port_offset, &self.net.optical);
+                self.rt.router = match self.rt.router { Router::Vlb(_) => Router::Vlb(ci), _ => Router::Direct(ci) };
             }
             Router::Hoho(_) | Router::Ucmp(..) => {
-                self.route_gen = self.route_gen.wrapping_add(1);
-                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.port_node, &self.port_offset, &self.optical, self.max_hop);
-                self.router = match self.router {
+                self.rt.route_gen = self.rt.route_gen.wrapping_add(1);
+                let idx = crate::earliest::EarliestIndex::new(&self.sched, &self.net.port_node, &self.net.port_offset, &self.net.optical, self.rt.max_hop);
+                self.rt.router = match self.rt.router {
                     Router::Ucmp(_, a, s, r) => Router::Ucmp(idx, a, s, r),
                     _ => Router::Hoho(idx),
                 };
             }
             Router::Expander(old) => {
                 let k = old.k();
-                let sp = crate::expander::SlicePaths::with_paths(&self.sched, &self.port_node, &self.port_offset,
-                                                                 &self.optical, k)
+                let sp = crate::expander::SlicePaths::with_paths(&self.sched, &self.net.port_node, &self.net.port_offset,
+                                                                 &self.net.optical, k)
                     .expect("checked in reconfigure()");
                 if k > 1 {
                     // path codes name paths of the old table: routed again where they are
-                    self.route_gen = self.route_gen.wrapping_add(1);
+                    self.rt.route_gen = self.rt.route_gen.wrapping_add(1);
                 }
-                self.router = Router::Expander(sp);
+                self.rt.router = Router::Expander(sp);
             }
             _ => {}
         }
@@ -295,17 +320,17 @@ impl Sim {
 
     /// Replace the table router's entries (a traffic-aware control loop installing routes).
     pub fn set_tables(&mut self, items: &[(u32, Entry)]) -> Result<(), SpecError> {
-        let t = build_tables(self.port_offset.len() - 1, &self.port_offset, items)?;
-        if let Some(i) = (0..self.reconfig_drain.len()).rev().find(|&i| self.reconfig_drain[i] && self.reconfig_state[i] < 2) {
+        let t = build_tables(self.net.port_offset.len() - 1, &self.net.port_offset, items)?;
+        if let Some(i) = (0..self.rc.drain.len()).rev().find(|&i| self.rc.drain[i] && self.rc.state[i] < 2) {
             // a drained reconfiguration is pending: its tables take effect at its switch
-            self.reconfig_tables[i] = Some(t);
+            self.rc.tables[i] = Some(t);
             return Ok(());
         }
-        self.router = Router::Table(t);
-        if self.hold.packets > 0 {
+        self.rt.router = Router::Table(t);
+        if self.hold.stats.packets > 0 {
             // held packets are tried with the new tables, after what is due now has run
             // (and after a reconfiguration due now, which tries them itself)
-            self.schedule_release(self.now);
+            self.schedule_release(self.clock.now);
         }
         Ok(())
     }

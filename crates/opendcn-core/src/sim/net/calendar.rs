@@ -9,14 +9,14 @@ impl Sim {
     /// Forget planned transmissions that have started by now (their buffer space frees).
     #[inline]
     pub(in crate::sim) fn release_departed(&mut self, port: u32) {
-        let now = self.now;
-        let single = self.ports[port as usize].kind != PortKind::Optical || self.sched.is_static();
-        let pt = &mut self.ports[port as usize];
+        let now = self.clock.now;
+        let single = self.net.ports[port as usize].kind != PortKind::Optical || self.sched.is_static();
+        let pt = &mut self.net.ports[port as usize];
         if pt.next_dep > now {
             return;
         }
-        let class_tx = &mut self.class_tx[self.port_class[port as usize] as usize];
-        if self.flat_cal && !single {
+        let class_tx = &mut self.acct.class_tx[self.net.port_class[port as usize] as usize];
+        if self.mode.flat_cal && !single {
             let dp = &mut pt.departs;
             let (mut freed, mut last) = (0u64, (0, 0, NONE));
             let next = dp.release(now, |(t, wire, pid)| {
@@ -39,7 +39,7 @@ impl Sim {
         if single {
             // one calendar queue (a FIFO): no heap of queue heads, `next_dep` is its first
             // planned departure
-            pt.next_dep = Self::drain_queue(pt, &mut self.cal[pt.cal as usize], class_tx, now).unwrap_or(Ps::MAX);
+            pt.next_dep = Self::drain_queue(pt, &mut self.net.cal[pt.cal as usize], class_tx, now).unwrap_or(Ps::MAX);
             return;
         }
         // a drained queue that has more planned is re-keyed in place (one sift instead of
@@ -50,7 +50,7 @@ impl Sim {
             if t > now {
                 break;
             }
-            match Self::drain_queue(pt, &mut self.cal[(pt.cal + idx) as usize], class_tx, now) {
+            match Self::drain_queue(pt, &mut self.net.cal[(pt.cal + idx) as usize], class_tx, now) {
                 Some(next) => *top = std::cmp::Reverse((next, idx)),
                 None => {
                     std::collections::binary_heap::PeekMut::pop(top);
@@ -66,18 +66,18 @@ impl Sim {
     /// applies the dynamic threshold (`buffer`). Nothing for a node without a pool.
     #[inline(never)]
     pub(in crate::sim) fn shared_refresh(&mut self, port: u32) {
-        let node = self.port_node[port as usize];
-        if self.shared.pool(node) == 0 {
+        let node = self.net.port_node[port as usize];
+        if self.net.shared.pool(node) == 0 {
             return;
         }
-        let (a, b) = (self.port_offset[node as usize], self.port_offset[node as usize + 1]);
-        let mut used = self.hold_bytes[node as usize];
+        let (a, b) = (self.net.port_offset[node as usize], self.net.port_offset[node as usize + 1]);
+        let mut used = self.hold.bytes[node as usize];
         for g in a..b {
             self.release_departed(g);
-            used += self.ports[g as usize].bytes;
+            used += self.net.ports[g as usize].bytes;
         }
-        let pt = &mut self.ports[port as usize];
-        let caps = self.shared.caps(node, port, used, pt.bytes, &pt.class_bytes);
+        let pt = &mut self.net.ports[port as usize];
+        let caps = self.net.shared.caps(node, port, used, pt.bytes, &pt.class_bytes);
         pt.cap = caps.port;
         for (c, v) in caps.classes.into_iter().enumerate() {
             if let Some(x) = pt.class_cap.get_mut(c) {
@@ -93,11 +93,11 @@ impl Sim {
     /// plans) spares most hops the port's queue heads.
     #[inline]
     pub(in crate::sim) fn release_for(&mut self, port: u32, wire: u64) {
-        if self.shared_on {
+        if self.net.shared_on {
             self.shared_refresh(port);
         }
-        let pt = &self.ports[port as usize];
-        if pt.bytes + wire > pt.cap || pt.served || (self.any_ecn && pt.ecn_k > 0) {
+        let pt = &self.net.ports[port as usize];
+        if pt.bytes + wire > pt.cap || pt.served || (self.mode.any_ecn && pt.ecn_k > 0) {
             self.release_departed(port);
         }
     }
@@ -124,18 +124,18 @@ impl Sim {
     /// The first of `port`'s calendar queues in `cal`, made on first use.
     #[inline]
     pub(in crate::sim) fn cal_of(&mut self, port: u32) -> u32 {
-        let base = self.ports[port as usize].cal;
+        let base = self.net.ports[port as usize].cal;
         if base != NONE {
             return base;
         }
-        let n = if self.ports[port as usize].kind == PortKind::Optical && !self.sched.is_static() {
+        let n = if self.net.ports[port as usize].kind == PortKind::Optical && !self.sched.is_static() {
             self.sched.slices() as usize
         } else {
             1
         };
-        let base = self.cal.len() as u32;
-        self.cal.resize_with(self.cal.len() + n, CalQ::default);
-        self.ports[port as usize].cal = base;
+        let base = self.net.cal.len() as u32;
+        self.net.cal.resize_with(self.net.cal.len() + n, CalQ::default);
+        self.net.ports[port as usize].cal = base;
         base
     }
 
@@ -143,12 +143,12 @@ impl Sim {
     /// departure (tail of its calendar queue or link), check it against the schedule, and
     /// schedule its arrival at the far end.
     pub(in crate::sim) fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
-        let now = self.now;
-        let wire = self.pool[pid as usize].wire as u64;
+        let now = self.clock.now;
+        let wire = self.pool.pkt[pid as usize].wire as u64;
         let gb = self.sched.guardband();
         let cyclic = !self.sched.is_static();
-        let cur = self.slice_now();
-        let pt = &self.ports[port as usize];
+        let cur = self.clock.slice();
+        let pt = &self.net.ports[port as usize];
         let ser = pt.rate.tx(wire);
         let kind = pt.kind;
         let mut offload_refused = false;
@@ -164,7 +164,7 @@ impl Sim {
                 }
             }
         }
-        let pt = &self.ports[port as usize];
+        let pt = &self.net.ports[port as usize];
         // (departure time, absolute slice, slice index, receiving port)
         let plan = if kind == PortKind::Optical && cyclic {
             match self.preplan.take() {
@@ -172,7 +172,7 @@ impl Sim {
                 // moved since): committed without searching again
                 Some((pp, pport, at, plan)) if pp == pid && pport == port && at == now => {
                     if let Some(pl) = plan {
-                        self.commit_slot(self.ports[port as usize].cal as usize, pl, ser);
+                        self.commit_slot(self.net.ports[port as usize].cal as usize, pl, ser);
                     }
                     plan
                 }
@@ -184,13 +184,13 @@ impl Sim {
                 None
             } else {
                 let d = now.max(pt.busy_until).max(pt.down_until);
-                self.ports[port as usize].busy_until = d + ser;
+                self.net.ports[port as usize].busy_until = d + ser;
                 // a static fabric's "slice" is the configuration in force (one per reconfiguration)
-                Some((d, self.reconfigs_applied, cur.idx, rx))
+                Some((d, self.rc.applied, cur.idx, rx))
             }
         };
         let Some((d, abs, idx, rx)) = plan else {
-            let pt = &mut self.ports[port as usize];
+            let pt = &mut self.net.ports[port as usize];
             pt.bytes -= wire;
             let reason = if kind == PortKind::Optical && cyclic && ser + gb > self.sched.slice(cur.abs).end - cur.start {
                 DROP_OVERSIZE
@@ -212,12 +212,12 @@ impl Sim {
             self.eqo.read(&self.sched, port, idx, bpt, now);
             self.eqo.add(port, idx, wire);
         }
-        let queued = self.ports[port as usize].bytes - wire;
+        let queued = self.net.ports[port as usize].bytes - wire;
         self.ecn_mark(port, pid, queued);
         let base = self.cal_of(port);
         let calendar = kind == PortKind::Optical && cyclic;
         let to_host = kind == PortKind::HostDown;
-        let at = if to_host { rx } else { self.port_node[rx as usize] };
+        let at = if to_host { rx } else { self.net.port_node[rx as usize] };
         // the arrival slice at the next hop is the slice the packet was sent in
         let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
         let rx = if kind == PortKind::Optical { rx } else { NONE };
@@ -243,7 +243,7 @@ impl Sim {
     /// `base`) past a transmission of `ser` planned there.
     #[inline]
     pub(in crate::sim) fn commit_slot(&mut self, base: usize, (t0, abs, idx, _): SlotPlan, ser: Ps) {
-        self.cal[base + idx as usize].tail = (abs, t0 + ser);
+        self.net.cal[base + idx as usize].tail = (abs, t0 + ser);
     }
 
     /// Count a guardband violation if an optical port's transmission (start `d`, lasting
@@ -254,8 +254,8 @@ impl Sim {
     pub(in crate::sim) fn check_guard(&mut self, port: u32, d: Ps, ser: Ps, abs: u64, idx: u32, cyclic: bool) {
         let (start, end) = self.sched.bounds(abs, idx);
         let up = start + if cyclic { self.sched.guard_of(port, idx) } else { 0 };
-        if cyclic && (d < up || d + ser > end) || d < self.ports[port as usize].down_until {
-            self.gb_violations += 1;
+        if cyclic && (d < up || d + ser > end) || d < self.net.ports[port as usize].down_until {
+            self.acct.gb_violations += 1;
         }
     }
 
@@ -263,65 +263,137 @@ impl Sim {
     /// `base`: (departure, absolute slice, slice index, receiving port).
     #[inline]
     pub(in crate::sim) fn find_slot(&self, port: u32, base: usize, dep: u32, ser: Ps, cur: SliceRef) -> Option<SlotPlan> {
-        let sched = &self.sched;
-        let n = sched.slices();
-        let now = self.now;
-        let down = self.ports[port as usize].down_until;
-        let tails = &self.cal[base..base + n as usize];
-        // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        fn fits(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, ser: Ps, abs: u64, idx: u32) -> Option<Ps> {
-            let (start, end) = sched.bounds(abs, idx);
-            let (ta, tt) = tails[idx as usize].tail;
-            let t0 = now.max(start + sched.guard_of(port, idx)).max(if ta == abs { tt } else { 0 }).max(down);
-            (t0 + ser <= end).then_some(t0)
+        let n = self.sched.slices() as usize;
+        plan(&self.sched, &self.net.cal[base..base + n], port, self.clock.now, self.net.ports[port as usize].down_until, dep, ser, cur)
+    }
+}
+
+/// Calendar planning: when a packet whose serialization takes `ser` may leave `port`
+/// (down until `down`) at time `now` in slice `cur`, given the tails of the port's
+/// calendar queues (one per slice index of the cycle). `dep` is the departure slice index
+/// the route asks for, or `WILD` for the first slice, within two cycles, with a circuit
+/// and room. A queue is FIFO: a packet starts after its queue's tail, and only within the
+/// up-time of its slice (after the guardband). Returns (start, absolute slice, slice index,
+/// receiving port), or `None` (no circuit, or a packet that never fits: oversize).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(in crate::sim) fn plan(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, dep: u32, ser: Ps, cur: SliceRef)
+    -> Option<SlotPlan> {
+    let n = sched.slices();
+    // slice `abs` of index `idx`: the start of the packet's serialization, if it fits
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn fits(sched: &Schedule, tails: &[CalQ], port: u32, now: Ps, down: Ps, ser: Ps, abs: u64, idx: u32) -> Option<Ps> {
+        let (start, end) = sched.bounds(abs, idx);
+        let (ta, tt) = tails[idx as usize].tail;
+        let t0 = now.max(start + sched.guard_of(port, idx)).max(if ta == abs { tt } else { 0 }).max(down);
+        (t0 + ser <= end).then_some(t0)
+    }
+    let fits = |abs: u64, idx: u32| fits(sched, tails, port, now, down, ser, abs, idx);
+    let (abs, t0, idx) = if dep == WILD {
+        // first slice with a circuit and room, within two cycles
+        let mut found = None;
+        let from = if down > now { sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
+        let mut idx = (from % n as u64) as u32;
+        for k in 0..2 * n as u64 {
+            let abs = from + k;
+            let i = idx;
+            idx = if idx + 1 == n { 0 } else { idx + 1 };
+            if sched.peer(port, i) == NONE {
+                continue;
+            }
+            let (ta, _) = tails[i as usize].tail;
+            if ta > abs {
+                continue; // this queue already spilled into a later occurrence
+            }
+            if let Some(t0) = fits(abs, i) {
+                found = Some((abs, t0, i));
+                break;
+            }
         }
-        let fits = |abs: u64, idx: u32| fits(sched, tails, port, now, down, ser, abs, idx);
-        let (abs, t0, idx) = if dep == WILD {
-            // first slice with a circuit and room, within two cycles
-            let mut found = None;
-            let from = if down > now { sched.slice_at(down).abs.max(cur.abs) } else { cur.abs };
-            let mut idx = (from % n as u64) as u32;
-            for k in 0..2 * n as u64 {
-                let abs = from + k;
-                let i = idx;
-                idx = if idx + 1 == n { 0 } else { idx + 1 };
-                if sched.peer(port, i) == NONE {
-                    continue;
-                }
-                let (ta, _) = tails[i as usize].tail;
-                if ta > abs {
-                    continue; // this queue already spilled into a later occurrence
-                }
-                if let Some(t0) = fits(abs, i) {
-                    found = Some((abs, t0, i));
-                    break;
-                }
+        found?
+    } else {
+        if sched.peer(port, dep) == NONE {
+            return None;
+        }
+        let first = sched.next_occurrence(cur, dep);
+        let mut abs = first.max(tails[dep as usize].tail.0);
+        while down > now && sched.bounds(abs, dep).1 <= down {
+            abs += n as u64; // the circuit is still being reconfigured
+        }
+        let mut tries = 0;
+        loop {
+            if let Some(t0) = fits(abs, dep) {
+                break (abs, t0, dep);
             }
-            found?
-        } else {
-            if sched.peer(port, dep) == NONE {
-                return None;
+            tries += 1;
+            if tries > 2 {
+                return None; // never fits in an empty slice: oversize
             }
-            let first = sched.next_occurrence(cur, dep);
-            let mut abs = first.max(tails[dep as usize].tail.0);
-            while down > now && sched.bounds(abs, dep).1 <= down {
-                abs += n as u64; // the circuit is still being reconfigured
-            }
-            let mut tries = 0;
-            loop {
-                if let Some(t0) = fits(abs, dep) {
-                    break (abs, t0, dep);
-                }
-                tries += 1;
-                if tries > 2 {
-                    return None; // never fits in an empty slice: oversize
-                }
-                // a fixed departure slice recurs every n slices
-                abs += n as u64;
-            }
-        };
-        Some((t0, abs, idx, sched.peer(port, idx)))
+            // a fixed departure slice recurs every n slices
+            abs += n as u64;
+        }
+    };
+    Some((t0, abs, idx, sched.peer(port, idx)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Ps = 1_000_000;
+
+    /// Two ports joined in slices 0 and 2 of a 3-slice cycle (10 us each, 1 us guardband),
+    /// dark in slice 1: slice 2 changes circuit (its guardband applies), slice 0 does not
+    /// (the same circuit as slice 2 before it).
+    fn sched() -> Schedule {
+        Schedule::cyclic(vec![10 * US; 3], US, 2, vec![1, 0, NONE, NONE, 1, 0]).unwrap()
+    }
+
+    fn tails(t: [(u64, Ps); 3]) -> Vec<CalQ> {
+        t.iter().map(|&tail| CalQ { tail, ..CalQ::default() }).collect()
+    }
+
+    #[test]
+    fn a_packet_takes_the_first_slice_with_a_circuit_and_room() {
+        let s = sched();
+        let cur = s.slice_at(0);
+        let empty = tails([(0, 0); 3]);
+        assert_eq!(plan(&s, &empty, 0, 0, 0, WILD, 2 * US, cur), Some((0, 0, 0, 1)));
+        // slice 0 is full up to 9 us: 2 us no longer fit; slice 1 is dark; slice 2 starts
+        // after its guardband
+        let full0 = tails([(0, 9 * US), (0, 0), (0, 0)]);
+        assert_eq!(plan(&s, &full0, 0, 0, 0, WILD, 2 * US, cur), Some((21 * US, 2, 2, 1)));
+        // a fixed departure slice waits for its next occurrence
+        assert_eq!(plan(&s, &full0, 0, 0, 0, 0, 2 * US, cur), Some((30 * US, 3, 0, 1)));
+        // from inside slice 2, at 25 us, behind nothing
+        let cur2 = s.slice_at(25 * US);
+        assert_eq!(plan(&s, &empty, 1, 25 * US, 0, WILD, 2 * US, cur2), Some((25 * US, 2, 2, 0)));
+    }
+
+    #[test]
+    fn a_queue_that_spilled_into_a_later_cycle_keeps_its_packets_behind() {
+        let s = sched();
+        // slice 0's queue already ends in its next occurrence (absolute slice 3, at 33 us)
+        let spilled = tails([(3, 33 * US), (0, 0), (0, 0)]);
+        let cur = s.slice_at(0);
+        assert_eq!(plan(&s, &spilled, 0, 0, 0, 0, 2 * US, cur), Some((33 * US, 3, 0, 1)));
+        // a wildcard skips it and takes slice 2
+        assert_eq!(plan(&s, &spilled, 0, 0, 0, WILD, 2 * US, cur), Some((21 * US, 2, 2, 1)));
+    }
+
+    #[test]
+    fn no_circuit_and_oversize_find_nothing_and_a_down_port_waits() {
+        let s = sched();
+        let cur = s.slice_at(0);
+        let empty = tails([(0, 0); 3]);
+        assert_eq!(plan(&s, &empty, 0, 0, 0, 1, US, cur), None, "slice 1 has no circuit");
+        // slice 0 keeps slice 2's circuit, so it has no guardband: 10 us fit exactly
+        assert_eq!(plan(&s, &empty, 0, 0, 0, WILD, 10 * US, cur), Some((0, 0, 0, 1)));
+        assert_eq!(plan(&s, &empty, 0, 0, 0, WILD, 10 * US + 1, cur), None, "longer than any slice");
+        assert_eq!(plan(&s, &empty, 0, 0, 0, 2, 9 * US + 1, cur), None, "longer than slice 2's up-time");
+        // down until 25 us (a reconfiguration): the first slice after that
+        assert_eq!(plan(&s, &empty, 0, 0, 25 * US, WILD, 2 * US, cur), Some((25 * US, 2, 2, 1)));
+        assert_eq!(plan(&s, &empty, 0, 0, 25 * US, 0, 2 * US, cur), Some((30 * US, 3, 0, 1)));
     }
 }

@@ -3,17 +3,33 @@
 
 use crate::sim::*;
 
+/// Credit-based flow control: blocked ports and the deadlock watchdog.
+pub(in crate::sim) struct Credit {
+    /// Credit networks: ports waiting for credit, the pending watchdog time, and the
+    /// cycle of ports of a detected deadlock (the run stops there).
+    /// (`blocked` lists every port waiting for credit, and may still list ports that have
+    /// sent since: the watchdog drops those; `blocked_listed` says which ports it lists.)
+    pub(in crate::sim) blocked: Vec<u32>,
+    pub(in crate::sim) blocked_listed: Vec<bool>,
+    pub(in crate::sim) watchdog_at: Ps,
+    pub(in crate::sim) deadlock: Option<Vec<u32>>,
+    pub(in crate::sim) on: bool,
+    /// Credit networks with a routing-chosen virtual-channel rule: each port's VC class
+    /// (empty: channels by hop count; see `TransportParams::credit_vc_step`).
+    pub(in crate::sim) port_vc: Vec<u8>,
+}
+
 impl Sim {
     /// Give the credit a packet holds back to its upstream port (after the propagation).
     pub(in crate::sim) fn return_credit(&mut self, pid: u32) {
-        let p = &mut self.pool[pid as usize];
+        let p = &mut self.pool.pkt[pid as usize];
         if p.cred_port == NONE {
             return;
         }
         let (up, vc, wire) = (p.cred_port, p.cred_vc, p.wire);
         p.cred_port = NONE;
-        let pt = &mut self.ports[up as usize];
-        let t = self.now + pt.prop;
+        let pt = &mut self.net.ports[up as usize];
+        let t = self.clock.now + pt.prop;
         pt.cred_ret.push_back((t, vc, wire));
         if pt.blocked_since != Ps::MAX && pt.cred_wake == Ps::MAX {
             pt.cred_wake = t;
@@ -23,8 +39,8 @@ impl Sim {
 
     /// A port waiting for credit wakes when a return reaches it.
     pub(in crate::sim) fn on_credit(&mut self, port: u32) {
-        let now = self.now;
-        let pt = &mut self.ports[port as usize];
+        let now = self.clock.now;
+        let pt = &mut self.net.ports[port as usize];
         pt.cred_wake = Ps::MAX;
         if !pt.free_pending && pt.busy_until <= now && pt.bytes > 0 {
             self.start_tx(port);
@@ -34,25 +50,25 @@ impl Sim {
     /// A credit port with packets queued cannot send: remember since when, and make sure
     /// the watchdog will look.
     pub(in crate::sim) fn block(&mut self, port: u32) {
-        let now = self.now;
-        let pt = &mut self.ports[port as usize];
+        let now = self.clock.now;
+        let pt = &mut self.net.ports[port as usize];
         if pt.cred_wake == Ps::MAX {
             if let Some(&(t, _, _)) = pt.cred_ret.front() {
                 pt.cred_wake = t;
                 self.push(t, Ev::Credit(port));
             }
         }
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.net.ports[port as usize];
         if pt.blocked_since == Ps::MAX {
             pt.blocked_since = now;
-            if !self.blocked_listed[port as usize] {
-                self.blocked_listed[port as usize] = true;
-                self.blocked.push(port);
+            if !self.credit.blocked_listed[port as usize] {
+                self.credit.blocked_listed[port as usize] = true;
+                self.credit.blocked.push(port);
             }
         }
-        if self.watchdog_at == Ps::MAX {
-            self.watchdog_at = now + self.tparams.deadlock_timeout_ps;
-            let t = self.watchdog_at;
+        if self.credit.watchdog_at == Ps::MAX {
+            self.credit.watchdog_at = now + self.tg.params.deadlock_timeout_ps;
+            let t = self.credit.watchdog_at;
             self.push(t, Ev::Watchdog);
         }
     }
@@ -60,34 +76,34 @@ impl Sim {
     /// Look for a cycle of ports each waiting for credit that only packets queued at the
     /// next port of the cycle can give back: a deadlock, after which nothing moves.
     pub(in crate::sim) fn on_watchdog(&mut self) {
-        self.watchdog_at = Ps::MAX;
-        let now = self.now;
-        let timeout = self.tparams.deadlock_timeout_ps;
+        self.credit.watchdog_at = Ps::MAX;
+        let now = self.clock.now;
+        let timeout = self.tg.params.deadlock_timeout_ps;
         // the ports still waiting, in port order
-        let (ports, listed) = (&self.ports, &mut self.blocked_listed);
-        self.blocked.retain(|&p| {
+        let (ports, listed) = (&self.net.ports, &mut self.credit.blocked_listed);
+        self.credit.blocked.retain(|&p| {
             let waiting = ports[p as usize].blocked_since != Ps::MAX;
             listed[p as usize] = waiting;
             waiting
         });
-        self.blocked.sort_unstable();
-        let stuck: Vec<u32> = self.blocked.iter().copied()
-            .filter(|&p| self.ports[p as usize].blocked_since.saturating_add(timeout) <= now).collect();
+        self.credit.blocked.sort_unstable();
+        let stuck: Vec<u32> = self.credit.blocked.iter().copied()
+            .filter(|&p| self.net.ports[p as usize].blocked_since.saturating_add(timeout) <= now).collect();
         let stuck_set: std::collections::BTreeSet<u32> = stuck.iter().copied().collect();
         // edges: port P waits for credit held by packets queued at ports R of P's next node
         let mut edges: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for &p in &stuck {
-            let pt = &self.ports[p as usize];
+            let pt = &self.net.ports[p as usize];
             let rx = if pt.kind == PortKind::Optical { self.sched.peer(p, 0) } else { pt.peer };
             if rx == NONE || pt.kind == PortKind::HostDown {
                 continue;
             }
-            let node = self.port_node[rx as usize] as usize;
-            for r in self.port_offset[node]..self.port_offset[node + 1] {
+            let node = self.net.port_node[rx as usize] as usize;
+            for r in self.net.port_offset[node]..self.net.port_offset[node + 1] {
                 if !stuck_set.contains(&r) {
                     continue;
                 }
-                let holds = self.ports[r as usize].classes.iter().flatten().any(|&q| self.pool[q as usize].cred_port == p);
+                let holds = self.net.ports[r as usize].classes.iter().flatten().any(|&q| self.pool.pkt[q as usize].cred_port == p);
                 if holds {
                     edges.entry(p).or_default().push(r);
                 }
@@ -129,7 +145,7 @@ impl Sim {
             }
         }
         if found.is_some() {
-            self.deadlock = found;
+            self.credit.deadlock = found;
             return;
         }
         // Look again when the next blocked port has waited the timeout, and at least every
@@ -137,11 +153,11 @@ impl Sim {
         // checking it again at every picosecond would stall the run); never sooner than half
         // the timeout, so that ports crossing one by one are checked in batches (a deadlock
         // is reported at most 1.5 timeouts after its last port blocked).
-        if !self.blocked.is_empty() {
-            let next_cross = self.blocked.iter().map(|&p| self.ports[p as usize].blocked_since.saturating_add(timeout))
+        if !self.credit.blocked.is_empty() {
+            let next_cross = self.credit.blocked.iter().map(|&p| self.net.ports[p as usize].blocked_since.saturating_add(timeout))
                 .filter(|&t| t > now).min().unwrap_or(Ps::MAX);
-            self.watchdog_at = next_cross.min(now + timeout).max(now + (timeout / 2).max(1));
-            let t = self.watchdog_at;
+            self.credit.watchdog_at = next_cross.min(now + timeout).max(now + (timeout / 2).max(1));
+            let t = self.credit.watchdog_at;
             self.push(t, Ev::Watchdog);
         }
     }

@@ -7,25 +7,25 @@ use crate::sim::*;
 impl Sim {
     /// Enqueue a packet arriving from a link; drops it if the port's buffer is full.
     pub(in crate::sim) fn enqueue(&mut self, port: u32, pid: u32, dep: u32) {
-        if self.n_down > 0 && self.down[port as usize] {
+        if self.fail.n_down > 0 && self.fail.down[port as usize] {
             // a way that bypasses the router (RotorLB's rotor) leads into a failed link
             self.drop_pkt(pid, DROP_FAILED);
             return;
         }
-        if self.ports[port as usize].served {
+        if self.net.ports[port as usize].served {
             self.served_enqueue(port, pid);
             return;
         }
-        let wire = self.pool[pid as usize].wire as u64;
+        let wire = self.pool.pkt[pid as usize].wire as u64;
         self.release_for(port, wire);
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.net.ports[port as usize];
         if pt.bytes + wire > pt.cap {
             if self.services.pushback && pt.kind == PortKind::Optical && dep != WILD && !self.sched.is_static() {
                 // OpenOptics §5.2: a packet that its calendar queue rejects triggers a
                 // push-back (the queue is full beyond its slice: its port's buffer is)
-                let cur = self.slice_now();
+                let cur = self.clock.slice();
                 let first = self.sched.next_occurrence(cur, dep);
-                self.congestion_events += 1;
+                self.pb.congestion_events += 1;
                 self.send_pushback(port, pid, dep, first);
             }
             self.drop_pkt(pid, DROP_BUFFER);
@@ -36,16 +36,16 @@ impl Sim {
         if self.services.congestion_detection && pt.kind == PortKind::Optical && dep != WILD && !self.sched.is_static() {
             // congestion: the calendar queue of `dep` has no room left in its first
             // occurrence (bandwidth x remaining time of the slice)
-            let cur = self.slice_now();
+            let cur = self.clock.slice();
             let first = self.sched.next_occurrence(cur, dep);
-            let ser = self.ports[port as usize].rate.tx(wire);
+            let ser = self.net.ports[port as usize].rate.tx(wire);
             let full = if self.eqo.enabled() {
                 self.eqo_full(port, dep, wire, cur)
             } else {
                 matches!(self.plan_slotted(port, dep, ser, cur, false), Some((_, abs, _, _)) if abs > first)
             };
             if full {
-                self.congestion_events += 1;
+                self.pb.congestion_events += 1;
                 if self.services.pushback {
                     self.send_pushback(port, pid, dep, first);
                 }
@@ -61,12 +61,12 @@ impl Sim {
     /// port releases what has departed.
     #[inline(always)]
     pub(in crate::sim) fn launch(&mut self, port: u32, pid: u32, q: u32, heads: bool, l: Launch) {
-        let pt = &mut self.ports[port as usize];
-        let batch = if heads && self.flat_cal {
+        let pt = &mut self.net.ports[port as usize];
+        let batch = if heads && self.mode.flat_cal {
             pt.next_dep = pt.next_dep.min(l.d);
             pt.departs.push((l.d, l.wire as u32, pid))
         } else {
-            let cq = &mut self.cal[q as usize];
+            let cq = &mut self.net.cal[q as usize];
             cq.bytes += l.wire;
             if cq.planned.is_empty() {
                 if heads {
@@ -83,8 +83,8 @@ impl Sim {
             batch
         };
         let arrive = l.d + l.ser + pt.prop;
-        let cls = self.port_class[port as usize];
-        let p = &mut self.pool[pid as usize];
+        let cls = self.net.port_class[port as usize];
+        let p = &mut self.pool.pkt[pid as usize];
         p.tag = l.tag;
         p.at = l.at;
         p.rx = l.rx;
@@ -96,7 +96,7 @@ impl Sim {
             p.classes |= 1 << cls;
         }
         let epoch = p.epoch;
-        self.packet_hops += 1;
+        self.acct.packet_hops += 1;
         self.push(arrive, Ev::Arrive(pid, epoch));
         if batch {
             self.release_departed(port);
@@ -104,7 +104,7 @@ impl Sim {
     }
 
     pub(in crate::sim) fn on_arrive(&mut self, pid: u32, epoch: u16) {
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         if p.epoch != epoch {
             return; // a cancelled plan (re-planned after a reconfiguration)
         }
@@ -112,15 +112,15 @@ impl Sim {
             self.drop_pkt(pid, DROP_RECONF);
             return;
         }
-        if !self.loss.is_empty() && p.kind == K_DATA && self.loss.remove(&(p.flow, self.pool_x[pid as usize].seq)) {
+        if !self.tg.loss.is_empty() && p.kind == K_DATA && self.tg.loss.remove(&(p.flow, self.pool.x[pid as usize].seq)) {
             self.drop_pkt(pid, DROP_INJECTED);
             return;
         }
         if p.rx != NONE {
             // two different senders into one receiving port in one slice is a collision
-            let r = &mut self.rx_last[p.rx as usize];
+            let r = &mut self.net.rx_last[p.rx as usize];
             if r.0 == p.sent_abs && r.1 != p.from && r.1 != NONE {
-                self.collisions += 1;
+                self.acct.collisions += 1;
             }
             *r = (p.sent_abs, p.from);
         }
@@ -140,19 +140,19 @@ impl Sim {
             if self.msg.rx_min != NONE && p.wire > self.msg.rx_min && p.kind == K_DATA {
                 self.count_rx(pid);
             }
-            if self.hosts_mode {
-                let dp = self.eps[self.pool_x[pid as usize].dst_ep as usize].down_port;
+            if self.mode.hosts {
+                let dp = self.eps[self.pool.x[pid as usize].dst_ep as usize].down_port;
                 self.enqueue(dp, pid, WILD);
             } else {
                 self.deliver(pid);
             }
             return;
         }
-        if self.lean && self.relay_calendar(pid, p.at, p.src_node, p.dst_node, p.tag, p.wire as u64) {
+        if self.mode.lean && self.relay_calendar(pid, p.at, p.src_node, p.dst_node, p.tag, p.wire as u64) {
             return;
         }
         match self.route(p.at, pid) {
-            Some(a) if self.adm && !self.adm_fits(a, pid) => {
+            Some(a) if self.mode.adm && !self.adm_fits(a, pid) => {
                 self.adm_congested(a, pid);
                 match self.adm_later(p.at, pid) {
                     Some(b) => self.enqueue(b.port, pid, b.dep),
@@ -171,33 +171,33 @@ impl Sim {
     /// (the general path takes it).
     #[inline]
     pub(in crate::sim) fn relay_calendar(&mut self, pid: u32, node: u32, src: u32, dst: u32, tag: u32, wire: u64) -> bool {
-        if self.n_down > 0 {
+        if self.fail.n_down > 0 {
             return false;
         }
-        let a = match &self.router {
+        let a = match &self.rt.router {
             Router::Direct(ci) => ci.first_direct(node, dst, tag),
             Router::Vlb(ci) if src != node => ci.first_direct(node, dst, tag),
             _ => return false,
         };
         let Some(Action { port, dep }) = a else { return false };
-        let pt = &self.ports[port as usize];
-        if pt.served || pt.kind != PortKind::Optical || dep == WILD || pt.cal == NONE || (self.any_ecn && pt.ecn_k > 0) {
+        let pt = &self.net.ports[port as usize];
+        if pt.served || pt.kind != PortKind::Optical || dep == WILD || pt.cal == NONE || (self.mode.any_ecn && pt.ecn_k > 0) {
             return false;
         }
         if pt.bytes + wire > pt.cap {
             self.release_departed(port);
-            if self.ports[port as usize].bytes + wire > self.ports[port as usize].cap {
+            if self.net.ports[port as usize].bytes + wire > self.net.ports[port as usize].cap {
                 self.drop_pkt(pid, DROP_BUFFER);
                 self.droplog.at_port(port, dep);
                 return true;
             }
         }
-        let pt = &self.ports[port as usize];
+        let pt = &self.net.ports[port as usize];
         let (ser, base) = (pt.rate.tx(wire), pt.cal as usize);
-        let cur = self.slice_now();
+        let cur = self.clock.slice();
         // no departure: the general path drops it and says why
         let Some(plan) = self.find_slot(port, base, dep, ser, cur) else { return false };
-        self.ports[port as usize].bytes += wire;
+        self.net.ports[port as usize].bytes += wire;
         self.send_slot(port, pid, base, plan, ser, wire);
         true
     }
@@ -210,31 +210,31 @@ impl Sim {
         let (d, abs, idx, rx) = plan;
         self.check_guard(port, d, ser, abs, idx, true);
         self.commit_slot(base, plan, ser);
-        let at = self.port_node[rx as usize];
+        let at = self.net.port_node[rx as usize];
         self.launch(port, pid, (base + idx as usize) as u32, true, Launch { d, ser, wire, abs, tag: idx, at, rx, to_host: false });
     }
 
     /// Can `port` take packet `pid` now? `Err(t)`: not before `t`.
     pub(in crate::sim) fn room(&mut self, port: u32, pid: u32) -> Result<(), Ps> {
-        let wire = self.pool[pid as usize].wire as u64;
-        let now = self.now;
-        if self.ports[port as usize].served {
-            if self.credit_net {
+        let wire = self.pool.pkt[pid as usize].wire as u64;
+        let now = self.clock.now;
+        if self.net.ports[port as usize].served {
+            if self.credit.on {
                 return Ok(()); // lossless: the packet already holds its place (link credit)
             }
-            if self.shared_on {
+            if self.net.shared_on {
                 self.shared_refresh(port);
             }
-            let k = self.ports[port as usize].classes.len();
+            let k = self.net.ports[port as usize].classes.len();
             let c = self.class_of(pid, port, k);
-            let pt = &self.ports[port as usize];
+            let pt = &self.net.ports[port as usize];
             if pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c] {
                 return Ok(());
             }
             return Err(if pt.busy_until > now { pt.busy_until } else { now + pt.rate.tx(wire) });
         }
         self.release_for(port, wire);
-        let pt = &self.ports[port as usize];
+        let pt = &self.net.ports[port as usize];
         if pt.bytes + wire <= pt.cap { Ok(()) } else { Err(pt_wake(pt, now + pt.rate.tx(wire))) }
     }
 }

@@ -13,9 +13,9 @@ impl Sim {
         if k <= 1 {
             return 0;
         }
-        let p = &self.pool[pid as usize];
-        if self.credit_net {
-            if self.port_vc.is_empty() {
+        let p = &self.pool.pkt[pid as usize];
+        if self.credit.on {
+            if self.credit.port_vc.is_empty() {
                 // virtual channel by hop count: a packet's n-th link uses channel n (the
                 // last channel for longer paths), so channel dependencies only go up when
                 // the channels cover the longest path
@@ -26,15 +26,15 @@ impl Sim {
             if p.hops == 0 || p.from == NONE {
                 return 0;
             }
-            let step = self.tparams.credit_vc_step.unwrap_or(0);
-            let bit = 8 * self.port_vc[p.from as usize] as u32 + self.port_vc[port as usize] as u32;
+            let step = self.tg.params.credit_vc_step.unwrap_or(0);
+            let bit = 8 * self.credit.port_vc[p.from as usize] as u32 + self.credit.port_vc[port as usize] as u32;
             return (p.cred_vc as usize + ((step >> bit) & 1) as usize).min(k - 1);
         }
         let c = if p.kind == K_BULK {
             k - 1
         } else if p.kind != K_DATA || p.trimmed {
             0
-        } else if !self.pias.is_empty() {
+        } else if !self.tg.pias.is_empty() {
             1 + p.prio as usize
         } else if p.ndp {
             1
@@ -48,18 +48,18 @@ impl Sim {
     /// (level i while fewer than `pias[i]` bytes were sent; the last level beyond).
     #[inline]
     pub(in crate::sim) fn pias_level(&self, sent: u64) -> u8 {
-        self.pias.iter().position(|&t| sent < t).unwrap_or(self.pias.len()) as u8
+        self.tg.pias.iter().position(|&t| sent < t).unwrap_or(self.tg.pias.len()) as u8
     }
 
     /// ECN: mark a data packet that finds more than K bytes queued at `port`.
     #[inline]
     pub(in crate::sim) fn ecn_mark(&mut self, port: u32, pid: u32, queued: u64) {
-        let k = self.ports[port as usize].ecn_k;
+        let k = self.net.ports[port as usize].ecn_k;
         if k > 0 && queued > k {
-            let p = &mut self.pool[pid as usize];
+            let p = &mut self.pool.pkt[pid as usize];
             if p.kind == K_DATA && !p.ce {
                 p.ce = true;
-                self.ecn_marks += 1;
+                self.acct.ecn_marks += 1;
             }
         }
     }
@@ -69,43 +69,43 @@ impl Sim {
     /// full to its sender (NDP's return-to-sender) or drop it, drop anything else that
     /// does not fit.
     pub(in crate::sim) fn served_enqueue(&mut self, port: u32, pid: u32) {
-        if self.credit_net {
+        if self.credit.on {
             // lossless: the upstream link's credit guaranteed this packet a place
             self.served_push(port, pid);
             return;
         }
-        let k = self.ports[port as usize].classes.len();
-        let queued = self.ports[port as usize].bytes;
+        let k = self.net.ports[port as usize].classes.len();
+        let queued = self.net.ports[port as usize].bytes;
         self.ecn_mark(port, pid, queued);
-        if self.shared_on {
+        if self.net.shared_on {
             self.shared_refresh(port);
         }
         let fits = |pt: &Port, c: usize, wire: u64| pt.bytes + wire <= pt.cap && pt.class_bytes[c] + wire <= pt.class_cap[c];
         let c = self.class_of(pid, port, k);
-        let wire = self.pool[pid as usize].wire as u64;
-        if fits(&self.ports[port as usize], c, wire) {
+        let wire = self.pool.pkt[pid as usize].wire as u64;
+        if fits(&self.net.ports[port as usize], c, wire) {
             self.served_push(port, pid);
             return;
         }
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         let ndp = p.kind == K_DATA && p.ndp;
-        if self.ports[port as usize].trim && ndp && !p.trimmed {
-            let hdr = self.tparams.ctrl_bytes;
+        if self.net.ports[port as usize].trim && ndp && !p.trimmed {
+            let hdr = self.tg.params.ctrl_bytes;
             if self.services.congestion_detection {
                 // congestion on a served port: an NDP data packet finds its class full;
                 // trimming is the response, push-back the optional next one
-                self.congestion_events += 1;
+                self.pb.congestion_events += 1;
                 if self.services.pushback {
                     self.trim_pushback(port, pid);
                 }
             }
-            let pk = &mut self.pool[pid as usize];
+            let pk = &mut self.pool.pkt[pid as usize];
             pk.trimmed = true;
             pk.wire = hdr;
-            self.ledger.trims += 1;
-            if fits(&self.ports[port as usize], 0, hdr as u64) {
+            self.acct.ledger.trims += 1;
+            if fits(&self.net.ports[port as usize], 0, hdr as u64) {
                 self.served_push(port, pid);
-            } else if self.tparams.ndp_return_to_sender {
+            } else if self.tg.params.ndp_return_to_sender {
                 self.bounce(port, pid);
             } else {
                 self.drop_pkt(pid, DROP_HEADER);
@@ -114,7 +114,7 @@ impl Sim {
         }
         let reason = if c == 0 && (p.kind != K_DATA || p.trimmed) && k > 1 {
             DROP_HEADER
-        } else if k > 1 && self.ports[port as usize].bytes + wire <= self.ports[port as usize].cap {
+        } else if k > 1 && self.net.ports[port as usize].bytes + wire <= self.net.ports[port as usize].cap {
             DROP_CLASS
         } else {
             DROP_BUFFER
@@ -126,23 +126,23 @@ impl Sim {
     /// Return-to-sender: a trimmed header that found no room goes back to its sender as
     /// a NACK from the node of `port`.
     pub(in crate::sim) fn bounce(&mut self, port: u32, pid: u32) {
-        let node = self.port_node[port as usize];
-        let f = self.pool[pid as usize].flow;
+        let node = self.net.port_node[port as usize];
+        let f = self.pool.pkt[pid as usize].flow;
         let src = self.flows[f as usize].src;
         let back = self.eps[src as usize].node;
-        let cur = if self.expander { self.route_slice(self.now) } else { self.slice_now().idx };
-        let p = &mut self.pool[pid as usize];
+        let cur = if self.rt.expander { self.route_slice(self.clock.now) } else { self.clock.slice().idx };
+        let p = &mut self.pool.pkt[pid as usize];
         p.kind = K_NACK;
         p.src_node = node;
         p.dst_node = back;
-        self.pool_x[pid as usize].dst_ep = src;
-        let p = &mut self.pool[pid as usize];
+        self.pool.x[pid as usize].dst_ep = src;
+        let p = &mut self.pool.pkt[pid as usize];
         p.route = NONE;
         p.pos = 0;
         p.tag = cur;
-        self.ledger.bounces += 1;
+        self.acct.ledger.bounces += 1;
         if back == node {
-            if self.hosts_mode {
+            if self.mode.hosts {
                 let dp = self.eps[src as usize].down_port;
                 self.enqueue(dp, pid, WILD);
             } else {
@@ -158,11 +158,11 @@ impl Sim {
 
     /// Queue a packet that fits in its class, and start the port if it is idle.
     pub(in crate::sim) fn served_push(&mut self, port: u32, pid: u32) {
-        let k = self.ports[port as usize].classes.len();
+        let k = self.net.ports[port as usize].classes.len();
         let c = self.class_of(pid, port, k);
-        let wire = self.pool[pid as usize].wire as u64;
-        let now = self.now;
-        let pt = &mut self.ports[port as usize];
+        let wire = self.pool.pkt[pid as usize].wire as u64;
+        let now = self.clock.now;
+        let pt = &mut self.net.ports[port as usize];
         pt.classes[c].push_back(pid);
         pt.class_bytes[c] += wire;
         pt.bytes += wire;
@@ -180,11 +180,11 @@ impl Sim {
 
     /// An idle served port sends the head of its highest non-empty class.
     pub(in crate::sim) fn start_tx(&mut self, port: u32) {
-        let now = self.now;
-        let cur = self.slice_now();
+        let now = self.clock.now;
+        let cur = self.clock.slice();
         let cyclic = !self.sched.is_static();
         loop {
-            let pt = &mut self.ports[port as usize];
+            let pt = &mut self.net.ports[port as usize];
             let c = if !pt.quantum.is_empty() {
                 // weighted service: deficit round robin over the non-empty classes
                 if pt.bytes == 0 {
@@ -194,8 +194,8 @@ impl Sim {
                 loop {
                     let c = pt.drr;
                     match pt.classes[c].front() {
-                        Some(&h) if self.pool[h as usize].wire as u64 <= pt.deficit[c] => {
-                            pt.deficit[c] -= self.pool[h as usize].wire as u64;
+                        Some(&h) if self.pool.pkt[h as usize].wire as u64 <= pt.deficit[c] => {
+                            pt.deficit[c] -= self.pool.pkt[h as usize].wire as u64;
                             break c;
                         }
                         Some(_) => {}
@@ -227,7 +227,7 @@ impl Sim {
                     let v = (pt.rr_vc + i) % k;
                     if let Some(&h) = pt.classes[v].front() {
                         any = true;
-                        if self.pool[h as usize].wire as u64 <= pt.credit[v] {
+                        if self.pool.pkt[h as usize].wire as u64 <= pt.credit[v] {
                             pick = Some(v);
                             break;
                         }
@@ -244,13 +244,13 @@ impl Sim {
                 }
             };
             let pid = pt.classes[c].pop_front().expect("non-empty class");
-            let wire = self.pool[pid as usize].wire as u64;
+            let wire = self.pool.pkt[pid as usize].wire as u64;
             if !pt.credit.is_empty() {
                 pt.credit[c] -= wire;
                 pt.rr_vc = c + 1;
                 pt.blocked_since = Ps::MAX;
             }
-            let pt = &mut self.ports[port as usize];
+            let pt = &mut self.net.ports[port as usize];
             pt.class_bytes[c] -= wire;
             pt.bytes -= wire;
             let kind = pt.kind;
@@ -262,7 +262,7 @@ impl Sim {
                     Gate::Moved => continue,
                     Gate::Wait(t) => {
                         // the circuit is down: the head waits for it, and so does the port
-                        let pt = &mut self.ports[port as usize];
+                        let pt = &mut self.net.ports[port as usize];
                         pt.classes[c].push_front(pid);
                         pt.class_bytes[c] += wire;
                         pt.bytes += wire;
@@ -281,9 +281,9 @@ impl Sim {
                 continue;
             }
             if kind == PortKind::Optical && cyclic && !self.sched.window_ok(port, rx, d, ser) {
-                self.gb_violations += 1;
+                self.acct.gb_violations += 1;
             }
-            let pt = &mut self.ports[port as usize];
+            let pt = &mut self.net.ports[port as usize];
             pt.busy_until = d + ser;
             pt.tx_bytes += wire;
             pt.last_pkt = pid;
@@ -294,31 +294,31 @@ impl Sim {
                 pt.free_pending = true;
             }
             let to_host = kind == PortKind::HostDown;
-            let at = if to_host { rx } else { self.port_node[rx as usize] };
+            let at = if to_host { rx } else { self.net.port_node[rx as usize] };
             let tag = if cyclic { self.sched.slice_at(d).idx } else { cur.idx };
-            let cls = self.port_class[port as usize];
-            self.class_tx[cls as usize] += wire;
+            let cls = self.net.port_class[port as usize];
+            self.acct.class_tx[cls as usize] += wire;
             // the packet leaves this node's buffer: the link it came in on gets its credit
             // back, and it holds the credit of the link it now takes
             self.return_credit(pid);
-            if !self.ports[port as usize].credit.is_empty() {
-                let p = &mut self.pool[pid as usize];
+            if !self.net.ports[port as usize].credit.is_empty() {
+                let p = &mut self.pool.pkt[pid as usize];
                 p.cred_port = port;
                 p.cred_vc = c as u8;
             }
-            let p = &mut self.pool[pid as usize];
+            let p = &mut self.pool.pkt[pid as usize];
             p.tag = tag;
             p.at = at;
             p.rx = if kind == PortKind::Optical { rx } else { NONE };
             p.from = port;
-            p.sent_abs = if cyclic && kind == PortKind::Optical { self.sched.slice_at(d).abs as u32 } else { self.reconfigs_applied as u32 };
+            p.sent_abs = if cyclic && kind == PortKind::Optical { self.sched.slice_at(d).abs as u32 } else { self.rc.applied as u32 };
             p.to_host = to_host;
             p.hops += 1;
             if cls < 3 {
                 p.classes |= 1 << cls;
             }
             let epoch = p.epoch;
-            self.packet_hops += 1;
+            self.acct.packet_hops += 1;
             self.push(d + ser + prop, Ev::Arrive(pid, epoch));
             if more {
                 self.push(d + ser, Ev::PortFree(port));
@@ -334,20 +334,20 @@ impl Sim {
     /// slice's path (never sent into a circuit that is going or gone), and any other packet
     /// waits for the port's next up period.
     pub(in crate::sim) fn gate(&mut self, port: u32, pid: u32, d: Ps, ser: Ps) -> Gate {
-        let p = self.pool[pid as usize];
+        let p = self.pool.pkt[pid as usize];
         if p.kind == K_BULK {
             // RotorLB: across only if the circuit leads to the committed rack until the
             // last bit; otherwise back to the holder host
-            let want = self.bulk_meta[pid as usize].want_tor;
+            let want = self.rlb.meta[pid as usize].want_tor;
             if let Some((q, until)) = self.sched.circuit_at(port, d) {
-                if d + ser <= until && self.port_node[q as usize] == want {
+                if d + ser <= until && self.net.port_node[q as usize] == want {
                     return Gate::Send(q);
                 }
             }
             self.drop_pkt(pid, DROP_RETURNED);
             return Gate::Moved;
         }
-        let expander = matches!(self.router, Router::Expander(_));
+        let expander = matches!(self.rt.router, Router::Expander(_));
         let want = if expander && p.route != NONE { self.sched.peer(port, p.route) } else { NONE };
         if let Some((q, until)) = self.sched.circuit_at(port, d) {
             if d + ser <= until && (want == NONE || q == want) {
@@ -355,10 +355,10 @@ impl Sim {
             }
         }
         if expander {
-            self.reroutes += 1;
-            let node = self.port_node[port as usize];
-            let cur = self.route_slice(self.now);
-            let pk = &mut self.pool[pid as usize];
+            self.acct.reroutes += 1;
+            let node = self.net.port_node[port as usize];
+            let cur = self.route_slice(self.clock.now);
+            let pk = &mut self.pool.pkt[pid as usize];
             pk.route = NONE;
             pk.tag = cur;
             match self.route(node, pid) {
@@ -403,7 +403,7 @@ impl Sim {
     // ---------------------------------------------------------------- RotorLB
 
     pub(in crate::sim) fn on_port_free(&mut self, port: u32) {
-        self.ports[port as usize].free_pending = false;
+        self.net.ports[port as usize].free_pending = false;
         self.start_tx(port);
     }
 

@@ -16,21 +16,21 @@ impl Sim {
         if !self.services.congestion_detection {
             return;
         }
-        self.congestion_events += 1;
+        self.pb.congestion_events += 1;
         if self.services.pushback {
-            let cur = self.slice_now();
+            let cur = self.clock.slice();
             let first = self.sched.next_occurrence(cur, a.dep);
             self.send_pushback(a.port, pid, a.dep, first);
         }
     }
 
     pub(in crate::sim) fn adm_fits(&mut self, a: Action, pid: u32) -> bool {
-        let pt = &self.ports[a.port as usize];
+        let pt = &self.net.ports[a.port as usize];
         if a.dep == WILD || pt.kind != PortKind::Optical || pt.served || self.sched.is_static() {
             return true;
         }
-        let ser = pt.rate.tx(self.pool[pid as usize].wire as u64);
-        let cur = self.slice_now();
+        let ser = pt.rate.tx(self.pool.pkt[pid as usize].wire as u64);
+        let cur = self.clock.slice();
         let first = self.sched.next_occurrence(cur, a.dep);
         matches!(self.plan_slotted(a.port, a.dep, ser, cur, false), Some((_, abs, _, _)) if abs == first)
     }
@@ -40,10 +40,10 @@ impl Sim {
     /// most a cycle), until one's calendar queue admits it; None when none does.
     pub(in crate::sim) fn adm_later(&mut self, node: u32, pid: u32) -> Option<Action> {
         let n = self.sched.slices();
-        let tag = self.pool[pid as usize].tag;
+        let tag = self.pool.pkt[pid as usize].tag;
         let mut out = None;
         for k in 1..n {
-            self.pool[pid as usize].tag = (tag % n + k) % n;
+            self.pool.pkt[pid as usize].tag = (tag % n + k) % n;
             if let Some(a) = self.route(node, pid) {
                 if self.adm_fits(a, pid) {
                     out = Some(a);
@@ -51,10 +51,10 @@ impl Sim {
                 }
             }
         }
-        self.pool[pid as usize].tag = tag;
+        self.pool.pkt[pid as usize].tag = tag;
         self.failed_route = false;
         if out.is_some() {
-            self.adm_deferred += 1;
+            self.acct.adm_deferred += 1;
         }
         out
     }

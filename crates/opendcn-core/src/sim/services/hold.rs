@@ -3,25 +3,42 @@
 
 use crate::sim::*;
 
+/// Packets held without a route.
+pub(in crate::sim) struct Hold {
+    /// Holding packets that have no route yet (`SimSpec::hold_unrouted`): per node, per
+    /// destination node, the held packets in arrival order; per node the wire bytes held
+    /// (or reserved by a packet on its host link towards the hold) and the hold's
+    /// capacity; endpoints refused by a full hold (woken when it drains); the pending
+    /// release time (`Ps::MAX`: none) and the counters.
+    pub(in crate::sim) on: bool,
+    pub(in crate::sim) queues: Vec<BTreeMap<u32, VecDeque<u32>>>,
+    pub(in crate::sim) bytes: Vec<u64>,
+    pub(in crate::sim) cap: Vec<u64>,
+    pub(in crate::sim) waiters: Vec<Vec<u32>>,
+    pub(in crate::sim) release_at: Ps,
+    pub(in crate::sim) stats: HoldStats,
+    pub(in crate::sim) peak_node: Vec<u64>,
+}
+
 impl Sim {
     /// Append `pid` to its destination's hold at `node` (its bytes are already counted in
     /// `hold_bytes`). A packet keeps the link credit it holds: it occupies this node's
     /// buffer.
     pub(in crate::sim) fn hold_push(&mut self, node: u32, pid: u32) {
-        let p = &mut self.pool[pid as usize];
+        let p = &mut self.pool.pkt[pid as usize];
         p.at = node;
         p.to_host = false;
         let (dst, wire) = (p.dst_node, p.wire as u64);
-        self.holds[node as usize].entry(dst).or_default().push_back(pid);
-        let h = &mut self.hold;
+        self.hold.queues[node as usize].entry(dst).or_default().push_back(pid);
+        let h = &mut self.hold.stats;
         h.packets += 1;
         h.bytes += wire;
         h.total += 1;
         h.peak_packets = h.peak_packets.max(h.packets);
         h.peak_bytes = h.peak_bytes.max(h.bytes);
-        let pk = &mut self.hold_peak_node[node as usize];
-        *pk = (*pk).max(self.hold_bytes[node as usize]);
-        if self.draining != NONE {
+        let pk = &mut self.hold.peak_node[node as usize];
+        *pk = (*pk).max(self.hold.bytes[node as usize]);
+        if self.rc.draining != NONE {
             self.check_drain();
         }
     }
@@ -29,12 +46,12 @@ impl Sim {
     /// A source's packet bound for the hold reached its ToR over the host link: routed on
     /// if the tables gave it a route meanwhile (and its port has room), else held.
     pub(in crate::sim) fn hold_arrive(&mut self, node: u32, pid: u32) {
-        let wire = self.pool[pid as usize].wire as u64;
-        self.pool[pid as usize].tag = self.slice_now().idx;
+        let wire = self.pool.pkt[pid as usize].wire as u64;
+        self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
         if let Some(a) = self.route(node, pid) {
             match self.room(a.port, pid) {
                 Ok(()) => {
-                    self.hold_bytes[node as usize] -= wire;
+                    self.hold.bytes[node as usize] -= wire;
                     self.wake_hold_waiters(node);
                     self.enqueue(a.port, pid, a.dep);
                     return;
@@ -47,20 +64,20 @@ impl Sim {
 
     /// Try the held packets again at the next event time `t` (one pending release).
     pub(in crate::sim) fn schedule_release(&mut self, t: Ps) {
-        let t = t.max(self.now);
-        if t < self.release_at {
-            self.release_at = t;
+        let t = t.max(self.clock.now);
+        if t < self.hold.release_at {
+            self.hold.release_at = t;
             self.push(t, Ev::Release);
         }
     }
 
     pub(in crate::sim) fn on_release(&mut self) {
-        if self.release_at != self.now {
+        if self.hold.release_at != self.clock.now {
             return; // superseded by an earlier release
         }
-        self.release_at = Ps::MAX;
-        let now = self.now;
-        if self.reconfigs.iter().any(|r| r.3 == now && !r.0.is_empty()) {
+        self.hold.release_at = Ps::MAX;
+        let now = self.clock.now;
+        if self.rc.pending.iter().any(|r| r.3 == now && !r.0.is_empty()) {
             return; // a reconfiguration due now tries them once its circuits are set
         }
         self.release_held();
@@ -72,16 +89,16 @@ impl Sim {
     /// first out), and is tried again when the port may have room; one without a route
     /// stays.
     pub(in crate::sim) fn release_held(&mut self) {
-        if self.hold.packets == 0 {
+        if self.hold.stats.packets == 0 {
             return;
         }
-        let tag = self.slice_now().idx;
+        let tag = self.clock.slice().idx;
         let mut wake = Ps::MAX;
-        for node in 0..self.holds.len() as u32 {
-            if self.holds[node as usize].is_empty() {
+        for node in 0..self.hold.queues.len() as u32 {
+            if self.hold.queues[node as usize].is_empty() {
                 continue;
             }
-            let held = std::mem::take(&mut self.holds[node as usize]);
+            let held = std::mem::take(&mut self.hold.queues[node as usize]);
             let mut keep: BTreeMap<u32, VecDeque<u32>> = BTreeMap::new();
             let mut freed = false;
             for (dst, q) in held {
@@ -92,7 +109,7 @@ impl Sim {
                         rest.push_back(pid);
                         continue;
                     }
-                    self.pool[pid as usize].tag = tag;
+                    self.pool.pkt[pid as usize].tag = tag;
                     let Some(a) = self.route(node, pid) else {
                         rest.push_back(pid);
                         continue;
@@ -103,11 +120,11 @@ impl Sim {
                         rest.push_back(pid);
                         continue;
                     }
-                    let wire = self.pool[pid as usize].wire as u64;
-                    self.hold_bytes[node as usize] -= wire;
-                    self.hold.packets -= 1;
-                    self.hold.bytes -= wire;
-                    self.hold.released += 1;
+                    let wire = self.pool.pkt[pid as usize].wire as u64;
+                    self.hold.bytes[node as usize] -= wire;
+                    self.hold.stats.packets -= 1;
+                    self.hold.stats.bytes -= wire;
+                    self.hold.stats.released += 1;
                     freed = true;
                     self.enqueue(a.port, pid, a.dep);
                 }
@@ -116,25 +133,25 @@ impl Sim {
                 }
             }
             // packets held at this node meanwhile (a bounce) queue behind the older ones
-            let newer = std::mem::replace(&mut self.holds[node as usize], keep);
+            let newer = std::mem::replace(&mut self.hold.queues[node as usize], keep);
             for (d, q) in newer {
-                self.holds[node as usize].entry(d).or_default().extend(q);
+                self.hold.queues[node as usize].entry(d).or_default().extend(q);
             }
             if freed {
                 self.wake_hold_waiters(node);
             }
         }
-        if wake != Ps::MAX && self.hold.packets > 0 {
+        if wake != Ps::MAX && self.hold.stats.packets > 0 {
             self.schedule_release(wake);
         }
     }
 
     /// The hold of `node` has room again: endpoints it refused try again now.
     pub(in crate::sim) fn wake_hold_waiters(&mut self, node: u32) {
-        if self.hold_waiters[node as usize].is_empty() {
+        if self.hold.waiters[node as usize].is_empty() {
             return;
         }
-        for e in std::mem::take(&mut self.hold_waiters[node as usize]) {
+        for e in std::mem::take(&mut self.hold.waiters[node as usize]) {
             self.wake_endpoint(e);
         }
     }

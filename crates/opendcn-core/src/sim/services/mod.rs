@@ -5,3 +5,6 @@ mod admission;
 mod eqo_offload;
 mod hold;
 mod pushback;
+
+pub(in crate::sim) use hold::Hold;
+pub(in crate::sim) use pushback::PushBack;
