@@ -4,6 +4,7 @@
 use crate::sim::*;
 
 /// The run's modes, decided once when it is built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(in crate::sim) struct Modes {
     pub(in crate::sim) hosts: bool,
     /// Admission control is on (the spec asked, on a cyclic fabric with hop-by-hop
@@ -26,6 +27,34 @@ pub(in crate::sim) struct Modes {
     /// Some port marks ECN (else no hop reads a port's marking threshold).
     pub(in crate::sim) any_ecn: bool,
     pub(in crate::sim) adm_listed: bool,
+}
+
+impl Modes {
+    /// The modes of a run, from its spec, schedule, router and ports (whether a switch
+    /// buffer is shared, whether RotorLB runs): the one place they are decided.
+    pub(in crate::sim) fn decide(spec: &SimSpec, sched: &Schedule, router: &Router, ports: &[Port], shared: bool, rotorlb: bool)
+        -> Modes {
+        let s = &spec.services;
+        let eqo = s.eqo_interval_ps > 0;
+        let offload = s.offload_queues > 0;
+        let hosts = spec.hosts_mode;
+        let adm = spec.admission_control && !sched.is_static()
+            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
+        let any_ecn = ports.iter().any(|p| p.ecn_k > 0);
+        let lean = !shared && !hosts && !offload && !eqo && !s.congestion_detection && !adm && !sched.is_static();
+        let expander = spec.router == RouterKind::Expander;
+        Modes {
+            hosts,
+            adm,
+            lean,
+            lean_src: lean && matches!(router, Router::Vlb(_) | Router::Direct(_)) && !s.pushback && !s.flow_pausing
+                && spec.pias_thresholds.is_empty() && !rotorlb && !expander
+                && ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0),
+            flat_cal: !any_ecn && !eqo && spec.multipath != Multipath::Adaptive,
+            any_ecn,
+            adm_listed: spec.admission_control,
+        }
+    }
 }
 
 impl Sim {
@@ -255,8 +284,6 @@ impl Sim {
             }
         }
         let dep_gap = if spec.flow_gap_ps.is_empty() { vec![0; if dependents_ptr.is_empty() && ncf == 0 { 0 } else { nf }] } else { spec.flow_gap_ps.clone() };
-        let adm = spec.admission_control && !sched.is_static()
-            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
         let clock = Clock::start(&sched);
         let mut sim = Sim {
             clock,
@@ -275,14 +302,11 @@ impl Sim {
                 }
                 nh
             }, spec.seed),
-            preplan: None,
-            sent_hint: (NONE, 0),
             stop_when: spec.stop_when,
             ll_total: spec.flow_transport.iter().filter(|&&t| t != TransportKind::RotorLb).count() as u64
                 + (spec.flow_src.len() - spec.flow_transport.len().min(spec.flow_src.len())) as u64,
             ll_done: 0,
             stopped: false,
-            failed_route: false,
             msg: messages::Messages::default(),
             droplog: droplog::DropLog::new(spec.log_drops),
             pool: Pool {
@@ -292,31 +316,7 @@ impl Sim {
                 live: 0,
                 peak: 0,
             },
-            acct: Counters {
-                rerouted_at_tor: 0,
-                events: 0,
-                event_counts: [0; EVENT_KINDS.len()],
-                packet_hops: 0,
-                flows_started: 0,
-                flows_completed: 0,
-                offered: 0,
-                delivered: 0,
-                drops: [0; DROP_REASONS.len()],
-                collisions: 0,
-                gb_violations: 0,
-                reroutes: 0,
-                trace: crate::trace::TraceHash::start(),
-                ledger: Ledger::new(DROP_REASONS.len()),
-                ecn_marks: 0,
-                latency: LogHist::new(),
-                reorder: [0; 6],
-                delivered_by_hops: vec![0; 17],
-                pkts_by_hops: [vec![0; 17], vec![0; 17]],
-                delivered_by_class: [0; 8],
-                delivered_by_hops_class: vec![[0; 8]; 17],
-                class_tx: [0; 4],
-                adm_deferred: 0,
-            },
+            acct: Counters::new(),
             smp: Sampling {
                 interval: spec.sample_interval_ps,
                 watch: spec.watch_ports.clone(),
@@ -327,15 +327,7 @@ impl Sim {
                 out_net: Vec::new(),
                 net_last: NetSample::default(),
             },
-            pb: PushBack {
-                paused: crate::flatmap::FlatMap::with_capacity(16),
-                pending: Vec::new(),
-                congestion_events: 0,
-                msgs: 0,
-                paused_attempts: 0,
-                sent: std::collections::BTreeSet::new(),
-                slice: u64::MAX,
-            },
+            pb: PushBack::new(),
             hold: Hold {
                 on: spec.hold_unrouted,
                 queues: vec![BTreeMap::new(); nodes],
@@ -432,15 +424,7 @@ impl Sim {
                 expander: spec.router == RouterKind::Expander,
                 scratch: Vec::new(),
             },
-            mode: Modes {
-                hosts: spec.hosts_mode,
-                adm,
-                lean: false,
-                lean_src: false,
-                flat_cal: false,
-                any_ecn: false,
-                adm_listed: spec.admission_control,
-            },
+            mode: Modes::default(),
         };
         sim.net.shared = buffer::SharedBuffers::new(spec.shared_buffer_bytes.clone(), spec.buffer_alpha.clone(),
             spec.port_buffer_bytes.clone(),
@@ -452,16 +436,10 @@ impl Sim {
                 sim.hold.cap[n] = b;
             }
         }
-        sim.mode.any_ecn = sim.net.ports.iter().any(|p| p.ecn_k > 0);
-        sim.mode.flat_cal = !sim.mode.any_ecn && !sim.eqo.enabled() && sim.rt.multipath != Multipath::Adaptive;
-        sim.mode.lean = !sim.net.shared_on && !sim.mode.hosts && !sim.offload.enabled() && !sim.eqo.enabled() && !sim.services.congestion_detection
-            && !sim.mode.adm && !sim.sched.is_static();
         if spec.flow_transport.contains(&TransportKind::RotorLb) {
             sim.setup_rotorlb(&spec)?;
         }
-        sim.mode.lean_src = sim.mode.lean && matches!(sim.rt.router, Router::Vlb(_) | Router::Direct(_)) && !sim.services.pushback
-            && !sim.services.flow_pausing && sim.tg.pias.is_empty() && sim.rlb.lb.is_none() && !sim.rt.expander
-            && sim.net.ports.iter().all(|p| p.kind == PortKind::Optical && !p.served && p.ecn_k == 0);
+        sim.mode = Modes::decide(&spec, &sim.sched, &sim.rt.router, &sim.net.ports, sim.net.shared_on, sim.rlb.lb.is_some());
         if let Some(&f) = sim.deps.timed.first() {
             let t = sim.flows[f as usize].start;
             sim.push(t, Ev::NextFlows);

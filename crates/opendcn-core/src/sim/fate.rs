@@ -139,13 +139,14 @@ impl Sim {
 
     // ---------------------------------------------------------------- holding
 
-    /// Packet `pid` at `node` found no route. With holding on it waits in the node's hold
+    /// Packet `pid` at `node` found no route (`why`: a failed link is dropped as
+    /// `failed_link`). With holding on it waits in the node's hold
     /// (a relayed packet that finds the hold full is dropped as `buffer_overflow`, except
     /// in a lossless credit network, whose link credit already bounds what a node holds);
     /// otherwise it is dropped as `no_route`.
     #[cold]
-    pub(in crate::sim) fn no_route(&mut self, node: u32, pid: u32) {
-        if std::mem::take(&mut self.failed_route) {
+    pub(in crate::sim) fn no_route(&mut self, node: u32, pid: u32, why: NoRoute) {
+        if why == NoRoute::Failed {
             self.drop_pkt(pid, DROP_FAILED);
             return;
         }

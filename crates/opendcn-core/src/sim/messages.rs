@@ -204,8 +204,8 @@ impl Sim {
         let path = &self.msg.sent[p.flow as usize].path;
         if path.is_empty() {
             match self.route(node, pid) {
-                Some(a) => self.enqueue(a.port, pid, a.dep),
-                None => self.no_route(node, pid),
+                Ok(a) => self.enqueue(a.port, pid, a.dep),
+                Err(why) => self.no_route(node, pid, why),
             }
             return;
         }

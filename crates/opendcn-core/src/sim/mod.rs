@@ -87,7 +87,7 @@ use event::Ev;
 use fate::*;
 use net::port::*;
 use packet::*;
-use routing::choose_among;
+use routing::{choose_among, NoRoute};
 use transports::TransportGlue;
 
 /// Events the event list keeps in view ahead of the one being run (for prefetching).
@@ -105,20 +105,12 @@ pub struct Sim {
     services: crate::spec::Services,
     eqo: crate::services::Eqo,
     offload: crate::services::Offload,
-    /// The departure a source's admission planned for its packet (packet, port, time,
-    /// plan), which `enqueue_reserved` commits right after instead of planning again.
-    preplan: Option<(u32, u32, Ps, Option<SlotPlan>)>,
-    /// (flow, bytes it has injected) while an ideal source's packet is being admitted:
-    /// what UCMP reads without loading the flow record (NONE: no such packet).
-    sent_hint: (u32, u64),
     /// When the run may end before its duration; flows that count for `LowLatencyDone`
     /// (transport other than bulk), and how many of them finished.
     stop_when: StopWhen,
     ll_total: u64,
     ll_done: u64,
     stopped: bool,
-    /// The last route() found only down ports (no_route() drops as `failed_link`).
-    failed_route: bool,
     /// Control messages of controllers, their mailbox, and the received-bytes counters
     /// (see `messages`).
     msg: messages::Messages,

@@ -111,7 +111,7 @@ impl Sim {
         p.dst_node = b.want_tor;
         p.hops = b.relayed as u16;
         self.acct.ledger.send(false, false);
-        if self.admit(e, pid).is_err() {
+        if self.admit(e, pid, None).is_err() {
             // the uplink has no room: the packet stays with its holder
             self.drop_pkt(pid, DROP_RETURNED);
         }

@@ -39,6 +39,25 @@ pub(in crate::sim) fn routes_hop(router: &Router, id: u32, pos: u32) -> Option<A
     }
 }
 
+/// Why a packet has no next hop at a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum NoRoute {
+    /// Nothing in the tables or the router matches it (yet).
+    Unmatched,
+    /// Its only way on is a failed link (dropped as `failed_link`).
+    Failed,
+}
+
+impl NoRoute {
+    /// The drop reason of a packet that cannot wait for a route.
+    pub(in crate::sim) fn reason(self) -> usize {
+        match self {
+            NoRoute::Unmatched => DROP_NO_ROUTE,
+            NoRoute::Failed => DROP_FAILED,
+        }
+    }
+}
+
 impl Sim {
     /// Expander routing: the global ports of slice `idx`'s path from node `a` to node `b`
     /// (None: another router, or an index out of range).
@@ -72,10 +91,16 @@ impl Sim {
         Some(out)
     }
 
-    /// Decide the next hop of packet `pid` at `node`; `None` when nothing matches.
-    pub(in crate::sim) fn route(&mut self, node: u32, pid: u32) -> Option<Action> {
+    /// Decide the next hop of packet `pid` at `node`, or why there is none.
+    #[inline]
+    pub(in crate::sim) fn route(&mut self, node: u32, pid: u32) -> Result<Action, NoRoute> {
+        self.route_sent(node, pid, None)
+    }
+
+    /// [`Sim::route`] for a source's packet whose flow has injected `sent` bytes before it
+    /// (what UCMP reads; `None`: read the flow record).
+    pub(in crate::sim) fn route_sent(&mut self, node: u32, pid: u32, sent: Option<u64>) -> Result<Action, NoRoute> {
         let p = self.pool.pkt[pid as usize];
-        self.failed_route = false;
         // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
         let ucmp_late = match &self.rt.router {
             // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
@@ -140,8 +165,8 @@ impl Sim {
                 if p.route == NONE || p.rgen != self.rt.route_gen || ucmp_late.is_some() {
                     let sent = if p.kind == K_MSG {
                         0
-                    } else if self.sent_hint.0 == p.flow {
-                        self.sent_hint.1
+                    } else if let Some(s) = sent {
+                        s
                     } else {
                         self.flows[p.flow as usize].injected
                     };
@@ -204,15 +229,11 @@ impl Sim {
             }
         };
         self.rt.scratch = cands;
-        if self.fail.n_down > 0 {
-            if let Some(a) = res {
-                if self.action_down(a) {
-                    self.failed_route = true;
-                    return None;
-                }
-            }
+        match res {
+            Some(a) if self.fail.n_down > 0 && self.action_down(a) => Err(NoRoute::Failed),
+            Some(a) => Ok(a),
+            None => Err(NoRoute::Unmatched),
         }
-        res
     }
 
     /// UCMP's slice-miss check (OpenOptics §6 Case III: packets "missing the planned time

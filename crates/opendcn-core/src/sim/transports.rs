@@ -155,14 +155,7 @@ impl Sim {
                 Conn::Ndp(_, r) => r.complete(),
             };
             let d = px.seq as i64 - expected as i64;
-            self.acct.reorder[match d {
-                i64::MIN..=-1 => 0,
-                0 => 1,
-                1..=10 => 2,
-                11..=100 => 3,
-                101..=1000 => 4,
-                _ => 5,
-            }] += 1;
+            self.acct.reordered(d);
             self.acct.latency.add(now - px.ts);
             let how = if new {
                 let new = self.count_delivery(pid);
@@ -208,12 +201,7 @@ impl Sim {
         let fl = &mut self.flows[p.flow as usize];
         fl.delivered += px.payload as u64;
         fl.max_hops = fl.max_hops.max(p.hops);
-        self.acct.delivered += px.payload as u64;
-        let h = (p.hops as usize).min(self.acct.delivered_by_hops.len() - 1);
-        self.acct.delivered_by_hops[h] += px.payload as u64;
-        self.acct.pkts_by_hops[(p.kind == K_BULK) as usize][h] += 1;
-        self.acct.delivered_by_class[p.classes as usize & 7] += px.payload as u64;
-        self.acct.delivered_by_hops_class[h][p.classes as usize & 7] += px.payload as u64;
+        self.acct.delivered(px.payload as u64, p.hops, p.classes, p.kind == K_BULK);
         px.payload as u64
     }
 

@@ -6,8 +6,9 @@ use crate::sim::*;
 impl Sim {
     /// Route packet `pid` from endpoint `e` and put it into the network now if its egress
     /// can take it (the endpoint is then busy for its serialization). `Err(t)`: it cannot
-    /// go before `t`; the caller keeps (or releases) the packet.
-    pub(in crate::sim) fn admit(&mut self, e: u32, pid: u32) -> Result<(), Ps> {
+    /// go before `t`; the caller keeps (or releases) the packet. `sent`: the bytes its
+    /// flow injected before it, when the caller knows (see [`Sim::route_sent`]).
+    pub(in crate::sim) fn admit(&mut self, e: u32, pid: u32, sent: Option<u64>) -> Result<(), Ps> {
         let ep = &self.eps[e as usize];
         let (node, rate, prop) = (ep.node, ep.rate, ep.prop);
         let p = self.pool.pkt[pid as usize];
@@ -36,15 +37,13 @@ impl Sim {
             return Err(HOLD_WAIT);
         }
         if self.services.pushback && is_data && !self.pool.x[pid as usize].retx {
-            if let Some(until) = self.pb.paused.get((node as u64) << 32 | dst_node as u64) {
-                if until > self.clock.now {
-                    self.pb.paused_attempts += 1;
-                    return Err(until);
-                }
+            if let Some(until) = self.pb.paused_until(node, dst_node, self.clock.now) {
+                self.pb.paused_attempts += 1;
+                return Err(until);
             }
         }
         let act = if same_node {
-            None
+            Err(NoRoute::Unmatched)
         } else if p.kind == K_BULK {
             // RotorLB names the rotor: the holder's rack sends it on that uplink. A served
             // port checks the circuit when the packet reaches its head; a calendar port
@@ -52,22 +51,25 @@ impl Sim {
             let b = self.rlb.meta[pid as usize];
             let port = self.rlb.ports[(node * self.rlb_uplinks() + b.rotor) as usize];
             if self.net.ports[port as usize].served {
-                Some(Action { port, dep: WILD })
+                Ok(Action { port, dep: WILD })
             } else {
                 let n = self.sched.slices();
                 (0..n).map(|k| (cur.idx + k) % n)
                     .find(|&i| { let q = self.sched.peer(port, i); q != NONE && self.net.port_node[q as usize] == b.want_tor })
                     .map(|dep| Action { port, dep })
+                    .ok_or(NoRoute::Unmatched)
             }
         } else {
-            match self.route(node, pid) {
+            match self.route_sent(node, pid, sent) {
                 // admission control at a source node: a later slice's decision if the chosen
                 // slice has no room (none: the source waits, sources never drop)
-                Some(a) if self.mode.adm && !self.mode.hosts && !self.adm_fits(a, pid) => Some(self.adm_later(node, pid).unwrap_or(a)),
+                Ok(a) if self.mode.adm && !self.mode.hosts && !self.adm_fits(a, pid) => Ok(self.adm_later(node, pid, sent).unwrap_or(a)),
                 other => other,
             }
         };
-        let hold_src = act.is_none() && !same_node && self.hold.on && p.kind != K_BULK && !self.failed_route;
+        // the departure planned while testing the port (calendar ports), committed below
+        let mut preplan = None;
+        let hold_src = act == Err(NoRoute::Unmatched) && !same_node && self.hold.on && p.kind != K_BULK;
         if hold_src && self.hold.bytes[node as usize] + wire > self.hold.cap[node as usize] {
             // no route yet and the node's hold is full: the source waits until it drains
             self.hold.stats.refused += 1;
@@ -77,7 +79,7 @@ impl Sim {
             return Err(HOLD_WAIT);
         }
         if !same_node {
-            if let Some(a) = act {
+            if let Ok(a) = act {
                 // admission: buffer room, and no spill past the first occurrence of the slice
                 self.release_for(a.port, wire);
                 let pt = &self.net.ports[a.port as usize];
@@ -109,7 +111,7 @@ impl Sim {
                         return Err(self.sched.slice(first + 1).start);
                     }
                     // enqueue_reserved commits this plan (nothing changes the queue before)
-                    self.preplan = Some((pid, a.port, self.clock.now, planned));
+                    preplan = Some(planned);
                 }
             }
         }
@@ -130,7 +132,7 @@ impl Sim {
             return Ok(());
         }
         match act {
-            None if hold_src => {
+            Err(_) if hold_src => {
                 // no route yet: held at the node (a host's packet crosses its link first)
                 self.hold.bytes[node as usize] += wire;
                 if self.mode.hosts {
@@ -141,12 +143,9 @@ impl Sim {
                     self.hold_push(node, pid);
                 }
             }
-            None => {
-                let why = if std::mem::take(&mut self.failed_route) { DROP_FAILED } else { DROP_NO_ROUTE };
-                self.drop_pkt(pid, why)
-            }
-            Some(a) if self.fail.n_down > 0 && self.fail.down[a.port as usize] => self.drop_pkt(pid, DROP_FAILED),
-            Some(a) => {
+            Err(why) => self.drop_pkt(pid, why.reason()),
+            Ok(a) if self.fail.n_down > 0 && self.fail.down[a.port as usize] => self.drop_pkt(pid, DROP_FAILED),
+            Ok(a) => {
                 let served = self.net.ports[a.port as usize].served;
                 if self.mode.hosts {
                     if !served {
@@ -163,12 +162,10 @@ impl Sim {
                     self.served_push(a.port, pid);
                 } else {
                     self.net.ports[a.port as usize].bytes += wire;
-                    self.enqueue_reserved(a.port, pid, a.dep);
+                    self.enqueue_reserved(a.port, pid, a.dep, preplan);
                 }
             }
         }
-        // a plan left unused (the packet went another way) must not outlive this call
-        self.preplan = None;
         Ok(())
     }
 }

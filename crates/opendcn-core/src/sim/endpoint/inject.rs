@@ -57,7 +57,7 @@ impl Sim {
         let mut sent = false;
         if let Some(&pid) = self.eps[e as usize].ctrl.front() {
             self.pool.pkt[pid as usize].route = NONE;
-            match self.admit(e, pid) {
+            match self.admit(e, pid, None) {
                 Ok(()) => {
                     self.eps[e as usize].ctrl.pop_front();
                     sent = true;
@@ -119,9 +119,7 @@ impl Sim {
             self.inject_calendar(e, f, dst, dst_node, payload, seq)
         } else {
             let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
-            self.sent_hint = (f, q_injected);
-            let admitted = self.admit(e, pid);
-            self.sent_hint.0 = NONE;
+            let admitted = self.admit(e, pid, Some(q_injected));
             if admitted.is_err() {
                 self.exit(pid, Exit::Unsent);
             }
@@ -221,9 +219,7 @@ impl Sim {
                             }
                             // no departure: the general path drops it and says why
                             None => {
-                                self.preplan = Some((pid, port, now, planned));
-                                self.enqueue_reserved(port, pid, dep);
-                                self.preplan = None;
+                                self.enqueue_reserved(port, pid, dep, Some(planned));
                             }
                         }
                         return Ok(());
@@ -252,7 +248,7 @@ impl Sim {
             None => {
                 // the general path, which routes again (an empty choice draws nothing)
                 let pid = self.new_packet_to(e, f, dst, dst_node, K_DATA, payload, seq, false);
-                let admitted = self.admit(e, pid);
+                let admitted = self.admit(e, pid, None);
                 if admitted.is_err() {
                     self.exit(pid, Exit::Unsent);
                 }
@@ -333,7 +329,7 @@ impl Sim {
         let p = &mut self.pool.pkt[pid as usize];
         p.route = NONE;
         p.pos = 0;
-        let res = self.admit(e, pid);
+        let res = self.admit(e, pid, None);
         let ep = &mut self.eps[e as usize];
         match res {
             Ok(()) => {
@@ -392,8 +388,8 @@ impl Sim {
             self.pool.x[pid as usize].q_port = NONE;
             self.acct.rerouted_at_tor += 1;
             match self.route(p.at, pid) {
-                Some(a) => self.enqueue(a.port, pid, a.dep),
-                None => self.no_route(p.at, pid),
+                Ok(a) => self.enqueue(a.port, pid, a.dep),
+                Err(why) => self.no_route(p.at, pid, why),
             }
         } else if self.net.ports[px.q_port as usize].served {
             // a served port queues (and may trim or drop) what arrives from its hosts
@@ -403,12 +399,12 @@ impl Sim {
             // back and a later slice's decision is taken (its buffer checked as any arrival)
             self.net.ports[px.q_port as usize].bytes -= p.wire as u64;
             self.adm_congested(Action { port: px.q_port, dep: px.q_dep }, pid);
-            match self.adm_later(p.at, pid) {
+            match self.adm_later(p.at, pid, None) {
                 Some(b) => self.enqueue(b.port, pid, b.dep),
                 None => self.drop_pkt(pid, DROP_ADM),
             }
         } else {
-            self.enqueue_reserved(px.q_port, pid, px.q_dep);
+            self.enqueue_reserved(px.q_port, pid, px.q_dep, None);
         }
     }
 

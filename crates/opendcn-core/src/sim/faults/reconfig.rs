@@ -169,8 +169,8 @@ impl Sim {
                 }
                 self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
                 match self.route(node, pid) {
-                    Some(a) => self.enqueue(a.port, pid, a.dep),
-                    None => self.no_route(node, pid),
+                    Ok(a) => self.enqueue(a.port, pid, a.dep),
+                    Err(why) => self.no_route(node, pid, why),
                 }
             }
         }

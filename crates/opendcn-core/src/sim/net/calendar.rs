@@ -141,8 +141,10 @@ impl Sim {
 
     /// Plan the transmission of a packet whose buffer space is already counted: find its
     /// departure (tail of its calendar queue or link), check it against the schedule, and
-    /// schedule its arrival at the far end.
-    pub(in crate::sim) fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32) {
+    /// schedule its arrival at the far end. `planned`: the plan a source's admission has
+    /// just made for this packet on this port (`Some(None)`: it found no departure), which
+    /// is committed without searching again (nothing has moved since).
+    pub(in crate::sim) fn enqueue_reserved(&mut self, port: u32, pid: u32, dep: u32, planned: Option<Option<SlotPlan>>) {
         let now = self.clock.now;
         let wire = self.pool.pkt[pid as usize].wire as u64;
         let gb = self.sched.guardband();
@@ -167,16 +169,14 @@ impl Sim {
         let pt = &self.net.ports[port as usize];
         // (departure time, absolute slice, slice index, receiving port)
         let plan = if kind == PortKind::Optical && cyclic {
-            match self.preplan.take() {
-                // the plan the source's admission just made for this packet (nothing has
-                // moved since): committed without searching again
-                Some((pp, pport, at, plan)) if pp == pid && pport == port && at == now => {
+            match planned {
+                Some(plan) => {
                     if let Some(pl) = plan {
                         self.commit_slot(self.net.ports[port as usize].cal as usize, pl, ser);
                     }
                     plan
                 }
-                _ => self.plan_slotted(port, dep, ser, cur, true),
+                None => self.plan_slotted(port, dep, ser, cur, true),
             }
         } else {
             let rx = if kind == PortKind::Optical { self.sched.peer(port, 0) } else { pt.peer };

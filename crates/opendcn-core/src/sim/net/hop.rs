@@ -51,7 +51,7 @@ impl Sim {
                 }
             }
         }
-        self.enqueue_reserved(port, pid, dep);
+        self.enqueue_reserved(port, pid, dep, None);
     }
 
     /// Queue a planned transmission in calendar queue `q` (an index into `cal`) of `port`
@@ -152,15 +152,15 @@ impl Sim {
             return;
         }
         match self.route(p.at, pid) {
-            Some(a) if self.mode.adm && !self.adm_fits(a, pid) => {
+            Ok(a) if self.mode.adm && !self.adm_fits(a, pid) => {
                 self.adm_congested(a, pid);
-                match self.adm_later(p.at, pid) {
+                match self.adm_later(p.at, pid, None) {
                     Some(b) => self.enqueue(b.port, pid, b.dep),
                     None => self.drop_pkt(pid, DROP_ADM),
                 }
             }
-            Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.no_route(p.at, pid),
+            Ok(a) => self.enqueue(a.port, pid, a.dep),
+            Err(why) => self.no_route(p.at, pid, why),
         }
     }
 

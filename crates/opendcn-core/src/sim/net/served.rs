@@ -151,8 +151,8 @@ impl Sim {
             return;
         }
         match self.route(node, pid) {
-            Some(a) => self.enqueue(a.port, pid, a.dep),
-            None => self.no_route(node, pid),
+            Ok(a) => self.enqueue(a.port, pid, a.dep),
+            Err(why) => self.no_route(node, pid, why),
         }
     }
 
@@ -362,11 +362,11 @@ impl Sim {
             pk.route = NONE;
             pk.tag = cur;
             match self.route(node, pid) {
-                Some(a) if a.port != port => {
+                Ok(a) if a.port != port => {
                     self.served_enqueue(a.port, pid);
                     Gate::Moved
                 }
-                Some(_) => match self.sched.circuit_at(port, d) {
+                Ok(_) => match self.sched.circuit_at(port, d) {
                     Some((q, until)) if d + ser <= until && q == self.sched.peer(port, cur) => Gate::Send(q),
                     _ => {
                         // cannot happen with consistent slice paths; never send into a down circuit
@@ -374,7 +374,7 @@ impl Sim {
                         Gate::Moved
                     }
                 },
-                None => {
+                Err(_) => {
                     self.drop_pkt(pid, DROP_NO_ROUTE);
                     Gate::Moved
                 }

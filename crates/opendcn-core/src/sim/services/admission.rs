@@ -38,13 +38,13 @@ impl Sim {
     /// Admission control at `node` for packet `pid` whose routing decision for its arrival
     /// slice has no room: the decisions for the following arrival slices, in order (at
     /// most a cycle), until one's calendar queue admits it; None when none does.
-    pub(in crate::sim) fn adm_later(&mut self, node: u32, pid: u32) -> Option<Action> {
+    pub(in crate::sim) fn adm_later(&mut self, node: u32, pid: u32, sent: Option<u64>) -> Option<Action> {
         let n = self.sched.slices();
         let tag = self.pool.pkt[pid as usize].tag;
         let mut out = None;
         for k in 1..n {
             self.pool.pkt[pid as usize].tag = (tag % n + k) % n;
-            if let Some(a) = self.route(node, pid) {
+            if let Ok(a) = self.route_sent(node, pid, sent) {
                 if self.adm_fits(a, pid) {
                     out = Some(a);
                     break;
@@ -52,7 +52,6 @@ impl Sim {
             }
         }
         self.pool.pkt[pid as usize].tag = tag;
-        self.failed_route = false;
         if out.is_some() {
             self.acct.adm_deferred += 1;
         }

@@ -45,7 +45,7 @@ impl Sim {
         let hops = self.pool.pkt[pid as usize].hops;
         self.offload.hold(pid, crate::services::Held { port, dep, abs, hops }, wire);
         self.net.ports[dp as usize].bytes += wire;
-        self.enqueue_reserved(dp, pid, WILD);
+        self.enqueue_reserved(dp, pid, WILD, None);
         true
     }
 

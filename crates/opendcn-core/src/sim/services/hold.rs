@@ -48,7 +48,7 @@ impl Sim {
     pub(in crate::sim) fn hold_arrive(&mut self, node: u32, pid: u32) {
         let wire = self.pool.pkt[pid as usize].wire as u64;
         self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
-        if let Some(a) = self.route(node, pid) {
+        if let Ok(a) = self.route(node, pid) {
             match self.room(a.port, pid) {
                 Ok(()) => {
                     self.hold.bytes[node as usize] -= wire;
@@ -110,7 +110,7 @@ impl Sim {
                         continue;
                     }
                     self.pool.pkt[pid as usize].tag = tag;
-                    let Some(a) = self.route(node, pid) else {
+                    let Ok(a) = self.route(node, pid) else {
                         rest.push_back(pid);
                         continue;
                     };
