@@ -363,3 +363,31 @@ impl Sim {
         self.sched.slice_at(t).idx
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_flow_choices_are_fixed_and_per_packet_choices_are_drawn() {
+        let mut rng = Stream::new(1, "routing");
+        let mut untouched = Stream::new(1, "routing");
+        // one candidate: no draw
+        assert_eq!(choose_among(Multipath::Packet, &mut rng, 1, 1, 7, 3), 0);
+        // per flow: the same flow at the same node always takes the same candidate, and
+        // the flows spread over all of them
+        let pick = |f: u32, rng: &mut Stream| choose_among(Multipath::Flow, rng, 42, 4, f, 9);
+        let first: Vec<u32> = (0..64).map(|f| pick(f, &mut rng)).collect();
+        let again: Vec<u32> = (0..64).map(|f| pick(f, &mut rng)).collect();
+        assert_eq!(first, again);
+        assert!((0..4).all(|k| first.contains(&k)), "{first:?}");
+        assert_eq!(rng.below(1_000_000), untouched.below(1_000_000), "neither drew from the stream");
+        // per packet: draws of the routing stream, reproducible from the seed
+        let mut a = Stream::new(1, "routing");
+        let mut b = Stream::new(1, "routing");
+        let da: Vec<u32> = (0..32).map(|_| choose_among(Multipath::Packet, &mut a, 1, 5, 7, 3)).collect();
+        let db: Vec<u32> = (0..32).map(|_| choose_among(Multipath::Adaptive, &mut b, 1, 5, 7, 3)).collect();
+        assert_eq!(da, db);
+        assert!(da.iter().all(|&k| k < 5) && (0..5).all(|k| da.contains(&k)), "{da:?}");
+    }
+}

@@ -109,41 +109,7 @@ impl Sim {
                 }
             }
         }
-        // depth-first search for a cycle, in port order
-        let mut state: BTreeMap<u32, u8> = BTreeMap::new();
-        let mut found = None;
-        for &start in &stuck {
-            if found.is_some() || state.contains_key(&start) {
-                continue;
-            }
-            let mut stack: Vec<(u32, usize)> = vec![(start, 0)];
-            let mut path: Vec<u32> = vec![start];
-            state.insert(start, 1);
-            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
-                let next = edges.get(&u).and_then(|v| v.get(*i)).copied();
-                *i += 1;
-                match next {
-                    Some(w) => match state.get(&w) {
-                        Some(1) => {
-                            let at = path.iter().position(|&x| x == w).expect("on the path");
-                            found = Some(path[at..].to_vec());
-                            break;
-                        }
-                        Some(_) => {}
-                        None => {
-                            state.insert(w, 1);
-                            stack.push((w, 0));
-                            path.push(w);
-                        }
-                    },
-                    None => {
-                        state.insert(u, 2);
-                        stack.pop();
-                        path.pop();
-                    }
-                }
-            }
-        }
+        let found = wait_cycle(&stuck, &edges);
         if found.is_some() {
             self.credit.deadlock = found;
             return;
@@ -160,5 +126,74 @@ impl Sim {
             let t = self.credit.watchdog_at;
             self.push(t, Ev::Watchdog);
         }
+    }
+}
+
+/// A cycle in the wait-for graph of blocked ports (`edges[p]`: the ports whose queued
+/// packets hold the credit `p` waits for), searched depth first from the ports of `stuck`
+/// in their order: the first cycle found, as the ports along it, or `None`.
+pub(in crate::sim) fn wait_cycle(stuck: &[u32], edges: &BTreeMap<u32, Vec<u32>>) -> Option<Vec<u32>> {
+    let mut state: BTreeMap<u32, u8> = BTreeMap::new();
+    let mut found = None;
+    for &start in stuck {
+        if found.is_some() || state.contains_key(&start) {
+            continue;
+        }
+        let mut stack: Vec<(u32, usize)> = vec![(start, 0)];
+        let mut path: Vec<u32> = vec![start];
+        state.insert(start, 1);
+        while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+            let next = edges.get(&u).and_then(|v| v.get(*i)).copied();
+            *i += 1;
+            match next {
+                Some(w) => match state.get(&w) {
+                    Some(1) => {
+                        let at = path.iter().position(|&x| x == w).expect("on the path");
+                        found = Some(path[at..].to_vec());
+                        break;
+                    }
+                    Some(_) => {}
+                    None => {
+                        state.insert(w, 1);
+                        stack.push((w, 0));
+                        path.push(w);
+                    }
+                },
+                None => {
+                    state.insert(u, 2);
+                    stack.pop();
+                    path.pop();
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(e: &[(u32, u32)]) -> BTreeMap<u32, Vec<u32>> {
+        let mut g: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &(a, b) in e {
+            g.entry(a).or_default().push(b);
+        }
+        g
+    }
+
+    #[test]
+    fn a_cycle_of_ports_waiting_on_each_other_is_a_deadlock() {
+        // 1 -> 2 -> 3 -> 1, with 0 waiting on the cycle from outside
+        let g = graph(&[(0, 1), (1, 2), (2, 3), (3, 1)]);
+        assert_eq!(wait_cycle(&[0, 1, 2, 3], &g), Some(vec![1, 2, 3]));
+        assert_eq!(wait_cycle(&[5], &graph(&[(5, 5)])), Some(vec![5]), "a port waiting on itself");
+    }
+
+    #[test]
+    fn chains_and_trees_of_waiting_ports_are_not() {
+        let g = graph(&[(0, 1), (1, 2), (0, 2), (3, 2)]);
+        assert_eq!(wait_cycle(&[0, 1, 2, 3], &g), None);
+        assert_eq!(wait_cycle(&[], &g), None);
     }
 }
