@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import opendcn as od
-from opendcn.reproduce_openoptics import hybrid  # the fabric ``opendcn reproduce openoptics`` runs
+from opendcn.studies.openoptics import hybrid  # the fabric ``opendcn reproduce openoptics`` runs
 
 
 def run(dupack: int, electrical: str = "25Gbps", buffer: str = "20KB", seed: int = 1) -> od.Result:

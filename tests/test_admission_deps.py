@@ -14,8 +14,8 @@ import opendcn as od
 from opendcn import workload as W
 from opendcn.openoptics import OpticalRouting as R
 from opendcn.openoptics import Toolbox
-from opendcn.timeflow import Circuit, Entry, Hop
-from opendcn.timeflow import Path as OdPath
+from opendcn.network.timeflow import Circuit, Entry, Hop
+from opendcn.network.timeflow import Path as OdPath
 
 US = 1_000_000          # ps
 SER = 800_000           # 1000 B at 10 Gb/s

@@ -1,5 +1,5 @@
 """Virtual channels chosen by the routing (``Network.vc_rule``) and the channel
-dependency check (``opendcn.channels``): the engine follows the rule, the check finds
+dependency check (``opendcn.fabrics.channels``): the engine follows the rule, the check finds
 the cycles hop-indexed channels leave on a ring and accepts a dateline rule, and the
 watchdog agrees with the check on both."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn.channels import channel_dependency_cycle, channel_dependency_graph, dependency_edges
+from opendcn.fabrics.channels import channel_dependency_cycle, channel_dependency_graph, dependency_edges
 
 RING_FLOWS = [(0, i, (i + 3) % 4, 2_000_000) for i in range(4)]  # every flow crosses 3 links
 

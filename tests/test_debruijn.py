@@ -1,4 +1,4 @@
-"""Duo's algorithms (opendcn.debruijn): the de Bruijn backbone as b matchings, greedy
+"""Duo's algorithms (opendcn.fabrics.debruijn): the de Bruijn backbone as b matchings, greedy
 longest-prefix-match tables (Alg. 1) and routing, local table updates, and the centralized
 Greedy-DA-links scheduler (Alg. 2) — against exact oracles: breadth-first search on the
 de Bruijn edge definition, brute-force longest-match painting, the worked DB(2,3) example
@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from opendcn import debruijn as db
-from opendcn.debruijn import (LOCAL, Prefix, build_table, build_tables, compile_entries, db_distance,
+from opendcn.fabrics import debruijn as db
+from opendcn.fabrics.debruijn import (LOCAL, Prefix, build_table, build_tables, compile_entries, db_distance,
                               flow_entries, format_label, format_table, from_label, greedy_da,
                               greedy_route, greedy_routes, kept_links, label, lookup, overlap,
                               render_table, self_loop_ports, static_successors, table_sizes,
                               update_port)
 from opendcn.errors import ConfigError
-from opendcn.timeflow import Circuit, Entry
-from opendcn.topology import de_bruijn, schedule_table
+from opendcn.network.timeflow import Circuit, Entry
+from opendcn.fabrics.topology import de_bruijn, schedule_table
 
 SIZES = [(2, 2), (2, 3), (2, 4), (3, 2), (3, 3), (4, 2), (2, 6)]
 

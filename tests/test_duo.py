@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn import debruijn
+from opendcn.fabrics import debruijn
 from opendcn.arch.duo import DuoNetwork, ExpNetwork, expander_matchings, k_shortest_paths
-from opendcn.timeflow import Entry
+from opendcn.network.timeflow import Entry
 
 
 def cli(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:

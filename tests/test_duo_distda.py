@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn import debruijn
+from opendcn.fabrics import debruijn
 
 HOSTS = 4
 SER64 = 64 * 8 * 1000 // 2.5      # ps: 64 B at 2.5 Gb/s
@@ -270,7 +270,7 @@ def test_a_lost_request_is_sent_again_until_it_arrives():
 
 
 def test_a_repeated_request_is_answered_the_same_way():
-    from opendcn.distda import APPROVE, REQUEST, DistDA, DistParams
+    from opendcn.fabrics.distda import APPROVE, REQUEST, DistDA, DistParams
 
     sent, changes = [], []
     ctl = DistDA(4, 2, DistParams(period=1, gain=1.0, threshold_bps=0.0, cooldown=100, reservation=50, timeout=10),

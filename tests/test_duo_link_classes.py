@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn import debruijn
+from opendcn.fabrics import debruijn
 
 MSS, HDR = 1436, 64          # payload and header of a full 1500-B packet (Duo's defaults)
 

@@ -2,8 +2,8 @@
 
 RotorNet builds its routing either as a built-in router (``tables=False``: the engine
 computes VLB / direct candidates from the schedule) or as compiled per-node time-flow
-tables (``tables=True``: the reference routers of :mod:`opendcn.routing` compiled by
-:func:`opendcn.routing.compile_paths`). The engine exposes the candidate list it would
+tables (``tables=True``: the reference routers of :mod:`opendcn.fabrics.routing` compiled by
+:func:`opendcn.fabrics.routing.compile_paths`). The engine exposes the candidate list it would
 choose among (``Simulator.candidates``), so both can be compared decision by decision;
 whole runs with one seed must then be identical too, because per-packet multipath draws
 one random stream in candidate order.
@@ -91,7 +91,7 @@ def test_builtin_candidates_equal_compiled_tables(routing, nodes, uplinks):
 @pytest.mark.parametrize("routing", ["vlb", "direct"])
 @pytest.mark.parametrize("nodes,uplinks", [(4, 1), (5, 2), (8, 2)])
 def test_engine_table_lookup_matches_python_reference(routing, nodes, uplinks):
-    """The engine's table lookup == :func:`opendcn.routing.lookup` on ``net.tables``."""
+    """The engine's table lookup == :func:`opendcn.fabrics.routing.lookup` on ``net.tables``."""
     net = rotornet(nodes, uplinks, routing, tables=True)
     got = engine_candidates(net)
     for (node, src, dst, arr), cand in got.items():

@@ -16,8 +16,8 @@ import pytest
 import opendcn as od
 from opendcn import ConfigError, _core
 from opendcn.errors import MISSING as NO_VALUE
-from opendcn.timeflow import Circuit as C
-from opendcn.timeflow import Entry as E
+from opendcn.network.timeflow import Circuit as C
+from opendcn.network.timeflow import Entry as E
 
 US = 10**6
 RESULT_FILES = {"summary.json", "spec.json", "flows.parquet", "timeseries.parquet"}

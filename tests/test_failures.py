@@ -184,7 +184,7 @@ def test_a_zero_failure_fraction_with_a_failure_time_is_the_run_without_failures
     """A sweep over the failed fraction with a fixed failure time has a baseline point at
     0: an explicit zero fraction means no failure (a time given without any fraction is
     still a named error)."""
-    from opendcn.sweeps import sweep
+    from opendcn.experiments.sweeps import sweep
 
     spec = {"arch": arch, "duration": "60us",
             "options": {"nodes": 8, "load": 0.3, "fail_at": "20us", "recover_at": "40us"},

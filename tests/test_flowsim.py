@@ -1,4 +1,4 @@
-"""The flow-level mode (opendcn.flowsim): the max-min solver against hand-computed
+"""The flow-level mode (opendcn.network.flowsim): the max-min solver against hand-computed
 allocations and its invariants, the fractional routing against the tables, exact flow
 times, reconfiguration, the packet engine as the reference, bad input."""
 
@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from typer.testing import CliRunner
 
 import opendcn as od
-from opendcn import flowsim
+from opendcn.network import flowsim
 from opendcn.cli import app
 from opendcn.errors import ConfigError, InvariantError
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import opendcn as od
-from opendcn.routing import direct
+from opendcn.fabrics.routing import direct
 
 US = 1_000_000
 FIRST = [od.Circuit(0, 0, 1, 0), od.Circuit(2, 0, 3, 0)]

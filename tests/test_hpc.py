@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 import opendcn as od
-from opendcn import hpc
+from opendcn.fabrics import hpc
 from opendcn.workload import fanout, rack_matrix
 
 TABLE3_VCS = {"trn": 2, "prn": 2, "dfplus": 2, "expander_hyb": 4, "fattree": 1}

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn import hpc
+from opendcn.fabrics import hpc
 from opendcn.models import hpc as m
 
 

@@ -14,7 +14,7 @@ import typer
 import opendcn as od
 from opendcn import cli, docs
 from opendcn.arch import REGISTRY
-from opendcn.options import ArchOptions
+from opendcn.arch.options import ArchOptions
 
 ARCHS = sorted(REGISTRY)
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "arch"

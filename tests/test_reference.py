@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from opendcn.studies import MissingReference, Reference, RefPoint, Runner
-from opendcn.sweeps import Point, run_point
+from opendcn.studies.base import MissingReference, Reference, RefPoint, Runner
+from opendcn.experiments.sweeps import Point, run_point
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = sorted((ROOT / "reproductions").glob("*/points/*.json"))
@@ -60,7 +60,7 @@ def test_the_cheapest_stored_reference_point_still_gives_its_record(tmp_path):
 
 
 def test_reproduce_renders_from_the_records_without_running(tmp_path):
-    from opendcn import reproduce
+    from opendcn import studies as reproduce
 
     lines: list[str] = []
     cwd = os.getcwd()
@@ -81,7 +81,7 @@ def test_reproduce_renders_from_the_records_without_running(tmp_path):
 
 
 def test_reference_needs_the_full_scale_and_a_study_with_records(tmp_path):
-    from opendcn import reproduce
+    from opendcn import studies as reproduce
     from opendcn.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--quick"):

@@ -1,4 +1,4 @@
-"""Tests of opendcn.analysis (statistics over per-flow records) and opendcn.report."""
+"""Tests of opendcn.experiments.analysis (statistics over per-flow records) and opendcn.experiments.report."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from opendcn import analysis, report
-from opendcn.analysis import (
+from opendcn.experiments import analysis, report
+from opendcn.experiments.analysis import (
     compare_table,
     delivered_series,
     fct_cdf,
@@ -25,7 +25,7 @@ from opendcn.analysis import (
     shale_edges,
     size_buckets,
 )
-from opendcn.report import write_report
+from opendcn.experiments.report import write_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SIZES = [500, 5_000, 9_999, 10_000, 50_000, 500_000, 5_000_000, 20_000_000]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from opendcn import reproduce
+from opendcn import studies as reproduce
 from opendcn.errors import ConfigError
 
 TRENDS = [
@@ -39,8 +39,8 @@ def test_reproduce_negotiator_tiny(tmp_path):
     assert "workloads: web search and Google" in text
     data = json.loads((tmp_path / "negotiator.json").read_text())
     assert data["tors"] == 16 and data["baseline_cc"] == "inband"
-    assert [c["check"] for c in data["checks"]] == TRENDS
-    assert all(isinstance(c["pass"], bool) for c in data["checks"])
+    assert [c["claim"] for c in data["claims"]] == TRENDS
+    assert all(c["status"] in ("PASS", "FAIL") and c["detail"] for c in data["claims"])
     assert {r["config"] for r in data["rows"]} == {"neg-parallel", "neg-thin-clos", "sirius", "sirius-ideal"}
     assert [r["guardband_ns"] for r in data["sweeps"]["guardband"]] == [2, 10, 20]
     assert [r["predefined_slot_ns"] for r in data["sweeps"]["predefined_slot"]] == [20, 60, 120]

@@ -9,10 +9,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from opendcn import reproduce
+from opendcn import studies as reproduce
 from opendcn.cli import app
 from opendcn.errors import ConfigError
-from opendcn.reproduce_duo import CLAIMS, plan
+from opendcn.studies.duo import CLAIMS, plan
 
 STATUSES = ("PASS", "FAIL", "NOT-CHECKABLE")
 

@@ -11,9 +11,10 @@ import re
 import numpy as np
 import pytest
 
-from opendcn import hpc, reproduce
+from opendcn.fabrics import hpc
+from opendcn import studies as reproduce
 from opendcn.errors import ConfigError
-from opendcn.reproduce_hpc import path_capacity
+from opendcn.studies.hpc import path_capacity
 from opendcn.rng import stream
 
 
@@ -109,7 +110,7 @@ def test_path_capacity_shapes_and_rotor_covers_every_pair_once_per_cycle():
 def test_flow_points_run_on_a_pool_alike_and_resume(tmp_path):
     """The flow-level points give the same records on 2 worker processes as on one; a
     point listed twice runs once; a second call reads them all from the file."""
-    from opendcn.reproduce_hpc import _flow_points
+    from opendcn.studies.hpc import _flow_points
 
     base = {"nodes": 16, "radix": 8, "period": "50us"}
     pts = [("trn", "pattern:bisection", 0.3, "100us", 1, {**base, "control": "da"}),
@@ -185,7 +186,7 @@ def test_reproduce_hpc_tiny(tmp_path):
 def test_work_note_only_with_every_figure():
     """The work done is shown only when every point has it (records stored by a build
     that did not keep it have none), with each pair in the cases' order."""
-    from opendcn.reproduce_hpc import _work_note
+    from opendcn.studies.hpc import _work_note
 
     w = {("amr", "PRN", "1us"): 0.5, ("amr", "PRN", "1s"): 0.25, ("amr", "TRN-R", "1us"): 0.75,
          ("amr", "TRN-R", "1s"): None}

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from opendcn import reproduce, workload
+from opendcn import studies as reproduce, workload
 from opendcn.errors import ConfigError
-from opendcn.reproduce_openoptics import CASE1, CLAIM_TEXTS
+from opendcn.studies.openoptics import CASE1, CLAIM_TEXTS
 
 CLAIMS = [
     "Case I: traffic-aware designs' elephants (all-reduce >= 4 MB) near Clos (<= 1.5x)",
@@ -121,7 +121,7 @@ def test_request_response_flows():
 def test_pushback_anatomy_classifies_each_drop():
     import pyarrow as pa
 
-    from opendcn.reproduce_openoptics import pushback_anatomy
+    from opendcn.studies.openoptics import pushback_anatomy
 
     # uplinks 0..5, host downlinks 6..11; pair (0, 3) is paused from t=100 to t=1000 by a
     # message sent at 50 from node 2 port 1 slice 4, and told again at 2000

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn import reproduce
+from opendcn import studies as reproduce
 from opendcn.errors import ConfigError
-from opendcn.reproduce_opera import DATA, PUBLISHED_THROUGHPUT, mix_trace, published_fct, window_throughput
-from opendcn.transport import parse_rule
+from opendcn.studies.opera import DATA, PUBLISHED_THROUGHPUT, mix_trace, published_fct, window_throughput
+from opendcn.network.transport import parse_rule
 from opendcn.workload import get_cdf
 
 PUBLISHED_SHA256 = "b4c586f37705274630b16fb2af3b3c825ec164121c34c403a93c88ca571e1fca"

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from opendcn import reproduce
+from opendcn import studies as reproduce
 from opendcn.errors import ConfigError
-from opendcn.reproduce_shale import CCS
+from opendcn.studies.shale import CCS
 
 CLAIMS = [
     "intrinsic latency 2h(N^(1/h) - 1) timeslots",
@@ -93,7 +93,7 @@ def test_failure_transient_projection_reproduces_the_run_itself():
     whole-run ratio (an exact oracle), and a longer run comes closer to the steady state."""
     import numpy as np
 
-    from opendcn.reproduce_shale import TAU, failure_transient
+    from opendcn.studies.shale import TAU, failure_transient
 
     t = np.arange(1, 101) * 100 * TAU                      # 100 samples of 100 timeslots
     base = np.full(100, 1000.0)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn.routing import direct, earliest_path, hoho, ksp, vlb
-from opendcn.topology import bipartite_matching, opera, round_robin, shale, static
+from opendcn.fabrics.routing import direct, earliest_path, hoho, ksp, vlb
+from opendcn.fabrics.topology import bipartite_matching, opera, round_robin, shale, static
 
 SLICE_PS = 10_000_000  # 10 us
 

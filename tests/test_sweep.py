@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import opendcn as od
-from opendcn import db as results
-from opendcn.sweeps import load_sweep, sweep
-from opendcn.sweep_report import sweep_report, write_sweep_report
+from opendcn.experiments import db as results
+from opendcn.experiments.sweeps import load_sweep, sweep
+from opendcn.experiments.sweep_report import sweep_report, write_sweep_report
 
 TINY = {"arch": "rotornet", "duration": "60us", "options": {"nodes": 4, "uplinks": 1},
         "vary": {"load": [0.2, 0.5], "routing": ["vlb", "direct"], "seed": [1, 2]}}
@@ -222,8 +222,8 @@ def test_a_second_sweep_into_a_tree_being_written_is_refused(tmp_path):
 
 
 def test_every_point_records_the_build_that_computed_it(local_tree, tmp_path):
-    from opendcn.studies import Runner, provenance_line
-    from opendcn.sweeps import build_id
+    from opendcn.studies.base import Runner, provenance_line
+    from opendcn.experiments.sweeps import build_id
 
     root, recs = local_tree
     me = build_id()

@@ -9,12 +9,12 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from opendcn.config import Config
+from opendcn.network.config import Config
 from opendcn.errors import ConfigError
-from opendcn.routing import (compile_paths, compile_routes, direct, earliest_path, ecmp, ksp,
+from opendcn.fabrics.routing import (compile_paths, compile_routes, direct, earliest_path, ecmp, ksp,
                              lookup, neighbors, vlb)
-from opendcn.timeflow import Circuit, Entry, Hop, Path
-from opendcn.topology import connect, cycle_length, round_robin, schedule_table
+from opendcn.network.timeflow import Circuit, Entry, Hop, Path
+from opendcn.fabrics.topology import connect, cycle_length, round_robin, schedule_table
 
 
 def n_matchings(n: int) -> int:

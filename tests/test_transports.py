@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import opendcn as od
-from opendcn.transport import parse_rule
+from opendcn.network.transport import parse_rule
 
 RATE = 100e9
 

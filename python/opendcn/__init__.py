@@ -12,16 +12,16 @@
 True
 """
 
-from . import analysis, models, routing, topology, workload
+from . import models, workload
 from ._core import __version__ as engine_version
-from .config import Config
 from .errors import BufferWarning, ConfigError, DeadlockError, InvariantError
-from .network import FixedFabric, Network, NetworkBase, Result
-from .timeflow import Circuit, Entry, Hop, Path
+from .experiments import analysis
+from .fabrics import routing, topology
+from .network import Circuit, Config, Entry, FixedFabric, Hop, Network, NetworkBase, Path, Result
 from . import arch  # noqa: E402  (architectures import the names above)
-from .db import results  # noqa: E402
-from .sweeps import sweep  # noqa: E402
-from . import flowsim  # noqa: E402
+from .experiments.db import results  # noqa: E402
+from .experiments.sweeps import sweep  # noqa: E402
+from .network import flowsim  # noqa: E402
 
 __version__ = "0.1.0"
 

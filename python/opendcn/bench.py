@@ -123,7 +123,7 @@ def run_one(name: str, quick: bool) -> dict[str, Any]:
         w = workload.from_file(trace_path(wl[6:])) if wl.startswith("trace:") else workload.poisson(wl, load=load)
     duration = qdur if quick else dur
     if flow_mode:
-        from . import flowsim
+        from .network import flowsim
 
         r = flowsim.run(net, w, duration=duration, seed=1)
         s = r.summary

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import MISSING, ConfigError, InvariantError
+from .workload.run_options import make_workload
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="opendcn: packet-level simulation of optical and reconfigurable datacenter networks.")
@@ -56,43 +57,6 @@ def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
         b = blocked(p.parent)
         if b is not None:
             raise ConfigError("--summary-json", summary_json, f"{b} is a file")
-
-
-def make_workload(workload: str, load: float, pattern: str, flows_file: Optional[Path],
-                  incast_degree: int, incast_size: str, flow_size: Optional[str],
-                  active: float = 0.5, fold_ranks: bool = False,
-                  coflow_interval: Optional[str] = None) -> tuple[Any, str]:
-    from . import workload as wl
-
-    if not pattern.startswith("trace:"):
-        if coflow_interval is not None:
-            raise ConfigError("coflow_interval", coflow_interval, "co-flow barriers apply to rank traces "
-                              "(--pattern trace:NAME)")
-        if fold_ranks:
-            raise ConfigError("fold_ranks", True, "folding applies to rank traces (--pattern trace:NAME)")
-    if flows_file is not None:
-        return wl.from_file(flows_file), f"flows from {flows_file}"
-    if pattern.startswith("trace:"):
-        name = pattern[len("trace:"):]
-        w = wl.rank_trace(name, load, None if flow_size else workload, flow_size=flow_size, fold=fold_ranks,
-                          coflow_interval=coflow_interval)
-        every = ("of one flow per endpoint" if str(coflow_interval).strip().lower() == "auto"
-                 else f"every {coflow_interval}")
-        extra = (", folded" if fold_ranks else "") + (f", co-flows {every}" if coflow_interval else "")
-        return w, f"rank trace {name}, {flow_size or workload}, load {load}{extra}"
-    if pattern == "incast":
-        w = wl.poisson(None, load, "incast", incast_degree=incast_degree, incast_size=incast_size)
-        return w, f"incast degree {incast_degree} x {incast_size}, load {load}"
-    if pattern == "all-to-all":
-        if flow_size is None:
-            raise ConfigError("--flow-size", None, "all-to-all needs --flow-size")
-        return wl.poisson(None, load, "all-to-all", flow_size=flow_size), f"all-to-all {flow_size}"
-    kw: dict[str, Any] = {"flow_size": flow_size} if flow_size else {}
-    if pattern == "skewed":
-        kw["active"] = active
-    w = wl.poisson(None if flow_size else workload, load, pattern, **kw)
-    extra = f", active {active}" if pattern == "skewed" else ""
-    return w, f"{flow_size or workload}, {pattern}{extra}, load {load}"
 
 
 # ------------------------------------------------------------------------------- run
@@ -147,7 +111,7 @@ def _run_params() -> list[inspect.Parameter]:
                                              help="skewed pattern: fraction of the nodes that are active")),
         _param("mode", str, typer.Option("packet", metavar="[packet|flow]",
                                          help="packet: the packet engine; flow: flow-level max-min fair rates "
-                                              "(opendcn.flowsim, static or controller-driven circuits)")),
+                                              "(opendcn.network.flowsim, static or controller-driven circuits)")),
     ]
 
 
@@ -213,7 +177,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
         if run_kw["mode"] == "flow":
-            from . import flowsim
+            from .network import flowsim
 
             result = flowsim.run(net, wl, duration=run_kw["duration"], seed=run_kw["seed"], out=out_dir,
                                  mice_threshold=run_kw["mice_threshold"])
@@ -229,7 +193,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(s, indent=2, sort_keys=True) + "\n")
         return
     if summary_json:
-        from .network import _atomic_write
+        from .network.network import _atomic_write
         try:
             _atomic_write(Path(summary_json), json.dumps(s, indent=2, sort_keys=True))
         except OSError as e:
@@ -419,6 +383,7 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                                                         "of the packet part, 8..32, a multiple of 4) or nodes (shale: a "
                                                         "perfect fourth power)"),
               duration: Optional[str] = typer.Option(None, help="override the simulated time per point"),
+              seed: int = typer.Option(1, help="master seed of the study's runs"),
               executor: str = typer.Option("local", help="where the runs go: local, dask, slurm, submitit-local"),
               workers: Optional[int] = typer.Option(None, help="worker processes (default one per core)"),
               scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address"),
@@ -428,13 +393,13 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
               record: bool = typer.Option(False, "--record", help="run the full study and write its reference records "
                                           "(reproductions/NAME/)")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
-    from . import reproduce as rep
+    from . import studies as rep
 
     try:
         if reference and record:
             raise ConfigError("--record", True, "--reference reads the records, --record writes them: give one")
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
-                       tors=tors, duration=duration, executor=executor, workers=workers, scheduler=scheduler,
+                       tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
                        progress=sys.stderr.isatty(),
                        reference="read" if reference else "record" if record else None)
     except ConfigError as e:
@@ -454,7 +419,7 @@ def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch, duratio
           scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (default: a LocalCluster)"),
           progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar")) -> None:
     """Run a grid of runs (architectures x options x loads x seeds); skips points already done."""
-    from .sweeps import sweep as run_sweep
+    from .experiments.sweeps import sweep as run_sweep
 
     try:
         show = progress if progress is not None else sys.stderr.isatty()
@@ -477,7 +442,7 @@ def query(results_dir: Path = typer.Argument(..., metavar="DIR", help="results t
                                               "goodput_vs_load"),
           fmt: str = typer.Option("table", "--format", help="table, csv or json")) -> None:
     """Answer a question about a results tree with SQL (DuckDB reads it in place)."""
-    from . import db as results
+    from .experiments import db as results
 
     try:
         if fmt not in ("table", "csv", "json"):
@@ -506,7 +471,7 @@ def query(results_dir: Path = typer.Argument(..., metavar="DIR", help="results t
 def report(results_dir: Path = typer.Argument(..., metavar="DIR", help="results tree (a sweep's --out)"),
            out_dir: Optional[Path] = typer.Option(None, "--out", help="where report.html goes (default DIR)")) -> None:
     """Write a self-contained HTML report of a sweep: metrics against every varied parameter."""
-    from .sweep_report import write_sweep_report
+    from .experiments.sweep_report import write_sweep_report
 
     try:
         page = write_sweep_report(results_dir, out_dir)

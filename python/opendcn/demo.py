@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from . import arch, workload
-from .analysis import compare_table, format_table
-from .report import write_report
+from .experiments.analysis import compare_table, format_table
+from .experiments.report import write_report
 
 
 #: result subfolder of the runs without a routing option

@@ -3,7 +3,7 @@
 Every registered architecture (:mod:`opendcn.arch`) has a page ``docs/arch/<name>.md``.
 The prose of a page is written by hand; its options table is not: it sits between the
 markers :data:`BEGIN` and :data:`END` and is rendered from the architecture's registered
-:class:`~opendcn.options.ArchOptions` model, so the page cannot drift from what
+:class:`~opendcn.arch.options.ArchOptions` model, so the page cannot drift from what
 ``opendcn run <name> --help`` accepts. ``tests/test_docs.py`` fails when a page is missing
 or its table differs from :func:`options_table`.
 
@@ -12,7 +12,7 @@ Refresh every table (a missing page gets a stub to fill in)::
     python -m opendcn.docs              # writes docs/arch/*.md in place
     python -m opendcn.docs --check      # exit code 1 and the names of stale pages, writes nothing
 
->>> from opendcn.options import Option
+>>> from opendcn.arch.options import Option
 >>> print(option_row(Option("slot", "100ns", "timeslot | guardband included", "time", bounds="> 0")))
 | `--slot` | `100ns` | time (ps, ns, us, ms, s), > 0 | timeslot \\| guardband included |
 >>> replace_table("a\\n<!-- options:begin -->\\nold\\n<!-- options:end -->\\nb\\n", "new")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
 from ..errors import ConfigError
-from ..options import ArchOptions, FabricOptions, Option, ServiceOptions, TransportOptions, user_value
+from .options import ArchOptions, FabricOptions, Option, ServiceOptions, TransportOptions, user_value
 
 __all__ = ["Arch", "REGISTRY", "register", "get", "ArchOptions", "FabricOptions", "ServiceOptions",
            "TransportOptions", "Option"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .. import routing
-from ..config import Config
-from ..network import Network
-from ..options import FabricOptions, FailureOptions, Float, Int, TransportOptions, like, opt
-from ..timeflow import Circuit
+from ..fabrics import routing
+from ..network.config import Config
+from ..network.network import Network
+from .options import FabricOptions, FailureOptions, Float, Int, TransportOptions, like, opt
+from ..network.timeflow import Circuit
 from . import register
 
 

@@ -40,14 +40,15 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import field_validator, model_validator
 
-from .. import _core, debruijn, distda, topology
-from ..analysis import fct_stats
-from ..config import Config
+from .. import _core
+from ..fabrics import debruijn, distda, topology
+from ..experiments.analysis import fct_stats
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network, Result, _atomic_write, _engine_error, _Live
-from ..options import AutoInt, AutoRate, FailureOptions, Float, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
+from ..network.network import Network, Result, _atomic_write, _engine_error, _Live
+from .options import AutoInt, AutoRate, FailureOptions, Float, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
-from ..timeflow import Circuit, Entry, Hop, Path
+from ..network.timeflow import Circuit, Entry, Hop, Path
 from . import register
 
 #: flow-size buckets of the FCT statistics (bytes, [lo, hi)); the Duo paper's Fig. 9 reads
@@ -463,7 +464,7 @@ class DuoNetwork(Network):
     def _update_routes(self, changes: list[tuple[int, int, int | None]]) -> set[int]:
         """Apply DA port changes ``(node, da index, new neighbour or None)`` to the routing
         of the nodes concerned only (local control): their LPM tables (Duo, one port at a
-        time, :func:`opendcn.debruijn.update_port`) or direct rows (SEGR). Returns the
+        time, :func:`opendcn.fabrics.debruijn.update_port`) or direct rows (SEGR). Returns the
         nodes whose tables changed."""
         dirty: set[int] = set()
         for s, i, t in changes:
@@ -485,7 +486,7 @@ class DuoNetwork(Network):
     # ------------------------------------------------------------------ running
     def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
         """Configure the DA links of t = 0 for this run's seed, then build the engine."""
-        from ..network import check_run_args
+        from ..network.network import check_run_args
 
         _, seed = check_run_args(duration, seed)
         self._configure(seed)

@@ -16,9 +16,9 @@
 - ``fattree`` — the non-blocking three-level fat tree, ECMP, 1 VC.
 
 Racks are the engine's nodes (``--nodes``); spines, aggregation and core switches are
-switch nodes behind them. The wiring, controllers and tables live in :mod:`opendcn.hpc`.
+switch nodes behind them. The wiring, controllers and tables live in :mod:`opendcn.fabrics.hpc`.
 Every network's routes and channel rule leave the channel dependency graph acyclic at
-its channel count (:func:`opendcn.hpc.channel_dependency_cycle`; the rules are in
+its channel count (:func:`opendcn.fabrics.hpc.channel_dependency_cycle`; the rules are in
 ``docs/arch/*.md``).
 """
 
@@ -34,13 +34,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import model_validator
 
-from .. import hpc
-from ..config import Config
+from ..fabrics import hpc
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network, _Cut, _Live
-from ..options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
+from ..network.network import Network, _Cut, _Live
+from .options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
-from ..timeflow import Circuit, Entry, Hop, Path
+from ..network.timeflow import Circuit, Entry, Hop, Path
 from . import register
 
 
@@ -130,7 +130,7 @@ def _auto_pods(o: HpcOptions, pods: int | None) -> tuple[int, int]:
 # the network: tables as columns, a controller stepping the run
 # ---------------------------------------------------------------------------------------
 class HpcNetwork(Network):
-    """A packet-engine network whose routes are :class:`~opendcn.hpc.Tables` columns and
+    """A packet-engine network whose routes are :class:`~opendcn.fabrics.hpc.Tables` columns and
     whose circuits a controller may recompute during the run (``controller``)."""
 
     controller: Any = None
@@ -270,7 +270,7 @@ class Controller(abc.ABC):
     def reconfigure(self, net: HpcNetwork, demand: np.ndarray, now_ps: int) -> list[tuple[int, int]]:
         """One reconfiguration at ``now_ps`` from ``demand`` (bytes still to deliver per
         rack pair), served over the next period; the packet engine and the flow-level
-        mode (:mod:`opendcn.flowsim`) both step the controller through here. A
+        mode (:mod:`opendcn.network.flowsim`) both step the controller through here. A
         demand-aware controller keeps its circuits when nothing is waiting. Returns the
         sending (node, port) ends whose circuit changed (empty: nothing changed)."""
         assert self.period is not None

@@ -26,8 +26,8 @@ from typing import Literal
 from pydantic import field_validator, model_validator
 
 from ..errors import ConfigError
-from ..options import ArchOptions, Float, Int, Rate, Size, Time, like, opt
-from ..slotted import SlottedNetwork
+from .options import ArchOptions, Float, Int, Rate, Size, Time, like, opt
+from ..network.slotted import SlottedNetwork
 from . import register
 
 VARIANTS = ("base", "iterative:N", "relay", "data-size", "hol-delay", "stateful", "projector")

@@ -54,8 +54,6 @@ there for ``ws10_first50ms``; see the issue notes for the full comparison and ti
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import field_validator
@@ -63,12 +61,13 @@ from pydantic import field_validator
 import numpy as np
 
 from .. import _core
-from ..config import Config
+from ..fabrics.topology import opera_matchings
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network, Result, _engine_error
-from ..timeflow import Circuit
-from ..transport import parse_rule
-from ..options import AutoSize, AutoTime, FailureOptions, Float, Int, Rate, ServiceOptions, Size, Time, check_rule, opt
+from ..network.network import Network, Result, _engine_error
+from ..network.timeflow import Circuit
+from ..network.transport import parse_rule
+from .options import AutoSize, AutoTime, FailureOptions, Float, Int, Rate, ServiceOptions, Size, Time, check_rule, opt
 from . import register
 
 DECISIONS = [
@@ -116,34 +115,6 @@ DECISION_K_PATHS = (
     "(opera-sim: per packet at the source NIC; a returned header draws again from the ToR returning "
     "it); a packet whose next circuit is down, changed or would go down before its last bit is "
     "re-routed at that ToR over the current slice (never sent into it), drawing again")
-
-
-def _load_matchings(which: str, tors: int, uplinks: int) -> np.ndarray:
-    """Matchings as a flat int64 array (rows k, entry tor*uplinks + rotor); empty = generate."""
-    if which == "generate":
-        return np.zeros(0, dtype=np.int64)
-    if which == "opera":
-        text = resources.files("opendcn").joinpath("data/opera/ucmp_dyn_topo.txt").read_text()
-        origin = "opera"
-    else:
-        p = Path(which)
-        try:
-            text = p.read_text()
-        except OSError as e:
-            raise ConfigError("--matchings", which, f"cannot read file: {e.strerror or e}") from None
-        origin = which
-    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
-    try:
-        head = [int(x) for x in lines[0]]
-        rows = [[int(x) for x in ln] for ln in lines[2:]]
-    except (ValueError, IndexError):
-        raise ConfigError("--matchings", origin, "expected 'hosts downlinks uplinks tors', a slice line, then integer rows") from None
-    if len(head) != 4 or head[2] != uplinks or head[3] != tors:
-        raise ConfigError("--matchings", origin, f"file is for {head[3] if len(head) == 4 else '?'} ToRs x "
-                          f"{head[2] if len(head) == 4 else '?'} uplinks, not --tors {tors} x --uplinks {uplinks}")
-    if len(rows) != tors // uplinks or any(len(r) != tors * uplinks for r in rows):
-        raise ConfigError("--matchings", origin, f"expected {tors // uplinks} rows of {tors * uplinks} ToR ids")
-    return np.asarray(rows, dtype=np.int64).ravel()
 
 
 class OperaNetwork(Network):
@@ -199,7 +170,7 @@ class OperaNetwork(Network):
         prop, host_prop = o.propagation, o.host_propagation
         ser = pkt * 8 * 10**12 // rate
         try:
-            fab = _core.rotor_fabric(tors, u, _load_matchings(which, tors, u), int(o.matchings_seed),
+            fab = _core.rotor_fabric(tors, u, opera_matchings(which, tors, u), int(o.matchings_seed),
                                      o.eps or 0, o.delta or 0, reconf, prop, ser, o.queue)
         except _core.EngineSpecError as e:
             raise _engine_error(e) from None
@@ -274,7 +245,7 @@ class OperaNetwork(Network):
     # ------------------------------------------------------------------ monitoring
     def start(self, workload: Any, duration: Any, seed: int = 1, *, collect_tm: bool = False) -> None:
         """Choose the watched ports for this run (``--watch``), then build the engine."""
-        from ..network import check_run_args
+        from ..network.network import check_run_args
 
         duration_ps, _ = check_run_args(duration, seed)
         c = self.config
@@ -319,7 +290,7 @@ class OperaNetwork(Network):
     def _arch_result(self, result: Result, o: dict[str, Any]) -> None:
         import pyarrow as pa
 
-        from ..analysis import fct_stats
+        from ..experiments.analysis import fct_stats
 
         flows = result.flows
         size = np.asarray(flows["size_bytes"], dtype=np.int64)

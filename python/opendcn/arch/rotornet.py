@@ -32,11 +32,11 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from .. import routing, topology
-from ..config import Config
+from ..fabrics import routing, topology
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network
-from ..options import FabricOptions, FailureOptions, Float, Int, ServiceOptions, Time, TransportOptions, like, opt
+from ..network.network import Network
+from .options import FabricOptions, FailureOptions, Float, Int, ServiceOptions, Time, TransportOptions, like, opt
 from . import register
 
 

@@ -55,13 +55,13 @@ import numpy as np
 import pyarrow as pa
 
 from .. import _core
-from ..analysis import bucket_labels, shale_edges
-from ..config import Config
+from ..experiments.analysis import bucket_labels, shale_edges
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import FixedFabric, Result, _Cut, _Live, core_summary, flows_table
+from ..network.network import FixedFabric, Result, _Cut, _Live, core_summary, flows_table
 from ..rng import stream
 from ..units import parse_rate, parse_size, parse_time
-from ..options import Kind, AutoInt, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, opt
+from .options import Kind, AutoInt, AutoTime, Float, Int, Rate, ServiceOptions, Size, Time, opt
 from . import register
 
 CC_CHOICES = ("hbh+spray", "hbh", "spray", "priority", "isd", "rd", "ndp", "none")
@@ -265,7 +265,7 @@ class ShaleNetwork(FixedFabric):
         """OpenOptics' infrastructure services on the Shale cell engine: congestion
         detection on the per-neighbour queues, push-back to the cell's source, flow pausing
         (elephants take the direct semi-path only); see the engine's module doc."""
-        from ..slotted import slotted_services
+        from ..network.slotted import slotted_services
 
         return slotted_services(self, "shale", **kw)
 
@@ -420,7 +420,7 @@ class ShaleNetwork(FixedFabric):
         flows = flows_table(self.config, f, o, ideal=ideal, extra={"delivered_bytes": o["flow_delivered"]})
         ts = self._series(o["series"])
         sim_s = live.duration / 1e12
-        from ..slotted import packets_summary, services_summary
+        from ..network.slotted import packets_summary, services_summary
 
         services = services_summary(self._services, o["metrics"])
         am = self._arch_metrics(o, size, dst, done, norm, failed, cutoff, sim_s)

@@ -50,8 +50,8 @@ from typing import Literal
 from pydantic import model_validator
 
 from ..errors import ConfigError
-from ..options import AutoInt, AutoTime, FailureOptions, Float, Int, ServiceOptions, Size, Time, like, opt
-from ..slotted import SlottedNetwork
+from .options import AutoInt, AutoTime, FailureOptions, Float, Int, ServiceOptions, Size, Time, like, opt
+from ..network.slotted import SlottedNetwork
 from . import register
 from .negotiator import AwgrOptions
 

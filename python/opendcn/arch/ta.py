@@ -53,12 +53,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import model_validator
 
-from .. import routing, topology
-from ..config import Config
+from ..fabrics import routing, topology
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network, _Live
-from ..options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
-from ..timeflow import Circuit, Entry
+from ..network.network import Network, _Live
+from .options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
+from ..network.timeflow import Circuit, Entry
 from . import register
 
 

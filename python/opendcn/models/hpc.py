@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..hpc import check_radix, max_weight_matching, mesh_pod_size, prn_lp, stable_matching, trn3d_dims
+from ..fabrics.hpc import check_radix, max_weight_matching, mesh_pod_size, prn_lp, stable_matching, trn3d_dims
 from ..rng import stream
 
 __all__ = ["moore_bound", "Row", "table1", "table1_exact", "SCALES", "table2", "PRICES", "POWER", "inventory",

@@ -12,7 +12,7 @@
   the arrival slice (Opera's routing);
 - :func:`routing_direct_ta`: traffic-aware direct routing (one slice, port 0).
 
-The searches run on opendcn's routing code (``opendcn.routing``); ties between equally
+The searches run on opendcn's routing code (``opendcn.fabrics.routing``); ties between equally
 early paths are broken by fewer hops, then lower ports and node ids.
 
 >>> from opendcn.openoptics import OpticalTopo, Toolbox
@@ -31,7 +31,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import ConfigError
-from ..routing import _earliest
+from ..fabrics.routing import _earliest
 from ._schedule import Schedule
 from .TimeFlowTable import ANY, Path, Step
 

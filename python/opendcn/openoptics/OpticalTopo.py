@@ -1,6 +1,6 @@
 """OpenOptics' topology generators: circuits as ``[time_slice, node1, node2, port1, port2]``.
 
-These follow OpenOptics' semantics, which differ from the native ``opendcn.topology``:
+These follow OpenOptics' semantics, which differ from the native ``opendcn.fabrics.topology``:
 
 - :func:`round_robin` keeps node 0 fixed and, after every slice, moves the last node of
   the list to the second place (slice 0 pairs 0-(N-1), 1-(N-2), ...); an odd count gets
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import topology as _native
+from ..fabrics import topology as _native
 from ..errors import ConfigError
 
 __all__ = ["round_robin", "opera", "shale", "static_topo", "bipartite_matching", "from_schedule",

@@ -39,11 +39,11 @@ import networkx as nx
 import numpy as np
 
 from .. import workload as _wl
-from ..config import Config
+from ..network.config import Config
 from ..errors import ConfigError
-from ..network import Network, Result
-from ..timeflow import Circuit, Entry, Hop
-from ..timeflow import Path as NativePath
+from ..network.network import Network, Result
+from ..network.timeflow import Circuit, Entry, Hop
+from ..network.timeflow import Path as NativePath
 from ._schedule import Schedule
 from .DeviceManager import DeviceManager
 from .TimeFlowTable import ANY, Path, TimeFlowEntry

@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import ConfigError
-from ..timeflow import Circuit
+from ..network.timeflow import Circuit
 
 
 class Schedule:
@@ -50,7 +50,7 @@ class Schedule:
 
     @cached_property
     def view(self) -> Any:
-        from ..routing import _View
+        from ..fabrics.routing import _View
 
         return _View(self.circuits, self.S)
 

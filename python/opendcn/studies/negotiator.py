@@ -1,7 +1,7 @@
-"""``opendcn reproduce NAME``: re-run a seed paper's evaluation, print a table, write
-plots and a JSON of the numbers, and check the paper's stated trends (PASS/FAIL each).
+"""``opendcn reproduce negotiator``: NegotiaToR (Liang et al., SIGCOMM'24, §4) on the
+slotted engine, with the paper's stated trends checked (PASS / FAIL each).
 
-``negotiator`` (Liang et al., SIGCOMM'24, §4): Hadoop, uniform Poisson traffic from 10 %
+What runs: Hadoop, uniform Poisson traffic from 10 %
 to 100 % load on NegotiaToR (parallel network and thin-clos, PB + PQ) and on the
 Sirius-like traffic-oblivious baseline; the PB/PQ ablation at 100 % load; an incast
 microbenchmark (degree 15, 1 KB at t = 10 us) and Hadoop mixed with random incasts
@@ -18,14 +18,14 @@ ProjecToR-like). The baseline runs with in-band congestion control
 (``sirius --cc inband``); its idealized variant (``--cc ideal``, instant credits) is run
 at the top load for comparison. Full: 128 ToRs x 8 ports, 30 ms per point as in the
 paper (slow: tens of minutes on one core; ``--duration`` overrides); quick: 64 ToRs,
-4 loads, 2 ms, 3-point sweeps, one load per extra workload. ``run(..., tors=,
+4 loads, 2 ms, 3-point sweeps, one load per extra workload. ``study(..., tors=,
 duration=)`` shrinks either further (the test suite runs 16 ToRs for 300 us).
 
-``run`` returns 0 when every trend holds, 1 otherwise (failed trends are printed, never
+``study`` returns 0 when every trend holds, 1 otherwise (failed trends are printed, never
 hidden); every run's invariants (exact byte conservation, no collision, no guardband
 violation) are checked, and one configuration is run twice to check determinism.
 
-Every run is a point of the sweep runner (:mod:`opendcn.studies`), stored under
+Every run is a point of the sweep runner (:mod:`opendcn.studies.base`), stored under
 ``OUT/runs`` (resumable; ``opendcn query OUT/runs ...`` reads it). Decisions of this
 reproduction: the predefined phase scales with the size (``ceil((N-1)/S)`` slots, 16 at
 128 x 8) and the scheduled phase keeps the paper's 3.66-us epoch as closely as whole slots
@@ -41,59 +41,14 @@ cap, report charged or free) shows where the two claims that depend on them hold
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import ConfigError
-from .studies import provenance_line
-from .studies import text_table as _table
-from .units import parse_time
-
-NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
-#: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
-REFERENCED = ("openoptics",)
-
-
-def run(name: str, quick: bool = False, out: str | Path | None = None,
-        echo: Callable[[str], None] = print, *, tors: int | None = None,
-        duration: str | None = None, executor: str = "local", workers: int | None = None,
-        scheduler: str | None = None, progress: bool = False, reference: str | None = None) -> int:
-    """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
-    ``out/<name>``); returns 0 if every trend check passed. ``tors`` / ``duration``
-    override the mode's size and per-point duration (each study says which sizes it takes).
-    The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
-    ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
-    ``reference="read"`` renders the page and verdicts from the study's reference records
-    (``reproductions/<name>/``, full-scale points kept in the source tree) without running
-    anything; ``"record"`` runs the full study and writes those records."""
-    if name != "all" and name not in NAMES:
-        raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
-    out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
-    if out.exists() and not out.is_dir():
-        raise ConfigError("--out", str(out), "exists and is not a directory")
-    if tors is not None and tors < 2:
-        raise ConfigError("tors", tors, "need at least 2")
-    kw: dict[str, Any] = dict(executor=executor, workers=workers, scheduler=scheduler, progress=progress)
-    if reference is not None:
-        if reference not in ("read", "record"):
-            raise ConfigError("reference", reference, "expected read or record")
-        without = [n for n in ([name] if name != "all" else NAMES) if n not in REFERENCED]
-        if name != "all" and without:
-            raise ConfigError("--reference" if reference == "read" else "--record", name,
-                              f"no reference records for this study yet (studies with them: {', '.join(REFERENCED)})")
-        if quick:
-            raise ConfigError("--quick", True, "reference records are the full-scale points: drop --quick")
-    if name == "all":
-        codes = []
-        for n in NAMES:
-            echo(f"== reproduce {n}")
-            ref = {"reference": reference} if reference is not None and n in REFERENCED else {}
-            codes.append(_STUDIES[n](quick, out / n, echo, tors, duration, **kw, **ref))
-        return max(codes)
-    if reference is not None:
-        kw["reference"] = reference
-    return _STUDIES[name](quick, out, echo, tors, duration, **kw)
+from ..errors import ConfigError
+from .base import FAIL, PASS, Claim, Runner, exit_code, no_reference, write_json, write_page
+from .base import text_table as _table
+from ..experiments.plots import figure, save
+from ..units import parse_time
 
 
 def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
@@ -122,14 +77,17 @@ def _hadoop(load: float, workload: str = "hadoop") -> dict[str, Any]:
     return {"workload": workload, "load": load, "pattern": "uniform"}
 
 
-def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None = None,
-                duration_: str | None = None, *, executor: str = "local", workers: int | None = None,
-                scheduler: str | None = None, progress: bool = False) -> int:
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
     import math
 
-    from .studies import Runner
-    from .workload import get_cdf
+    from ..workload import get_cdf
 
+    no_reference("negotiator", reference)
+    tors_, duration_ = tors, duration       # the overrides; below, the study's own sizes
     if tors_ is not None and (tors_ < 16 or tors_ % 8):
         raise ConfigError("tors", tors_, "NegotiaToR's study needs a multiple of 8, at least 16")
     tors = tors_ or (64 if quick else 128)
@@ -137,7 +95,6 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
     duration = duration_ or ("2ms" if quick else "30ms")
     dur_ps = parse_time(duration, "duration")
     loads = [0.1, 0.4, 0.7, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
-    seed = 1
     # DECIDE: the predefined phase scales with the size (one round robin: ceil((N-1)/S)
     # slots, 16 at the paper's 128 x 8) and the scheduled phase fills the paper's epoch
     # length (3.66 us) as closely as whole 90-ns slots allow, so a smaller network keeps the
@@ -486,9 +443,10 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
                    f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed) + len(a2a) + len(fl) + len(variants) + len(sens)}"
                    " runs"))
     checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
+    claims = [Claim(c, PASS if ok else FAIL, d) for c, ok, d in checks]
     echo("")
-    for name_, ok, detail in checks:
-        echo(f"{'PASS' if ok else 'FAIL'}  {name_}  [{detail}]")
+    for c in claims:
+        echo(c.line())
 
     out.mkdir(parents=True, exist_ok=True)
     data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
@@ -496,20 +454,15 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
             "mixed_incast": mixed, "sweep_load": sweep_load, "sweeps": sweeps, "workloads": wl_rows,
             "all_to_all": a2a, "link_failures": failures, "mice_breakdown": breakdown,
             "variants": variants, "sirius_sensitivity": sens,
-            "epoch": {"predefined_slots": pre, "scheduled_slots": sched},
-            "checks": [{"check": c, "pass": ok, "detail": d} for c, ok, d in checks]}
+            "epoch": {"predefined_slots": pre, "scheduled_slots": sched}}
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "negotiator.json").write_text(json.dumps(data, indent=2))
+    write_json(out, "negotiator", data, claims, prov, echo)
     _plots(out, rows, abl, loads)
     _sweep_plots(out, sweeps, {k: (v[0], v[2]) for k, v in sweep_defs.items()}, wl_rows)
     _micro_plots(out, a2a, failures)
-    from .studies import FAIL, PASS, Claim, write_page
-
     pngs = sorted(f.name for f in out.glob("*.png"))
     write_page(out, "reproduce negotiator", f"NegotiaToR on opendcn's slotted engine, {tors} ToRs x {ports} ports, "
-               f"hadoop, {duration} per point.", [Claim(c, PASS if ok else FAIL, d) for c, ok, d in checks],
+               f"hadoop, {duration} per point.", claims,
                [("NegotiaToR and the baseline against load", rows,
                  ["config", "load", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "invariants_ok"]),
                 ("ablation at the top load", abl, ["config", "goodput", "mice_mean_us", "mice_p99_us"]),
@@ -517,21 +470,16 @@ def _negotiator(quick: bool, out: Path, echo: Callable[[str], None], tors_: int 
                 ("the baseline's unpublished parameters", sens,
                  ["slot_ns", "relay_cap", "report", "load", "goodput", "mice_p99_us", "p99_ratio"])], pngs, provenance=prov)
     echo(f"\nwrote {out / 'negotiator.json'}, {out / 'index.html'} and plots under {out}")
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return exit_code(claims)
 
 
 def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loads: list[float]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     order = ["neg-parallel", "neg-thin-clos", "sirius", "sirius-ideal"]
     labels = sorted({r["config"] for r in rows}, key=order.index)
     for key, fname, ylabel, logy in (("mice_p99_us", "mice_p99.png", "mice p99 FCT (us)", True),
                                      ("mice_mean_us", "mice_mean.png", "mice mean FCT (us)", True),
                                      ("goodput", "goodput.png", "goodput (normalized to host side)", False)):
-        fig, ax = plt.subplots(figsize=(5, 3.5))
+        fig, ax = figure(5, 3.5)
         for lab in labels:
             xs = [r["load"] for r in rows if r["config"] == lab]
             ys = [r[key] for r in rows if r["config"] == lab]
@@ -542,28 +490,19 @@ def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loa
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / fname, dpi=120)
-        plt.close(fig)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+        save(fig, out / fname)
+    fig, ax = figure(5, 3.5)
     ax.bar([r["config"].replace("ablation ", "") for r in abl], [r["mice_p99_us"] for r in abl])
     ax.set_ylabel("mice p99 FCT (us) at 100 % load")
-    fig.tight_layout()
-    fig.savefig(out / "ablation.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "ablation.png")
 
 
 def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[str, tuple[str, str]],
                  wl_rows: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     for sname, srows in sweeps.items():
         col, unit = cols[sname]
         xs = [r[col] for r in srows]
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
+        fig, (a1, a2) = figure(8, 3.2, 2)
         a1.plot(xs, [r["mice_p99_us"] for r in srows], marker="o", label="p99")
         a1.plot(xs, [r["mice_mean_us"] for r in srows], marker="s", label="mean")
         a1.set_ylabel("mice FCT (us)")
@@ -577,11 +516,9 @@ def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[
         if sname == "scheduled_slots":
             a1.set_xscale("log")
             a2.set_xscale("log")
-        fig.tight_layout()
-        fig.savefig(out / f"sweep_{sname}.png", dpi=120)
-        plt.close(fig)
+        save(fig, out / f"sweep_{sname}.png")
     wls = sorted({r["workload"] for r in wl_rows})
-    fig, axes = plt.subplots(1, len(wls), figsize=(4 * len(wls), 3.2), squeeze=False)
+    fig, axes = figure(4 * len(wls), 3.2, len(wls), squeeze=False)
     for ax, w in zip(axes[0], wls):
         for lab in ("neg-parallel", "sirius"):
             pts = [r for r in wl_rows if r["workload"] == w and r["config"] == lab]
@@ -592,18 +529,11 @@ def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "workloads.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "workloads.png")
 
 
 def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = figure(5, 3.5)
     for lab in ("neg-parallel", "neg-thin-clos", "sirius"):
         pts = [r for r in a2a if r["config"] == lab]
         ax.plot([r["flow_size"] for r in pts], [r["goodput"] for r in pts], marker="o", label=lab)
@@ -612,53 +542,15 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
     ax.set_ylabel("all-to-all goodput (normalized)")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "all_to_all.png", dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    save(fig, out / "all_to_all.png")
+    fig, ax = figure(6, 3.5)
     for k, f in failures.items():
         ax.plot(f["time_us"], f["normalized"], label=f"{100 * f['fraction']:g} % links")
     ax.set_xlabel("time (us)")
     ax.set_ylabel("receiver bandwidth / pre-failure")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "link_failures.png", dpi=120)
-    plt.close(fig)
-
-
-def _shale(*a: Any, **kw: Any) -> int:
-    from .reproduce_shale import study
-
-    return study(*a, **kw)
-
-
-def _opera(*a: Any, **kw: Any) -> int:
-    from .reproduce_opera import study
-
-    return study(*a, **kw)
-
-
-def _duo(*a: Any, **kw: Any) -> int:
-    from .reproduce_duo import run_duo
-
-    return run_duo(*a, **kw)
-
-
-def _openoptics(*a: Any, **kw: Any) -> int:
-    from .reproduce_openoptics import study
-
-    return study(*a, **kw)
-
-
-def _hpc(*a: Any, **kw: Any) -> int:
-    from .reproduce_hpc import study
-
-    return study(*a, **kw)
-
-
-_STUDIES: dict[str, Callable[..., int]] = {"negotiator": _negotiator, "shale": _shale, "opera": _opera, "duo": _duo,
-                                           "openoptics": _openoptics, "hpc": _hpc}
+    save(fig, out / "link_failures.png")
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:

@@ -39,8 +39,8 @@ import annotated_types as at
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
                       model_validator)
 
-from .errors import ConfigError
-from .units import parse_rate, parse_size, parse_time
+from ..errors import ConfigError
+from ..units import parse_rate, parse_size, parse_time
 
 __all__ = ["ArchOptions", "Option", "opt", "like", "FailureOptions", "Int", "Float", "Time", "Rate", "Size", "AutoTime",
            "AutoSize", "AutoInt", "AutoRate", "LimitInt", "Kind", "check_rule", "FabricOptions", "ServiceOptions", "TransportOptions", "flag"]
@@ -240,7 +240,7 @@ def user_value(e: ConfigError, cls: type[BaseModel], data: dict[str, Any]) -> Co
 
 # ---------------------------------------------------------------------------- shared groups
 class FabricOptions(ArchOptions):
-    """The hardware of a packet-engine network (the fields of :class:`~opendcn.config.Config`)."""
+    """The hardware of a packet-engine network (the fields of :class:`~opendcn.network.config.Config`)."""
 
     nodes: Int = opt(16, "number of nodes (ToRs) the fabric connects", ge=2)
     uplinks: Int = opt(1, "uplinks per node", ge=1)
@@ -257,7 +257,7 @@ class FabricOptions(ArchOptions):
     mtu: Size = opt("1500B", "payload bytes per packet", gt=0)
 
     def config(self, **extra: Any) -> dict[str, Any]:
-        """The :class:`~opendcn.config.Config` fields (None: keep the Config default)."""
+        """The :class:`~opendcn.network.config.Config` fields (None: keep the Config default)."""
         keys = ("nodes", "uplinks", "link_rate", "propagation", "host_rate", "hosts_per_node",
                 "host_link_rate", "buffer", "shared_buffer", "buffer_alpha", "mtu")
         out = {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
@@ -283,7 +283,7 @@ class ServiceOptions(ArchOptions):
 
     def apply_services(self, net: Any) -> None:
         """Switch the chosen services on ``net``."""
-        from .network import Network
+        from ..network.network import Network
 
         if self.log_drops and not isinstance(net, Network):
             raise ConfigError("--log-drops", self.log_drops, "the slotted engines (Sirius, Shale) do not record drops "
@@ -328,7 +328,7 @@ class FailureOptions(ArchOptions):
 
 def check_rule(v: str) -> str:
     """Validator of a transport-rule option (``auto`` is left to the architecture)."""
-    from .transport import parse_rule
+    from ..network.transport import parse_rule
 
     if str(v).strip().lower() != "auto":
         parse_rule(v)
@@ -336,7 +336,7 @@ def check_rule(v: str) -> str:
 
 
 class TransportOptions(ArchOptions):
-    """The end-to-end transports of the packet engine (see :mod:`opendcn.transport`)."""
+    """The end-to-end transports of the packet engine (see :mod:`opendcn.network.transport`)."""
 
     transport: str = opt("ideal", "transport rule by flow size, e.g. dctcp, tcp, ndp, ideal, 'ndp<1MB,tcp' "
                                   "('<' strict, '<=' inclusive; the last term catches the rest)")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["channel_dependency_graph", "channel_dependency_cycle", "dependency_edges"]
 

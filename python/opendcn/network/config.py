@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
-from .errors import ConfigError
-from .units import parse_rate, parse_size, parse_time
+from ..errors import ConfigError
+from ..units import parse_rate, parse_size, parse_time
 
 Time = Annotated[int, BeforeValidator(lambda v: parse_time(v, "time"))]
 Rate = Annotated[int, BeforeValidator(lambda v: parse_rate(v, "rate"))]

@@ -1,9 +1,9 @@
 """Routing over circuit schedules, and compilation of paths into time-flow tables.
 
-What is modeled: a route is a :class:`~opendcn.timeflow.Path` — a list of
+What is modeled: a route is a :class:`~opendcn.network.timeflow.Path` — a list of
 ``Hop(node, port, dep_ts)`` for packets entering at ``src`` in slice ``ts``. Slices are the
 abstract indices ``0..S-1`` of a cyclic schedule (durations live in
-:class:`~opendcn.config.Config`, in picoseconds); a packet that arrives at a node in slice
+:class:`~opendcn.network.config.Config`, in picoseconds); a packet that arrives at a node in slice
 ``a`` may leave in a later slice ``dep`` (it waits ``(dep - a) mod S`` slices, wrapping into
 the next cycle) and may also take several hops inside one slice (as in Opera). For
 a static schedule (every circuit ``ts=None``) paths and hops carry ``None`` slices.
@@ -13,18 +13,18 @@ Routers (OpenOptics' routing API): :func:`direct`, :func:`vlb` (traffic-obliviou
 :func:`earliest_path`. They are the reference implementations — built for clarity on
 networks of up to a few dozen nodes and slices; the engine's built-in routers for large
 networks must decide identically. Each router validates the schedule once (through
-:func:`opendcn.topology.schedule_table`) and works on a per-slice adjacency view.
+:func:`opendcn.fabrics.topology.schedule_table`) and works on a per-slice adjacency view.
 
 Compilation: :func:`compile_paths` turns paths into per-node time-flow entries
 (``lookup="hop"``) whose lookup — :func:`lookup`, the reference of the engine's rule
-documented in :mod:`opendcn.timeflow` — reproduces every path's decisions;
+documented in :mod:`opendcn.network.timeflow` — reproduces every path's decisions;
 :func:`compile_routes` gives the source-routing form (``lookup="source"``).
 
 Simplifications: routes are computed from the schedule alone (no queue state); ties are
 broken deterministically as each function documents, so the same schedule always yields
 the same paths in the same order (sorted by src, dst, ts, hops).
 
->>> from opendcn.topology import round_robin
+>>> from opendcn.fabrics.topology import round_robin
 >>> rr = round_robin(4)                       # slices {0-1,2-3}, {0-2,1-3}, {0-3,1-2}
 >>> [p.hops for p in direct(rr) if (p.src, p.dst, p.ts) == (0, 3, 0)]
 [(Hop(node=0, port=0, dep_ts=2),)]
@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ConfigError
-from .timeflow import Circuit, Entry, Hop, Path  # noqa: F401  (Circuit: the doctests build circuits)
+from ..errors import ConfigError
+from ..network.timeflow import Circuit, Entry, Hop, Path  # noqa: F401  (Circuit: the doctests build circuits)
 from .topology import _STATIC, _as_array, _is_int, schedule_table
 
 if TYPE_CHECKING:
@@ -189,9 +189,9 @@ def neighbors(circuits: Iterable[Any], node: int, ts: int | None) -> list[tuple[
     (``ts=None``); ``ts=None`` asks for the static circuits only. A port of ``node`` that
     appears twice raises :class:`ConfigError` naming slice, node and port; the rest of the
     schedule is not checked here (a cheap helper for per-node loops — use
-    :func:`opendcn.topology.schedule_table` for the full feasibility check).
+    :func:`opendcn.fabrics.topology.schedule_table` for the full feasibility check).
 
-    >>> from opendcn.topology import round_robin
+    >>> from opendcn.fabrics.topology import round_robin
     >>> neighbors(round_robin(4, uplink=2), 0, 1)
     [(0, 3)]
     """
@@ -244,7 +244,7 @@ def earliest_path(circuits: Iterable[Any], src: int, dst: int, ts: int | None,
     ``circuits`` may also be a :class:`~opendcn.network.Network`, whose number of slices
     is used (a deployed schedule may end with idle slices).
 
-    >>> from opendcn.topology import round_robin
+    >>> from opendcn.fabrics.topology import round_robin
     >>> earliest_path(round_robin(4), 0, 3, ts=0, max_hop=1).hops
     (Hop(node=0, port=0, dep_ts=2),)
     """
@@ -390,7 +390,7 @@ def direct(circuits: Iterable[Any], *, slices: int | None = None) -> list[Path]:
     :class:`~opendcn.network.Network` itself (``direct(net)``) to route over its deployed
     schedule, idle trailing slices included:
 
-    >>> from opendcn.topology import round_robin
+    >>> from opendcn.fabrics.topology import round_robin
     >>> [(p.ts, p.hops[0].dep_ts) for p in direct(round_robin(4)) if (p.src, p.dst) == (0, 2)]
     [(0, 1), (1, 1), (2, 1)]
     >>> [(p.ts, p.hops[0].dep_ts) for p in direct(round_robin(4), slices=4) if (p.src, p.dst) == (0, 2)]
@@ -419,7 +419,7 @@ def vlb(circuits: Iterable[Any], *, slices: int | None = None) -> list[Path]:
     ``(s, a, d)`` are spread per packet by multipath. Static schedule: slices are None.
     ``slices``: as for :func:`direct`.
 
-    >>> from opendcn.topology import round_robin
+    >>> from opendcn.fabrics.topology import round_robin
     >>> [p.hops for p in vlb(round_robin(4)) if (p.src, p.dst, p.ts) == (0, 3, 0)]
     [(Hop(node=0, port=0, dep_ts=0), Hop(node=1, port=0, dep_ts=1))]
     """
@@ -518,7 +518,7 @@ def ksp(circuits: Iterable[Any], k: int = 4, endpoints: Iterable[int] | None = N
     >>> ring = [Circuit(i, 0, (i + 1) % 4, 1) for i in range(4)]
     >>> [p.nodes for p in ksp(ring, k=2, endpoints=[0, 2]) if p.src == 0]
     [[0, 1], [0, 3]]
-    >>> from opendcn.topology import round_robin
+    >>> from opendcn.fabrics.topology import round_robin
     >>> [(p.ts, p.nodes) for p in ksp(round_robin(4, uplink=2), k=1, per_slice=True) if (p.src, p.dst) == (0, 3)]
     [(0, [0, 1]), (1, [0])]
     """

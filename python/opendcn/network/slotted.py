@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import _core
+from .. import _core
 from .config import Config
-from .errors import ConfigError
+from ..errors import ConfigError
 from .network import FixedFabric, NetworkBase, Result, _Cut, _Live, core_summary, flows_table
-from .rng import stream
-from .units import parse_time
+from ..rng import stream
+from ..units import parse_time
 
 __all__ = ["SlottedNetwork", "incast_stats", "fct_in_epochs", "slotted_services", "services_summary",
            "packets_summary"]

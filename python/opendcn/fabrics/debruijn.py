@@ -18,7 +18,7 @@ Choices this module makes where the paper leaves room:
   switches together hold every de Bruijn edge exactly once (:func:`static_successors`).
 * **Self-loops.** DB(b, d) has ``b`` self-loops, the constant words ``c...c``; with the
   matchings above they are all on switch 0. A self-loop port is *idle*: no static
-  circuit is built on it (:func:`opendcn.topology.de_bruijn` skips it), routing tables
+  circuit is built on it (:func:`opendcn.fabrics.topology.de_bruijn` skips it), routing tables
   ignore it, and :func:`self_loop_ports` lists it so an architecture may give the port to
   something else. Nothing is lost: Alg. 1 with the self-loop included gives the same
   reduced table (Local wins the self-loop's full-length entry and the others are never a
@@ -67,8 +67,8 @@ from typing import Final, NamedTuple
 
 import numpy as np
 
-from .errors import ConfigError, InvariantError
-from .timeflow import Entry
+from ..errors import ConfigError, InvariantError
+from ..network.timeflow import Entry
 
 __all__ = [
     "LOCAL", "UNUSED", "Prefix", "LpmTable",

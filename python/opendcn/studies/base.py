@@ -10,6 +10,15 @@ an interrupted reproduction resumes where it stopped and ``opendcn query`` /
 
 A study's stated claims are :class:`Claim` s with a status ``PASS``, ``FAIL`` or
 ``NOT-CHECKABLE`` and the reason (the numbers the status comes from).
+
+Every study module (``opendcn.studies.<paper>``) has the same entry point, :class:`Study`::
+
+    study(out, *, quick=False, tors=None, duration=None, seed=1, reference=None,
+          echo=print, executor="local", workers=None, scheduler=None, progress=False) -> int
+
+It writes ``out/<paper>.json`` (its numbers, ``"claims"`` as :func:`claims_json` gives
+them and ``"provenance"``), ``out/index.html`` (:func:`write_page`) and its plots, and
+returns :func:`exit_code` of its claims: 0 when none failed.
 """
 
 from __future__ import annotations
@@ -18,15 +27,45 @@ import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
-from .errors import ConfigError, InvariantError
-from .sweeps import RUN_OPTIONS, Point, Sweep, build_id, run_point, sweep
+from ..errors import ConfigError, InvariantError
+from ..experiments.sweeps import RUN_OPTIONS, Point, Sweep, build_id, run_point, sweep
 
-__all__ = ["Runner", "Loaded", "Reference", "RefPoint", "MissingReference", "reference_root", "Claim", "PASS", "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page",
-           "run_ok", "echo_study", "claims_json", "provenance_line"]
+__all__ = ["Study", "Runner", "Loaded", "Reference", "RefPoint", "MissingReference", "reference_root", "Claim", "PASS",
+           "FAIL", "NOT_CHECKABLE", "fmt", "text_table", "write_page", "write_json", "run_ok", "echo_study", "claims_json",
+           "exit_code",
+           "no_reference", "provenance_line"]
 
 PASS, FAIL, NOT_CHECKABLE = "PASS", "FAIL", "NOT-CHECKABLE"
+
+
+class Study(Protocol):
+    """The entry point of every study (``opendcn.studies.<paper>.study``); returns 0 when no
+    claim failed, 1 otherwise.
+
+    - ``out``: the study's folder (its JSON, page and plots; its runs under ``out/runs``);
+    - ``quick``: the small, fast version; ``tors`` / ``duration`` override the mode's size
+      and per-point simulated time (each study says which sizes it takes);
+    - ``seed``: the master seed of its runs;
+    - ``reference``: ``"read"`` renders the page and verdicts from the study's reference
+      records (``reproductions/<paper>/``) without running anything, ``"record"`` runs the
+      full study and writes them (studies without records refuse both, :func:`no_reference`);
+    - ``echo``: where its tables and claims are printed;
+    - ``executor``, ``workers``, ``scheduler``, ``progress``: where and how the runs go, as
+      ``opendcn sweep`` takes them."""
+
+    def __call__(self, out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+                 seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+                 executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+                 progress: bool = False) -> int: ...
+
+
+def no_reference(paper: str, reference: str | None) -> None:
+    """The check of a study that keeps no reference records: ``reference`` must be None."""
+    if reference is not None:
+        raise ConfigError("--reference" if reference == "read" else "--record", paper,
+                          "no reference records for this study yet")
 
 
 @dataclass
@@ -261,7 +300,7 @@ class Runner:
 
     def provenance(self) -> dict[str, Any]:
         """Which builds computed the points read so far, against the build reading them
-        (see :func:`~opendcn.sweeps.build_id`): a resumed study may mix points of
+        (see :func:`~opendcn.experiments.sweeps.build_id`): a resumed study may mix points of
         earlier builds, and its report says so."""
         me = build_id()
         extra = {"reference": str(self.reference.root)} if self.reading and self.reference is not None else {}
@@ -313,8 +352,27 @@ def echo_study(echo: Callable[[str], None], sections: list[tuple[str, list[dict[
 
 
 def claims_json(claims: list[Claim]) -> list[dict[str, str]]:
-    """The claims as they go into a study's JSON."""
+    """The claims as every study's JSON holds them (its ``"claims"``): one object per claim,
+    in the study's order, ``{"claim": the paper's statement, "status": "PASS" | "FAIL" |
+    "NOT-CHECKABLE", "detail": what was measured (the numbers the status comes from)}``."""
     return [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]
+
+
+def write_json(out: Path, paper: str, data: dict[str, Any], claims: list[Claim], provenance: dict[str, Any],
+               echo: Callable[[str], None], default: Callable[[Any], Any] | None = None) -> Path:
+    """``out/<paper>.json``: the study's numbers ``data``, then its ``"claims"``
+    (:func:`claims_json`) and ``"provenance"`` (:meth:`Runner.provenance`, whose line is
+    printed); ``default`` converts what JSON cannot hold."""
+    echo(provenance_line(provenance))
+    f = out / f"{paper}.json"
+    f.write_text(json.dumps({**data, "claims": claims_json(claims), "provenance": provenance}, indent=2,
+                            default=default))
+    return f
+
+
+def exit_code(claims: list[Claim]) -> int:
+    """What a study returns: 0 when no claim failed (NOT-CHECKABLE ones do not fail), else 1."""
+    return 0 if all(c.status != FAIL for c in claims) else 1
 
 
 def run_ok(s: dict[str, Any]) -> bool:

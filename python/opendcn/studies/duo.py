@@ -42,17 +42,17 @@ guardband violation) and one point is run twice to check determinism.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import ConfigError
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, Runner
-from .studies import fmt as _fmt
-from .studies import text_table as _table
-from .studies import provenance_line, write_page
-from .units import parse_time
+from ..errors import ConfigError
+from .base import FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, Runner, exit_code, write_json, no_reference
+from .base import fmt as _fmt
+from .base import text_table as _table
+from .base import write_page
+from ..experiments.plots import figure, save
+from ..units import parse_time
 
 #: designs of the paper's main comparison
 ARCHS = ("duo", "segr", "exp", "opera")
@@ -86,7 +86,7 @@ def _is_pow2(n: int) -> bool:
     return n >= 4 and n & (n - 1) == 0
 
 
-def plan(quick: bool, tors: int | None = None, duration: str | None = None) -> dict[str, Any]:
+def plan(quick: bool, tors: int | None = None, duration: str | None = None, seed: int = 1) -> dict[str, Any]:
     """The study's parameters for a mode and the overrides (sizes, loads, ρ, δ, durations)."""
     n = tors or 64
     if not _is_pow2(n):
@@ -124,7 +124,7 @@ def plan(quick: bool, tors: int | None = None, duration: str | None = None) -> d
             "duration_ps": dur_ps, "perm_duration": perm, "perm_duration_ps": parse_time(perm, "duration"),
             "rho_ps": rho, "delta_ps": delta, "epsilon": eps, "rho_scaling": scaled,
             "loads": loads, "fct_load": 0.4, "opera_max_load": 0.6, "scale": scale, "active": active,
-            "rhos_ps": rhos, "epsilons": epss, "f_ths": fths, "seed": 1}
+            "rhos_ps": rhos, "epsilons": epss, "f_ths": fths, "seed": seed}
 
 
 def _eps_delta(rho: int, eps: float) -> int:
@@ -215,8 +215,8 @@ def _quarters(r: Loaded, dur_ps: int) -> list[float] | None:
 
 
 def _fct(r: Loaded) -> dict[str, Any]:
-    from .analysis import fct_stats
-    from .arch.duo import FCT_BUCKETS
+    from ..experiments.analysis import fct_stats
+    from ..arch.duo import FCT_BUCKETS
 
     import numpy as np
 
@@ -231,11 +231,13 @@ def _fct(r: Loaded) -> dict[str, Any]:
             for b, (lo, hi) in FCT_BUCKETS.items()}
 
 
-def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
-            duration: str | None = None, *, executor: str = "local", workers: int | None = None,
-            scheduler: str | None = None, progress: bool = False) -> int:
-    """The study (see the module docstring); returns 0 if every checkable claim passed."""
-    P = plan(quick, tors, duration)
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
+    no_reference("duo", reference)
+    P = plan(quick, tors, duration, seed)
     n, dur, dur_ps, seed = P["tors"], P["duration"], P["duration_ps"], P["seed"]
     rho, delta = P["rho_ps"], P["delta_ps"]
     kd_share = P["k_d"] / P["uplinks"]
@@ -405,12 +407,9 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
             "permutation": perm, "permutation_per_packet": spray, "workload_rows": wl_rows,
             "fct_p99_by_size": fct, "sensitivity": sens,
             "f_th": fth, "scale_out": scale, "skewed": skew, "poc_distda": poc,
-            "runs": len({R.point(*v, seed=seed).spec_hash for v in S.values()}), "wall_s_total": sum(r["wall_s"] for r in all_rows),
-            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+            "runs": len({R.point(*v, seed=seed).spec_hash for v in S.values()}), "wall_s_total": sum(r["wall_s"] for r in all_rows)}
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "duo.json").write_text(json.dumps(data, indent=2, default=_jsonable))
+    write_json(out, "duo", data, claims, prov, echo, default=_jsonable)
     _plots(out, P, perm, wl_rows, fct, sens, scale, skew)
     write_page(out, "reproduce duo", f"Duo, SEGR, EXP and Opera on opendcn's packet engine, {n} racks; see duo.json "
                "for every table.", claims,
@@ -422,12 +421,12 @@ def run_duo(quick: bool, out: Path, echo: Callable[[str], None], tors: int | Non
                sorted(f.name for f in out.glob("*.png")), provenance=prov)
     echo(f"\n{data['runs']} runs, {data['wall_s_total']:.0f} s of engine wall time (rows reusing a run counted "
          f"again); wrote {out / 'duo.json'} and plots under {out}")
-    return 0 if all(c.status != FAIL for c in claims) else 1
+    return exit_code(claims)
 
 
 def _static_links(b: int, d: int) -> Callable[[int, int], set[tuple[int, int]]]:
     """The (node, port) links of the static greedy route between two ToRs of DB(b, d)."""
-    from . import debruijn
+    from ..fabrics import debruijn
 
     st = debruijn.static_successors(b, d)
     tabs = debruijn.build_tables(st, b, d)
@@ -464,7 +463,7 @@ def poc_distda(duration: str = "20ms", bin_ms: float = 1.0) -> dict[str, Any]:
     the delivered throughput over time, and the DA ports' share of the uplink bytes."""
     import numpy as np
 
-    from . import arch, workload
+    from .. import arch, workload
 
     hosts = 4
     pairs = _shared_link_pairs(2, 4)
@@ -649,11 +648,6 @@ def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[st
 def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[str, Any]],
            fct: dict[str, Any], sens: list[dict[str, Any]], scale: list[dict[str, Any]],
            skew: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     def lines(ax: Any, rows: list[dict[str, Any]], x: str, y: str, key: str = "arch") -> None:
         for a in dict.fromkeys(r[key] for r in rows):
             pts = sorted((r[x], r[y]) for r in rows if r[key] == a and r[y] is not None)
@@ -661,26 +655,22 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
 
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = figure(5, 3.5)
     lines(ax, perm, "load", "steady")
     ax.axhline(P["k_d"] / P["uplinks"], ls="--", c="grey", lw=0.8)
     ax.set_xlabel("offered load")
     ax.set_ylabel("throughput (second half, normalised)")
     ax.set_title("permutation, 500 KB flows")
-    fig.tight_layout()
-    fig.savefig(out / "permutation.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "permutation.png")
     wls = list(dict.fromkeys(r["workload"] for r in wl_rows))
-    fig, axes = plt.subplots(1, len(wls), figsize=(4 * len(wls), 3.3), squeeze=False)
+    fig, axes = figure(4 * len(wls), 3.3, len(wls), squeeze=False)
     for ax, w in zip(axes[0], wls):
         lines(ax, [r for r in wl_rows if r["workload"] == w], "load", "delivered_gb")
         ax.set_title(w)
         ax.set_xlabel("offered load")
         ax.set_ylabel("delivered (GB)")
-    fig.tight_layout()
-    fig.savefig(out / "workloads.png", dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    save(fig, out / "workloads.png")
+    fig, ax = figure(6, 3.5)
     buckets = list(next(iter(fct.values())))
     for a, st in fct.items():
         ax.plot(range(len(buckets)), [st[b]["p99_us"] if st[b]["count"] else float("nan") for b in buckets],
@@ -690,10 +680,8 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
     ax.set_ylabel("p99 FCT (us)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "fct_by_size.png", dpi=120)
-    plt.close(fig)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.3))
+    save(fig, out / "fct_by_size.png")
+    fig, (a1, a2) = figure(8, 3.3, 2)
     dm = [r for r in wl_rows if r["workload"] == "datamining"]
     lines(a1, dm, "load", "mean_path_length")
     a1.set_xlabel("offered load")
@@ -701,18 +689,14 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
     lines(a2, [r for r in dm if r["arch"] == "duo"], "load", "one_hop_da_share")
     a2.set_xlabel("offered load")
     a2.set_ylabel("Duo one-hop DA share")
-    fig.tight_layout()
-    fig.savefig(out / "path_length.png", dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    save(fig, out / "path_length.png")
+    fig, ax = figure(5, 3.5)
     lines(ax, sens, "epsilon", "goodput", key="rho_ms")
     ax.set_xlabel("duty cycle epsilon")
     ax.set_ylabel("goodput (normalised)")
     ax.set_title("sensitivity (legend: rho in ms)")
-    fig.tight_layout()
-    fig.savefig(out / "sensitivity.png", dpi=120)
-    plt.close(fig)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.3))
+    save(fig, out / "sensitivity.png")
+    fig, (a1, a2) = figure(8, 3.3, 2)
     lines(a1, scale, "nodes", "goodput")
     a1.set_xscale("log", base=2)
     a1.set_xlabel("racks n")
@@ -720,6 +704,4 @@ def _plots(out: Path, P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: li
     lines(a2, skew, "active", "goodput")
     a2.set_xlabel("share of racks active")
     a2.set_ylabel("goodput (normalised)")
-    fig.tight_layout()
-    fig.savefig(out / "scale_skew.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "scale_skew.png")

@@ -47,12 +47,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .network import Network
-from .errors import ConfigError
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, run_ok, write_page
-from .studies import provenance_line
-from .studies import text_table as _table
-from .units import parse_size, parse_time
+from ..network.network import Network
+from ..errors import ConfigError
+from .base import FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, exit_code, write_json, run_ok, write_page
+from .base import text_table as _table
+from ..experiments.plots import figure, save
+from ..units import parse_size, parse_time
 
 # ------------------------------------------------------------------ unstated parameters
 #: The hybrid fabric's parameters, at which the dupack-5 claim is judged. SETTING: sender
@@ -133,9 +133,9 @@ def hybrid(nodes: int = 8, slice_: str = "10us", electrical: str = "10Gbps", buf
     switch at ``electrical``; a data packet takes its direct circuit when it is up in the
     slice it arrives in, else the two-hop electrical path; ACKs always cross the switch.
     ``sender`` is the nodes' injection rate (the host NIC), ``buffer`` every port's buffer."""
-    from . import topology
-    from .config import Config
-    from .timeflow import Circuit, Entry
+    from ..fabrics import topology
+    from ..network.config import Config
+    from ..network.timeflow import Circuit, Entry
 
     cfg = Config(nodes=nodes, uplinks=2, link_rate="100Gbps", host_rate=sender, slice=slice_,
                     guardband="100ns", propagation="500ns", buffer=buffer)
@@ -206,7 +206,7 @@ def _hybrid_run(electrical: str, sender: str, buffer: str, slice_: str, dupack: 
 
 
 def parse_size_rate(v: str) -> float:
-    from .units import parse_rate
+    from ..units import parse_rate
 
     return float(parse_rate(v, "rate"))
 
@@ -232,7 +232,7 @@ def _hybrid_rows(R: Any, params: list[tuple[str, str, str, str, int]], dur: str,
         return [{**rows[key(p)]["row"], "summary": None} for p in params]
     out = [_hybrid_run(el, sd, hb, sl, dk, dur, flow_bytes, seed) for el, sd, hb, sl, dk in params]
     if ref is not None and ref.mode == "record":
-        from .sweeps import build_id
+        from ..experiments.sweeps import build_id
 
         ref.root.mkdir(parents=True, exist_ok=True)
         recs = [{"key": key(p), "trace_hash": r["summary"]["trace_hash"],
@@ -483,39 +483,38 @@ def derived_metrics(label: str, r: Any, uplinks: int) -> dict[str, Any]:
     return out
 
 
-def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None = None,
-          duration_: str | None = None, *, executor: str = "local", workers: int | None = None,
-          scheduler: str | None = None, progress: bool = False, reference: str | None = None,
-          with_section7: bool = True) -> int:
-    """The study (see the module's docstring); ``reference``: ``read`` renders it from the
-    reference records under ``reproductions/openoptics/`` (full mode, nothing run),
-    ``record`` runs it in full mode and writes them. ``with_section7=False`` leaves out the
-    buffer and push-back tests (their claims are then NOT-CHECKABLE)."""
-    from .studies import Reference, Runner, reference_root
-    from .workload import request_response, ring_allreduce
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module's docstring; the signature is :class:`~.base.Study`);
+    ``reference``: ``read`` renders it from the reference records under
+    ``reproductions/openoptics/`` (full mode, nothing run), ``record`` runs it in full mode
+    and writes them."""
+    from .base import Reference, Runner, reference_root
+    from ..workload import request_response, ring_allreduce
 
-    if tors_ is not None and (tors_ < 8 or tors_ % 4):
-        raise ConfigError("tors", tors_, "the buffer and push-back tests need a multiple of 4, at least 8 ToRs")
+    if tors is not None and (tors < 8 or tors % 4):
+        raise ConfigError("tors", tors, "the buffer and push-back tests need a multiple of 4, at least 8 ToRs")
     t_start = time.perf_counter()
-    seed = 1
     ref = Reference(reference_root("openoptics"), reference) if reference else None
-    if ref is not None and (quick or tors_ is not None or duration_ is not None):
+    if ref is not None and (quick or tors is not None or duration is not None):
         raise ConfigError("--reference", reference, "reference records are the full-scale points: no --quick, "
                                                     "--tors or --duration")
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
                reference=ref)
     claims: list[Claim] = []
     # ------------------------------------------------------------------ sizes
-    mc_dur = duration_ or ("5ms" if quick else "50ms")
+    mc_dur = duration or ("5ms" if quick else "50ms")
     mc_ps = parse_time(mc_dur, "duration")
     mc_interval = mc_ps // 50           # 1 ms in the full mode's 50 ms, 100 us in quick mode's 5 ms
     mc_count = 49
-    ar_sizes = (["4MB"] if duration_ else ["800KB", "4MB", "20MB"] if quick
+    ar_sizes = (["4MB"] if duration else ["800KB", "4MB", "20MB"] if quick
                 else ["800KB", "2MB", "5MB", "10MB", "20MB"])
-    c2_dur = duration_ or ("5ms" if quick else "50ms")
-    c3_slices = ["2us", "50us"] if duration_ else ["2us", "10us", "50us", "100us"] if quick else ["2us", "5us", "10us", "20us", "50us", "100us", "300us"]
-    c3_dur = duration_ or ("5ms" if quick else "10ms")
-    st = section7(quick, tors_, duration_)
+    c2_dur = duration or ("5ms" if quick else "50ms")
+    c3_slices = ["2us", "50us"] if duration else ["2us", "10us", "50us", "100us"] if quick else ["2us", "5us", "10us", "20us", "50us", "100us", "300us"]
+    c3_dur = duration or ("5ms" if quick else "10ms")
+    st = section7(quick, tors, duration)
     big_tors, big_up, big_slice_us = st["tors"], st["uplinks"], st["slice_us"]
     cycle_slices, big_dur, shared_buffer, offload_n = st["cycle_slices"], st["duration"], st["shared_buffer"], OFFLOAD_N
     echo(f"reproduce openoptics ({'quick' if quick else 'full'}): Case I/II/III at 8 ToRs; buffer and push-back at "
@@ -552,7 +551,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                                                                                   "period")}, "circuits": "duplex"},
             {"flows": ring}, dur)
     # sensitivity of the mice claim (not judged): RotorNet's slice in Case I is not stated
-    mice_slices = ("2us", "50us") if duration_ else MICE_SLICES
+    mice_slices = ("2us", "50us") if duration else MICE_SLICES
     for sl in mice_slices:
         S[f"c1/mc-slice/{sl}"] = ("rotornet", {**c1["rotornet-vlb"][1], "slice": sl}, {"flows": mc_flows}, mc_dur)
     c2_flows = [[0, i, (i + 1) % 8, "10GB"] for i in range(8)]
@@ -568,14 +567,12 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             S[f"c3/{routing}/{sl}"] = ("rotornet", {"nodes": 8, "hosts_per_node": 1, "uplinks": 4,
                                                      "routing": routing, "slice": sl}, kv, c3_dur)
     big_arch = st["archs"]
-    if with_section7:
-        S.update(calibration_points(st, host_side=quick or tors_ is not None))
+    S.update(calibration_points(st, host_side=quick or tors is not None))
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
     def get(label: str) -> Any:
         if label not in S:
-            raise MissingReference(label, "not part of this run (section 7 left out, or its design's calibration "
-                                          "point has no record)")
+            raise MissingReference(label, "not part of this run (its design's calibration point has no record)")
         return R.get(*S[label], seed=seed, label=label)
 
     hops: dict[str, float] = {}
@@ -584,8 +581,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             hops[d] = _optical_hops(get(f"cal/{d}").summary)
         except MissingReference as e:
             echo(f"  section 7: {e}")    # its judged points are then left out
-    if with_section7:
-        S.update(judged_points({**st, "archs": {d: a for d, a in big_arch.items() if d in hops}}, hops))
+    S.update(judged_points({**st, "archs": {d: a for d, a in big_arch.items() if d in hops}}, hops))
     R.prefetch(R.point(*S[k], seed=seed) for k in S if k.startswith(("buf/", "pb/")))
 
     inv: list[bool] = []
@@ -780,9 +776,9 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                             f"retransmissions against {rx.get('rotornet-direct+pausing', 0)} for direct)"))
         # hybrid rotor + electrical: the sensitivity table over the unstated parameters
         hy_dur, hy_bytes = "3ms", 4_000_000
-        senders = ["100Gbps", "40Gbps"] if duration_ else ["100Gbps", "40Gbps", "25Gbps"]
+        senders = ["100Gbps", "40Gbps"] if duration else ["100Gbps", "40Gbps", "25Gbps"]
         buffers = ["20KB", "1MB"]
-        slices = ["10us"] if duration_ else ["10us", "50us"] if quick else ["10us", "50us", "100us"]
+        slices = ["10us"] if duration else ["10us", "50us"] if quick else ["10us", "50us", "100us"]
         hy = _hybrid_rows(R, [(el, sd, hb, sl, dk) for el in ("10Gbps", "25Gbps") for sd in senders for hb in buffers
                               for sl in slices for dk in (3, 5)], hy_dur, hy_bytes, seed)
         inv.extend(x["invariants_ok"] for x in hy)
@@ -1018,7 +1014,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
         anat = []
         _not_recorded(claims, n0, 1, e)
 
-    if quick or tors_ is not None or duration_ is not None:
+    if quick or tors is not None or duration is not None:
         # Table 3 and Table 4 state 300 us slices on the 108-ToR setting: a smaller one
         # shows the trend, it does not decide the claim
         for i, c in enumerate(claims):
@@ -1060,14 +1056,11 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
             "case1_mice": mice, "case1_allreduce": ar, "case2": c2rows,
             "case2_hybrid": [{k: v_ for k, v_ in x.items() if k != "summary"} for x in hy],
             "case2_hybrid_pairs": pairs, "case3": c3, "optical_hops": hops, "buffer": buf, "pushback": pbr,
-            "pushback_anatomy": anat,
-            "claims": [{"claim": c.text, "status": c.status, "detail": c.detail} for c in claims]}
+            "pushback_anatomy": anat}
     if R.reference is not None and R.reference.mode == "record":
         echo(f"recorded {R.save_reference()} reference points under {R.reference.root}")
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "openoptics.json").write_text(json.dumps(data, indent=2, default=str))
+    write_json(out, "openoptics", data, claims, prov, echo, default=str)
     _plots(out, mice, ar, c3, buf, pbr, pairs)
     write_page(out, "reproduce openoptics",
                f"OpenOptics (NSDI'26) Case I-III, buffer usage and push-back on opendcn's architectures "
@@ -1089,18 +1082,13 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors_: int | None
                                     "core_util"])],
                ["case1.png", "case2_hybrid.png", "case3.png", "buffer_pushback.png"], provenance=prov)
     echo(f"\nwrote {out / 'openoptics.json'} and plots under {out} ({wall:.0f} s)")
-    return 0 if all(c.status != FAIL for c in claims) else 1
+    return exit_code(claims)
 
 
 def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: list[dict[str, Any]],
            buf: list[dict[str, Any]], pbr: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     if mice and ar:
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+        fig, (a1, a2) = figure(10, 3.6, 2)
         xs = np.arange(len(mice))
         a1.bar(xs - 0.2, [m["mean_us"] for m in mice], 0.4, label="mean")
         a1.bar(xs + 0.2, [m["p99_us"] for m in mice], 0.4, label="p99")
@@ -1116,11 +1104,9 @@ def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: 
         a2.set_xlabel("all-reduce size (MB)")
         a2.set_ylabel("completion time (us)")
         a2.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "case1.png", dpi=120)
-        plt.close(fig)
+        save(fig, out / "case1.png")
     if c3:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
+        fig, ax = figure(5, 3.5)
         for routing in ("vlb", "ucmp"):
             pts = [x for x in c3 if x["routing"] == routing]
             ax.plot([x["slice_us"] for x in pts], [x["p99_us"] for x in pts], marker="o", label=routing)
@@ -1130,11 +1116,9 @@ def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: 
         ax.set_ylabel("p99 FCT (us)")
         ax.legend()
         ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(out / "case3.png", dpi=120)
-        plt.close(fig)
+        save(fig, out / "case3.png")
     if buf and pbr:
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+        fig, (a1, a2) = figure(10, 3.6, 2)
         bj = [x for x in buf if x["basis"] == "core 40 %"]
         a1.bar([f"{x['routing']}{' +off' if x['offload'] else ''}" for x in bj], [x["p999_tor_MB"] for x in bj])
         a1.set_ylabel("99.9th-pct ToR buffer (MB), 40 % core")
@@ -1143,11 +1127,9 @@ def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: 
         a2.set_ylabel("packets dropped, 70 % core")
         for a in (a1, a2):
             a.tick_params(axis="x", rotation=30)
-        fig.tight_layout()
-        fig.savefig(out / "buffer_pushback.png", dpi=120)
-        plt.close(fig)
+        save(fig, out / "buffer_pushback.png")
     if pairs:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = figure(6, 3.6)
         pts = [p for p in pairs if p["electrical"] == "10Gbps"]
         lab = [f"{p['sender'].replace('Gbps', 'G')}/{p['buffer']}/{p['slice']}" for p in pts]
         xs = np.arange(len(pts))
@@ -1156,6 +1138,4 @@ def _plots(out: Path, mice: list[dict[str, Any]], ar: list[dict[str, Any]], c3: 
         ax.set_xticks(xs, lab, rotation=45, ha="right", fontsize=7)
         ax.set_ylabel("retransmissions (10 Gb/s electrical)")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "case2_hybrid.png", dpi=120)
-        plt.close(fig)
+        save(fig, out / "case2_hybrid.png")

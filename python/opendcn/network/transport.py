@@ -28,7 +28,7 @@ flow decides its transport, and the last term (a bare name) catches the rest::
   beyond), so with as many channels as the longest path has links the channel dependency
   graph is acyclic; ``Network.vc_rule`` lets the routing choose the channel instead (a
   step up on named port-class transitions, e.g. at an intermediate pod), and
-  :func:`opendcn.channels.channel_dependency_cycle` checks a network's routes for a
+  :func:`opendcn.fabrics.channels.channel_dependency_cycle` checks a network's routes for a
   cycle. A watchdog reports a deadlock (``od.DeadlockError`` naming the cycle of ports)
   instead of letting the run hang. ``credit`` applies to every flow or none.
 - ``rotorlb`` — Opera's bulk transport: data waits in host memory and crosses only a
@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
-from .units import parse_size, parse_time
+from ..errors import ConfigError
+from ..units import parse_size, parse_time
 
 #: transport name -> engine code
 CODES = {"ideal": 0, "tcp": 1, "dctcp": 2, "ndp": 3, "credit": 4, "rotorlb": 5}

@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["connect", "results", "query", "VIEWS"]
 

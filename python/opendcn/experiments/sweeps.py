@@ -18,7 +18,7 @@ A sweep file (TOML) names what is fixed and what varies::
     seed = [1, 2]
 
 A run option ``mode`` in ``[options]`` or ``[vary]`` chooses the engine as ``opendcn run
---mode`` does: ``"packet"`` (default) or ``"flow"`` (:mod:`opendcn.flowsim`); the top-level
+--mode`` does: ``"packet"`` (default) or ``"flow"`` (:mod:`opendcn.network.flowsim`); the top-level
 ``mode`` is the sweep's own (grid or zip).
 
 Each point is one run: ``od.arch.<arch>(**options)`` on the workload the run options
@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import quote
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["Point", "Sweep", "load_sweep", "sweep", "run_point", "EXECUTORS", "flatten"]
 
@@ -98,7 +98,7 @@ class Point:
     @property
     def spec_hash(self) -> str:
         """SHA-256 of the point's canonical JSON and the opendcn version (16 hex digits)."""
-        from . import __version__
+        from .. import __version__
 
         text = json.dumps({**self.as_dict(), "opendcn": __version__}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -156,7 +156,7 @@ def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
     """Parse a sweep file (TOML) or dict into its points; ConfigError names what is wrong
     (``sweep.<key>``) — an unknown architecture or option, an empty grid, zip lists of
     different lengths — before anything runs."""
-    from . import arch as archmod
+    from .. import arch as archmod
 
     source = "<dict>"
     if not isinstance(spec, dict):
@@ -276,8 +276,8 @@ def point_workload(r: dict[str, Any]) -> Any:
     """The workload of a point's run options: explicit ``flows`` ([start, src, dst,
     bytes] rows), a ``mix`` of Poisson workloads (dicts of :data:`MIX_KEYS`), or one
     workload as ``opendcn run`` builds it."""
-    from . import workload as wlmod
-    from .cli import make_workload
+    from .. import workload as wlmod
+    from ..workload.run_options import make_workload
 
     if r.get("flows") is not None:
         wl = wlmod.flows(r["flows"])
@@ -314,8 +314,8 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from . import arch as archmod
-    from .errors import InvariantError
+    from .. import arch as archmod
+    from ..errors import InvariantError
 
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"hash": point.spec_hash, "path": str(point.relpath()), "point": point.as_dict(),
@@ -326,7 +326,7 @@ def run_point(point: Point, root: str) -> dict[str, Any]:
         r = point.run
         wl = point_workload(r)
         if r.get("mode", "packet") == "flow":
-            from . import flowsim
+            from ..network import flowsim
 
             result = flowsim.run(net, wl, duration=point.duration, seed=point.seed, mice_threshold=r["mice_threshold"])
         else:
@@ -364,9 +364,9 @@ def build_id() -> str:
     e.g. ``0.1.0+3f2a9c01b7de``. Two processes with the same id run the same code on the
     same data, so their points may share a table; each stored point records the build
     that computed it, and a study's report says which builds its points come from."""
-    from . import __version__
+    from .. import __version__
 
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for f in sorted(pkg.rglob("*")):
         rel = f.relative_to(pkg).as_posix()
@@ -606,7 +606,7 @@ def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> N
                          **({"error": records[p.spec_hash]["error"]} if "error" in records.get(p.spec_hash, {})
                             else {})}
                         for p in sw.points]}
-    from .network import _atomic_write
+    from ..network.network import _atomic_write
 
     _atomic_write(root / "sweep.json", json.dumps(index, indent=2, default=str))
 

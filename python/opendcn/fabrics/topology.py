@@ -1,7 +1,7 @@
 """Optical topologies as lists of circuits, and the feasibility check of a schedule.
 
 What is modeled: a fabric is a set of bidirectional port-to-port circuits
-``Circuit(n1, p1, n2, p2, ts)`` (see :mod:`opendcn.timeflow`). A traffic-oblivious (TO)
+``Circuit(n1, p1, n2, p2, ts)`` (see :mod:`opendcn.network.timeflow`). A traffic-oblivious (TO)
 fabric cycles through ``S`` time slices ``0..S-1``; a circuit with an integer ``ts`` exists
 only in that slice of every cycle, a circuit with ``ts=None`` exists in every slice
 (static or traffic-aware fabrics). Nodes are numbered ``0..N-1`` and ports ``0..P-1`` on
@@ -9,7 +9,7 @@ every node; the *global port id* of port ``p`` of node ``n`` is ``n * P + p``.
 
 Simplifications: every node has the same number of ports ``P``; slices are abstract
 indices (their duration, the guardband and reconfiguration delay live in
-:class:`opendcn.config.Config`, in picoseconds); a port carries at most one circuit per
+:class:`opendcn.network.config.Config`, in picoseconds); a port carries at most one circuit per
 slice, which is exactly what :func:`schedule_table` checks.
 
 Schedule generators follow OpenOptics' ``round_robin(dimension, uplink)``: the 1-D round
@@ -28,13 +28,15 @@ robin of RotorNet/Opera/Sirius (Shale's SRRD) and the h-dimensional round robin 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from numbers import Integral
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
-from .timeflow import Circuit
+from ..errors import ConfigError
+from ..network.timeflow import Circuit
 
 __all__ = ["connect", "round_robin", "opera", "shale", "static", "bipartite_matching", "schedule_table",
            "cycle_length", "Circuit"]
@@ -139,7 +141,7 @@ def _nodes_uplinks(config: Any) -> tuple[int, int]:
 def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> list[Circuit]:
     """OpenOptics' ``round_robin(dimension, uplink)``: a traffic-oblivious rotor schedule.
 
-    ``config`` is a :class:`~opendcn.config.Config` (its ``nodes`` and ``uplinks`` are used)
+    ``config`` is a :class:`~opendcn.network.config.Config` (its ``nodes`` and ``uplinks`` are used)
     or simply the number of nodes ``N``. ``uplink`` (default ``config.uplinks``, or 1 for a
     plain ``N``) is the number of optical ports ``U`` per node.
 
@@ -494,7 +496,7 @@ def de_bruijn(b: int, d: int, *, first_port: int = 0) -> list[Circuit]:
     base ``b``) sends on port ``first_port + j`` to ``(v_2, ..., v_d, (v_1 + j) mod b)`` —
     static switch ``j`` is a directed perfect matching, received on the same port number.
     The ``b`` self-loops (constant words, all on switch 0) get no circuit: those ports are
-    idle (:func:`opendcn.debruijn.self_loop_ports`). Ordered by switch, then node.
+    idle (:func:`opendcn.fabrics.debruijn.self_loop_ports`). Ordered by switch, then node.
 
     >>> [(c.n1, c.p1, c.n2) for c in de_bruijn(2, 2)]
     [(1, 0, 2), (2, 0, 1), (0, 1, 1), (1, 1, 3), (2, 1, 0), (3, 1, 2)]
@@ -511,6 +513,36 @@ def de_bruijn(b: int, d: int, *, first_port: int = 0) -> list[Circuit]:
 # ---------------------------------------------------------------------------------------
 # the schedules of the architectures, and traffic-aware generators
 # ---------------------------------------------------------------------------------------
+def opera_matchings(which: str, tors: int, uplinks: int) -> np.ndarray:
+    """Opera's rotor matchings as a flat int64 array (rows k, entry tor*uplinks + rotor):
+    ``"opera"`` (Opera's own 108 x 6 file), a file in that format, or ``"generate"`` (an
+    empty array: the engine generates them)."""
+    if which == "generate":
+        return np.zeros(0, dtype=np.int64)
+    if which == "opera":
+        text = resources.files("opendcn").joinpath("data/opera/ucmp_dyn_topo.txt").read_text()
+        origin = "opera"
+    else:
+        p = Path(which)
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise ConfigError("--matchings", which, f"cannot read file: {e.strerror or e}") from None
+        origin = which
+    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+    try:
+        head = [int(x) for x in lines[0]]
+        rows = [[int(x) for x in ln] for ln in lines[2:]]
+    except (ValueError, IndexError):
+        raise ConfigError("--matchings", origin, "expected 'hosts downlinks uplinks tors', a slice line, then integer rows") from None
+    if len(head) != 4 or head[2] != uplinks or head[3] != tors:
+        raise ConfigError("--matchings", origin, f"file is for {head[3] if len(head) == 4 else '?'} ToRs x "
+                          f"{head[2] if len(head) == 4 else '?'} uplinks, not --tors {tors} x --uplinks {uplinks}")
+    if len(rows) != tors // uplinks or any(len(r) != tors * uplinks for r in rows):
+        raise ConfigError("--matchings", origin, f"expected {tors // uplinks} rows of {tors * uplinks} ToR ids")
+    return np.asarray(rows, dtype=np.int64).ravel()
+
+
 def opera(config: Any, uplink: int | None = None, *, matchings: str = "auto",
           seed: int = 1) -> list[Circuit]:
     """Opera's rotor schedule (NSDI'20), as ``od.arch.opera`` deploys it: ``U`` rotor
@@ -528,8 +560,7 @@ def opera(config: Any, uplink: int | None = None, *, matchings: str = "auto",
     >>> cycle_length(c), len(c)   # 8 slices x 4 rotors x 4 pairs, less the idle matching
     (8, 112)
     """
-    from . import _core
-    from .arch.opera import _load_matchings
+    from .. import _core
 
     n, default_uplinks = _nodes_uplinks(config)
     u = default_uplinks if uplink is None else uplink
@@ -541,7 +572,7 @@ def opera(config: Any, uplink: int | None = None, *, matchings: str = "auto",
     if u < 2 or n % u:
         raise ConfigError("uplink", u, f"must be >= 2 and divide the number of ToRs {n}")
     which = ("opera" if (n, u) == (108, 6) else "generate") if matchings == "auto" else matchings
-    m = _load_matchings(which, int(n), int(u))
+    m = opera_matchings(which, int(n), int(u))
     try:
         # the timing arguments (reconfiguration, propagation, serialization, queue) do
         # not change which circuits exist

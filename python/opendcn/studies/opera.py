@@ -39,20 +39,21 @@ delivered to hosts where opera-sim's monitor counts every byte on the ToR-to-hos
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from .errors import ConfigError
-from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
-from .units import parse_time
+from ..errors import ConfigError
+from ..rng import stream
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Runner, echo_study, exit_code, write_json, no_reference,
+                   run_ok, write_page)
+from ..experiments.plots import figure, save
+from ..units import parse_time
 
 __all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput", "FIG10_PATHS"]
 
-DATA = Path(__file__).parent / "data" / "opera"
+DATA = Path(__file__).resolve().parents[1] / "data" / "opera"
 #: opera-sim Figure 10 (its plotter.m): websearch load -> throughput of Opera
 PUBLISHED_THROUGHPUT = {0.0001: 0.97, 0.01: 0.93, 0.025: 0.87, 0.05: 0.76, 0.07: 0.70, 0.08: 0.66, 0.09: 0.62,
                         0.1: 0.50}
@@ -79,7 +80,7 @@ def mix_trace(folder: Path, load: float, warm_ps: int, end_ps: int, rate_bps: fl
     """The Figure-10 traffic as an htsim flow file (``src dst bytes start_ns``): websearch
     Poisson flows over inter-rack host pairs at ``load`` of the host capacity from t = 0,
     and at ``warm_ps`` one 100-KB flow between every pair of hosts in different racks."""
-    from .workload import get_cdf
+    from ..workload import get_cdf
 
     cdf = get_cdf("websearch-opera")
     hosts = tors * hpr
@@ -118,9 +119,12 @@ def window_throughput(timeseries: Any, lo_ps: int, hi_ps: int, hosts: int, rate_
     return float(dv[sel].sum() * 8 / (hosts * rate_bps * (hi_ps - lo_ps) / 1e12))
 
 
-def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
-          duration: str | None = None, *, executor: str = "local", workers: int | None = None,
-          scheduler: str | None = None, progress: bool = False) -> int:
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
+    no_reference("opera", reference)
     if tors is not None:
         raise ConfigError("tors", tors, "Opera's study runs the paper's 108 ToRs (the traces name its 648 hosts)")
     trace = "dm10_first50ms" if quick else "dm10_first250ms"
@@ -130,7 +134,6 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     if window_ps < parse_time("1ms", "duration"):
         raise ConfigError("duration", duration, "the throughput window needs at least 1ms")
     end_ps = warm_ps + window_ps
-    seed = 1
     rate = 10e9
     echo(f"reproduce opera ({'quick' if quick else 'full'}): {trace} until NDP is done; shuffle + websearch at "
          f"loads {loads}, shuffle at {warm_ps / 1e9:g} ms, throughput over {window_ps / 1e9:g} ms")
@@ -261,26 +264,18 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)
     data = {"trace": trace, "loads": loads, "warmup_ps": warm_ps, "window_ps": window_ps, "seed": seed,
-            "fct": fct_rows, "mix": mix_rows,
-            "claims": claims_json(claims)}
+            "fct": fct_rows, "mix": mix_rows}
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "opera.json").write_text(json.dumps(data, indent=2))
+    write_json(out, "opera", data, claims, prov, echo)
     images = _plots(out, mix_rows)
     write_page(out, "reproduce opera", "Opera on opendcn's packet engine against opera-sim's published output.",
                claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'opera.json'}, {out / 'index.html'} and plots under {out}")
-    return 0 if all(c.status != FAIL for c in claims) else 1
+    return exit_code(claims)
 
 
 def _plots(out: Path, mix_rows: list[dict[str, Any]]) -> list[str]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(5, 3.5))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    fig, ax = figure(5, 3.5)
     pub = sorted(PUBLISHED_THROUGHPUT.items())
     ax.plot([100 * k for k, _ in pub], [v for _, v in pub], "k--o", label="opera-sim (published)")
     ax.plot([100 * x["websearch_load"] for x in mix_rows], [x["throughput"] for x in mix_rows], "o-", label="opendcn")
@@ -289,6 +284,5 @@ def _plots(out: Path, mix_rows: list[dict[str, Any]]) -> list[str]:
     ax.set_ylabel("throughput (received / host capacity)")
     ax.set_ylim(0, 1)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "throughput_vs_load.png", dpi=110)
+    save(fig, out / "throughput_vs_load.png", dpi=110)
     return ["throughput_vs_load.png"]

@@ -52,17 +52,18 @@ fourth power, so that h = 1, 2 and 4 all exist), ``duration=`` the run length.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from .errors import ConfigError
-from .rng import stream
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
-from .units import parse_time
+from ..errors import ConfigError
+from ..rng import stream
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Runner, echo_study, exit_code, write_json, no_reference,
+                   run_ok, write_page)
+from ..experiments.plots import figure, save
+from ..units import parse_time
 
 __all__ = ["study"]
 
@@ -227,9 +228,12 @@ def _transient_cols(ts: Any, base_ts: Any, share: float) -> dict[str, Any]:
     return {k: tr[k] for k in ("steady", "transient_us", "projected_paper")}
 
 
-def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
-          duration: str | None = None, *, executor: str = "local", workers: int | None = None,
-          scheduler: str | None = None, progress: bool = False) -> int:
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
+    no_reference("shale", reference)
     n = tors or (1296 if quick else 10_000)
     m4 = _root4(n)
     if m4 is None:
@@ -249,7 +253,6 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     d_slots = -(-(SLOT_PS + prop_ps) // TAU)                    # hop delay in timeslots
     p_slots = -(-prop_ps // TAU)                                # P of the normalized FCT
     rate = PAYLOAD * 8 * 10**12 // TAU                          # R: one cell payload per timeslot
-    seed = 1
     echo(f"reproduce shale ({'quick' if quick else 'full'}): N = {n}, {slots} timeslots ({dur}) per loaded run, "
          f"scaling over {scale_ns}")
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
@@ -306,7 +309,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                                       {"workload": "imc10", "pattern": "uniform", "load": load}, scale_dur)
     # -- failures
     fracs = [0.0, 0.02, 0.04, 0.08] if quick else [0.0, 0.01, 0.02, 0.04, 0.06, 0.08]
-    from .arch.shale import ShaleOptions, build as build_shale
+    from ..arch.shale import ShaleOptions, build as build_shale
 
     fail_info: dict[float, dict[str, Any]] = {}
     for frac in fracs:
@@ -529,34 +532,25 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     out.mkdir(parents=True, exist_ok=True)
     data = {"nodes": n, "duration": dur, "timeslots": int(slots), "hop_delay_timeslots": d_slots,
             "propagation_timeslots": p_slots, "seed": seed,
-            **{caption: rows for caption, rows, _ in sections},
-            "claims": claims_json(claims)}
+            **{caption: rows for caption, rows, _ in sections}}
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "shale.json").write_text(json.dumps(data, indent=2))
+    write_json(out, "shale", data, claims, prov, echo)
     images = _plots(out, lat_rows, cc_rows, il_rows, fl_rows)
     write_page(out, "reproduce shale", f"Shale (Hong et al.) on opendcn's slotted engine, N = {n}, {slots} timeslots "
                "per loaded run.", claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'shale.json'}, {out / 'index.html'} and plots under {out}")
-    return 0 if all(c.status != FAIL for c in claims) else 1
+    return exit_code(claims)
 
 
 def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, Any]],
            il_rows: list[dict[str, Any]], fl_rows: list[dict[str, Any]]) -> list[str]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     names = []
 
-    def save(fig: Figure, name: str) -> None:
-        FigureCanvasAgg(fig)
-        fig.tight_layout()
-        fig.savefig(out / name, dpi=110)
+    def png(fig: Any, name: str) -> None:
+        save(fig, out / name, dpi=110)
         names.append(name)
 
-    fig = Figure(figsize=(5, 3.5))
-    ax = fig.add_subplot()
+    fig, ax = figure(5, 3.5)
     ax.bar([str(x["h"]) for x in lat_rows], [x["max_schedule_wait"] for x in lat_rows],
            label="max wait for the schedule")
     ax.plot([str(x["h"]) for x in lat_rows], [x["intrinsic_timeslots"] for x in lat_rows], "k_", ms=30,
@@ -565,28 +559,25 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_ylabel("idle one-cell wait (timeslots of 5.632 ns)")
     ax.set_yscale("log")
     ax.legend()
-    save(fig, "latency_vs_h.png")
+    png(fig, "latency_vs_h.png")
 
-    fig = Figure(figsize=(6, 3.5))
-    ax = fig.add_subplot()
+    fig, ax = figure(6, 3.5)
     ccs = [x["cc"] for x in cc_rows]
     ax.bar(ccs, [x["p99"] or 0 for x in cc_rows])
     ax.set_xlabel("congestion control")
     ax.set_ylabel("p99 size-normalized FCT (t / (F + P))")
     ax.tick_params(axis="x", rotation=30)
-    save(fig, "cc_p99.png")
+    png(fig, "cc_p99.png")
 
-    fig = Figure(figsize=(5, 3.5))
-    ax = fig.add_subplot()
+    fig, ax = figure(5, 3.5)
     ax.plot([x["share_h4"] for x in il_rows], [x["short_p99"] or np.nan for x in il_rows], "o-", label="short flows")
     ax.plot([x["share_h4"] for x in il_rows], [x["all_p99"] or np.nan for x in il_rows], "s--", label="all flows")
     ax.set_xlabel("share s of timeslots on the h = 4 sub-schedule")
     ax.set_ylabel("p99 size-normalized FCT")
     ax.legend()
-    save(fig, "interleave.png")
+    png(fig, "interleave.png")
 
-    fig = Figure(figsize=(5, 3.5))
-    ax = fig.add_subplot()
+    fig, ax = figure(5, 3.5)
     xs = [100 * x["fraction"] for x in fl_rows]
     ax.plot(xs, [x["relative"] for x in fl_rows], "o-", label="live destinations' throughput")
     ax.plot(xs, [1.0] + [x["steady"] * (1 - x["fraction"]) if x.get("steady") is not None else np.nan
@@ -595,5 +586,5 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_xlabel("failed nodes (%)")
     ax.set_ylabel("throughput relative to no failure")
     ax.legend()
-    save(fig, "failures.png")
+    png(fig, "failures.png")
     return names

@@ -11,7 +11,7 @@
   at its receiver) when every run recorded network rows (``net.net_series``), else the
   throughput summed over all nodes and ports (a packet counts once per hop);
 - ``report.html`` -- title, run metadata, the comparison table of
-  :func:`opendcn.analysis.compare_table`, an invariant check per run, the three plots
+  :func:`opendcn.experiments.analysis.compare_table`, an invariant check per run, the three plots
   embedded as base64 PNG data URIs and a short guide to reading them. It uses inline
   CSS only and loads nothing from the network.
 
@@ -368,7 +368,7 @@ def write_report(results: Sequence[Any], out_dir: str | os.PathLike,
     and ``goodput.png`` are written next to the HTML and also embedded in it, so the
     HTML alone is complete. ``workload_desc`` is shown in the run metadata;
     ``size_edges`` (bytes) overrides the flow-size buckets of the p99 plot (default
-    0, 10 KB, 100 KB, 1 MB, 10 MB, inf; see :func:`opendcn.analysis.shale_edges`).
+    0, 10 KB, 100 KB, 1 MB, 10 MB, inf; see :func:`opendcn.experiments.analysis.shale_edges`).
     Files are written atomically; on error no partial file is left behind.
     """
     results = list(results)

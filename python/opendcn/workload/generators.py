@@ -50,9 +50,9 @@ from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 import numpy as np
 
-from .errors import ConfigError
-from .rng import stream
-from .units import parse_size, parse_time
+from ..errors import ConfigError
+from ..rng import stream
+from ..units import parse_size, parse_time
 
 __all__ = [
     "CDF",
@@ -73,7 +73,7 @@ __all__ = [
     "RANK_TRACES",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent / "data" / "workloads"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "workloads"
 
 READINGS = ("step", "lin")
 
@@ -1154,7 +1154,7 @@ def fanout(matrix: np.ndarray) -> float:
 
 # --------------------------------------------------------------------------- rank-pair traces
 
-HPC_DIR = Path(__file__).resolve().parent / "data" / "hpc"
+HPC_DIR = Path(__file__).resolve().parents[1] / "data" / "hpc"
 
 #: shipped rank-pair matrices of Teh et al.'s HPC traces (data/hpc/SOURCES.md)
 RANK_TRACES = {"amg": "teh2022_hpc_AMG.pdf.txt.gz", "amr": "teh2022_hpc_AMR.pdf.txt",

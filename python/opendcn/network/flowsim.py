@@ -49,9 +49,9 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
-from . import _core
-from .errors import ConfigError, InvariantError
-from .units import parse_size, parse_time
+from .. import _core
+from ..errors import ConfigError, InvariantError
+from ..units import parse_size, parse_time
 
 __all__ = ["maxmin", "run", "routing_matrix", "routing_paths", "mean_flow_throughput", "link_loads"]
 
@@ -441,7 +441,7 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     ``duty_cycle`` in (0, 1] sets the delay to (1 − duty) × period). Returns a
     :class:`~opendcn.network.Result` (``summary["mode"] == "flow"``), also written to
     ``out`` when given."""
-    from . import arch as archmod
+    from .. import arch as archmod
     from .network import Network, _Cut, check_run_args
 
     duration_ps, seed = check_run_args(duration, seed)

@@ -25,8 +25,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .errors import ConfigError
-from .network import _atomic_write
+from ..errors import ConfigError
+from ..network.network import _atomic_write
 from .db import _param_columns, _q, connect
 
 __all__ = ["write_sweep_report"]

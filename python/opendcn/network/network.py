@@ -26,16 +26,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from . import _core
-from .analysis import fct_stats
+from .. import _core
+from ..experiments.analysis import fct_stats
 from .config import Config
-from .errors import ConfigError, DeadlockError, InvariantError
-from .rng import stream
+from ..errors import ConfigError, DeadlockError, InvariantError
+from ..rng import stream
 from .timeflow import Circuit, Entry, Path
 from .transport import CODES as _TRANSPORT_CODES
 from .transport import TransportSettings
 from .transport import update as _update_transport
-from .units import parse_size, parse_time, tx_time_ps
+from ..units import parse_size, parse_time, tx_time_ps
 
 _KIND = {"unused": 0, "optical": 1, "electrical": 2, "hostdown": 3}
 BUILTIN_ROUTERS = ("vlb", "direct", "hoho", "ucmp", "expander")
@@ -437,7 +437,7 @@ class Network(NetworkBase):
     def _check_buffers(self) -> None:
         import warnings
 
-        from .errors import BufferWarning
+        from ..errors import BufferWarning
 
         msg = self.buffer_check()
         if msg:
@@ -446,7 +446,7 @@ class Network(NetworkBase):
     def _deploy_topo(self, circuits: list[Circuit], slices: int | None,
                      slice_durations: Sequence[Any] | None, queued: str, at: Any = None,
                      drain: bool = False) -> None:
-        from .topology import schedule_table
+        from ..fabrics.topology import schedule_table
 
         maxp = int(self.user_ports.max()) if len(self.user_ports) else 0
         for i, c in enumerate(circuits):
@@ -579,7 +579,7 @@ class Network(NetworkBase):
         a missing slice would have no route; both raise ``ConfigError`` naming the path or
         the slice. ``partial=True`` accepts paths that leave slices uncovered (packets
         arriving there are dropped as ``no_route``)."""
-        from .routing import compile_paths, compile_routes
+        from ..fabrics.routing import compile_paths, compile_routes
 
         if lookup not in ("hop", "source"):
             raise ConfigError("lookup", lookup, "expected hop or source")
@@ -735,7 +735,7 @@ class Network(NetworkBase):
         return out
 
     def _reference_tables(self) -> dict[int, list[Entry]]:
-        from . import routing
+        from ..fabrics import routing
 
         if self._router == "vlb":
             paths = routing.vlb(self.circuits)
@@ -766,7 +766,7 @@ class Network(NetworkBase):
 
     def transport(self, rule: Any = None, **params: Any) -> dict[str, Any]:
         """Choose the end-to-end transport of each flow by a rule on its size, and set the
-        transports' parameters (see :mod:`opendcn.transport`)::
+        transports' parameters (see :mod:`opendcn.network.transport`)::
 
             net.transport("dctcp", ecn_k="30KB")
             net.transport("ndp<1MB,tcp", dupack=3, min_rto="1ms")
@@ -804,7 +804,7 @@ class Network(NetworkBase):
 
         ``port_class``: ``{(node, port): class}`` (unlisted ports class 0), or an integer
         array with one class per global port (:meth:`gport` order); None restores
-        channels by hop count. :func:`opendcn.channels.channel_dependency_cycle` checks
+        channels by hop count. :func:`opendcn.fabrics.channels.channel_dependency_cycle` checks
         that a rule and the routes leave no cycle of channel dependencies."""
         if port_class is None:
             self._vc_class = None
@@ -1644,7 +1644,7 @@ def _ideal_fct(c: Config, f: Any, size: np.ndarray) -> np.ndarray:
 
 
 def _rate(v: Any, field: str) -> int:
-    from .units import parse_rate
+    from ..units import parse_rate
     return parse_rate(v, field)
 
 

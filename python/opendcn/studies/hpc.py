@@ -8,8 +8,8 @@ Four parts, each checked against the paper's stated trends (PASS / FAIL / NOT-CH
    power and cost of every design at the three scales (§5). "About twice" is read as a
    PRN-2L / TRN-Flat ratio in [1.5, 2.5] (fixed before computing it), at every scale and
    every OCS port price δ ∈ {0.5, 1, 1.5}.
-2. **path capacity** (Fig. 13, :func:`opendcn.hpc.trn_path_capacity`,
-   :func:`opendcn.hpc.prn_path_capacity`): every configuration of TRN-R's rotor cycle
+2. **path capacity** (Fig. 13, :func:`opendcn.fabrics.hpc.trn_path_capacity`,
+   :func:`opendcn.fabrics.hpc.prn_path_capacity`): every configuration of TRN-R's rotor cycle
    (``k/2`` unit-capacity uplinks per ToR, the Fig. 13 analysis) and PRN's LP
    configuration for each of the six synthetic patterns; the total capacity between every
    rack pair over direct circuits and paths through one intermediate ToR (TRN) or pod
@@ -18,7 +18,7 @@ Four parts, each checked against the paper's stated trends (PASS / FAIL / NOT-CH
    (demand-aware, one configuration computed from the run's traffic at the start), prn,
    dfplus, expander_hyb and fattree, lossless ``credit`` transport; mean packet latency
    and throughput (payload delivered to the hosts over their capacity and the run).
-4. **flow level** (§6.C, §6.E, :mod:`opendcn.flowsim`): mean flow throughput (bits /
+4. **flow level** (§6.C, §6.E, :mod:`opendcn.network.flowsim`): mean flow throughput (bits /
    transfer time per flow, averaged) against the reconfiguration period for TRN-DA,
    TRN-R and PRN on the shipped rank traces, and TRN-DA's duty-cycle study.
 
@@ -45,7 +45,7 @@ DECIDE (printed with the results):
   row, docs/arch/prn.md); TRN's routes have at most 2 links and HYB's Valiant paths at most
   4, each link on its own hop-indexed channel. Before the packet runs, the channel
   dependency graph of every network (TRN and PRN: the configuration each pattern's run
-  computes) is checked acyclic (:func:`opendcn.hpc.channel_dependency_cycle`).
+  computes) is checked acyclic (:func:`opendcn.fabrics.hpc.channel_dependency_cycle`).
 - The cost-comparable designs are trn, prn, dfplus and expander_hyb (equal cost by Table
   3's over-provisioning); the fat tree is the costlier reference and is printed, never
   compared with.
@@ -75,11 +75,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import hpc
-from .errors import ConfigError
-from .studies import FAIL, NOT_CHECKABLE, PASS, Claim, Runner, claims_json, echo_study, provenance_line, run_ok, write_page
-from .sweeps import build_id
-from .units import fmt_time, parse_time
+from ..fabrics import hpc
+from ..errors import ConfigError
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Runner, echo_study, exit_code, write_json, no_reference,
+                   run_ok, write_page)
+from ..experiments.sweeps import build_id
+from ..experiments.plots import figure, save
+from ..units import fmt_time, parse_time
 
 __all__ = ["study", "PATTERNS", "SMALL_FANOUT", "path_capacity", "models_part"]
 
@@ -97,7 +99,7 @@ ABOUT_TWICE = (1.5, 2.5)
 # ---------------------------------------------------------------------------------- models
 def models_part() -> tuple[list[Claim], list[tuple[str, list[dict[str, Any]], list[str]]], dict[str, Any]]:
     """Table 1 (k = 32), Table 2, power and cost at the three scales; the claims on them."""
-    from .models import hpc as m
+    from ..models import hpc as m
 
     t1 = [{"design": a, "ocs_radix": str(r.ocs_radix), "switches": str(r.switches), "endpoints": str(r.endpoints),
            "diameter": r.diameter} for a, r in m.table1(32).items()]
@@ -153,8 +155,8 @@ def path_capacity(racks: int, k: int, seed: int = 1) -> dict[str, list[np.ndarra
     configuration for each synthetic pattern (pods of ``k/2`` racks, ``(k/2)²`` uplinks
     per pod, ``k/2`` per rack). Keys: ``"TRN-R"`` and ``"PRN/<pattern>"``; each a list of
     one array per configuration."""
-    from .rng import stream
-    from .workload import rack_matrix
+    from ..rng import stream
+    from ..workload import rack_matrix
 
     k = hpc.check_radix(k, "radix")
     h = k // 2
@@ -194,9 +196,9 @@ def channel_checks(popts: Callable[[str], dict[str, Any]], prun: Callable[[str, 
     the static ones once, TRN and PRN in the configuration each pattern's run computes at
     its start (``load``, ``duration``, ``seed``). A row per check: channels, rule, distinct
     dependencies and ``cycle`` ("none", or the cycle's channels)."""
-    from . import arch as archs
-    from .channels import channel_dependency_cycle, dependency_edges
-    from .sweeps import RUN_OPTIONS, point_workload
+    from .. import arch as archs
+    from ..fabrics.channels import channel_dependency_cycle, dependency_edges
+    from ..experiments.sweeps import RUN_OPTIONS, point_workload
 
     rows: list[dict[str, Any]] = []
     for a in PACKET_ARCHS:
@@ -223,7 +225,7 @@ TRACE_ARRIVALS = "coflows of one flow per endpoint, behind barriers"
 
 
 def _flow_key(arch: str, trace: str, load: float, duration: str, seed: int, opts: dict[str, Any]) -> str:
-    from . import __version__
+    from .. import __version__
 
     extra = {} if trace.startswith("pattern:") else {"arrivals": TRACE_ARRIVALS}
     key = json.dumps({"opendcn": __version__, "arch": arch, "trace": trace, "load": load, "duration": duration,
@@ -233,8 +235,8 @@ def _flow_key(arch: str, trace: str, load: float, duration: str, seed: int, opts
 
 def _flow_run(arch: str, trace: str, load: float, duration: str, seed: int, opts: dict[str, Any]) -> dict[str, Any]:
     """One flow-level point (run in a worker process)."""
-    from . import flowsim
-    from .workload import poisson, rank_trace
+    from ..network import flowsim
+    from ..workload import poisson, rank_trace
 
     t0 = time.perf_counter()
     wl = (poisson("websearch", load, trace.split(":", 1)[1]) if trace.startswith("pattern:")
@@ -302,9 +304,12 @@ def _work_note(work: dict[tuple[str, str, str], float | None], cases: list[tuple
 
 
 # ----------------------------------------------------------------------------------- study
-def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None = None,
-          duration: str | None = None, *, executor: str = "local", workers: int | None = None,
-          scheduler: str | None = None, progress: bool = False) -> int:
+def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
+          seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
+          executor: str = "local", workers: int | None = None, scheduler: str | None = None,
+          progress: bool = False) -> int:
+    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
+    no_reference("hpc", reference)
     tiny = tors is not None
     if tiny and (tors is None or tors < 8 or tors % 4 or tors > 32):
         raise ConfigError("tors", tors, "the HPC study's packet part takes 8..32 racks, a multiple of 4 "
@@ -315,7 +320,6 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
     if parse_time(dur, "duration") < parse_time("20us", "duration"):
         raise ConfigError("duration", dur, "the packet runs need at least 20us")
     loads = [0.2, 0.5, 0.8] if (quick or tiny) else [0.1, 0.3, 0.5, 0.7, 0.9]
-    seed = 1
     # flow level: the rank traces name their hosts (AMG / AMR: 1 728 ranks -> 128 racks x 16)
     # (tiny: the test-suite size; a synthetic pattern stands in for the traces)
     if tiny:
@@ -387,7 +391,7 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
                       "worst_config_zero_share", "below_2_share"]))
 
     # ---- 3. packet level
-    from .workload import fanout, rack_matrix
+    from ..workload import fanout, rack_matrix
 
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
 
@@ -645,32 +649,25 @@ def study(quick: bool, out: Path, echo: Callable[[str], None], tors: int | None 
             "path_capacity": {"racks": fig13_racks, "k": fig13_k, "rows": cap_rows},
             "flow": {"traces": traces, "periods": periods, "duration": flow_dur, "load": flow_load, "rows": frows,
                      "duty": drows, "error": flow_err or None},
-            "models": mdata,
-            "claims": claims_json(claims)}
+            "models": mdata}
     prov = R.provenance()
-    data["provenance"] = prov
-    echo(provenance_line(prov))
-    (out / "hpc.json").write_text(json.dumps(data, indent=2, default=str))
+    write_json(out, "hpc", data, claims, prov, echo, default=str)
     images = _plots(out, prow, loads, caps, frows, drows, traces)
     write_page(out, "reproduce hpc", "Teh et al., JOCN 2022: TRN vs PRN for HPC on opendcn (models, Fig. 13 path "
                "capacity, packet-level synthetic patterns, flow-level reconfiguration period and duty cycle). "
                f"Wall time {wall:.0f} s.", claims, sections, images, provenance=prov)
     echo(f"\nwrote {out / 'hpc.json'}, {out / 'index.html'} and plots under {out} ({wall:.0f} s)")
-    return 0 if all(c.status != FAIL for c in claims) else 1
+    return exit_code(claims)
 
 
 def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict[str, list[np.ndarray]],
            frows: list[dict[str, Any]], drows: list[dict[str, Any]], traces: list[str]) -> list[str]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     images = []
     for metric, label, fname in (("latency_mean_us", "mean packet latency (us)", "latency_vs_injection.png"),
                                  ("throughput", "throughput (of host capacity)", "throughput_vs_injection.png")):
-        fig = Figure(figsize=(11, 6))
-        FigureCanvasAgg(fig)
+        fig, axes = figure(11, 6, 3, 2)
         for i, p in enumerate(PATTERNS):
-            ax = fig.add_subplot(2, 3, i + 1)
+            ax = axes.flat[i]
             for a in PACKET_ARCHS:
                 pts = [(r["injection"], r.get(metric)) for r in prow if r["pattern"] == p and r["arch"] == a
                        and r.get(metric) is not None]
@@ -683,26 +680,21 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
                 ax.set_yscale("log")
             if i == 0:
                 ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / fname, dpi=100)
+        save(fig, out / fname, dpi=100)
         images.append(fname)
-    fig = Figure(figsize=(5, 3.5))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    fig, ax = figure(5, 3.5)
     for name, confs in caps.items():
         v = np.sort(np.concatenate(confs))
         ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=name, lw=2 if name == "TRN-R" else 1)
     ax.set_xlabel("path capacity between a rack pair (circuits)")
     ax.set_ylabel("CDF")
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out / "path_capacity_cdf.png", dpi=110)
+    save(fig, out / "path_capacity_cdf.png", dpi=110)
     images.append("path_capacity_cdf.png")
     if frows:
-        fig = Figure(figsize=(5 * len(traces), 3.5))
-        FigureCanvasAgg(fig)
+        fig, axes = figure(5 * len(traces), 3.5, len(traces), squeeze=False)
         for i, tr in enumerate(traces):
-            ax = fig.add_subplot(1, len(traces), i + 1)
+            ax = axes[0][i]
             for d in ("TRN-DA", "TRN-R", "PRN"):
                 pts = [(parse_time(r["period"], "p") / 1e12, r["throughput_gbps"]) for r in frows
                        if r["trace"] == tr and r["design"] == d]
@@ -712,20 +704,16 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
             ax.set_ylabel("mean flow throughput (Gb/s)")
             ax.set_title(tr)
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "throughput_vs_period.png", dpi=110)
+        save(fig, out / "throughput_vs_period.png", dpi=110)
         images.append("throughput_vs_period.png")
     if drows:
-        fig = Figure(figsize=(5, 3.5))
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
+        fig, ax = figure(5, 3.5)
         for per in sorted({r["period"] for r in drows}, key=lambda x: parse_time(x, "p")):
             pts = [(r["duty_cycle"], r["normalized"]) for r in drows if r["period"] == per]
             ax.plot([100 * x for x, _ in pts], [float(y or 0.0) for _, y in pts], "o-", label=f"period {per}")
         ax.set_xlabel("duty cycle (%)")
         ax.set_ylabel("normalized flow throughput")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "duty_cycle.png", dpi=110)
+        save(fig, out / "duty_cycle.png", dpi=110)
         images.append("duty_cycle.png")
     return images

@@ -19,7 +19,7 @@ What is here:
 * **routing tables** as numpy columns (:class:`Tables`): ECMP on shortest paths, and the
   TAGO-like pod routing of PRN and Dragonfly+;
 * the **channel dependency check** of a built network (:func:`channel_dependency_cycle`,
-  :func:`channel_dependency_graph`, from :mod:`opendcn.channels`): with the virtual-channel
+  :func:`channel_dependency_graph`, from :mod:`opendcn.fabrics.channels`): with the virtual-channel
   rule of each architecture (``docs/arch/*.md``), no cycle at Table 3's channel counts.
 
 >>> m = max_weight_matching(np.array([[0, 5, 1], [2, 0, 7], [4, 3, 0]]))
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from .channels import channel_dependency_cycle, channel_dependency_graph
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -326,7 +326,7 @@ def expander(n: int, degree: int, hosts: int, seed: int = 1) -> Wiring:
     """A random ``degree``-regular expander on ``n`` ToRs (Jellyfish-like): the union of
     ``degree/2`` random cyclic permutations without fixed points, each giving every ToR
     two links (parallel links possible when ``degree ≥ n``); redrawn until connected."""
-    from .rng import stream
+    from ..rng import stream
 
     if degree % 2 or degree < 2:
         raise ConfigError("degree", degree, "an expander's degree must be even and >= 2")

@@ -1,0 +1,39 @@
+"""The one way opendcn draws a plot to a PNG file (the studies' plots).
+
+A figure is a :class:`matplotlib.figure.Figure` on the Agg canvas, never a pyplot one:
+no global state, no backend to choose (``matplotlib.use``), nothing to close, safe in
+threads and in the sweep runner's worker processes.
+
+>>> import tempfile, pathlib
+>>> fig, ax = figure(5, 3.5)
+>>> _ = ax.plot([0, 1], [1, 2])
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "x.png"
+>>> save(fig, f)
+>>> f.read_bytes()[:4] == b"\\x89PNG"
+True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["figure", "save"]
+
+
+def figure(width: float, height: float, ncols: int = 1, nrows: int = 1, *, squeeze: bool = True) -> tuple[Figure, Any]:
+    """A new figure of ``width`` x ``height`` inches and its axes (as ``Figure.subplots``
+    returns them: one ``Axes``, or an array of ``nrows`` x ``ncols``; ``squeeze=False``
+    always gives the 2-D array)."""
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, squeeze=squeeze)
+
+
+def save(fig: Figure, path: str | Path, dpi: int = 120) -> None:
+    """Lay ``fig`` out tightly and write it to ``path`` as a PNG of ``dpi`` dots per inch."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)

@@ -1,0 +1,70 @@
+"""``opendcn reproduce NAME``: re-run a seed paper's evaluation, print a table, write
+plots and a JSON of the numbers, and check the paper's stated claims (PASS / FAIL /
+NOT-CHECKABLE each).
+
+One module per paper (:data:`NAMES`), each with the same entry point ``study(...)``;
+:mod:`.base` holds what they build on (the sweep-runner :class:`~.base.Runner`, reference
+records, claims, the HTML page). :func:`run` is the registry ``opendcn reproduce`` calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from .base import Study
+
+__all__ = ["NAMES", "REFERENCED", "get", "run"]
+
+NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
+#: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
+REFERENCED = ("openoptics",)
+
+
+def get(name: str) -> Study:
+    """The ``study`` function of ``name`` (see :data:`NAMES`; its signature is :class:`~.base.Study`)."""
+    if name not in NAMES:
+        raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
+    fn: Study = importlib.import_module(f".{name}", __name__).study
+    return fn
+
+
+def run(name: str, quick: bool = False, out: str | Path | None = None,
+        echo: Callable[[str], None] = print, *, tors: int | None = None,
+        duration: str | None = None, seed: int = 1, executor: str = "local", workers: int | None = None,
+        scheduler: str | None = None, progress: bool = False, reference: str | None = None) -> int:
+    """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
+    ``out/<name>``); returns 0 if no claim failed. ``tors`` / ``duration``
+    override the mode's size and per-point duration (each study says which sizes it takes);
+    ``seed`` is the master seed of the runs (1 by default, as the reference records). The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
+    ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
+    ``reference="read"`` renders the page and verdicts from the study's reference records
+    (``reproductions/<name>/``, full-scale points kept in the source tree) without running
+    anything; ``"record"`` runs the full study and writes those records."""
+    if name != "all" and name not in NAMES:
+        raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
+    out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
+    if out.exists() and not out.is_dir():
+        raise ConfigError("--out", str(out), "exists and is not a directory")
+    if tors is not None and tors < 2:
+        raise ConfigError("tors", tors, "need at least 2")
+    kw: dict[str, Any] = dict(quick=quick, tors=tors, duration=duration, seed=seed, echo=echo, executor=executor,
+                              workers=workers, scheduler=scheduler, progress=progress)
+    if reference is not None:
+        if reference not in ("read", "record"):
+            raise ConfigError("reference", reference, "expected read or record")
+        without = [n for n in ([name] if name != "all" else NAMES) if n not in REFERENCED]
+        if name != "all" and without:
+            raise ConfigError("--reference" if reference == "read" else "--record", name,
+                              f"no reference records for this study yet (studies with them: {', '.join(REFERENCED)})")
+        if quick:
+            raise ConfigError("--quick", True, "reference records are the full-scale points: drop --quick")
+    if name == "all":
+        codes = []
+        for n in NAMES:
+            echo(f"== reproduce {n}")
+            codes.append(get(n)(out / n, reference=reference if n in REFERENCED else None, **kw))
+        return max(codes)
+    return get(name)(out, reference=reference, **kw)
