@@ -126,3 +126,44 @@ const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem:
 pub(in crate::sim) fn pt_wake(pt: &Port, fallback: Ps) -> Ps {
     if pt.next_dep == Ps::MAX { fallback } else { pt.next_dep }
 }
+
+impl Port {
+    /// A port of `kind` at `rate`, with propagation `prop`, `cap` bytes of buffer and the
+    /// peer port it is wired to (NONE: none, or set by the schedule): a FIFO, with no
+    /// classes, credit, weights or ECN (the builder sets those its discipline asks for).
+    pub(in crate::sim) fn new(kind: PortKind, rate: Rate, prop: Ps, cap: u64, peer: u32) -> Port {
+        Port {
+            kind,
+            rate,
+            prop,
+            cap,
+            bytes: 0,
+            peer,
+            busy_until: 0,
+            cal: NONE,
+            heads: std::collections::BinaryHeap::new(),
+            departs: Departures::default(),
+            next_dep: Ps::MAX,
+            down_until: 0,
+            last_pkt: NONE,
+            last_end: 0,
+            tx_bytes: 0,
+            tx_bytes_sampled: 0,
+            ecn_k: 0,
+            served: false,
+            trim: false,
+            classes: SmallVec::new(),
+            class_bytes: SmallVec::new(),
+            class_cap: SmallVec::new(),
+            free_pending: false,
+            credit: SmallVec::new(),
+            cred_ret: VecDeque::new(),
+            rr_vc: 0,
+            blocked_since: Ps::MAX,
+            cred_wake: Ps::MAX,
+            quantum: Vec::new(),
+            deficit: Vec::new(),
+            drr: 0,
+        }
+    }
+}

@@ -184,65 +184,17 @@ impl Sim {
         let cur = self.clock.slice();
         let cyclic = !self.sched.is_static();
         loop {
+            let pool = &self.pool.pkt;
             let pt = &mut self.net.ports[port as usize];
-            let c = if !pt.quantum.is_empty() {
-                // weighted service: deficit round robin over the non-empty classes
-                if pt.bytes == 0 {
+            let c = match pick_class(pt, now, |h| pool[h as usize].wire as u64) {
+                Pick::Class(c) => c,
+                Pick::Empty => return,
+                Pick::NoCredit => {
+                    self.block(port);
                     return;
                 }
-                let k = pt.classes.len();
-                loop {
-                    let c = pt.drr;
-                    match pt.classes[c].front() {
-                        Some(&h) if self.pool.pkt[h as usize].wire as u64 <= pt.deficit[c] => {
-                            pt.deficit[c] -= self.pool.pkt[h as usize].wire as u64;
-                            break c;
-                        }
-                        Some(_) => {}
-                        None => pt.deficit[c] = 0,
-                    }
-                    pt.drr = (c + 1) % k;
-                    let nc = pt.drr;
-                    if !pt.classes[nc].is_empty() {
-                        pt.deficit[nc] += pt.quantum[nc];
-                    }
-                }
-            } else if pt.credit.is_empty() {
-                let Some(c) = pt.classes.iter().position(|q| !q.is_empty()) else { return };
-                c
-            } else {
-                // virtual channels served round robin, each only against its credit
-                // (with the returns that have arrived by now)
-                while let Some(&(t, vc, bytes)) = pt.cred_ret.front() {
-                    if t > now {
-                        break;
-                    }
-                    pt.credit[vc as usize] += bytes as u64;
-                    pt.cred_ret.pop_front();
-                }
-                let k = pt.classes.len();
-                let mut pick = None;
-                let mut any = false;
-                for i in 0..k {
-                    let v = (pt.rr_vc + i) % k;
-                    if let Some(&h) = pt.classes[v].front() {
-                        any = true;
-                        if self.pool.pkt[h as usize].wire as u64 <= pt.credit[v] {
-                            pick = Some(v);
-                            break;
-                        }
-                    }
-                }
-                match pick {
-                    Some(v) => v,
-                    None => {
-                        if any {
-                            self.block(port);
-                        }
-                        return;
-                    }
-                }
             };
+            let pt = &mut self.net.ports[port as usize];
             let pid = pt.classes[c].pop_front().expect("non-empty class");
             let wire = self.pool.pkt[pid as usize].wire as u64;
             if !pt.credit.is_empty() {
@@ -408,4 +360,145 @@ impl Sim {
     }
 
     // ---------------------------------------------------------------- transports
+}
+
+/// What a served port sends next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum Pick {
+    /// The head packet of this class (or virtual channel).
+    Class(usize),
+    /// Nothing is queued.
+    Empty,
+    /// Packets are queued, but none has the credit to go.
+    NoCredit,
+}
+
+/// The class a served port serves next (`wire`: a queued packet's wire bytes): deficit
+/// round robin over the non-empty classes when the port has weights (the class picked
+/// pays for its packet), else strict priority (the first non-empty class), and on a credit
+/// port the virtual channels in round robin from `rr_vc`, each only against its credit
+/// (the returns that have arrived by `now` taken in first).
+#[inline]
+pub(in crate::sim) fn pick_class(pt: &mut Port, now: Ps, wire: impl Fn(u32) -> u64) -> Pick {
+    if !pt.quantum.is_empty() {
+        if pt.bytes == 0 {
+            return Pick::Empty;
+        }
+        let k = pt.classes.len();
+        loop {
+            let c = pt.drr;
+            match pt.classes[c].front() {
+                Some(&h) if wire(h) <= pt.deficit[c] => {
+                    pt.deficit[c] -= wire(h);
+                    return Pick::Class(c);
+                }
+                Some(_) => {}
+                None => pt.deficit[c] = 0,
+            }
+            pt.drr = (c + 1) % k;
+            let nc = pt.drr;
+            if !pt.classes[nc].is_empty() {
+                pt.deficit[nc] += pt.quantum[nc];
+            }
+        }
+    } else if pt.credit.is_empty() {
+        match pt.classes.iter().position(|q| !q.is_empty()) {
+            Some(c) => Pick::Class(c),
+            None => Pick::Empty,
+        }
+    } else {
+        while let Some(&(t, vc, bytes)) = pt.cred_ret.front() {
+            if t > now {
+                break;
+            }
+            pt.credit[vc as usize] += bytes as u64;
+            pt.cred_ret.pop_front();
+        }
+        let k = pt.classes.len();
+        let mut any = false;
+        for i in 0..k {
+            let v = (pt.rr_vc + i) % k;
+            if let Some(&h) = pt.classes[v].front() {
+                any = true;
+                if wire(h) <= pt.credit[v] {
+                    return Pick::Class(v);
+                }
+            }
+        }
+        if any { Pick::NoCredit } else { Pick::Empty }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A served port with `k` classes holding the given packet ids (packet `i` is
+    /// `wire[i]` bytes).
+    fn port(queues: &[&[u32]], wire: &[u64]) -> Port {
+        let mut pt = Port::new(PortKind::Electrical, Rate::new(100_000_000_000), 0, 1_000_000, NONE);
+        pt.served = true;
+        pt.classes = queues.iter().map(|q| q.iter().copied().collect()).collect();
+        pt.class_bytes = queues.iter().map(|q| q.iter().map(|&i| wire[i as usize]).sum()).collect();
+        pt.bytes = pt.class_bytes.iter().sum();
+        pt
+    }
+
+    fn serve(pt: &mut Port, wire: &[u64], n: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match pick_class(pt, 0, |h| wire[h as usize]) {
+                Pick::Class(c) => {
+                    let h = pt.classes[c].pop_front().unwrap();
+                    pt.class_bytes[c] -= wire[h as usize];
+                    pt.bytes -= wire[h as usize];
+                    out.push(c);
+                }
+                _ => break,
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn strict_priority_serves_the_first_non_empty_class() {
+        let wire = [1500; 6];
+        let mut pt = port(&[&[], &[0, 1], &[2, 3]], &wire);
+        assert_eq!(serve(&mut pt, &wire, 10), vec![1, 1, 2, 2]);
+        assert_eq!(pick_class(&mut pt, 0, |h| wire[h as usize]), Pick::Empty);
+    }
+
+    #[test]
+    fn deficit_round_robin_shares_by_weight() {
+        let wire = [1500; 12];
+        let mut pt = port(&[&[0, 1, 2, 3, 4, 5], &[6, 7, 8, 9, 10, 11]], &wire);
+        pt.quantum = vec![3000, 1500];
+        pt.deficit = vec![0, 0];
+        pt.deficit[0] = 3000; // the round starts with class 0's quantum
+        let order = serve(&mut pt, &wire, 9);
+        assert_eq!(order, vec![0, 0, 1, 0, 0, 1, 0, 0, 1], "two packets of class 0 per packet of class 1");
+        // the rest drains, then nothing
+        assert_eq!(serve(&mut pt, &wire, 10).len(), 3);
+        assert_eq!(pick_class(&mut pt, 0, |h| wire[h as usize]), Pick::Empty);
+    }
+
+    #[test]
+    fn credit_channels_take_turns_and_wait_for_their_credit() {
+        let wire = [1000; 4];
+        let mut pt = port(&[&[0, 1], &[2, 3]], &wire);
+        pt.credit = smallvec![1000, 0];
+        // only channel 0 has credit for one packet
+        assert_eq!(pick_class(&mut pt, 0, |h| wire[h as usize]), Pick::Class(0));
+        pt.classes[0].pop_front();
+        pt.credit[0] -= 1000;
+        pt.rr_vc = 1;
+        assert_eq!(pick_class(&mut pt, 0, |h| wire[h as usize]), Pick::NoCredit);
+        // a return for channel 1 arrives at 50 ps: not yet at 49, taken in at 50
+        pt.cred_ret.push_back((50, 1, 1000));
+        assert_eq!(pick_class(&mut pt, 49, |h| wire[h as usize]), Pick::NoCredit);
+        assert_eq!(pick_class(&mut pt, 50, |h| wire[h as usize]), Pick::Class(1));
+        assert!(pt.cred_ret.is_empty());
+        pt.classes.iter_mut().for_each(|q| q.clear());
+        assert_eq!(pick_class(&mut pt, 50, |h| wire[h as usize]), Pick::Empty);
+    }
 }
