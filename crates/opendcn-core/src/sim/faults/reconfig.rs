@@ -28,6 +28,47 @@ pub(in crate::sim) struct Reconfigs {
     pub(in crate::sim) switch_log: Vec<(Ps, Ps, Ps)>,
 }
 
+impl Reconfigs {
+    pub(in crate::sim) fn new(n_ports: usize) -> Self {
+        Reconfigs { pending: Vec::new(), applied: 0, port_gen: vec![0; n_ports], drain: Vec::new(), tables: Vec::new(),
+                    state: Vec::new(), draining: NONE, drain_queue: VecDeque::new(), switch_pending: false, in_net: 0,
+                    drain_waiters: Vec::new(), drain_refused: 0, switch_log: Vec::new() }
+    }
+
+    /// Drained reconfiguration `i` is due: it starts draining now (true), or waits for the
+    /// one draining (false), in the order they fell due.
+    pub(in crate::sim) fn due(&mut self, i: u32) -> bool {
+        if self.draining != NONE {
+            self.drain_queue.push_back(i);
+            return false;
+        }
+        self.begin(i);
+        true
+    }
+
+    pub(in crate::sim) fn begin(&mut self, i: u32) {
+        self.draining = i;
+        self.state[i as usize] = 1;
+    }
+
+    /// The network holds nothing but the `held` packets waiting for a route: the one
+    /// draining may switch now (once: `Some(it)` until it has switched).
+    pub(in crate::sim) fn ready(&mut self, held: u64) -> Option<u32> {
+        if self.draining != NONE && !self.switch_pending && self.in_net == held {
+            self.switch_pending = true;
+            return Some(self.draining);
+        }
+        None
+    }
+
+    /// Reconfiguration `i` switched: none is draining until the next waiting one begins.
+    pub(in crate::sim) fn switched(&mut self, i: u32) {
+        self.switch_pending = false;
+        self.draining = NONE;
+        self.state[i as usize] = 2;
+    }
+}
+
 impl Sim {
     /// Reconfigure a static schedule at time `at` (≥ now): the new peer table, with the
     /// changed circuits down for `delay` ps.
@@ -99,10 +140,8 @@ impl Sim {
             return;
         }
         if self.rc.drain[i as usize] {
-            if self.rc.draining != NONE {
-                self.rc.drain_queue.push_back(i);
-            } else {
-                self.start_drain(i);
+            if self.rc.due(i) {
+                self.drain_started(i);
             }
             return;
         }
@@ -178,10 +217,8 @@ impl Sim {
         self.release_held();
     }
 
-    /// A drained reconfiguration starts: sources stop, the network empties.
-    pub(in crate::sim) fn start_drain(&mut self, i: u32) {
-        self.rc.draining = i;
-        self.rc.state[i as usize] = 1;
+    /// A drained reconfiguration has started: sources stop, the network empties.
+    pub(in crate::sim) fn drain_started(&mut self, i: u32) {
         if self.rc.pending[i as usize].2 {
             // queued = drop: what waits on a changed port is dropped now
             let new = &self.rc.pending[i as usize].0;
@@ -244,9 +281,7 @@ impl Sim {
     /// but packets held without a route.
     #[cold]
     pub(in crate::sim) fn check_drain(&mut self) {
-        if self.rc.draining != NONE && !self.rc.switch_pending && self.rc.in_net == self.hold.stats.packets {
-            self.rc.switch_pending = true;
-            let i = self.rc.draining;
+        if let Some(i) = self.rc.ready(self.hold.stats.packets) {
             self.push(self.clock.now, Ev::Reconfig(i | SWITCH));
         }
     }
@@ -255,14 +290,13 @@ impl Sim {
     /// circuits down for the delay, then the sources resume (and held packets are routed
     /// with the new tables, after the delay on a changed port).
     pub(in crate::sim) fn switch(&mut self, i: u32) {
-        self.rc.switch_pending = false;
         if self.rc.in_net != self.hold.stats.packets {
             // a packet entered meanwhile (cannot happen: sources are stopped); wait again
+            self.rc.switch_pending = false;
             self.check_drain();
             return;
         }
-        self.rc.draining = NONE;
-        self.rc.state[i as usize] = 2;
+        self.rc.switched(i);
         let (peer, delay, _, at) = std::mem::take(&mut self.rc.pending[i as usize]);
         let changed = self.sched.reconnect(peer).expect("validated in reconfigure()");
         self.rc.applied += 1;
@@ -284,7 +318,8 @@ impl Sim {
             self.wake_endpoint(e);
         }
         if let Some(j) = self.rc.drain_queue.pop_front() {
-            self.start_drain(j);
+            self.rc.begin(j);
+            self.drain_started(j);
         }
     }
 
@@ -336,4 +371,29 @@ impl Sim {
     }
 
     // ---------------------------------------------------------------- results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drained_reconfigurations_switch_one_at_a_time_when_the_network_is_empty() {
+        let mut rc = Reconfigs::new(4);
+        rc.state = vec![0; 2];
+        assert!(rc.due(0), "nothing draining: it starts");
+        assert!(!rc.due(1), "one draining: it waits");
+        assert_eq!((rc.draining, rc.state.clone(), rc.drain_queue.len()), (0, vec![1, 0], 1));
+        rc.in_net = 3;
+        assert_eq!(rc.ready(1), None, "two packets still in the network besides the held one");
+        rc.in_net = 1;
+        assert_eq!(rc.ready(1), Some(0), "only held packets left");
+        assert_eq!(rc.ready(1), None, "its switch is already on its way");
+        rc.switched(0);
+        assert_eq!((rc.draining, rc.state[0], rc.switch_pending), (NONE, 2, false));
+        let next = rc.drain_queue.pop_front().unwrap();
+        rc.begin(next);
+        assert_eq!((rc.draining, rc.state[1]), (1, 1));
+        assert_eq!(rc.ready(1), Some(1));
+    }
 }
