@@ -38,12 +38,14 @@ test-rust:
 test-rust-long: test-rust
 	cargo build --release -p opendcn-core --examples
 
-# The test suite and the docstring examples of the installed package (--pyargs: the copy
+# The test suite and the docstring examples of the installed package (its directory: the copy
 # that has the compiled core, whether installed from a wheel or in develop mode), in one
-# pytest run on PYTEST_WORKERS processes (pytest-xdist). Tests that share a module-scoped
-# fixture stay on one worker (tests/conftest.py: xdist_group, --dist loadgroup).
+# pytest run on PYTEST_WORKERS processes (pytest-xdist). --dist loadscope gives each worker
+# whole test modules, so that a module-scoped fixture (often a batch of CLI runs in a thread
+# pool) is built once, not once per worker. (--dist loadgroup with xdist_group marks made no
+# groups with pytest 9.2 and pytest-xdist 3.8.0.)
 PYTEST_WORKERS ?= 2
-PYTEST := $(VPY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST := $(VPY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope
 PKGDIR = $$($(VPY) -c 'import opendcn, os; print(os.path.dirname(opendcn.__file__))')
 
 test-python: install

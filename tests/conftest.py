@@ -70,18 +70,3 @@ def check_golden(name: str, got: dict[str, Any], *, indent: int = 2) -> None:
 def golden() -> Callable[..., None]:
     """The golden-file check :func:`check_golden`."""
     return check_golden
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``), keep the tests that share a module-scoped
-    fixture on one worker, so that the fixture (often a batch of CLI runs) is built once and
-    not once per worker. The other tests are spread test by test."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        for name in item.fixturenames:
-            defs = info.name2fixturedefs.get(name)
-            if defs and defs[-1].scope == "module":
-                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-                break
