@@ -243,6 +243,9 @@ def test_bench_flow_level_scenario(monkeypatch):
     assert row["wall_s_per_sim_ms"] == pytest.approx(row["wall_s"] / 0.2)
 
 
+# long: the 128-node bench scenario twice (about 30 CPU-s); best_run's choice is checked by
+# test_bench_keeps_the_run_with_the_fastest_timed_part, the bench CLI's JSON by test_bench_quick_json_clos
+@pytest.mark.long
 def test_bench_repeat_keeps_the_fastest_run():
     proc = cli("bench", "--quick", "--json", "--only", "clos-128-hadoop-50%", "--repeat", "2")
     assert proc.returncode == 0, proc.stderr
