@@ -23,20 +23,21 @@ demo: install
 	$(VENV)/bin/opendcn demo --out results
 
 # `make test`: what CI runs, within minutes on 2 cores. `make test-long`: everything, also
-# the tests marked `long` (scenarios too large for `make test`) and the Rust examples' build.
+# the tests marked `long` (scenarios too large for `make test`) and the measuring kernels' build.
 test: install test-rust test-python
 
 test-long: install test-rust-long test-python-long
 
-# The engine's unit tests (the library's test harness and any doc tests; the examples are
-# built by test-rust-long). The library itself was built for the install in the same profile,
+# The engine's unit tests (the library's test harness and any doc tests; the measuring
+# kernels, benches/floors, are built by test-rust-long). The library itself was built for
+# the install in the same profile,
 # so the doc tests reuse it.
 test-rust:
 	cargo test --release -p opendcn-core --lib --tests
 	cargo test --release -p opendcn-core --doc
 
 test-rust-long: test-rust
-	cargo build --release -p opendcn-core --examples
+	cargo build --release -p opendcn-floors
 
 # The test suite and the docstring examples of the installed package (its directory: the copy
 # that has the compiled core, whether installed from a wheel or in develop mode), in one
