@@ -173,8 +173,12 @@ def test_reproduce_hpc_tiny(tmp_path):
     assert all(0 < r["goodput"] <= 1 for r in data["flow"]["rows"])
     period = next(c for c in claims if c["claim"].startswith("shorter reconfiguration periods"))
     assert "work done" in period["detail"]
-    assert period["status"] == ("PASS" if all(float(a) >= float(b) for a, b in re.findall(
-        r"([\d.]+) vs ([\d.]+) Gb/s", period["detail"])) else "FAIL")
+    # a 200-us run decides none of the period claims: NOT-CHECKABLE, with what it needs
+    # and what it measured
+    for key in ("shorter reconfiguration periods", "PRN above TRN-DA", "loses far more", "TRN-R never beats"):
+        c = next(c for c in claims if key in c["claim"])
+        assert c["status"] == "NOT-CHECKABLE" and "quick: needs runs of many co-flows" in c["detail"], c
+        assert re.search(r"measured: .*\d", c["detail"]), c
     page = (tmp_path / "index.html").read_text()
     imgs = re.findall(r"<img src='([^']+)'", page)
     assert {"latency_vs_injection.png", "throughput_vs_injection.png", "path_capacity_cdf.png",

@@ -590,6 +590,16 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         claims.append(Claim("TRN-R never beats TRN-DA at the same period (TRN-R <= 1.01 x TRN-DA)",
                             PASS if all(a <= 1.01 * b for *_, a, b in rd) else FAIL,
                             "; ".join(f"{tr} {per}: {a:.1f} vs {b:.1f}" for tr, per, a, b in rd)))
+        if quick or tiny:
+            # a 1-ms run covers one or two co-flows, and a period as long as the run is one
+            # configuration computed from the whole run's matrix (an oracle of the run):
+            # nothing here is the steady state the paper's periods act on
+            for c in claims[-4:]:
+                c.status = NOT_CHECKABLE
+                c.detail = (f"quick: needs runs of many co-flows and of at least two of the longest period (the full "
+                            f"study: 30 ms or two periods, periods 100 us to 1 s); here each point runs {flow_dur}, "
+                            f"and the {p1} period is one configuration computed from the run's whole matrix; measured: "
+                            + c.detail)
         small_d = [(k, v) for k, v in dres.items() if (1 - k[1]) * parse_time(k[0], "p") <= parse_time("10us", "p")]
         big_d = [per for per in duty_periods if (1 - 0.99) * parse_time(per, "p") > parse_time("100us", "p")]
         claims.append(Claim(f"duty cycle (TRN-DA; {duty_trace} instead of the paper's MILC): with delays <= 10 us the duty cycle "
