@@ -47,13 +47,13 @@ def test_reproduce_duo_tiny(tmp_path):
     assert {r["arch"] for r in data["permutation"]} == {"duo", "segr", "exp", "opera"}
     # the quarters of a run and its second half come from the same network time series:
     # together they are the run's delivered volume
-    for r in data["permutation"] + data["permutation_per_packet"]:
+    for r in data["permutation"] + data["permutation_per_flow"]:
         q = r["quarters"]
         if q is None:
             continue
         assert sum(q) / 4 == pytest.approx(r["goodput"], rel=1e-9, abs=1e-12)
         assert (q[2] + q[3]) / 2 == pytest.approx(r["steady"], rel=1e-9, abs=1e-12)
-    assert [r["multipath"] for r in data["permutation_per_packet"]] == ["packet", "packet"]
+    assert [r["multipath"] for r in data["permutation_per_flow"]] == ["flow", "flow"]
     assert {r["workload"] for r in data["workload_rows"]} == {"datamining", "websearch", "hadoop"}
     assert all(r["load"] <= 0.6 for r in data["workload_rows"] if r["arch"] == "opera")
     assert sorted({r["nodes"] for r in data["scale_out"]}) == [4, 8, 16]

@@ -8,8 +8,10 @@ hosts below it, every link at ``link_rate``.
 - ``duo``: Duo(n, k_s, k_d). The first k_s switches are static and build the de Bruijn
   backbone DB(k_s, d), n = k_s^d (§3.1, Obs. 1); the next k_d switches carry demand-aware
   (DA) links. Routing is greedy longest-prefix match over static and DA neighbours
-  (Alg. 1) compiled to time-flow tables; equal-length ports are multipath (per-flow hash
-  by default). Every ρ the centralized Greedy-DA (Alg. 2, §3.2.1) reads the remaining
+  (Alg. 1) compiled to time-flow tables; equal-length ports are multipath, chosen per
+  packet at every hop by default (the paper is silent; the authors' simulator draws one
+  of a prefix's next hops at random for each packet; ``multipath="flow"`` hashes per
+  flow). Every ρ the centralized Greedy-DA (Alg. 2, §3.2.1) reads the remaining
   bytes of the flows present (``net.demand()``), computes new DA matchings and
   reconfigures the changed links, which stay dark for δ; only the tables of the nodes
   whose DA ports changed are rebuilt (§3.1, local control).
@@ -123,7 +125,9 @@ class DuoOptions(_DuoFabricOptions):
     rho: Time = opt("10ms", "Greedy-DA update period rho", gt=0)
     delta: Time = opt("100us", "reconfiguration delay delta: a changed DA link is dark this long")
     v_th: Size = opt("0B", "Greedy-DA serves only demands larger than this")
-    multipath: Literal["flow", "packet"] = opt("flow", "equal-length ports: per-flow hash or per packet (random)")
+    multipath: Literal["flow", "packet"] = opt(
+        "packet", "equal-length ports: per packet (random, at every hop, as the authors' htsim extension picks among "
+                  "a prefix's next hops) or per-flow hash")
     da: Literal["greedy", "dist"] = opt(
         "greedy", "DA-link control: centralized Greedy-DA every rho (Alg. 2) or distributed DistDA (Alg. 3: "
                   "elephant detection at the destination, PortRequest / PortApprove messages over the static links)")

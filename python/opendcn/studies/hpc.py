@@ -77,8 +77,8 @@ import numpy as np
 
 from ..fabrics import hpc
 from ..errors import ConfigError
-from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Runner, echo_study, exit_code, write_json, no_reference,
-                   run_ok, write_page)
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference, Runner, echo_study, exit_code,
+                   reference_root, write_json, run_ok, write_page)
 from ..experiments.sweeps import build_id
 from ..experiments.plots import figure, save
 from ..units import fmt_time, parse_time
@@ -253,7 +253,7 @@ def _flow_run(arch: str, trace: str, load: float, duration: str, seed: int, opts
 
 
 def _flow_points(cache_file: Path, points: list[tuple[str, str, float, str, int, dict[str, Any]]],
-                 workers: int | None, echo: Callable[[str], None]) -> list[dict[str, Any]]:
+                 workers: int | None, echo: Callable[[str], None], run: bool = True) -> list[dict[str, Any]]:
     """The records of flow-level points ``(arch, trace, load, duration, seed, opts)``, in
     order: those in ``cache_file`` (a JSON object keyed by the point's hash) are read, the
     others run on a pool of ``workers`` local processes (default one per core) and are
@@ -264,6 +264,10 @@ def _flow_points(cache_file: Path, points: list[tuple[str, str, float, str, int,
     cache: dict[str, Any] = json.loads(cache_file.read_text()) if cache_file.exists() else {}
     keys = [_flow_key(*pt) for pt in points]
     todo = {k: pt for k, pt in zip(keys, points) if k not in cache}
+    if todo and not run:
+        arch, trace, _, dur, _, opts = next(iter(todo.values()))
+        raise MissingReference(f"flow/{arch}/{trace}/{opts.get('period')}",
+                               f"{len(todo)} of {len(points)} flow-level points have no record in {cache_file.name}")
 
     def store(k: str, rec: dict[str, Any]) -> None:
         cache[k] = rec
@@ -309,8 +313,11 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
           progress: bool = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
-    no_reference("hpc", reference)
     tiny = tors is not None
+    ref = Reference(reference_root("hpc"), reference) if reference else None
+    if ref is not None and (quick or tiny or duration is not None):
+        raise ConfigError("--reference" if reference == "read" else "--record", reference,
+                          "reference records are the full-scale points: no --quick, --tors or --duration")
     if tiny and (tors is None or tors < 8 or tors % 4 or tors > 32):
         raise ConfigError("tors", tors, "the HPC study's packet part takes 8..32 racks, a multiple of 4 "
                                         "(radix 8: pods of 4 racks; the fat tree has at most 32)")
@@ -393,16 +400,19 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     # ---- 3. packet level
     from ..workload import fanout, rack_matrix
 
-    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
+    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
+               reference=ref)
 
     def stored(arch: str, o: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         """A point's summary; a point the sweep recorded as failed raises its error
-        without running it again."""
+        without running it again. Reference records are labelled
+        ``packet/<arch>/<pattern>/<injection>``."""
         pt = R.point(arch, o, run, dur, seed)
         rec = R.root / "failed" / f"{pt.spec_hash}.json"
-        if rec.exists() and not (R.root / pt.relpath() / "summary.json").exists():
+        if not R.reading and rec.exists() and not (R.root / pt.relpath() / "summary.json").exists():
             raise RuntimeError(f"{pt.relpath()}: {json.loads(rec.read_text()).get('error', 'failed')}")
-        return R.get(arch, o, run, dur, seed).summary
+        label = f"packet/{arch}/{run['pattern']}/{run['load']}"
+        return R.get(arch, o, run, dur, seed, label=label).summary
 
     def unfailed(points: list[Any]) -> list[Any]:
         """The points the sweep has not recorded as failed (a deadlock is not run twice)."""
@@ -415,12 +425,15 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     def prun(pattern: str, load: float) -> dict[str, Any]:
         return {"pattern": pattern, "load": load, "flow_size": MESSAGE}
 
-    vc_rows = channel_checks(popts, prun, loads[-1], dur, seed)
+    vc_rows = [] if R.reading else channel_checks(popts, prun, loads[-1], dur, seed)
     cyclic = [r for r in vc_rows if r["cycle"] != "none"]
     claims.append(Claim("no deadlock at Table 3's virtual-channel counts: the channel dependency graph of every network "
                         "is acyclic (TRN and PRN: the configuration each pattern's run computes)",
-                        PASS if not cyclic else FAIL,
-                        f"{len(vc_rows)} configurations checked, {len(cyclic)} with a cycle"
+                        NOT_CHECKABLE if R.reading else PASS if not cyclic else FAIL,
+                        ("rendered from reference records: the check builds the networks, nothing is built here "
+                         "(`reproduce hpc --quick` checks them at its size; every recorded run finished without a "
+                         "deadlock)" if R.reading else
+                         f"{len(vc_rows)} configurations checked, {len(cyclic)} with a cycle")
                         + (": " + "; ".join(f"{r['arch']}/{r['pattern']}: {r['cycle']}" for r in cyclic) if cyclic
                            else "")))
     sections.append((f"Virtual channels: the channel dependency graph of each network ({racks} racks, radix {radix})",
@@ -431,6 +444,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     prow: list[dict[str, Any]] = []
     every_ok: list[bool] = []
     failed: list[str] = []
+    missing: list[str] = []
     res: dict[tuple[str, str, float], dict[str, Any]] = {}
     uplinks = radix  # TRN: over-provisioned 2 x k/2
     fan = {p: fanout(rack_matrix(p, racks, seed=seed)) for p in PATTERNS}
@@ -439,6 +453,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
             for L in loads:
                 try:
                     s = stored(a, popts(a), prun(p, L))
+                except MissingReference as e:
+                    missing.append(e.label)
+                    row = {"pattern": p, "fanout": fan[p], "arch": a, "injection": L, "error": "no reference record"}
+                    prow.append(row)
+                    res[(a, p, L)] = row
+                    continue
                 except Exception as e:  # a deadlock or invariant failure is a result, shown
                     row = {"pattern": p, "fanout": fan[p], "arch": a, "injection": L, "error": str(e)[:120]}
                     prow.append(row)
@@ -507,6 +527,22 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     claims.append(Claim("PRN equals DF+ under uniform traffic (throughput within 5 % at every injection)",
                         PASS if all(abs(a - b) <= 0.05 * max(b, 1e-9) for _, a, b in eq) else FAIL,
                         ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, a, b in eq)))
+    if missing:
+        # a claim whose points have no reference record is not decided by the others
+        lost = {(r["arch"], r["pattern"], r["injection"]) for r in prow if r.get("error") == "no reference record"}
+        need = {"TRN is best for small fan-out": [(a, p, L) for a in COMPARABLE for p in SMALL_FANOUT for L in (top, low)],
+                "TRN sustains high injection": [("trn", p, top) for p in SMALL_FANOUT],
+                "TRN degrades fast": [(a, p, top) for a in ("trn", "prn") for p in PATTERNS],
+                "PRN is good everywhere": [(a, p, top) for a in COMPARABLE for p in PATTERNS],
+                "PRN is above DF+": [(a, p, top) for a in ("prn", "dfplus") for p in nonu],
+                "PRN equals DF+": [(a, "uniform", L) for a in ("prn", "dfplus") for L in loads]}
+        for i, c in enumerate(claims):
+            pts_ = next((v for k, v in need.items() if c.text.startswith(k)), None)
+            gone = [x for x in pts_ or [] if x in lost]
+            if gone:
+                claims[i] = Claim(c.text, NOT_CHECKABLE,
+                                  f"reference: {len(gone)} of its {len(pts_ or [])} points have no record (e.g. "
+                                  f"{'/'.join(map(str, gone[0]))}; `opendcn reproduce hpc --record` computes them)")
     fan_rows = [{"pattern": p, "fanout": fan[p], "trn_uplinks": uplinks,
                  **{f"{a}_thr_top": thr(a, p, top) for a in PACKET_ARCHS}} for p in PATTERNS]
     sections.append((f"Packet level: fan-out f per pattern ({racks} racks) and throughput at injection {top}",
@@ -535,8 +571,16 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     drows: list[dict[str, Any]] = []
     dres: dict[tuple[str, float], float] = {}
     try:
-        recs = _flow_points(out / "flow_points.json", [pt for *_, pt in main_pts]
-                            + [x for *_, pair in duty_pts for x in pair], workers, echo)
+        # with reference records the flow points' records are the study's cache file,
+        # kept in the source tree (read: nothing runs)
+        cache = (ref.root / "flow_points.json") if ref is not None else (out / "flow_points.json")
+        if ref is not None and ref.mode == "record":
+            cache.parent.mkdir(parents=True, exist_ok=True)
+        recs = _flow_points(cache, [pt for *_, pt in main_pts] + [x for *_, pair in duty_pts for x in pair], workers,
+                            echo, run=not R.reading)
+    except MissingReference as e:
+        flow_err = f"reference: {e} (`opendcn reproduce hpc --record` computes them)"
+        echo(f"  flow level: {flow_err}")
     except Exception as e:  # the flow mode failing is reported, not hidden
         flow_err = f"{type(e).__name__}: {e}"[:300]
         echo(f"  flow level failed: {flow_err}")
@@ -561,7 +605,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         for text in ("shorter reconfiguration periods give higher throughput", "PRN above TRN-DA on the traces",
                      "TRN-DA loses far more than PRN as the period grows", "TRN-R never beats TRN-DA",
                      "duty cycle: <= 10 us delays hardly matter, above 100 us 90 % costs much more than 99 %"):
-            claims.append(Claim(text, NOT_CHECKABLE, f"the flow-level mode failed: {flow_err}"))
+            claims.append(Claim(text, NOT_CHECKABLE, flow_err if flow_err.startswith("reference:")
+                                else f"the flow-level mode failed: {flow_err}"))
     else:
         p0, p1 = periods[0], periods[-1]
         sp = [(tr, n, fres[(tr, n, p0)], fres[(tr, n, p1)]) for tr in traces for n in fopts]
@@ -631,29 +676,38 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                       "completed", "wall_s"]))
 
     # ---- ledgers and determinism
+    ran = len(prow) - len(missing)
     claims.append(Claim("every packet run finished (no deadlock, no invariant error; a failed run counts as "
-                        "throughput 0 in the claims above)", PASS if not failed else FAIL,
-                        f"{len(prow) - len(failed)} of {len(prow)} finished" + (": " + "; ".join(failed) if failed else "")))
+                        "throughput 0 in the claims above)", (PASS if not failed else FAIL) if ran else NOT_CHECKABLE,
+                        f"{ran - len(failed)} of {ran} finished" + (": " + "; ".join(failed) if failed else "")
+                        + (f" ({len(missing)} points without a reference record)" if missing else "")))
     claims.append(Claim("every finished run: exact conservation (packet: 0 collisions, 0 guardband violations too)",
-                        PASS if all(every_ok) and all(flow_ok) else FAIL,
+                        (PASS if all(every_ok) and all(flow_ok) else FAIL) if every_ok or flow_ok else NOT_CHECKABLE,
                         f"{len(every_ok)} packet runs, {len(flow_ok)} flow runs"))
     # run twice now, by this build (a stored point may come from an earlier build of a
     # resumed study: engine changes may move its trace hash, which is not a nondeterminism)
-    again = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
-    first = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
-    kept = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
-    same = again.summary["trace_hash"] == first.summary["trace_hash"] and again.summary["bytes"] == first.summary["bytes"]
-    as_stored = kept.summary["trace_hash"] == first.summary["trace_hash"]
-    claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
-                        f"trn permutation at {top} run twice (packet) by this build; the stored run "
-                        + ("has the same trace hash" if as_stored else
-                           f"has trace hash {kept.summary['trace_hash']} against {first.summary['trace_hash']} (an "
-                           "earlier build; bytes " + ("equal" if kept.summary["bytes"] == first.summary["bytes"]
-                                                       else "differ") + ")")))
+    if R.reading:
+        claims.append(Claim("deterministic (same seed, same summary and trace hash)", NOT_CHECKABLE,
+                            "rendered from reference records, nothing run (tests/test_reference.py reruns a stored "
+                            "point and compares its summary and trace hash)"))
+    else:
+        again = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
+        first = R.fresh("trn", popts("trn"), prun("permutation", top), dur, seed)
+        kept = R.get("trn", popts("trn"), prun("permutation", top), dur, seed)
+        same = (again.summary["trace_hash"] == first.summary["trace_hash"]
+                and again.summary["bytes"] == first.summary["bytes"])
+        as_stored = kept.summary["trace_hash"] == first.summary["trace_hash"]
+        claims.append(Claim("deterministic (same seed, same summary and trace hash)", PASS if same else FAIL,
+                            f"trn permutation at {top} run twice (packet) by this build; the stored run "
+                            + ("has the same trace hash" if as_stored else
+                               f"has trace hash {kept.summary['trace_hash']} against {first.summary['trace_hash']} "
+                               "(an earlier build; bytes " + ("equal" if kept.summary["bytes"] == first.summary["bytes"]
+                                                             else "differ") + ")")))
 
     echo_study(echo, sections, claims)
     wall = time.perf_counter() - t_start
-    data = {"mode": "tiny" if tiny else "quick" if quick else "full", "seed": seed, "wall_s": round(wall, 1),
+    data = {"mode": "reference" if R.reading else "tiny" if tiny else "quick" if quick else "full", "seed": seed,
+            "wall_s": round(wall, 1),
             "packet": {"racks": racks, "radix": radix, "duration": dur, "injection": loads, "message": MESSAGE,
                        "rows": prow, "fanout": fan, "channels": vc_rows},
             "path_capacity": {"racks": fig13_racks, "k": fig13_k, "rows": cap_rows},
@@ -666,6 +720,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     write_page(out, "reproduce hpc", "Teh et al., JOCN 2022: TRN vs PRN for HPC on opendcn (models, Fig. 13 path "
                "capacity, packet-level synthetic patterns, flow-level reconfiguration period and duty cycle). "
                f"Wall time {wall:.0f} s.", claims, sections, images, provenance=prov)
+    if ref is not None and ref.mode == "record":
+        echo(f"recorded {R.save_reference()} reference points under {ref.root}")
     echo(f"\nwrote {out / 'hpc.json'}, {out / 'index.html'} and plots under {out} ({wall:.0f} s)")
     return exit_code(claims)
 
