@@ -432,3 +432,28 @@ def test_deploy_topo_takes_the_time_of_a_run_time_change():
     net.deploy_topo(net.circuits, queued="drop", at="1.5ms")
     r = net.finish()
     _ledgers_exact(r.summary)
+
+
+def test_warmup_window_measures_the_steady_state_without_changing_the_run():
+    """``warmup``: the path mix, mean path length, link use and duty cycle over
+    [warm-up, end] from the engine's counters (the run itself is the same: same trace)."""
+    wl = od.workload.poisson("datamining-opera", 0.4, "uniform")
+    kw = dict(nodes=16, rho="1ms", delta="10us", sample_interval="500us")
+    r = od.arch.duo(**kw, warmup="2ms").run(wl, duration="6ms", seed=1)
+    plain = od.arch.duo(**kw).run(wl, duration="6ms", seed=1)
+    assert r.summary["trace_hash"] == plain.summary["trace_hash"]
+    assert "steady" not in plain.summary["arch_metrics"]
+    am = r.summary["arch_metrics"]
+    st = am["steady"]
+    assert (st["from_ps"], st["to_ps"], st["periods"]) == (2_000_000_000, 6_000_000_000, 4)
+    shares = st["one_hop_da_share"] + st["multi_hop_mixed_share"] + st["static_only_share"]
+    assert shares == pytest.approx(1.0)
+    # the window's bytes are the run's less the warm-up's: never more than the whole run's
+    for k, v in st["path_bytes"].items():
+        assert 0 <= v <= am["path_bytes"][k]
+    assert sum(st["path_bytes"].values()) < sum(am["path_bytes"].values())
+    assert st["duty_cycle"] == pytest.approx(0.99) and 0.99 <= st["da_link_availability"] <= 1
+    assert 1 <= st["mean_path_length"] <= 4 and set(st["link_utilisation"]) == {"static", "demand_aware"}
+    # a warm-up as long as the run leaves no window
+    late = od.arch.duo(**kw, warmup="6ms").run(wl, duration="6ms", seed=1)
+    assert "steady" not in late.summary["arch_metrics"]

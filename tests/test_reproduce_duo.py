@@ -99,3 +99,23 @@ def test_reproduce_duo_rejects_sizes_that_are_not_powers_of_two(tmp_path, tors):
     res = CliRunner().invoke(app, ["reproduce", "duo", "--quick", "--tors", str(tors), "--out", str(tmp_path)])
     assert res.exit_code == 2
     assert "tors" in res.output and str(tors) in res.output
+
+
+def test_heavy_tailed_claims_need_runs_that_can_carry_their_load():
+    """A run can deliver at most the bytes of the flows that fit before its end: data
+    mining's flows reach 1 GB (0.8 s at 10 Gb/s), so a 20-ms run carries 3 % of what it
+    offers and decides no heavy-tailed claim; the paper's 10-s runs carry 94 %."""
+    from opendcn.studies.base import Claim
+    from opendcn.studies.duo import CARRYABLE, CLAIMS, _undecided, carryable
+
+    assert carryable("datamining", 20 * 10**9) < 0.05 < 0.9 < carryable("datamining", 10 * 10**12)
+    assert carryable("websearch", 3 * 10**12) > 0.99 and carryable("datamining", 5 * 10**12) >= CARRYABLE
+    claims = [Claim(t, "FAIL", "measured") for t in CLAIMS]
+    short = _undecided(claims, {"duration": "20ms", "duration_ps": 20 * 10**9}, quick=True)
+    long_ = _undecided(claims, {"duration": "10s", "duration_ps": 10 * 10**12}, quick=False)
+    heavy = [i for i, t in enumerate(CLAIMS) if t.startswith(("heavy-tailed", "small flows", "path length",
+                                                               "skewed", "scale-out"))]
+    assert heavy and all(short[i].status == "NOT-CHECKABLE" and "needs runs that can carry" in short[i].detail
+                         and "measured FAIL" in short[i].detail for i in heavy)
+    assert short[0].status == "FAIL"                       # the permutation's 500 KB flows decide at any length
+    assert all(c.status == "FAIL" for c in long_)

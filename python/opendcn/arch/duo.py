@@ -125,6 +125,8 @@ class DuoOptions(_DuoFabricOptions):
     rho: Time = opt("10ms", "Greedy-DA update period rho", gt=0)
     delta: Time = opt("100us", "reconfiguration delay delta: a changed DA link is dark this long")
     v_th: Size = opt("0B", "Greedy-DA serves only demands larger than this")
+    warmup: Time = opt("0ns", "also measure the path mix, link use and duty cycle from this time on "
+                              "(arch_metrics['steady']; 0: not)", ge=0)
     multipath: Literal["flow", "packet"] = opt(
         "packet", "equal-length ports: per packet (random, at every hop, as the authors' htsim extension picks among "
                   "a prefix's next hops) or per-flow hash")
@@ -359,6 +361,9 @@ class DuoNetwork(Network):
         self.segregated = segregated
         self.b, self.d, self.k_d = b, d, o.da_switches
         self.rho, self.delta, self.v_th = o.rho, o.delta, o.v_th
+        #: the start of the steady-state window (0: none) and the engine's counters then
+        self.warmup = o.warmup
+        self._snap: dict[str, Any] | None = None
         #: the DA-link control: "greedy" (Alg. 2, every rho) or "dist" (DistDA, Alg. 3)
         self.da_mode = o.da
         self.dist_params = distda.DistParams(
@@ -504,6 +509,21 @@ class DuoNetwork(Network):
         else:
             self._advance_greedy(live, progress)
 
+    def _run_to(self, live: _Live, t: int) -> None:
+        """Run the engine to ``t``, stopping at the warm-up's end on the way to take the
+        counters the steady-state metrics start from."""
+        sim = live.sim
+        w = self.warmup
+        if self._snap is None and 0 < w <= t and w < live.duration and sim.now <= w:
+            sim.run_until(w)
+            if sim.stopped:
+                return
+            self._avail_step(w)
+            o = sim.output()
+            self._snap = {"t_ps": int(w), "hops_class": [list(r) for r in o["delivered_by_hops_class"]],
+                          "avail": list(self._avail[:2])}
+        sim.run_until(t)
+
     def _advance_greedy(self, live: _Live, progress: bool) -> None:
         """Greedy-DA inside simulated time: step the engine one update period ρ at a time;
         at every t = kρ read the demand, compute the new DA matchings, take the changed
@@ -513,9 +533,10 @@ class DuoNetwork(Network):
         end = live.duration
         bar = _Progress(end, self.arch) if progress else None
         self._avail = [0, 0, 0, int((self._usable >= 0).sum()), int((self._da >= 0).sum())]
+        self._snap = None
         t = (sim.now // self.rho + 1) * self.rho  # the first update after the engine's clock
         while t < end and not sim.stopped:
-            sim.run_until(t)
+            self._run_to(live, t)
             if bar:
                 bar.update(t)
             if sim.stopped:
@@ -523,12 +544,12 @@ class DuoNetwork(Network):
             changes = self._reconfigure(live, t)
             up = t + self.delta
             if changes and up < min(t + self.rho, end):
-                sim.run_until(up)
+                self._run_to(live, up)
                 if sim.stopped:
                     break
                 self._activate(live, up, changes)
             t += self.rho
-        sim.run_until(end)
+        self._run_to(live, end)
         self._finish_advance(live, bar)
 
     # ------------------------------------------------------------------ DistDA
@@ -762,6 +783,53 @@ class DuoNetwork(Network):
         }
         am["duty_cycle"] = up / total if total else 1.0
         self._link_metrics(result)
+        if self._snap is not None:
+            am["steady"] = self._steady_metrics(result, o)
+
+    def _steady_metrics(self, result: Result, o: dict[str, Any]) -> dict[str, Any]:
+        """The path mix, mean path length, link use and duty cycle over [warm-up, end]:
+        the engine's counters at the end less those at the warm-up's end (exact), the
+        per-port transmit counters of the time series after it, and the update periods
+        that start after it."""
+        assert self._snap is not None
+        w, end = self._snap["t_ps"], self._end
+        hosts = self.config.hosts_per_node > 0
+        now = o.get("delivered_by_hops_class") or []
+        then = self._snap["hops_class"]
+        diff = [[int(a) - int(then[h][c]) if h < len(then) else int(a) for c, a in enumerate(row)]
+                for h, row in enumerate(now)]
+        pc = path_classes({"delivered_by_hops_class": diff}, hosts)
+        tot = sum(sum(r) for r in diff)
+        mean = (sum(max(h - (1 if hosts else 0), 0) * sum(r) for h, r in enumerate(diff)) / tot) if tot else None
+        out: dict[str, Any] = {"from_ps": w, "to_ps": end, "mean_path_length": mean, **pc}
+        up = total = 0
+        for r in self._records:
+            if not r["changed"] or r["t_ps"] < w:
+                continue
+            stop = min(r["t_ps"] + self.rho, end)
+            total += stop - r["t_ps"]
+            if r["routed_new_ps"] is not None:
+                up += max(0, stop - r["routed_new_ps"])
+        out["duty_cycle"] = up / total if total else 1.0
+        out["periods"] = sum(1 for r in self._records if r["t_ps"] >= w)
+        a0, a1 = self._snap["avail"]
+        out["da_link_availability"] = ((self._avail[0] - a0) / (self._avail[1] - a1)
+                                       if self._avail[1] > a1 else 1.0)
+        ts = result.timeseries
+        if ts.num_rows:
+            t = np.asarray(ts["time_ps"])
+            node = np.asarray(ts["node"])
+            port = np.asarray(ts["port"])
+            tx = np.asarray(ts["tx_bytes"])
+            after = (t > w) & (node >= 0)
+            n = self.config.nodes
+            span = (end - w) / 1e12
+            cap = float(self.config.link_rate) / 8 * span
+            for name, sel, k in (("static", after & (port < self.da_ports.start), self.da_ports.start),
+                                 ("demand_aware", after & (port >= self.da_ports.start) & (port < self.da_ports.stop),
+                                  len(self.da_ports))):
+                out.setdefault("link_utilisation", {})[name] = float(tx[sel].sum()) / (cap * n * k) if cap and k else None
+        return out
 
     def _link_metrics(self, result: Result) -> None:
         am = result.summary["arch_metrics"]
