@@ -433,3 +433,18 @@ def test_prn_pod_tables_row_for_row():
     assert (len(t), digest) == (16492, "19ced78e50b1ece3")
     # every spine row leads somewhere: its port is a real port of that spine
     assert (t.port >= 0).all() and (t.node < lay.racks + lay.pods * lay.spines).all()
+
+
+@pytest.mark.parametrize("name,kw", [("trn", {"nodes": 8}), ("prn", {"nodes": 16, "pods": 4})])
+def test_an_oblivious_start_does_not_see_the_traffic_to_come(name, kw):
+    """``initial="oblivious"``: the first configuration is computed from no demand (the
+    period study, §6.C), so it does not depend on the run's traffic; ``expected`` (the
+    default, §6.B) computes it from the run's whole matrix."""
+    def first(initial, pattern):
+        net = getattr(od.arch, name)(**kw, period="1ms", initial=initial)
+        net.start(od.workload.poisson(None, 0.5, pattern, flow_size="50KB"), "50us", 1)
+        net._live = None
+        return sorted((c.n1, c.p1, c.n2) for c in net.circuits)
+
+    assert first("oblivious", "permutation") == first("oblivious", "uniform")
+    assert first("expected", "permutation") != first("expected", "uniform")

@@ -97,6 +97,10 @@ class ReconfOptions(HpcOptions):
                                     "from the run's traffic matrix, kept for the whole run)", gt=0)
     reconfiguration_delay: Time = opt("0ns", "time a changed circuit is down at each reconfiguration", ge=0)
     duty_cycle: Float | None = opt(None, "uptime / period (sets the delay to (1 - duty) x period)", gt=0, le=1)
+    initial: Literal["expected", "oblivious"] = opt(
+        "expected", "the first configuration: from the run's whole traffic matrix (the expected pattern, §6.B) or "
+                    "demand-oblivious (TRN: matchings drawn without demand; PRN: pod links spread evenly), the "
+                    "demand then followed from the first period on")
 
     @model_validator(mode="after")
     def _timing(self) -> "ReconfOptions":
@@ -235,8 +239,11 @@ class Controller(abc.ABC):
     """Recomputes circuits (and the routes on them) from the demand, at the start of the
     run and then every ``period`` (None: only at the start)."""
 
-    def __init__(self, period: int | None):
+    def __init__(self, period: int | None, initial: str = "expected"):
         self.period = period
+        #: the first configuration: "expected" (from the run's whole traffic matrix) or
+        #: "oblivious" (computed from no demand)
+        self.initial = initial
         self.reconfigurations = 0
         self.changed_circuits = 0
         self.compute_s = 0.0
@@ -244,12 +251,16 @@ class Controller(abc.ABC):
 
     def start(self, net: HpcNetwork, flows: _Cut, seed: int, duration_ps: int) -> None:
         """The first configuration, from the run's whole traffic matrix (the expected
-        pattern), served until the first reconfiguration (or the end of the run)."""
+        pattern; ``initial="oblivious"``: from no demand), served until the first
+        reconfiguration (or the end of the run)."""
         self.rng = stream(seed, "hpc.controller")
         self.reset()
         t0 = time.perf_counter()
         horizon = min(self.period, duration_ps) if self.period is not None else duration_ps
-        self.apply(net, self.compute(net, _rack_tm(net, flows.src, flows.dst, flows.size), horizon), first=True)
+        tm = _rack_tm(net, flows.src, flows.dst, flows.size)
+        if self.initial == "oblivious":
+            tm = np.zeros_like(tm)
+        self.apply(net, self.compute(net, tm, horizon), first=True)
         self.compute_s += time.perf_counter() - t0
 
     def reset(self) -> None:
@@ -346,7 +357,7 @@ class TrnOptions(ReconfOptions):
 
 class TrnController(Controller):
     def __init__(self, o: TrnOptions):
-        super().__init__(o.period)
+        super().__init__(o.period, o.initial)
         self.o = o
         self.uplinks = o.overprovision * (o.radix // 2)
         self.phase = 0
@@ -589,7 +600,7 @@ def mesh_pod_tables(R: int, P: int, h_ocs: int, gpeer: np.ndarray) -> hpc.Tables
 
 class PrnController(Controller):
     def __init__(self, o: PrnOptions, pods: int, racks_per_pod: int):
-        super().__init__(o.period)
+        super().__init__(o.period, o.initial)
         self.o = o
         self.pods = pods
         self.r = racks_per_pod
