@@ -119,3 +119,18 @@ def test_heavy_tailed_claims_need_runs_that_can_carry_their_load():
                          and "measured FAIL" in short[i].detail for i in heavy)
     assert short[0].status == "FAIL"                       # the permutation's 500 KB flows decide at any length
     assert all(c.status == "FAIL" for c in long_)
+
+
+def test_reference_without_records_names_what_is_missing(tmp_path, monkeypatch):
+    """`reproduce duo --reference` renders from reproductions/duo/; where the records are
+    missing every claim is NOT-CHECKABLE naming the first missing point, nothing runs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reproductions").mkdir()
+    lines: list[str] = []
+    code = reproduce.run("duo", out=tmp_path / "out", echo=lines.append, reference="read")
+    data = json.loads((tmp_path / "out" / "duo.json").read_text())
+    assert code == 0 and len(data["claims"]) == len(CLAIMS)
+    assert all(c["status"] == "NOT-CHECKABLE" and "no reference record" in c["detail"] for c in data["claims"])
+    assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").rglob("summary.json"))
+    with pytest.raises(ConfigError, match="full-scale"):
+        reproduce.run("duo", quick=True, out=tmp_path / "q", echo=lines.append, reference="read")

@@ -58,7 +58,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError
-from .base import FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, Runner, exit_code, write_json, no_reference
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, MissingReference, Reference, Runner, exit_code,
+                   reference_root, write_json)
 from .base import fmt as _fmt
 from .base import text_table as _table
 from .base import write_page
@@ -151,8 +152,10 @@ def _eps_delta(rho: int, eps: float) -> int:
     return max(0, round(rho * (1 - eps)))
 
 
-def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
+def _row(label: str, r: Loaded, dur_ps: int, derive: Callable[..., Any] | None = None,
+         **extra: Any) -> dict[str, Any]:
     s = r.summary
+    derive = derive or (lambda x, _key, fn: fn(x))
     m = s.get("arch_metrics", {})
     b = s["bytes"]
     ok = bool(s["invariants"]["ok"]) and s["fabric"] == {"collisions": 0, "guardband_violations": 0} \
@@ -160,7 +163,8 @@ def _row(label: str, r: Loaded, dur_ps: int, **extra: Any) -> dict[str, Any]:
     pm = m.get("path_mix") or {}
     # Duo and SEGR: the path metrics over [warm-up, end] when the run measured them
     st = m.get("steady") or {}
-    row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]), "steady": _steady(r, dur_ps),
+    row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]),
+           "steady": derive(r, "steady", lambda x: _steady(x, dur_ps)),
            "delivered_gb": b["delivered"] / 1e9, "offered_gb": b["offered"] / 1e9,
            "mean_path_length": st.get("mean_path_length", m.get("mean_path_length")),
            "one_hop_share": pm.get("one_hop"),
@@ -266,8 +270,34 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
           progress: bool = False) -> int:
-    """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
-    no_reference("duo", reference)
+    """The study (see the module docstring; the signature is :class:`~.base.Study`).
+    ``reference``: ``read`` renders it from the records under ``reproductions/duo/``
+    (every point of the full study, or every claim is NOT-CHECKABLE naming what is
+    missing), ``record`` runs the full study and writes them."""
+    ref = Reference(reference_root("duo"), reference) if reference else None
+    if ref is not None and (quick or tors is not None or duration is not None):
+        raise ConfigError("--reference" if reference == "read" else "--record", reference,
+                          "reference records are the full-scale points: no --quick, --tors or --duration")
+    try:
+        return _study(out, quick, tors, duration, seed, ref, echo, executor, workers, scheduler, progress)
+    except MissingReference as e:
+        claims = [Claim(t, NOT_CHECKABLE, f"reference: {e} (`opendcn reproduce duo --record` computes the full "
+                                          "study's points)") for t in CLAIMS]
+        for c in claims:
+            echo(c.line())
+        out.mkdir(parents=True, exist_ok=True)
+        from ..experiments.sweeps import build_id
+
+        prov = {"reference": str(ref.root) if ref else None, "this_build": build_id(), "points_by_build": {},
+                "points_from_other_builds": 0}
+        write_json(out, "duo", {"mode": "reference", "missing": str(e)}, claims, prov, echo, default=_jsonable)
+        write_page(out, "reproduce duo", "Duo: no reference records to render.", claims, [], [], provenance=prov)
+        return exit_code(claims)
+
+
+def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed: int, ref: Reference | None,
+           echo: Callable[[str], None], executor: str, workers: int | None, scheduler: str | None,
+           progress: bool) -> int:
     P = plan(quick, tors, duration, seed)
     n, dur, dur_ps, seed = P["tors"], P["duration"], P["duration_ps"], P["seed"]
     rho, delta = P["rho_ps"], P["delta_ps"]
@@ -277,7 +307,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
          f"10 s); rho {rho / 1e9:g} ms, delta "
          f"{delta / 1e6:g} us ({P['rho_scaling']}), epsilon {P['epsilon']:.2f}; Opera: 10 us reconfiguration, "
          f"NDP < 15 MB, RotorLB above; workloads: Opera/Duo tables")
-    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
+    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
+               reference=ref)
     sample = f"{max(dur_ps // 40, 1_000_000)}ps"
     perm_sample = f"{max(P['perm_duration_ps'] // 40, 1_000_000)}ps"
 
@@ -338,12 +369,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
     def get(label: str) -> Loaded:
-        return R.get(*S[label], seed=seed)
+        return R.get(*S[label], seed=seed, label=label)
 
     all_rows: list[dict[str, Any]] = []
 
     def row(label: str, span_ps: int = dur_ps, **extra: Any) -> dict[str, Any]:
-        x = _row(label, get(label), span_ps, **extra)
+        x = _row(label, get(label), span_ps, R.derive, **extra)
         all_rows.append(x)
         return x
 
@@ -351,7 +382,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     perm = [row(f"perm/{a}@{L}", P["perm_duration_ps"], arch=a, load=L) for L in P["loads"]["permutation"]
             for a in ARCHS]
     for x in perm:
-        q = _quarters(get(f"perm/{x['arch']}@{x['load']}"), P["perm_duration_ps"])
+        q = R.derive(get(f"perm/{x['arch']}@{x['load']}"), "quarters",
+                     lambda r: _quarters(r, P["perm_duration_ps"]))
         x["quarters"] = q
         x["q1"], x["q2"], x["q3"], x["q4"] = q if q else (None,) * 4
     echo("")
@@ -362,7 +394,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     spray = []
     for a in ("duo", "segr"):
         x = row(f"perm-flow/{a}@{top}", P["perm_duration_ps"], arch=a, load=top, multipath="flow")
-        q = _quarters(get(f"perm-flow/{a}@{top}"), P["perm_duration_ps"])
+        q = R.derive(get(f"perm-flow/{a}@{top}"), "quarters", lambda r: _quarters(r, P["perm_duration_ps"]))
         x["quarters"] = q
         x["q1"], x["q2"], x["q3"], x["q4"] = q if q else (None,) * 4
         spray.append(x)
@@ -383,7 +415,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                           "one_hop_da_share", "mixed_share", "from_ms", "steady_duty_cycle", "da_wire_share",
                           "invariants_ok"]))
     # ---- FCT by size
-    fct = {a: _fct(get(f"wl/datamining/{a}@{fl}")) for a in ARCHS}
+    fct = {a: R.derive(get(f"wl/datamining/{a}@{fl}"), "fct", _fct) for a in ARCHS}
     fct_rows = [{"bucket": b, **{f"{a}_p99_us": fct[a][b]["p99_us"] if fct[a][b]["count"] else None for a in ARCHS},
                  **{f"{a}_n": fct[a][b]["count"] for a in ARCHS}} for b in fct["duo"]]
     echo("")
@@ -402,7 +434,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     fth = []
     for f_th in P["f_ths"]:
         x = row(f"fth/{f_th}", f_th=f_th)
-        st = _fct(get(f"fth/{f_th}"))
+        st = R.derive(get(f"fth/{f_th}"), "fct", _fct)
         x["under_10KB_p99_us"] = st["under_10KB"]["p99_us"]
         x["under_10KB_n"] = st["under_10KB"]["count"]
         x["10KB_100KB_p99_us"] = st["10KB_100KB"]["p99_us"]
@@ -423,7 +455,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     echo(_table(skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length", "invariants_ok"]))
 
     # ---- the proof of concept's DistDA setting (§5)
-    poc = poc_distda()
+    poc = poc_distda() if not R.reading else {"title": "proof of concept (§5): not rendered from reference records",
+                                               "rows": [], "notes": []}
     echo("")
     echo(poc["title"])
     echo(_table(poc["rows"], ["time_ms", "duo40_gbps", "duo22_gbps", "duo22_da_share"]))
@@ -432,9 +465,11 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
 
     # ---- determinism: the smallest Duo point again, outside the stored tree
     det_label = f"scale/duo@{P['scale'][0]}"
-    again = R.fresh(*S[det_label], seed=seed).summary
-    first = get(det_label).summary
-    deterministic = all(again[k] == first[k] for k in first if k != "wall_s")
+    deterministic: bool | None = None
+    if not R.reading:
+        again = R.fresh(*S[det_label], seed=seed).summary
+        first = get(det_label).summary
+        deterministic = all(again[k] == first[k] for k in first if k != "wall_s")
 
     claims = _claims(P, perm + spray, wl_rows, fct, sens, fth, scale, skew, all_rows, kd_share, deterministic,
                      det_label, quick)
@@ -443,7 +478,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     for c in claims:
         echo(c.line())
     out.mkdir(parents=True, exist_ok=True)
-    data = {"plan": {k: v for k, v in P.items()}, "archs": list(ARCHS), "workloads": WORKLOADS,
+    data = {"mode": "reference" if R.reading else "quick" if quick else "full",
+            "plan": {k: v for k, v in P.items()}, "archs": list(ARCHS), "workloads": WORKLOADS,
             "permutation": perm, "permutation_per_flow": spray, "workload_rows": wl_rows,
             "fct_p99_by_size": fct, "sensitivity": sens,
             "f_th": fth, "scale_out": scale, "skewed": skew, "poc_distda": poc,
@@ -459,6 +495,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                 ("scale-out", scale, ["nodes", "arch", "goodput", "delivered_gb", "mean_path_length"]),
                 ("skewed traffic", skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length"])],
                sorted(f.name for f in out.glob("*.png")), provenance=prov)
+    if ref is not None and ref.mode == "record":
+        echo(f"recorded {R.save_reference()} reference points under {ref.root}")
     echo(f"\n{data['runs']} runs, {data['wall_s_total']:.0f} s of engine wall time (rows reusing a run counted "
          f"again); wrote {out / 'duo.json'} and plots under {out}")
     return exit_code(claims)
@@ -612,7 +650,7 @@ def _undecided(claims: list[Claim], P: dict[str, Any], quick: bool) -> list[Clai
 
 def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[str, Any]], fct: dict[str, Any],
             sens: list[dict[str, Any]], fth: list[dict[str, Any]], scale: list[dict[str, Any]],
-            skew: list[dict[str, Any]], all_rows: list[dict[str, Any]], kd_share: float, deterministic: bool,
+            skew: list[dict[str, Any]], all_rows: list[dict[str, Any]], kd_share: float, deterministic: bool | None,
             det_label: str, quick: bool) -> list[Claim]:
     C: list[Claim] = []
 
@@ -747,7 +785,8 @@ def _claims(P: dict[str, Any], perm: list[dict[str, Any]], wl_rows: list[dict[st
         + "; short runs of a heavy-tailed workload (the crossover of the paper's 10-s runs may need the steady state)")
     bad = [r["config"] for r in all_rows if not r["invariants_ok"]]
     add(15, not bad, f"{len(all_rows)} rows" + (f"; failed: {', '.join(bad)}" if bad else ""))
-    add(16, deterministic, f"{det_label} run twice")
+    add(16, deterministic, f"{det_label} run twice" if deterministic is not None else
+        "rendered from reference records, nothing run (tests/test_reference.py reruns a stored point)")
     return C
 
 
