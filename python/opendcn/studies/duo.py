@@ -288,7 +288,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         out.mkdir(parents=True, exist_ok=True)
         from ..experiments.sweeps import build_id
 
-        prov = {"reference": str(ref.root) if ref else None, "this_build": build_id(), "points_by_build": {},
+        prov: dict[str, Any] = {"reference": str(ref.root) if ref else None, "this_build": build_id(), "points_by_build": {},
                 "points_from_other_builds": 0}
         write_json(out, "duo", {"mode": "reference", "missing": str(e)}, claims, prov, echo, default=_jsonable)
         write_page(out, "reproduce duo", "Duo: no reference records to render.", claims, [], [], provenance=prov)
@@ -455,8 +455,9 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
     echo(_table(skew, ["active", "arch", "goodput", "delivered_gb", "mean_path_length", "invariants_ok"]))
 
     # ---- the proof of concept's DistDA setting (§5)
-    poc = poc_distda() if not R.reading else {"title": "proof of concept (§5): not rendered from reference records",
-                                               "rows": [], "notes": []}
+    poc: dict[str, Any] = (poc_distda() if not R.reading else
+                           {"title": "proof of concept (§5): not rendered from reference records", "rows": [],
+                            "notes": []})
     echo("")
     echo(poc["title"])
     echo(_table(poc["rows"], ["time_ms", "duo40_gbps", "duo22_gbps", "duo22_da_share"]))
