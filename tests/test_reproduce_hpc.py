@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,3 +208,28 @@ def test_reproduce_hpc_rejects_bad_sizes(tmp_path):
             reproduce.run("hpc", quick=True, out=tmp_path, echo=lambda s: None, tors=bad)
     with pytest.raises(ConfigError, match="duration"):
         reproduce.run("hpc", quick=True, out=tmp_path, echo=lambda s: None, tors=16, duration="5us")
+
+
+def test_reference_renders_the_recorded_points_without_running(tmp_path, monkeypatch):
+    """`reproduce hpc --reference`: the verdicts from reproductions/hpc/ (full scale, 128
+    racks x radix 32), nothing run; a claim whose points have no record is NOT-CHECKABLE
+    naming one, the recorded rows carry their figures."""
+    root = Path(__file__).resolve().parents[1]
+    recs = sorted((root / "reproductions" / "hpc" / "points").glob("*.json"))
+    if not recs:
+        pytest.skip("no HPC reference records in this tree")
+    monkeypatch.chdir(root)
+    lines: list[str] = []
+    reproduce.run("hpc", out=tmp_path, echo=lines.append, reference="read")
+    data = json.loads((tmp_path / "hpc.json").read_text())
+    assert data["mode"] == "reference" and data["packet"]["racks"] == 128
+    assert not list(tmp_path.rglob("summary.json"))                    # nothing ran
+    rows = data["packet"]["rows"]
+    have = [r for r in rows if r.get("error") != "no reference record"]
+    assert len(have) == len(recs) and all(0 < r["throughput"] <= 1 and r["ok"] for r in have)
+    for c in data["claims"]:
+        assert c["status"] in ("PASS", "FAIL", "NOT-CHECKABLE") and c["detail"]
+        if c["status"] == "NOT-CHECKABLE" and c["detail"].startswith("reference:"):
+            assert "record" in c["detail"]
+    status = {c["claim"]: c["status"] for c in data["claims"]}
+    assert next(s for t, s in status.items() if t.startswith("deterministic")) == "NOT-CHECKABLE"

@@ -271,7 +271,7 @@ def _flow_points(cache_file: Path, points: list[tuple[str, str, float, str, int,
     if todo and not run:
         arch, trace, _, dur, _, opts = next(iter(todo.values()))
         raise MissingReference(f"flow/{arch}/{trace}/{opts.get('period')}",
-                               f"{len(todo)} of {len(points)} flow-level points have no record in {cache_file.name}")
+                               f"{len(todo)} of {len(set(keys))} flow-level points have no record in {cache_file.name}")
 
     def store(k: str, rec: dict[str, Any]) -> None:
         cache[k] = rec
