@@ -123,11 +123,12 @@ def test_trn_configuration_gives_a_heavy_pair_several_circuits():
     assert (conf == perm[None, :]).all()                 # every uplink serves the permutation
 
 
-def test_prn_lp_meets_its_constraints():
+@pytest.mark.parametrize("alloc", [hpc.prn_lp, hpc.prn_direct])
+def test_prn_lp_meets_its_constraints(alloc):
     rng = np.random.default_rng(7)
     for p, u in ((4, 16), (8, 256), (6, 5)):
         tm = rng.random((p, p)) * (rng.random((p, p)) < 0.5)
-        x, lam = hpc.prn_lp(tm, u)
+        x, lam = alloc(tm, u)
         off = ~np.eye(p, dtype=bool)
         assert lam > 0
         assert np.allclose(x.sum(axis=1), u) and np.allclose(x.sum(axis=0), u)
@@ -145,11 +146,33 @@ def test_prn_lp_meets_its_constraints():
         assert (back == n).all()
 
 
-def test_prn_lp_follows_the_demand():
+@pytest.mark.parametrize("alloc", [hpc.prn_lp, hpc.prn_direct])
+def test_prn_lp_follows_the_demand(alloc):
     tm = np.zeros((4, 4))
     tm[0, 1] = tm[1, 2] = tm[2, 3] = tm[3, 0] = 1.0           # a pod permutation
-    x, _ = hpc.prn_lp(tm, 16)
+    x, _ = alloc(tm, 16)
     assert x[0, 1] > 8 and x[0, 2] < 4
+
+
+def test_prn_direct_gives_every_pair_links_in_proportion_to_its_demand():
+    """The authors' allocation (direct pod paths only): a pair's links beyond the one
+    every pair keeps follow its demand, so no pair with demand is left on one link
+    while another takes most of a pod's uplinks (the two-pod LP's extreme optima)."""
+    rng = np.random.default_rng(3)
+    tm = rng.random((8, 8))
+    np.fill_diagonal(tm, 0)
+    x, lam = hpc.prn_direct(tm, 256)
+    off = ~np.eye(8, dtype=bool)
+    extra = (x - 1)[off]
+    # one factor per row and one per column (a Sinkhorn scaling of the demand): the cross
+    # ratios of the extra links are the demand's
+    e = x - 1
+    for a, b, c, d in ((0, 1, 2, 3), (4, 6, 5, 7), (1, 0, 7, 2)):
+        assert e[a, b] * e[c, d] / (e[a, d] * e[c, b]) == pytest.approx(tm[a, b] * tm[c, d] / (tm[a, d] * tm[c, b]),
+                                                                         rel=1e-3)
+    assert (extra > 0).all()
+    assert lam == pytest.approx(min(x[off] / (tm[off] / tm.sum())))
+    assert od.arch.prn(nodes=16).controller.o.lp == "direct"
 
 
 # ------------------------------------------------------------------- lossless runs

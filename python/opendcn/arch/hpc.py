@@ -424,6 +424,9 @@ class PodOptions(HpcOptions):
 
 class PrnOptions(ReconfOptions, PodOptions):
     intra: Literal["clos", "mesh"] = opt("clos", "racks inside a pod: two-level leaf-spine (PRN-2L) or full mesh (PRN-M)")
+    lp: Literal["direct", "two-hop"] = opt(
+        "direct", "links between pods: in proportion to the demand over direct pod paths (the authors' TAGO "
+                  "allocation LP) or from a concurrent-flow LP over direct and two-pod paths")
     # widened to "auto" here only (PRN-M's count depends on --intra): see ``channels``
     vcs: AutoInt = opt(  # type: ignore[assignment]
         "auto", "virtual channels of the credit transport (auto: Table 3's 2 for PRN-2L; 3 for PRN-M, whose "
@@ -618,7 +621,8 @@ class PrnController(Controller):
         return tm.reshape(p, r, p, r).sum(axis=(1, 3))
 
     def compute(self, net: HpcNetwork, demand: np.ndarray, horizon_ps: int) -> np.ndarray:
-        x, self.lam = hpc.prn_lp(self.pod_tm(demand), self.uplinks)
+        lp = hpc.prn_direct if self.o.lp == "direct" else hpc.prn_lp
+        x, self.lam = lp(self.pod_tm(demand), self.uplinks)
         self.links = hpc.round_links(x, self.uplinks)
         return hpc.permutations(self.links)
 
@@ -648,7 +652,7 @@ class PrnController(Controller):
 
     def metrics(self) -> dict[str, Any]:
         return {**super().metrics(), "pods": self.pods, "racks_per_pod": self.r, "pod_uplinks": self.uplinks,
-                "lp_throughput": round(self.lam, 6), "intra": self.o.intra,
+                "lp_throughput": round(self.lam, 6), "lp": self.o.lp, "intra": self.o.intra,
                 "pod_links_min": int(self.links[~np.eye(self.pods, dtype=bool)].min()) if self.links is not None else 0}
 
 

@@ -600,6 +600,51 @@ def prn_lp(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
     return x, float(res.x[lam])
 
 
+def prn_direct(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
+    """The pod-level links in proportion to the demand, direct paths only (relaxed counts).
+
+    The authors' allocation LP (TAGO's code) maximises the concurrent throughput λ over
+    direct pod paths only: ``x[a, b] >= max(1, λ · tm[a, b])`` within each pod's uplinks.
+    Its optimum gives every pair λ · tm links and leaves the other pods' spare links
+    wherever the solver's vertex lands; here every pod uses all its ``uplinks`` (each OCS
+    is a permutation), so the links beyond one per pair are spread in proportion to the
+    demand: ``x = 1 + S`` with ``S`` the matrix scaling of ``tm`` (Sinkhorn) to row and column
+    sums ``uplinks - (p - 1)``. A zero traffic matrix is treated as uniform. Returns
+    (x, λ) with λ = min over pairs with demand of ``x / tm`` (``tm`` normalised to sum 1).
+
+    >>> x, lam = prn_direct(np.array([[0, 3, 1], [1, 0, 3], [3, 1, 0]]), 6)
+    >>> x.sum(axis=0).round(6).tolist(), x.sum(axis=1).round(6).tolist()
+    ([6.0, 6.0, 6.0], [6.0, 6.0, 6.0])
+    >>> bool(x[0, 1] > x[0, 2])
+    True
+    """
+    t = np.asarray(tm, dtype=np.float64).copy()
+    p = t.shape[0]
+    np.fill_diagonal(t, 0.0)
+    if uplinks < p - 1:
+        raise ConfigError("pods", p, f"a pod has {uplinks} uplinks: at most {uplinks + 1} pods can each reach every "
+                                     "other pod directly")
+    off = ~np.eye(p, dtype=bool)
+    if t.sum() <= 0:
+        t = off.astype(np.float64)
+    t = t / t.sum()
+    spare = float(uplinks - (p - 1))
+    # a vanishing uniform floor keeps the scaling defined where a row or column has no demand
+    if spare <= 0:
+        x = off.astype(np.float64)
+        return x, float((x[t > 0] / t[t > 0]).min()) if (t > 0).any() else 0.0
+    s = np.where(off, t + 1e-6 / (p * p), 0.0)
+    for _ in range(100_000):
+        s *= (spare / s.sum(axis=1))[:, None]
+        s *= (spare / s.sum(axis=0))[None, :]
+        if np.abs(s.sum(axis=1) - spare).max() <= 1e-9 * max(spare, 1.0):
+            break
+    x = np.where(off, 1.0 + s, 0.0)
+    dem = t > 0
+    lam = float((x[dem] / t[dem]).min()) if dem.any() else 0.0
+    return x, lam
+
+
 def round_links(x: np.ndarray, uplinks: int) -> np.ndarray:
     """Integer link counts near the relaxed ``x``: ``⌊x⌋ <= n <= ⌈x⌉``, at least 1 per
     pod pair, every row and column summing to ``uplinks`` (a transportation problem with

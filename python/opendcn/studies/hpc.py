@@ -10,7 +10,7 @@ Four parts, each checked against the paper's stated trends (PASS / FAIL / NOT-CH
    every OCS port price δ ∈ {0.5, 1, 1.5}.
 2. **path capacity** (Fig. 13, :func:`opendcn.fabrics.hpc.trn_path_capacity`,
    :func:`opendcn.fabrics.hpc.prn_path_capacity`): every configuration of TRN-R's rotor cycle
-   (``k/2`` unit-capacity uplinks per ToR, the Fig. 13 analysis) and PRN's LP
+   (``k/2`` unit-capacity uplinks per ToR, the Fig. 13 analysis) and PRN's allocation
    configuration for each of the six synthetic patterns; the total capacity between every
    rack pair over direct circuits and paths through one intermediate ToR (TRN) or pod
    (PRN, capped by the rack's uplinks into its pod).
@@ -174,7 +174,7 @@ def path_capacity(racks: int, k: int, seed: int = 1) -> dict[str, list[np.ndarra
     for p in PATTERNS:
         tm = rack_matrix(p, racks, seed=seed)
         ptm = tm.reshape(pods, h, pods, h).sum(axis=(1, 3))
-        x, _ = hpc.prn_lp(ptm, h * h)
+        x, _ = hpc.prn_direct(ptm, h * h)
         links = hpc.round_links(x, h * h)
         out[f"PRN/{p}"] = [hpc.prn_path_capacity(links, h, h)[off]]
     return out
@@ -396,7 +396,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                         f"{100 * prn_zero:.2f} % (mean over the six patterns), median "
                         + "/".join(f"{r['p50']:.0f}" for r in prn_rows)))
     sections.append((f"Fig. 13: total path capacity between rack pairs (unit circuits), {fig13_racks} racks, "
-                     f"{fig13_k // 2} uplinks per ToR; TRN-R over its rotor configurations, PRN-2L per pattern's LP "
+                     f"{fig13_k // 2} uplinks per ToR; TRN-R over its rotor configurations, PRN-2L per pattern's allocation "
                      "configuration", cap_rows,
                      ["design", "configurations", "samples", "mean", "p1", "p10", "p50", "max", "zero_share",
                       "worst_config_zero_share", "below_2_share"]))
@@ -423,8 +423,9 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         return [pt for pt in points if not (R.root / "failed" / f"{pt.spec_hash}.json").exists()]
 
     def popts(arch: str) -> dict[str, Any]:
-        # Table 3's virtual channels: each architecture's default
-        return {"nodes": racks, "radix": radix}
+        # Table 3's virtual channels: each architecture's default; PRN's allocation named in
+        # the point (its default changed: points stored with the earlier LP are not reused)
+        return {"nodes": racks, "radix": radix, **({"lp": "direct"} if arch == "prn" else {})}
 
     def prun(pattern: str, load: float) -> dict[str, Any]:
         return {"pattern": pattern, "load": load, "flow_size": MESSAGE}
@@ -558,7 +559,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
 
     # ---- 4. flow level (the points run on a local pool; each is stored as it finishes)
     fopts = {"TRN-DA": ("trn", {"control": "da", "initial": "oblivious"}), "TRN-R": ("trn", {"control": "rotor"}),
-             "PRN": ("prn", {"initial": "oblivious"})}
+             "PRN": ("prn", {"initial": "oblivious", "lp": "direct"})}
     base = {"nodes": flow_racks, "radix": flow_radix}
     main_pts = [(tr, name, per, (arch, tr, flow_load, dur_of(per), seed, {**base, **o, "period": per}))
                 for tr in traces for name, (arch, o) in fopts.items() for per in periods]
