@@ -442,9 +442,9 @@ def test_warmup_window_measures_the_steady_state_without_changing_the_run():
     r = od.arch.duo(**kw, warmup="2ms").run(wl, duration="6ms", seed=1)
     plain = od.arch.duo(**kw).run(wl, duration="6ms", seed=1)
     assert r.summary["trace_hash"] == plain.summary["trace_hash"]
-    assert "steady" not in plain.summary["arch_metrics"]
+    assert "after_warmup" not in plain.summary["arch_metrics"]
     am = r.summary["arch_metrics"]
-    st = am["steady"]
+    st = am["after_warmup"]
     assert (st["from_ps"], st["to_ps"], st["periods"]) == (2_000_000_000, 6_000_000_000, 4)
     shares = st["one_hop_da_share"] + st["multi_hop_mixed_share"] + st["static_only_share"]
     assert shares == pytest.approx(1.0)
@@ -456,4 +456,17 @@ def test_warmup_window_measures_the_steady_state_without_changing_the_run():
     assert 1 <= st["mean_path_length"] <= 4 and set(st["link_utilisation"]) == {"static", "demand_aware"}
     # a warm-up as long as the run leaves no window
     late = od.arch.duo(**kw, warmup="6ms").run(wl, duration="6ms", seed=1)
-    assert "steady" not in late.summary["arch_metrics"]
+    assert "after_warmup" not in late.summary["arch_metrics"]
+
+
+def test_cli_run_with_a_warmup_prints_its_summary(tmp_path):
+    from typer.testing import CliRunner
+
+    from opendcn.cli import app
+
+    r = CliRunner().invoke(app, ["run", "duo", "--nodes", "16", "--duration", "3ms", "--rho", "1ms", "--delta", "10us",
+                                 "--warmup", "2ms", "--load", "0.2", "--no-progress",
+                                 "--summary-json", str(tmp_path / "s.json")])
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["arch_metrics"]["after_warmup"]["from_ps"] == 2_000_000_000

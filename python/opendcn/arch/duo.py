@@ -126,7 +126,7 @@ class DuoOptions(_DuoFabricOptions):
     delta: Time = opt("100us", "reconfiguration delay delta: a changed DA link is dark this long")
     v_th: Size = opt("0B", "Greedy-DA serves only demands larger than this")
     warmup: Time = opt("0ns", "also measure the path mix, link use and duty cycle from this time on "
-                              "(arch_metrics['steady']; 0: not)", ge=0)
+                              "(arch_metrics['after_warmup']; 0: not)", ge=0)
     multipath: Literal["flow", "packet"] = opt(
         "packet", "equal-length ports: per packet (random, at every hop, as the authors' htsim extension picks among "
                   "a prefix's next hops) or per-flow hash")
@@ -784,7 +784,7 @@ class DuoNetwork(Network):
         am["duty_cycle"] = up / total if total else 1.0
         self._link_metrics(result)
         if self._snap is not None:
-            am["steady"] = self._steady_metrics(result, o)
+            am["after_warmup"] = self._steady_metrics(result, o)
 
     def _steady_metrics(self, result: Result, o: dict[str, Any]) -> dict[str, Any]:
         """The path mix, mean path length, link use and duty cycle over [warm-up, end]:

@@ -162,7 +162,7 @@ def _row(label: str, r: Loaded, dur_ps: int, derive: Callable[..., Any] | None =
         and b["offered"] == b["delivered"] + b["dropped"] + b["in_flight"]
     pm = m.get("path_mix") or {}
     # Duo and SEGR: the path metrics over [warm-up, end] when the run measured them
-    st = m.get("steady") or {}
+    st = m.get("after_warmup") or {}
     row = {"config": label, **extra, "goodput": float(s["goodput_normalized"]),
            "steady": derive(r, "steady", lambda x: _steady(x, dur_ps)),
            "delivered_gb": b["delivered"] / 1e9, "offered_gb": b["offered"] / 1e9,
