@@ -522,6 +522,20 @@ def rotor_cycle(n: int, uplinks: int, rng: np.random.Generator) -> list[np.ndarr
     return best[1]
 
 
+def _pod_demand(tm: np.ndarray, uplinks: int) -> np.ndarray:
+    """A pod-level demand normalised to sum 1, its diagonal cleared (a zero matrix is
+    treated as uniform); ConfigError when a pod's uplinks cannot reach every other pod."""
+    t = np.asarray(tm, dtype=np.float64).copy()
+    p = t.shape[0]
+    np.fill_diagonal(t, 0.0)
+    if uplinks < p - 1:
+        raise ConfigError("pods", p, f"a pod has {uplinks} uplinks: at most {uplinks + 1} pods can each reach every "
+                                     "other pod directly")
+    if t.sum() <= 0:
+        t = np.ones((p, p)) - np.eye(p)
+    return t / t.sum()
+
+
 def prn_lp(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
     """The pod-level throughput-maximising LP (relaxed link counts).
 
@@ -532,15 +546,8 @@ def prn_lp(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
     commodity's paths carry ``λ · tm[s, d]``. Objective: maximise λ (the concurrent-flow
     scale factor). A zero traffic matrix is treated as uniform. Returns (x, λ)."""
     from scipy import sparse
-    t = np.asarray(tm, dtype=np.float64).copy()
+    t = _pod_demand(tm, uplinks)
     p = t.shape[0]
-    np.fill_diagonal(t, 0.0)
-    if uplinks < p - 1:
-        raise ConfigError("pods", p, f"a pod has {uplinks} uplinks: at most {uplinks + 1} pods can each reach every "
-                                     "other pod directly")
-    if t.sum() <= 0:
-        t = np.ones((p, p)) - np.eye(p)
-    t = t / t.sum()
     pairs = [(a, b) for a in range(p) for b in range(p) if a != b]
     pid = {pr: i for i, pr in enumerate(pairs)}
     nx_ = len(pairs)
@@ -618,16 +625,9 @@ def prn_direct(tm: np.ndarray, uplinks: int) -> tuple[np.ndarray, float]:
     >>> bool(x[0, 1] > x[0, 2])
     True
     """
-    t = np.asarray(tm, dtype=np.float64).copy()
+    t = _pod_demand(tm, uplinks)
     p = t.shape[0]
-    np.fill_diagonal(t, 0.0)
-    if uplinks < p - 1:
-        raise ConfigError("pods", p, f"a pod has {uplinks} uplinks: at most {uplinks + 1} pods can each reach every "
-                                     "other pod directly")
     off = ~np.eye(p, dtype=bool)
-    if t.sum() <= 0:
-        t = off.astype(np.float64)
-    t = t / t.sum()
     spare = float(uplinks - (p - 1))
     # a vanishing uniform floor keeps the scaling defined where a row or column has no demand
     if spare <= 0:
