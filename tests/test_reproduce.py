@@ -16,8 +16,12 @@ TRENDS = [
     "mice p99 FCT 10-100x below the TO baseline at every load",
     "NegotiaToR goodput above the baseline at high load",
     "thin-clos slightly below parallel (goodput within 10 %, not above)",
+    "NegotiaToR's published Base rows (Tables 3-6): 99p mice FCT within 25 % at 10-100 % load",
+    "NegotiaToR's published Base rows: goodput keeps the same share of the load up to 100 % (within 3 %, each "
+    "relative to its 10 % row)",
     "ablation mice tail FCT: none > PB > PQ > PB+PQ",
     "saturated match ratio close to 1-(1-1/n)^n (±0.05)",
+    "all-to-all (Fig. 7b): NegotiaToR's goodput above the baseline's at the largest flows",
     "every run: exact conservation, 0 collisions, 0 guardband violations",
     "deterministic (same seed, same summary)",
 ]
@@ -30,7 +34,8 @@ def test_reproduce_negotiator_tiny(tmp_path):
     assert code in (0, 1)
     for name in TRENDS:
         status = [ln.split()[0] for ln in lines if ln.endswith("]") and f"  {name}  [" in ln]
-        assert status and status[0] in ("PASS", "FAIL"), name
+        # the published rows are the paper's 128 ToRs x 30 ms: not checkable at this size
+        assert status and status[0] in (("NOT-CHECKABLE",) if "published" in name else ("PASS", "FAIL")), name
     # the invariants and determinism must hold even at this size
     assert "PASS  every run: exact conservation" in text
     assert "PASS  deterministic" in text
@@ -38,9 +43,15 @@ def test_reproduce_negotiator_tiny(tmp_path):
         assert f"sweep: {sweep}" in text
     assert "workloads: web search and Google" in text
     data = json.loads((tmp_path / "negotiator.json").read_text())
-    assert data["tors"] == 16 and data["baseline_cc"] == "inband"
+    assert data["tors"] == 16 and data["baseline"] == {"cc": "grant", "relay": "all"}
     assert [c["claim"] for c in data["claims"]] == TRENDS
-    assert all(c["status"] in ("PASS", "FAIL") and c["detail"] for c in data["claims"])
+    assert all(c["status"] in ("PASS", "FAIL", "NOT-CHECKABLE") and c["detail"] for c in data["claims"])
+    # every goodput names its normalisation; the published rows are compared at their loads
+    assert "N x 400 Gb/s" in data["goodput_normalization"]
+    assert {(r["config"], r["load"]) for r in data["published_base"]} == {
+        (c, L) for c in ("neg-parallel", "neg-thin-clos") for L in (0.1, 0.25, 0.5, 0.75, 1.0)}
+    sens = data["sirius_sensitivity"]
+    assert [r for r in sens if r["baseline"] == "*"] and {r["cc"] for r in sens} == {"grant", "inband", "ideal"}
     assert {r["config"] for r in data["rows"]} == {"neg-parallel", "neg-thin-clos", "sirius", "sirius-ideal"}
     assert [r["guardband_ns"] for r in data["sweeps"]["guardband"]] == [2, 10, 20]
     assert [r["predefined_slot_ns"] for r in data["sweeps"]["predefined_slot"]] == [20, 60, 120]

@@ -43,6 +43,7 @@ RUNS = {
                                            fail_at="10us", recover_at="40us")),
     "sirius": ("sirius", dict(nodes=16, ports=4)),
     "sirius-ideal-pushback": ("sirius", dict(nodes=16, ports=4, cc="ideal", pushback=True)),
+    "sirius-grant-all": ("sirius", dict(nodes=16, ports=4, cc="grant", relay="all")),
     "sirius-fail": ("sirius", dict(nodes=16, ports=4, fail_links=0.1, fail_nodes=0.1, fail_at="10us",
                                    recover_at="40us")),
 }

@@ -81,10 +81,12 @@ fn sir_spec(d: &Bound<'_, PyDict>) -> PyResult<SirSpec> {
         pias_t1: scalar(d, "pias_t1")?,
         pias_t2: scalar(d, "pias_t2")?,
         relay_cap: scalar(d, "relay_cap")?,
+        relay_all: scalar::<String>(d, "relay")? == "all",
         cc: match scalar::<String>(d, "cc")?.as_str() {
             "ideal" => RelayCc::Ideal,
             "inband" => RelayCc::Inband,
-            o => return Err(bad("cc", o, "expected ideal or inband")),
+            "grant" => RelayCc::Grant,
+            o => return Err(bad("cc", o, "expected ideal, inband or grant")),
         },
         services: services(d)?,
         fail: sir_failures(d)?,

@@ -14,7 +14,25 @@ DECIDE: the report is not free: every cell carries one count per final destinati
 128 ToRs), charged as header bytes on top of ``--header``, so the cell payload shrinks
 (1035 B instead of 1115 B at the defaults). ``--cc ideal`` carries no report.
 ``ideal`` keeps the earlier idealization (credits known instantly, queues never above the
-cap) for comparison.
+cap) for comparison. ``grant`` is a request-grant protocol (the congestion control NegotiaToR
+§3.2 ascribes to the traffic-oblivious designs, "similar to NegotiaToR Matching's minimalist
+request-grant mechanism"): each cell's header carries one request from its sender to its
+receiver (a relay cell for one destination d) and the receiver answers in its next
+round-robin cell to the sender with a grant when its queue for d, the cells on their way and
+those it granted stay below ``--relay-cap``; a relay cell leaves only on a grant, in the
+first slot to that intermediate once the grant has arrived. Direct cells need no grant.
+DECIDE: a request names one destination (the sender's highest-priority one, round robin,
+with more cells waiting than requests out); the header pays for a request and a grant
+(2 x ceil(log2 N) bits, ``--report-bits`` sets their total); a grant its source cannot use
+is returned at once.
+
+Relay rule (``--relay``): ``direct-first`` (default) sends a source's data for the slot's
+peer direct and relays only other destinations' cells through it; ``all`` is Valiant load
+balancing for every cell, as Sirius and the traffic-oblivious designs NegotiaToR compares
+with ("spreading data across the network before routing it to the final destination",
+NEG §2; under all-to-all its receivers get "intermediate traffic ... that needs to be
+forwarded", NEG A.3): the slot's peer is the intermediate of whatever cell is next (highest
+priority, destinations round robin), direct only when the peer is that cell's destination.
 
 OpenOptics' infrastructure services (``--congestion-detection``, ``--pushback``,
 ``--flow-pausing``, same names and ``summary["services"]`` fields as rotornet): a relay
@@ -61,12 +79,18 @@ class SiriusOptions(ServiceOptions, FailureOptions, AwgrOptions):
     guardband: Time = like(AwgrOptions, "guardband", "10ns")
     header: Size = like(AwgrOptions, "header", "10B")
     relay_cap: Int = opt(8, "relay threshold (cells) per intermediate per final destination", ge=1)
-    cc: Literal["inband", "ideal"] = opt("inband", "intermediate congestion control: inband (occupancy "
-                                         "piggybacked on round-robin cells, one cycle + propagation old) or "
-                                         "ideal (instant credits)")
+    cc: Literal["inband", "ideal", "grant"] = opt("inband", "intermediate congestion control: inband "
+                                                  "(occupancy piggybacked on round-robin cells, one cycle + "
+                                                  "propagation old), ideal (instant credits) or grant "
+                                                  "(request-grant in the cell headers)")
+    relay: Literal["direct-first", "all"] = opt("direct-first", "relay rule: direct-first (a source's data for "
+                                                "the slot's peer goes direct, other destinations' cells relay "
+                                                "through it) or all (Valiant for every cell: the slot's peer is "
+                                                "the intermediate of whatever cell is next)")
     report_bits: AutoInt = opt("auto", "bits per destination of the occupancy report an inband cell carries, "
                                        "charged as header bytes (N x bits / 8); auto: enough for 0..2 x "
-                                       "--relay-cap with inband, 0 with ideal")
+                                       "--relay-cap with inband, 0 with ideal; with grant: the bits of a "
+                                       "request and a grant together (auto: 2 x ceil(log2 N))")
     fail_nodes: Float = opt(0.0, "fraction of the ToRs that fail (random, stream 'failures.nodes'), with the links",
                             ge=0, lt=1)
     failure_bin: AutoTime = opt("auto", "bin width of the delivered-bandwidth series of a failure run; auto: "
@@ -101,6 +125,9 @@ class SiriusOptions(ServiceOptions, FailureOptions, AwgrOptions):
     def report_bytes(self) -> int:
         """Bytes of the occupancy report on every cell: one count per final destination."""
         bits = self.report_bits
+        if self.cc == "grant":
+            total = 2 * max(1, math.ceil(math.log2(self.n_tors))) if bits is None else bits
+            return math.ceil(total / 8)
         if bits is None:
             bits = math.ceil(math.log2(2 * self.relay_cap + 1)) if self.cc == "inband" else 0
         return math.ceil(self.n_tors * bits / 8)
@@ -122,13 +149,13 @@ def build(o: SiriusOptions) -> SlottedNetwork:
     nodes, rate = o.n_tors, o.port_rate
     params = dict(tors=nodes, ports=o.ports, port_rate_bps=rate, slot_ps=o.slot, guardband_ps=o.guardband,
                   header_bytes=o.cell_header, prop_ps=o.propagation, pq=o.pq, pias_t1=o.pias_first,
-                  pias_t2=o.pias_first + o.pias_second, relay_cap=o.relay_cap, cc=o.cc,
+                  pias_t2=o.pias_first + o.pias_second, relay_cap=o.relay_cap, cc=o.cc, relay=o.relay,
                   sample_ps=o.sample_interval)
     net = SlottedNetwork("sirius", "sirius", params, nodes=nodes, ports=o.ports, link_rate=rate,
                          host_rate=o.host_rate, propagation=o.propagation, slice_ps=o.slot,
                          guardband=o.guardband, mtu=o.payload, header=o.cell_header,
                          sample_interval=o.sample_interval)
-    net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc,
+    net.arch_metrics.update(topology="thin-clos", pq=o.pq, speedup=o.speedup, port_rate_bps=rate, cc=o.cc, relay=o.relay,
                             report_bytes=o.report_bytes, cell_payload_bytes=o.payload)
     o.apply_services(net)
     o.apply_failures(net)

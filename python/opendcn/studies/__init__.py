@@ -20,7 +20,7 @@ __all__ = ["NAMES", "REFERENCED", "get", "run"]
 
 NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 #: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
-REFERENCED = ("openoptics", "duo", "hpc")
+REFERENCED = ("openoptics", "duo", "hpc", "negotiator")
 
 
 def get(name: str) -> Study:

@@ -183,12 +183,20 @@ class Reference:
     def labels(self) -> list[str]:
         return sorted(f.stem.replace("__", "/") for f in (self.root / "points").glob("*.json"))
 
-    def save(self, label: str, p: Point, folder: Path, derived: dict[str, Any]) -> Path:
+    def save(self, label: str, p: Point, folder: Path, derived: dict[str, Any], trim: tuple[str, ...] = ()) -> Path:
+        """Write a point's record; ``trim`` names ``arch_metrics`` keys left out of the
+        stored summary (long series a study keeps only as derived metrics), listed in the
+        record's ``trimmed``."""
         summary = json.loads((folder / "summary.json").read_text())
+        am = summary.get("arch_metrics", {})
+        gone = [k for k in trim if k in am]
+        for k in gone:
+            del am[k]
         rec_file = folder / "point.json"
         build = json.loads(rec_file.read_text()).get("build") if rec_file.exists() else None
         rec = {"label": label, "point": p.as_dict(), "spec_hash": p.spec_hash, "build": build,
-               "trace_hash": summary.get("trace_hash"), "summary": summary, "derived": derived}
+               "trace_hash": summary.get("trace_hash"), "summary": summary, "derived": derived,
+               **({"trimmed": [f"arch_metrics.{k}" for k in gone]} if gone else {})}
         f = self.file(label)
         f.parent.mkdir(parents=True, exist_ok=True)
         tmp = f.with_name(f".{f.name}.tmp")
@@ -205,8 +213,11 @@ class Runner:
 
     def __init__(self, root: str | Path, *, executor: str = "local", workers: int | None = None,
                  scheduler: str | None = None, progress: bool = False,
-                 echo: Callable[[str], None] = print, reference: Reference | None = None):
+                 echo: Callable[[str], None] = print, reference: Reference | None = None,
+                 trim: tuple[str, ...] = ()):
         self.reference = reference
+        #: ``arch_metrics`` keys left out of the summaries reference records keep
+        self.trim = tuple(trim)
         #: record mode: label -> (point, folder, derived metrics)
         self._recorded: dict[str, tuple[Point, Path, dict[str, Any]]] = {}
         self.root = Path(root)
@@ -295,7 +306,7 @@ class Runner:
         if self.reference is None or self.reference.mode != "record":
             return 0
         for label, (p, folder, derived) in self._recorded.items():
-            self.reference.save(label, p, folder, derived)
+            self.reference.save(label, p, folder, derived, self.trim)
         return len(self._recorded)
 
     def provenance(self) -> dict[str, Any]:

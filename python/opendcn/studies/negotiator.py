@@ -34,9 +34,33 @@ turning point, 2 + (propagation + one predefined slot) / epoch epochs (FCT ToR t
 propagation included, as the paper measures it), with the literal 2.0-epoch share
 printed beside it; the thin-clos vs parallel check compares the delivered bandwidth over
 the second half of each run (steady state, not how fast the first large flows drain);
-the baseline's cells pay for the occupancy reports they carry (``sirius --report-bits``),
-and a sensitivity table over its unpublished parameters (slot and so cell size, relay
-cap, report charged or free) shows where the two claims that depend on them hold.
+the baseline's cells pay for the request and grant they carry (``sirius --report-bits``),
+and a sensitivity table over its unpublished parameters (congestion control, relay rule,
+relay threshold, slot and so cell size) shows where the two claims that depend on them hold.
+
+The baseline, chosen from the paper's text (§4.1 "following Sirius", thin-clos, "2×
+speedup and priority queue ... we only enable it at sources"; §2 and §3.2):
+
+* relay rule ``sirius --relay all``: Valiant load balancing for every cell — "uniforming the
+  traffic pattern to all-to-all by spreading data across the network before routing it to
+  the final destination ... Data relay doubles the traffic volume" (§2); under all-to-all
+  its receivers get "intermediate traffic ... that needs to be forwarded" (A.3), which a
+  direct-first rule would never relay;
+* congestion control ``sirius --cc grant``: the traffic-oblivious designs "require
+  congestion control to avoid buffer overflow at intermediate ToRs, similar to NegotiaToR
+  Matching's minimalist request-grant mechanism" (§3.2): a relay cell leaves with its
+  intermediate's grant, asked for and answered in the round-robin cells' headers;
+* intermediates: one FIFO per final destination, no priorities ("does not apply to data at
+  intermediate nodes", §4.1), served before a ToR's own data; PIAS at sources with the
+  paper's thresholds (1 KB, then 9 KB, §4.1);
+* unpublished (DECIDE, docs/arch/sirius.md): 100-ns slots (a 1125-B cell, NegotiaToR's
+  scheduled packet), threshold 8 cells per (intermediate, destination).
+
+Goodput everywhere is ``goodput_normalized``: delivered payload / (N x 400 Gb/s x run), the
+paper's "normalized to the aggregated bandwidth of the hosts under one ToR (400 Gbps)". The
+all-to-all microbenchmark prints it on that axis while the flows transmit (above 1 only
+because the ToRs hold all the data at 10 us and send at the 2x speedup) and beside it the
+fabric's utilisation (/ N x 8 x 100 Gb/s).
 """
 
 from __future__ import annotations
@@ -44,11 +68,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import ConfigError
-from .base import FAIL, PASS, Claim, Runner, exit_code, no_reference, write_json, write_page
+from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Reference, Runner, exit_code, reference_root, write_json,
+                   write_page)
 from .base import text_table as _table
 from ..experiments.plots import figure, save
 from ..units import parse_time
+
+
+def _sens_label(kw: dict[str, Any], load: float) -> str:
+    return f"sens/{kw['cc']}/{kw['relay']}/{kw['relay_cap']}/{kw['slot']}@{load}"
 
 
 def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +103,18 @@ def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
 #: Most flows one reproduce point starts (per-flow records must fit in memory).
 MAX_FLOWS = 4_000_000
 
+#: The traffic-oblivious baseline as the paper describes it (see the module docstring).
+BASELINE = {"cc": "grant", "relay": "all"}
+
+#: NegotiaToR's published "Base" rows (99p mice FCT in us, goodput normalised to 400 Gb/s
+#: per ToR) at 10, 25, 50, 75 and 100 % load: Table 3 (thin-clos) and Tables 4-6 (parallel).
+PUBLISHED_BASE = {
+    "neg-thin-clos": {0.1: (13.2, 0.091), 0.25: (13.4, 0.225), 0.5: (14.2, 0.446), 0.75: (17.3, 0.660),
+                      1.0: (23.8, 0.856)},
+    "neg-parallel": {0.1: (15.3, 0.091), 0.25: (15.4, 0.226), 0.5: (15.6, 0.452), 0.75: (16.3, 0.675),
+                     1.0: (22.0, 0.890)},
+}
+
 
 def _hadoop(load: float, workload: str = "hadoop") -> dict[str, Any]:
     return {"workload": workload, "load": load, "pattern": "uniform"}
@@ -86,7 +129,10 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
 
     from ..workload import get_cdf
 
-    no_reference("negotiator", reference)
+    ref = Reference(reference_root("negotiator"), reference) if reference else None
+    if ref is not None and (quick or tors is not None or duration is not None):
+        raise ConfigError("--reference" if reference == "read" else "--record", reference,
+                          "reference records are the full-scale points: no --quick, --tors or --duration")
     tors_, duration_ = tors, duration       # the overrides; below, the study's own sizes
     if tors_ is not None and (tors_ < 16 or tors_ % 8):
         raise ConfigError("tors", tors_, "NegotiaToR's study needs a multiple of 8, at least 16")
@@ -103,7 +149,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     sched = max(1, round((3660 - pre * 60) / 90))
     echo(f"reproduce negotiator ({'quick' if quick else 'full'}): {tors} ToRs x {ports} ports, "
          f"hadoop, {duration} per point, loads {loads}; epoch {pre} predefined + {sched} scheduled slots")
-    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo)
+    R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
+               reference=ref, trim=("rx_bandwidth_series",))
 
     def opts(arch: str, **kw: Any) -> dict[str, Any]:
         base: dict[str, Any] = {"tors": tors, "ports": ports}
@@ -114,7 +161,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     configs = {
         "neg-parallel": ("negotiator", {"topology": "parallel"}),
         "neg-thin-clos": ("negotiator", {"topology": "thin-clos"}),
-        "sirius": ("sirius", {}),
+        "sirius": ("sirius", dict(BASELINE)),
     }
     # ---- every run of the study, by label: (arch, options, run options, duration)
     S: dict[str, tuple[str, dict[str, Any], dict[str, Any], str]] = {}
@@ -134,7 +181,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         S[f"mixed/{label}"] = (arch, opts(arch, **kw), {"mix": [
             _hadoop(0.6), {"workload": "hadoop", "load": 0.02, "pattern": "incast",
                            "incast_degree": min(20, tors - 1), "incast_size": "1KB"}]}, duration)
-    S["sirius-ideal"] = ("sirius", opts("sirius", cc="ideal"), _hadoop(loads[-1]), duration)
+    S["sirius-ideal"] = ("sirius", opts("sirius", **{**BASELINE, "cc": "ideal"}), _hadoop(loads[-1]), duration)
+    # NegotiaToR at the loads of the paper's published Base rows (Tables 3-6)
+    for label in PUBLISHED_BASE:
+        arch, kw = configs[label]
+        for load in PUBLISHED_BASE[label]:
+            S.setdefault(f"main/{label}@{load}", (arch, opts(arch, **kw), _hadoop(load), duration))
     sweep_load = loads[-1]
     sweep_defs = {
         "guardband": ("guardband_ns", "guardband", "ns", [2, 10, 20] if quick else [2, 5, 10, 15, 20]),
@@ -191,21 +243,24 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         S[f"saturated/{topo}"] = ("negotiator", opts("negotiator", topology=topo),
                                   {"workload": "hadoop", "load": 1.0, "pattern": "all-to-all", "flow_size": "20MB"},
                                   "200us" if quick else "100us")
-    # the baseline's unpublished parameters (slot, hence cell size; relay cap; report bytes)
-    sens_slots = [50, 100, 200]
-    sens_caps = [4, 8, 16]
-    sens_reports = ["auto", 0]
-    sens_loads = [loads[-1]] if quick else [loads[0], loads[-1]]
-    for sl in sens_slots:
-        for cap in sens_caps:
-            for rb in sens_reports:
-                for load in sens_loads:
-                    S[f"sens/{sl}/{cap}/{rb}@{load}"] = ("sirius", opts("sirius", slot=f"{sl}ns", relay_cap=cap,
-                                                                         report_bits=rb), _hadoop(load), duration)
+    # the baseline's unpublished parameters: congestion control, relay rule, threshold
+    # (4096 cells: no bound in practice), slot (hence cell size); the lowest and top loads
+    sens_loads = [loads[0], loads[-1]]
+    sens: list[dict[str, Any]] = []
+    sens_defs: list[dict[str, Any]] = []
+    for cc in ("grant", "inband", "ideal"):
+        for relay in ("all", "direct-first"):
+            for cap in (4, 8, 64, 4096):
+                sens_defs.append({"cc": cc, "relay": relay, "relay_cap": cap, "slot": "100ns"})
+    for sl in ("50ns", "200ns"):
+        sens_defs.append({**BASELINE, "relay_cap": 8, "slot": sl})
+    for kw_ in sens_defs:
+        for load in sens_loads:
+            S[_sens_label(kw_, load)] = ("sirius", opts("sirius", **kw_), _hadoop(load), duration)
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
     def get(label: str) -> Any:
-        return R.get(*S[label], seed=seed)
+        return R.get(*S[label], seed=seed, label=label)
 
     # ---- the tables
     rows: list[dict[str, Any]] = []
@@ -217,14 +272,30 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
             r = get(f"main/{label}@{load}")
             summaries[f"{label}@{load}"] = r.summary
             if label == "neg-parallel" and load == loads[-1]:
-                breakdown = _mice_breakdown(r)
+                breakdown = R.derive(r, "mice_breakdown", _mice_breakdown)
             row = _summary_row(label, load, r.summary)
-            row["steady_goodput"] = steady[f"{label}@{load}"] = _steady_goodput(r.summary, dur_ps)
+            row["steady_goodput"] = steady[f"{label}@{load}"] = R.derive(
+                r, "steady_goodput", lambda x: _steady_goodput(x.summary, dur_ps))
             rows.append(row)
             echo(f"  {label:14s} load {load:.1f}: goodput {row['goodput']:.3f} (second half {row['steady_goodput']:.3f})"
                  f"  mice mean/p99 {row['mice_mean_us']:.2f}/{row['mice_p99_us']:.2f} us")
+    # NegotiaToR against its published Base rows (Tables 3-6), like with like: the mice
+    # p99, and the goodput as a share of what the same run offered (the paper's goodput
+    # is 0.904 x load at every load up to 75 %, a constant factor: see the claim)
+    base_rows: list[dict[str, Any]] = []
+    for label, pub in PUBLISHED_BASE.items():
+        for load, (p99_pub, gp_pub) in pub.items():
+            sm = get(f"main/{label}@{load}").summary
+            offered = sm["bytes"]["offered"] / (sm["sim_time_s"] * sm["host_rate_bps"] / 8 * sm["nodes"])
+            base_rows.append({"config": label, "load": load, "mice_p99_us": sm["fct_us"]["mice"]["p99"],
+                              "paper_mice_p99_us": p99_pub,
+                              "p99_vs_paper": sm["fct_us"]["mice"]["p99"] / p99_pub,
+                              "goodput": sm["goodput_normalized"], "paper_goodput": gp_pub,
+                              "offered": offered,
+                              "delivered_share": sm["goodput_normalized"] / offered if offered else 0.0,
+                              "paper_goodput_per_load": gp_pub / load})
     # the same mice on an almost idle network: what the epoch structure alone allows
-    idle = _mice_breakdown(get("idle"))
+    idle = R.derive(get("idle"), "mice_breakdown", _mice_breakdown)
     breakdown["idle"] = {"load": idle_load, "within_2": idle["within_2"], "within_2_no_prop": idle["within_2_no_prop"],
                          "within_turning": idle["within_turning"], "classes": idle["classes"]}
     abl: list[dict[str, Any]] = []
@@ -288,11 +359,17 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         for label in configs:
             r = get(f"a2a/{size}/{label}")
             sm = r.summary
-            fin = r.flows["finish_ps"].to_pylist()
             done = sm["flows"]["completed"] == sm["flows"]["started"]
-            span = (max(fin) - 10_000_000) / 1e12 if done else float("nan")
+            last = R.derive(r, "last_finish_ps", lambda x: max(v for v in x.flows["finish_ps"].to_pylist() if v is not None)
+                            if done else -1)
+            span = (last - 10_000_000) / 1e12 if done else float("nan")
             gp = size * tors * (tors - 1) * 8 / span / (sm["nodes"] * 400e9) if done else 0.0
-            a2a.append({"config": label, "flow_size": size, "goodput": gp, "finish_us": span * 1e6,
+            p50 = (R.derive(r, "median_finish_ps", lambda x: float(np.median(x.flows["finish_ps"].to_numpy(
+                zero_copy_only=False)))) - 10_000_000) / 1e12 if done else float("nan")
+            a2a.append({"config": label, "flow_size": size, "goodput": gp, "fabric_util": gp * 400e9 / (ports * 100e9),
+                        "finish_us": span * 1e6, "median_finish_us": p50 * 1e6,
+                        "first_half_goodput": size * tors * (tors - 1) * 4 / p50 / (sm["nodes"] * 400e9) if done else 0.0,
+                        "matched_port_fraction": sm["arch_metrics"].get("matched_port_fraction"),
                         "invariants_ok": sm["invariants"]["ok"] and done})
         echo(f"  all-to-all {size} B: " + ", ".join(f"{r_['config']} goodput {r_['goodput']:.3f}"
                                                    for r_ in a2a if r_["flow_size"] == size))
@@ -300,7 +377,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     for frac in (0.01, 0.1):
         r = get(f"failure/{frac:g}")
         m = r.summary["arch_metrics"]
-        ser = m["rx_bandwidth_series"]
+        ser = R.derive(r, "rx_bandwidth_series", lambda x: x.summary["arch_metrics"]["rx_bandwidth_series"])
         t_us, bw = ser["time_us"], ser["normalized"]
         warm = dur_ps / 1e6 / 6                                   # skip the first sixth (warm-up)
         pre_bw = [b for t, b in zip(t_us, bw) if warm <= t <= fail_at / 1e6]
@@ -322,23 +399,25 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
              f"after repair {f_['after_recovery']:.3f}")
     # the baseline's sensitivity to what the papers do not publish
     neg_top = summaries[f"neg-parallel@{loads[-1]}"]
-    sens: list[dict[str, Any]] = []
-    for sl in sens_slots:
-        for cap in sens_caps:
-            for rb in sens_reports:
-                for load in sens_loads:
-                    sm = get(f"sens/{sl}/{cap}/{rb}@{load}").summary
-                    neg = summaries[f"neg-parallel@{load}"]
-                    ratio = sm["fct_us"]["mice"]["p99"] / max(neg["fct_us"]["mice"]["p99"], 1e-9)
-                    sens.append({"slot_ns": sl, "cell_payload_b": sm["arch_metrics"]["cell_payload_bytes"],
-                                 "relay_cap": cap, "report": "charged" if rb == "auto" else "free", "load": load,
-                                 "goodput": sm["goodput_normalized"], "mice_p99_us": sm["fct_us"]["mice"]["p99"],
-                                 "p99_ratio": ratio, "ratio_10_100": 10 <= ratio <= 100,
-                                 "neg_goodput_above": neg["goodput_normalized"] > sm["goodput_normalized"],
-                                 "invariants_ok": sm["invariants"]["ok"]})
+    for kw_ in sens_defs:
+        for load in sens_loads:
+            sm = get(_sens_label(kw_, load)).summary
+            neg = summaries[f"neg-parallel@{load}"]
+            ratio = sm["fct_us"]["mice"]["p99"] / max(neg["fct_us"]["mice"]["p99"], 1e-9)
+            sens.append({"cc": kw_["cc"], "relay": kw_["relay"], "relay_cap": kw_["relay_cap"],
+                         "slot_ns": int(parse_time(kw_["slot"], "slot") // 1000),
+                         "cell_payload_b": sm["arch_metrics"]["cell_payload_bytes"], "load": load,
+                         "baseline": "*" if kw_ == {**BASELINE, "relay_cap": 8, "slot": "100ns"} else "",
+                         "goodput": sm["goodput_normalized"], "mice_p99_us": sm["fct_us"]["mice"]["p99"],
+                         "max_relay_queue_cells": sm["arch_metrics"]["max_relay_queue_cells"],
+                         "p99_ratio": ratio, "ratio_10_100": "yes" if 10 <= ratio <= 100 else "no",
+                         "neg_goodput_above": "yes" if neg["goodput_normalized"] > sm["goodput_normalized"] else "no",
+                         "invariants_ok": sm["invariants"]["ok"]})
     # determinism: the top-load parallel point run again, outside the stored tree
-    again = R.fresh(*S[f"main/neg-parallel@{loads[-1]}"], seed=seed).summary
-    deterministic = all(again[k] == neg_top[k] for k in neg_top if k != "wall_s")
+    deterministic: bool | None = None
+    if not R.reading:
+        again = R.fresh(*S[f"main/neg-parallel@{loads[-1]}"], seed=seed).summary
+        deterministic = all(again[k] == neg_top[k] for k in neg_top if k != "wall_s")
 
     cols = ["config", "load", "goodput", "mice_mean_us", "mice_p99_us", "mice_mean_epochs",
             "mice_p99_epochs", "mice_within_2_epochs", "all_mean_us", "match_ratio", "invariants_ok"]
@@ -362,18 +441,28 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     echo(_table(variants, ["config", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "match_ratio",
                            "matched_port_fraction", "invariants_ok"]))
     echo("")
-    echo("all-to-all microbenchmark (t = 10 us): goodput while transmitting, normalized to N x 400 Gb/s")
-    echo(_table(a2a, ["flow_size", "config", "goodput", "finish_us", "invariants_ok"]))
+    echo("all-to-all microbenchmark (t = 10 us), while the flows transmit: goodput normalized to N x 400 Gb/s "
+         "(the paper's axis; up to 2 because the ToRs hold every byte at 10 us and send at the 2x speedup) and "
+         "fabric_util, the same bytes / N x 8 x 100 Gb/s")
+    echo(_table(a2a, ["flow_size", "config", "goodput", "fabric_util", "first_half_goodput", "median_finish_us",
+                      "finish_us", "invariants_ok"]))
     echo("link failures (parallel, load %s): receiver bandwidth normalized to its pre-failure mean" % loads[-1])
     echo(_table([{k: v for k, v in f_.items() if k not in ("time_us", "normalized")} for f_ in failures.values()],
                 ["fraction", "failed_links", "mean_detection_epochs", "during_failure", "after_recovery",
                  "dropped_bytes", "invariants_ok"]))
     echo("")
-    echo(f"the baseline's unpublished parameters, hadoop load {', '.join(str(x) for x in sens_loads)}: slot (hence "
-         "cell payload), relay cap, occupancy report charged as header bytes or free; p99_ratio = baseline mice p99 "
-         "/ NegotiaToR's (parallel, same load)")
-    echo(_table(sens, ["slot_ns", "cell_payload_b", "relay_cap", "report", "load", "goodput", "mice_p99_us",
-                       "p99_ratio", "ratio_10_100", "neg_goodput_above", "invariants_ok"]))
+    echo(f"the baseline's unpublished parameters, hadoop load {', '.join(str(x) for x in sens_loads)}: congestion "
+         "control (grant: request-grant, the paper's; inband: occupancy reports; ideal: instant credits), relay rule "
+         "(all: Valiant for every cell, the paper's; direct-first), threshold (cells per intermediate and "
+         "destination; 4096: unbounded in practice), slot (hence cell payload); baseline = the study's choice; "
+         "p99_ratio = baseline mice p99 / NegotiaToR's (parallel, same load)")
+    echo(_table(sens, ["cc", "relay", "relay_cap", "slot_ns", "load", "baseline", "goodput", "mice_p99_us",
+                       "max_relay_queue_cells", "p99_ratio", "neg_goodput_above", "invariants_ok"]))
+    echo("")
+    echo("NegotiaToR against its published Base rows (Tables 3-6): mice p99 and goodput (/ N x 400 Gb/s); offered = "
+         "what the run offered on that axis; delivered_share = goodput / offered")
+    echo(_table(base_rows, ["config", "load", "mice_p99_us", "paper_mice_p99_us", "p99_vs_paper", "goodput",
+                            "paper_goodput", "offered", "delivered_share", "paper_goodput_per_load"]))
     echo("hadoop 60 % + incasts (2 %): " + "; ".join(
         f"{k}: goodput {v['goodput']:.3f}, mice p99 {v['mice_p99_us']:.2f} us, incast finish "
         f"{v['incast']['mean_us']:.2f} us" for k, v in mixed.items()))
@@ -382,7 +471,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     def at(label: str, load: float) -> dict[str, Any]:
         return next(r for r in rows if r["config"] == label and r["load"] == load)
 
-    checks: list[tuple[str, bool, str]] = []
+    checks: list[tuple[str, bool | None, str]] = []
     # what bounds the two mice checks (printed with the numbers they come from)
     echo("")
     echo("mice of NegotiaToR (parallel) at the top load by the piggybacked packets their size needs:")
@@ -408,9 +497,28 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                    f"(2 + (propagation + one predefined slot) / epoch; FCT ToR to ToR, propagation included); "
                    f"literally within 2.0 epochs: {100 * breakdown['within_2']:.1f} %"))
     ratios = [at("sirius", L)["mice_p99_us"] / max(at("neg-parallel", L)["mice_p99_us"], 1e-9) for L in loads]
-    checks.append(("mice p99 FCT 10-100x below the TO baseline at every load",
-                   all(10 <= x <= 100 for x in ratios),
-                   "baseline/NegotiaToR = " + ", ".join(f"{x:.2f}" for x in ratios)))
+    low_sens = [r_ for r_ in sens if r_["load"] == loads[0]]
+    best = max(low_sens, key=lambda r_: r_["p99_ratio"])
+    sir_low = summaries[f"sirius@{low}"]
+    unb_low = max(r_["max_relay_queue_cells"] for r_ in low_sens if r_["relay_cap"] == 4096)
+    neg_low = at("neg-parallel", low)
+    ok = all(10 <= x <= 100 for x in ratios)
+    checks.append(("mice p99 FCT 10-100x below the TO baseline at every load", ok,
+                   "baseline/NegotiaToR = " + ", ".join(f"{x:.2f}" for x in ratios)
+                   + ("" if ok else
+                      f" (unpublished: at load {low} the baseline's relay queues stay short -- they peak at "
+                      f"{sir_low['arch_metrics']['max_relay_queue_cells']:.0f} cells, {unb_low:.0f} with no threshold "
+                      "-- so its mice p99 "
+                      f"({at('sirius', low)['mice_p99_us']:.2f} us) is two propagation delays, the grant round "
+                      f"trip and round-robin waits, while NegotiaToR's ({neg_low['mice_p99_us']:.2f} us; the "
+                      "paper's own Table 4 says 15.3 us at 10 %) is its 2-epoch scheduling delay for mice of more "
+                      "than one piggybacked packet; 10x needs a baseline p99 of "
+                      f"{10 * neg_low['mice_p99_us']:.0f} us on a lightly loaded fabric, which no setting of what "
+                      f"the paper leaves open reaches: the sensitivity table's largest ratio at load {low} is "
+                      f"{best['p99_ratio']:.2f} (cc {best['cc']}, relay {best['relay']}, threshold "
+                      f"{best['relay_cap']} cells, {best['slot_ns']}-ns slots); the paper publishes no baseline "
+                      "FCT or parameter that would; §4.1 'following Sirius', §4.3 'elephant flows ... block mice "
+                      "flows at intermediate nodes')")))
     high = [L for L in loads if L >= 0.7]
     gp = [(at("neg-parallel", L)["goodput"], at("sirius", L)["goodput"]) for L in high]
     checks.append(("NegotiaToR goodput above the baseline at high load",
@@ -420,6 +528,40 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                    all(0.9 * p <= t <= p * 1.001 for t, p in tc),
                    "steady state: delivered bandwidth over the second half of each run, "
                    + ", ".join(f"{L}: {t:.3f} vs {p:.3f}" for L, (t, p) in zip(high, tc))))
+    # the published Base rows, at the paper's size only
+    full_size = tors == 128 and dur_ps == parse_time("30ms", "duration")
+    need = "NOT-CHECKABLE (quick: needs the paper's 128 ToRs x 30 ms)"
+    bad_p99 = [r_ for r_ in base_rows if not 0.75 <= r_["p99_vs_paper"] <= 1.25]
+    checks.append(("NegotiaToR's published Base rows (Tables 3-6): 99p mice FCT within 25 % at 10-100 % load",
+                   None if not full_size else not bad_p99,
+                   ("" if full_size else need + "; ") + ", ".join(
+                       f"{r_['config'].replace('neg-', '')}@{r_['load']:g}: {r_['mice_p99_us']:.1f} vs "
+                       f"{r_['paper_mice_p99_us']:.1f} us" for r_ in base_rows)))
+    # goodput like with like: each as a share of its run's offered load, relative to its
+    # own share at 10 % (the paper's 0.904 x load below saturation is a constant factor)
+    rel = []
+    for label in PUBLISHED_BASE:
+        rr = sorted((r_ for r_ in base_rows if r_["config"] == label), key=lambda r_: r_["load"])
+        for r_ in rr:
+            rel.append((label, r_["load"], r_["delivered_share"] / rr[0]["delivered_share"],
+                        r_["paper_goodput_per_load"] / rr[0]["paper_goodput_per_load"]))
+    bad_gp = [x for x in rel if abs(x[2] - x[3]) > 0.03]
+    pub_share = sum(r_["paper_goodput_per_load"] for r_ in base_rows if r_["load"] <= 0.75) / \
+        max(1, sum(r_["load"] <= 0.75 for r_ in base_rows))
+    our_share = sum(r_["delivered_share"] for r_ in base_rows if r_["load"] <= 0.75) / \
+        max(1, sum(r_["load"] <= 0.75 for r_ in base_rows))
+    checks.append(("NegotiaToR's published Base rows: goodput keeps the same share of the load up to 100 % (within "
+                   "3 %, each relative to its 10 % row)",
+                   None if not full_size else not bad_gp,
+                   ("" if full_size else need + "; ") + ", ".join(
+                       f"{lab.replace('neg-', '')}@{L:g}: {a:.3f} vs {b:.3f}" for lab, L, a, b in rel)
+                   + f". Normalisation: the paper's goodput (/ N x 400 Gb/s) is {pub_share:.3f} x load at every load "
+                   f"up to 75 %, where everything offered is delivered; opendcn delivers {our_share:.3f} of what its "
+                   "runs offered there. A constant factor says the paper's offered bytes fall short of its nominal "
+                   "load (L = F / (R N tau)) by ~10 %: a flow-size CDF sampled one way and averaged another gives "
+                   "that (Meta's Hadoop CDF, Homa W4's 461 points: lower-step mean / upper-step mean = 0.907); "
+                   "the paper does not say how it reads its CDF (unpublished), so the rows are compared as shares "
+                   "of the offered load"))
     p99 = [r["mice_p99_us"] for r in abl]
     checks.append(("ablation mice tail FCT: none > PB > PQ > PB+PQ",
                    p99[0] > p99[1] > p99[2] > p99[3], " > ".join(f"{x:.2f}" for x in p99)))
@@ -433,6 +575,29 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                    abs(mr["parallel"] - th[n_par]) < 0.05 and abs(mr["thin-clos"] - th[n_thin]) < 0.05,
                    f"parallel {mr['parallel']:.3f} vs {th[n_par]:.3f} (n={n_par}); thin-clos "
                    f"{mr['thin-clos']:.3f} vs {th[n_thin]:.3f} (n={n_thin})"))
+    # Fig. 7(b): "For heavier loads, NegotiaToR fully employs the 2x speedup, achieving much
+    # higher goodput ... the goodput of the traffic-oblivious scheme is limited since the
+    # network is flooded by relayed traffic"
+    big = a2a_sizes[-1]
+    ga = {r_["config"]: r_ for r_ in a2a if r_["flow_size"] == big}
+    ok = ga["neg-parallel"]["goodput"] > ga["sirius"]["goodput"]
+    sched_share = sched * 90 / (sched * 90 + pre * 60)
+    checks.append(("all-to-all (Fig. 7b): NegotiaToR's goodput above the baseline's at the largest flows", ok,
+                   f"{big} B flows, goodput / N x 400 Gb/s while transmitting: parallel "
+                   f"{ga['neg-parallel']['goodput']:.3f}, thin-clos {ga['neg-thin-clos']['goodput']:.3f}, baseline "
+                   f"{ga['sirius']['goodput']:.3f}"
+                   + ("" if ok else
+                      f" (what decides it: NegotiaToR moves the first half of the bytes at "
+                      f"{ga['neg-parallel']['first_half_goodput']:.2f} of N x 400 Gb/s (half its flows done at "
+                      f"{ga['neg-parallel']['median_finish_us']:.0f} us) against the baseline's "
+                      f"{ga['sirius']['first_half_goodput']:.2f}, then drains its last flows until "
+                      f"{ga['neg-parallel']['finish_us']:.0f} us with {ga['neg-parallel']['matched_port_fraction']:.2f} "
+                      "of its port-slots matched over the run; the non-iterative matching bounds it to about "
+                      f"2 x {mr['parallel']:.2f} (saturated match ratio) x {sched_share:.2f} (scheduled share of an "
+                      f"epoch) = {2 * mr['parallel'] * sched_share:.2f}; the baseline relays every cell once, at most 1 "
+                      "(the paper's 'worst-case goodput can downgrade to 50 %' of its 2x fabric). Open: why the "
+                      "stateless matching leaves the last pairs this slow (paper, Fig. 7b: 'fully employs the 2x "
+                      "speedup')")))
     fl = list(failures.values())
     sweep_rows = [r_ for v in sweeps.values() for r_ in v]
     all_ok = all(r["invariants_ok"] for r in rows + abl + sweep_rows + wl_rows) \
@@ -442,15 +607,20 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     checks.append(("every run: exact conservation, 0 collisions, 0 guardband violations", all_ok,
                    f"{len(rows) + len(abl) + len(sweep_rows) + len(wl_rows) + len(incast) + len(mixed) + len(a2a) + len(fl) + len(variants) + len(sens)}"
                    " runs"))
-    checks.append(("deterministic (same seed, same summary)", deterministic, "100 % parallel point run twice"))
-    claims = [Claim(c, PASS if ok else FAIL, d) for c, ok, d in checks]
+    checks.append(("deterministic (same seed, same summary)", deterministic,
+                   "100 % parallel point run twice" if not R.reading else
+                   "rendered from reference records, nothing run (tests/test_reference.py reruns a stored point and "
+                   "compares its summary and trace hash)"))
+    claims = [Claim(c, NOT_CHECKABLE if ok is None else PASS if ok else FAIL, d) for c, ok, d in checks]
     echo("")
     for c in claims:
         echo(c.line())
 
     out.mkdir(parents=True, exist_ok=True)
     data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
-            "baseline_cc": "inband", "rows": rows, "ablation": abl, "saturated_match_ratio": mr, "incast": incast,
+            "baseline": BASELINE, "baseline_cc": BASELINE["cc"], "rows": rows, "published_base": base_rows,
+            "goodput_normalization": "delivered payload / (N x 400 Gb/s x time): the paper's axis; all_to_all "
+                                     "goodput over the transmission, fabric_util over N x 8 x 100 Gb/s", "ablation": abl, "saturated_match_ratio": mr, "incast": incast,
             "mixed_incast": mixed, "sweep_load": sweep_load, "sweeps": sweeps, "workloads": wl_rows,
             "all_to_all": a2a, "link_failures": failures, "mice_breakdown": breakdown,
             "variants": variants, "sirius_sensitivity": sens,
@@ -467,8 +637,16 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                  ["config", "load", "goodput", "mice_mean_us", "mice_p99_us", "all_mean_us", "invariants_ok"]),
                 ("ablation at the top load", abl, ["config", "goodput", "mice_mean_us", "mice_p99_us"]),
                 ("scheduler variants", variants, ["config", "goodput", "mice_p99_us", "match_ratio"]),
+                ("NegotiaToR against its published Base rows (goodput / N x 400 Gb/s)", base_rows,
+                 ["config", "load", "mice_p99_us", "paper_mice_p99_us", "goodput", "paper_goodput", "delivered_share",
+                  "paper_goodput_per_load"]),
+                ("all-to-all (goodput / N x 400 Gb/s while transmitting; fabric_util / N x 8 x 100 Gb/s)", a2a,
+                 ["flow_size", "config", "goodput", "fabric_util", "finish_us"]),
                 ("the baseline's unpublished parameters", sens,
-                 ["slot_ns", "relay_cap", "report", "load", "goodput", "mice_p99_us", "p99_ratio"])], pngs, provenance=prov)
+                 ["cc", "relay", "relay_cap", "slot_ns", "load", "baseline", "goodput", "mice_p99_us", "p99_ratio"])],
+               pngs, provenance=prov)
+    if ref is not None and ref.mode == "record":
+        echo(f"recorded {R.save_reference()} reference points under {ref.root}")
     echo(f"\nwrote {out / 'negotiator.json'}, {out / 'index.html'} and plots under {out}")
     return exit_code(claims)
 
@@ -478,7 +656,7 @@ def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loa
     labels = sorted({r["config"] for r in rows}, key=order.index)
     for key, fname, ylabel, logy in (("mice_p99_us", "mice_p99.png", "mice p99 FCT (us)", True),
                                      ("mice_mean_us", "mice_mean.png", "mice mean FCT (us)", True),
-                                     ("goodput", "goodput.png", "goodput (normalized to host side)", False)):
+                                     ("goodput", "goodput.png", "goodput / (N x 400 Gb/s)", False)):
         fig, ax = figure(5, 3.5)
         for lab in labels:
             xs = [r["load"] for r in rows if r["config"] == lab]
@@ -539,7 +717,7 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
         ax.plot([r["flow_size"] for r in pts], [r["goodput"] for r in pts], marker="o", label=lab)
     ax.set_xscale("log")
     ax.set_xlabel("flow size (B)")
-    ax.set_ylabel("all-to-all goodput (normalized)")
+    ax.set_ylabel("all-to-all goodput / (N x 400 Gb/s)")
     ax.grid(alpha=0.3)
     ax.legend()
     save(fig, out / "all_to_all.png")

@@ -98,6 +98,11 @@ pub struct SirSpec {
     pub pias_t2: u64,
     pub relay_cap: u32,
     pub cc: RelayCc,
+    /// Relay rule: false = a source's data for the slot's peer goes direct first (only
+    /// other destinations' cells are relayed); true = Valiant for every cell (the slot's
+    /// peer is the next cell's intermediate whatever its destination; a cell whose
+    /// destination is the peer goes direct).
+    pub relay_all: bool,
     /// OpenOptics infrastructure services (see the module doc).
     pub services: crate::spec::Services,
     /// Link and ToR failures (`sirius/failures.rs`).
@@ -118,6 +123,9 @@ pub enum RelayCc {
     Ideal,
     /// Occupancy piggybacked on the round-robin cells: one cycle plus propagation old.
     Inband,
+    /// Request-grant: a relay cell leaves only with a grant of its intermediate, asked
+    /// for and answered in the headers of the round-robin cells.
+    Grant,
 }
 
 const SCAN: usize = 32;
@@ -182,6 +190,21 @@ pub struct Sirius {
     m_stale_sum: u64,
     m_stale_n: u64,
     m_occ_underflow: u64,
+    // request-grant congestion control (cc = Grant)
+    /// per decision slot (mod len): (m, i, d), requests m answers in that slot.
+    gq: Vec<Vec<(u32, u32, u32)>>,
+    /// per (i·N + m): grants m sent i, (slot from which i may use it, d), oldest first.
+    grants: Vec<VecDeque<(u64, u32)>>,
+    /// per (m·N + d): cells m granted that have not yet left their source.
+    gres: Vec<u32>,
+    /// per (i·N + d): i's requests and grants outstanding for d.
+    pend: Vec<u32>,
+    m_requests: u64,
+    m_grants: u64,
+    m_refused: u64,
+    m_grants_unused: u64,
+    m_grant_wait_sum: u64,
+    m_grant_wait_n: u64,
 }
 
 impl Sirius {
@@ -214,8 +237,16 @@ impl Sirius {
         let lag = (spec.slot_ps - spec.guardband_ps + spec.prop_ps).div_ceil(spec.slot_ps);
         let arr_ring = (spec.slot_ps + spec.prop_ps).div_ceil(spec.slot_ps) as usize + 2;
         let inband = spec.cc == RelayCc::Inband;
+        let grant = spec.cc == RelayCc::Grant;
         let svc = SlotServices::new(spec.services, "sirius")?;
         let fail = failures::FailState::new(&spec.fail, n, s, fab.g, spec.slot_ps, spec.duration_ps)?;
+        if grant && fail.on {
+            return Err(SpecError::new("cc", "grant", "link and ToR failures are modelled with cc inband or ideal only"));
+        }
+        if grant && (svc.cfg.congestion_detection || svc.cfg.pushback || svc.cfg.flow_pausing || svc.cfg.offload_queues > 0) {
+            return Err(SpecError::new("cc", "grant", "the OpenOptics services are modelled with cc inband or ideal only"));
+        }
+        let gn = if grant { nn } else { 0 };
         let track = inband || svc.cfg.congestion_detection;
         let f_sent = vec![0; if svc.cfg.flow_pausing { spec.flow_size.len() } else { 0 }];
         Ok(Sirius {
@@ -259,6 +290,16 @@ impl Sirius {
             m_stale_sum: 0,
             m_stale_n: 0,
             m_occ_underflow: 0,
+            gq: vec![Vec::new(); if grant { (lag + w + 2) as usize } else { 0 }],
+            grants: vec![VecDeque::new(); gn],
+            gres: vec![0; gn],
+            pend: vec![0; gn],
+            m_requests: 0,
+            m_grants: 0,
+            m_refused: 0,
+            m_grants_unused: 0,
+            m_grant_wait_sum: 0,
+            m_grant_wait_n: 0,
             spec,
         })
     }
@@ -450,6 +491,10 @@ impl Sirius {
         if self.fail.on {
             self.apply_node_failures(k);
         }
+        let grant = self.spec.cc == RelayCc::Grant;
+        if grant {
+            self.decide_requests(k);
+        }
         let levels = if self.spec.pq { 3 } else { 1 };
         let prop = self.spec.prop_ps;
         let mut a = 0;
@@ -458,6 +503,9 @@ impl Sirius {
             if self.src_bytes[i as usize] == 0 && self.relay_bytes[i as usize] == 0 {
                 self.in_active[i as usize] = false;
                 self.active.swap_remove(a);
+                if grant {
+                    self.release_grants(i);
+                }
                 continue;
             }
             a += 1;
@@ -507,6 +555,10 @@ impl Sirius {
                         continue;
                     }
                 }
+                if grant {
+                    self.grant_port(i, p, m, k, tx0, ts, levels);
+                    continue;
+                }
                 if self.src_bytes[i as usize] == 0 {
                     continue;
                 }
@@ -514,25 +566,9 @@ impl Sirius {
                 let mut blocked = false;
                 'lv: for l in 0..levels {
                     let dv = (i * self.n + m) as usize;
-                    if !self.voq[dv].q[l].is_empty() && !self.svc.pushed_back(i, m, k) {
-                        let (f, bytes) = self.take(i, m, l);
-                        let dur = self.rate.tx(self.spec.header_bytes + bytes);
-                        self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
-                        self.fab.transmit(k, i, p, m);
-                        let arr = tx0 + dur + prop;
-                        self.m_direct += bytes;
+                    if !self.spec.relay_all && !self.voq[dv].q[l].is_empty() && !self.svc.pushed_back(i, m, k) {
+                        self.send_direct(i, p, m, l, k, tx0, ts);
                         blocked = false;
-                        if self.fail.on {
-                            if let Some(why) = self.fate(i, m, p, k, arr) {
-                                self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
-                                self.b.drop(&mut self.fl, f, bytes, why);
-                                break 'lv;
-                            }
-                            if arr <= self.spec.duration_ps {
-                                self.fail.delivered(arr, bytes);
-                            }
-                        }
-                        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, true);
                         break 'lv;
                     }
                     let li = i as usize * 3 + l;
@@ -544,6 +580,13 @@ impl Sirius {
                     for x in 0..len.min(SCAN) {
                         let j = (start + x) % len;
                         let d = self.lists[li][j];
+                        if d == m && self.spec.relay_all && !self.svc.pushed_back(i, m, k) {
+                            // Valiant for every cell: this one's intermediate is its destination
+                            self.cursor[li] = (j + 1) as u32;
+                            self.send_direct(i, p, m, l, k, tx0, ts);
+                            blocked = false;
+                            break 'lv;
+                        }
                         if d == m || self.svc.pushed_back(i, d, k) {
                             continue;
                         }
@@ -613,6 +656,155 @@ impl Sirius {
         self.b.events += 1;
     }
 
+    /// Send one cell of level l of i's own data for m on port p, direct (one hop).
+    #[allow(clippy::too_many_arguments)]
+    fn send_direct(&mut self, i: u32, p: u32, m: u32, l: usize, k: u64, tx0: Ps, ts: Ps) {
+        let (f, bytes) = self.take(i, m, l);
+        let dur = self.rate.tx(self.spec.header_bytes + bytes);
+        self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
+        self.fab.transmit(k, i, p, m);
+        let arr = tx0 + dur + self.spec.prop_ps;
+        self.m_direct += bytes;
+        if self.fail.on {
+            if let Some(why) = self.fate(i, m, p, k, arr) {
+                self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+                self.b.drop(&mut self.fl, f, bytes, why);
+                return;
+            }
+            if arr <= self.spec.duration_ps {
+                self.fail.delivered(arr, bytes);
+            }
+        }
+        self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, true);
+    }
+
+    /// cc = Grant: m answers the requests it received, in its round-robin slot to their
+    /// source: a grant when its queue for d, the cells on their way to it and the cells
+    /// it granted that have not left their source stay below `relay_cap` (the space is
+    /// reserved), else nothing (the source may ask again). A request whose source no
+    /// longer holds data for d is dropped (the source would discard the grant).
+    fn decide_requests(&mut self, k: u64) {
+        let r = self.gq.len() as u64;
+        let mut bucket = std::mem::take(&mut self.gq[(k % r) as usize]);
+        for &(m, i, d) in &bucket {
+            let id = (i * self.n + d) as usize;
+            self.pend[id] -= 1;
+            if self.voq[id].bytes == 0 {
+                continue;
+            }
+            let mi = (m * self.n + d) as usize;
+            if self.rcount[mi] + self.gres[mi] < self.spec.relay_cap {
+                self.gres[mi] += 1;
+                self.pend[id] += 1;
+                self.m_grants += 1;
+                self.grants[(i * self.n + m) as usize].push_back((k + self.lag, d));
+            } else {
+                self.m_refused += 1;
+            }
+        }
+        bucket.clear();
+        self.gq[(k % r) as usize] = bucket;
+    }
+
+    /// Return the grants a source holds when it has nothing left to send.
+    fn release_grants(&mut self, i: u32) {
+        for m in 0..self.n {
+            let im = (i * self.n + m) as usize;
+            while let Some((_, d)) = self.grants[im].pop_front() {
+                self.gres[(m * self.n + d) as usize] -= 1;
+                self.pend[(i * self.n + d) as usize] -= 1;
+                self.m_grants_unused += 1;
+            }
+        }
+    }
+
+    /// cc = Grant: the cell of source i's port p, connected to m in slot k (after its
+    /// relayed cells): own data highest level first, direct to m or the relay cell of
+    /// m's oldest usable grant; then the header's request to m for one destination.
+    #[allow(clippy::too_many_arguments)]
+    fn grant_port(&mut self, i: u32, p: u32, m: u32, k: u64, tx0: Ps, ts: Ps, levels: usize) {
+        let n = self.n;
+        let im = (i * n + m) as usize;
+        // a grant whose destination has no data left is returned
+        while let Some(&(from, d)) = self.grants[im].front() {
+            if from > k || self.voq[(i * n + d) as usize].bytes > 0 {
+                break;
+            }
+            self.grants[im].pop_front();
+            self.gres[(m * n + d) as usize] -= 1;
+            self.pend[(i * n + d) as usize] -= 1;
+            self.m_grants_unused += 1;
+        }
+        let granted = self.grants[im].front().copied().filter(|&(from, _)| from <= k).map(|(_, d)| d);
+        for l in 0..levels {
+            let direct = !self.voq[im].q[l].is_empty();
+            let relay = granted.is_some_and(|d| !self.voq[(i * n + d) as usize].q[l].is_empty());
+            // at one level: direct first, or the granted relay cell first when every cell
+            // is relayed (Valiant for every cell)
+            if direct && !(relay && self.spec.relay_all) {
+                self.send_direct(i, p, m, l, k, tx0, ts);
+                break;
+            }
+            if !relay {
+                continue;
+            }
+            let d = granted.expect("a granted destination");
+            let id = (i * n + d) as usize;
+            let (from, _) = self.grants[im].pop_front().expect("the granted cell");
+            self.m_grant_wait_sum += k - from;
+            self.m_grant_wait_n += 1;
+            let mi = (m * n + d) as usize;
+            self.gres[mi] -= 1;
+            self.pend[id] -= 1;
+            let (f, bytes) = self.take(i, d, l);
+            let dur = self.rate.tx(self.spec.header_bytes + bytes);
+            self.b.check_window(tx0, dur, tx0, ts + self.spec.slot_ps);
+            self.fab.transmit(k, i, p, m);
+            let arr = tx0 + dur + self.spec.prop_ps;
+            self.b.sent(&mut self.fl, f, i, tx0, arr, bytes, 1, false);
+            self.m_first += bytes;
+            self.relay[mi].push_back(Cell { flow: f, bytes, ready: arr });
+            self.rcount[mi] += 1;
+            self.m_max_relay = self.m_max_relay.max(self.rcount[mi]);
+            self.relay_bytes[m as usize] += bytes;
+            self.activate(m);
+            break;
+        }
+        // the request in this cell's header: the highest level's next destination (round
+        // robin) with more cells waiting than requests and grants outstanding
+        for l in 0..levels {
+            let li = i as usize * 3 + l;
+            let len = self.lists[li].len();
+            if len == 0 {
+                continue;
+            }
+            let start = self.cursor[li] as usize % len;
+            for x in 0..len.min(SCAN) {
+                let j = (start + x) % len;
+                let d = self.lists[li][j];
+                if d == m {
+                    continue;
+                }
+                let id = (i * n + d) as usize;
+                let cells = self.voq[id].bytes.div_ceil(self.payload);
+                if (self.pend[id] as u64) < cells {
+                    self.cursor[li] = (j + 1) as u32;
+                    self.pend[id] += 1;
+                    self.m_requests += 1;
+                    // m answers in its first slot to i at or after the request's arrival
+                    let w = self.fab.w as u64;
+                    let at = k + self.lag;
+                    let step = self.fab.thin_rr_step(m, i) as u64;
+                    let dec = at + (step + w - at % w) % w;
+                    let r = self.gq.len() as u64;
+                    debug_assert!(dec > k && dec - k < r);
+                    self.gq[(dec % r) as usize].push((m, i, d));
+                    return;
+                }
+            }
+        }
+    }
+
     pub fn run_until(&mut self, t: Ps) {
         let end = t.min(self.spec.duration_ps);
         while !self.done {
@@ -643,7 +835,20 @@ impl Sirius {
             o.invariant_errors.push(format!("relay credits {rcs} != relay cells {rc}"));
         }
         let inband = self.spec.cc == RelayCc::Inband;
-        if !inband && self.rcount.iter().any(|&x| x > self.spec.relay_cap) {
+        let grant = self.spec.cc == RelayCc::Grant;
+        if grant {
+            let g: u64 = self.grants.iter().map(|q| q.len() as u64).sum();
+            let r: u64 = self.gres.iter().map(|&x| x as u64).sum();
+            if g != r {
+                o.invariant_errors.push(format!("grants held {g} != grants reserved {r}"));
+            }
+        }
+        let over = if grant {
+            self.rcount.iter().zip(&self.gres).any(|(&x, &g)| x + g > self.spec.relay_cap)
+        } else {
+            !inband && self.rcount.iter().any(|&x| x > self.spec.relay_cap)
+        };
+        if over {
             o.invariant_errors.push("an intermediate queue exceeded its credit cap".into());
         }
         if self.track {
@@ -680,6 +885,18 @@ impl Sirius {
             ("awgrs".into(), awgrs as f64),
             ("awgr_ports".into(), ports as f64),
         ];
+        if grant {
+            o.metrics.extend([
+                ("relay_requests".into(), self.m_requests as f64),
+                ("relay_grants".into(), self.m_grants as f64),
+                ("relay_requests_refused".into(), self.m_refused as f64),
+                ("relay_grants_unused".into(), self.m_grants_unused as f64),
+                (
+                    "relay_grant_wait_mean_slots".into(),
+                    if self.m_grant_wait_n > 0 { self.m_grant_wait_sum as f64 / self.m_grant_wait_n as f64 } else { 0.0 },
+                ),
+            ]);
+        }
         o.metrics.extend(self.svc.metrics());
         self.failure_output(&mut o);
         o
@@ -703,6 +920,7 @@ mod tests {
             pias_t1: 1000,
             pias_t2: 10_000,
             relay_cap: 8,
+            relay_all: false,
             cc: RelayCc::Inband,
             services: Default::default(),
             fail: Default::default(),
@@ -714,6 +932,98 @@ mod tests {
             flow_dst: vec![],
             flow_size: vec![],
         }
+    }
+
+    fn metric(o: &SlottedOutput, key: &str) -> f64 {
+        o.metrics.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect(key)
+    }
+
+    /// 4 ToRs × 1 port (step c connects i → (i + c) mod 4), L = 21 slots. Flow 3 → 2 of
+    /// thirty cells under request-grant: slot 1 connects 3 → 0 and carries the request "a
+    /// cell for 2"; 0 answers in its first slot to 3 at or after slot 22 (step 3: slot 23),
+    /// the grant is usable at 3 from slot 44, and 3's next slot to 0 is 45 (step 1): the
+    /// first relayed cell leaves then; until then only the direct slots (≡ 3) carry cells.
+    #[test]
+    fn a_relay_cell_waits_for_its_grant() {
+        let mut s = spec(4, 1);
+        s.pq = false;
+        s.cc = RelayCc::Grant;
+        s.flow_start_ps = vec![0];
+        s.flow_src = vec![3];
+        s.flow_dst = vec![2];
+        s.flow_size = vec![30 * 1115];
+        s.duration_ps = 20_000_000;
+        let mut sim = Sirius::new(s).unwrap();
+        let slot = 100_000;
+        sim.run_until(45 * slot);
+        assert_eq!(sim.rcount.iter().sum::<u32>(), 0, "nothing relayed before the grant is usable");
+        assert!(sim.gres[2] >= 1, "0 reserved a place for 2");
+        sim.run_until(46 * slot);
+        assert_eq!(sim.rcount[2], 1, "the granted cell left in slot 45");
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert_eq!(o.flows_completed, 1);
+        assert!(metric(&o, "relay_grants") >= 1.0 && metric(&o, "relay_requests") >= metric(&o, "relay_grants"));
+    }
+
+    /// Many sources relaying to one destination: under request-grant an intermediate's
+    /// queue plus its outstanding grants never exceed the threshold, requests beyond it
+    /// are refused, and every byte arrives.
+    #[test]
+    fn grants_never_exceed_the_threshold() {
+        let mut s = spec(16, 4);
+        s.cc = RelayCc::Grant;
+        s.relay_all = true;
+        s.relay_cap = 2;
+        s.flow_start_ps = (0..15).map(|_| 0).collect();
+        s.flow_src = (1..16).collect();
+        s.flow_dst = vec![0; 15];
+        s.flow_size = vec![200_000; 15];
+        s.duration_ps = 2_000_000_000;
+        let mut sim = Sirius::new(s).unwrap();
+        let mut peak = 0;
+        for k in 1..2000u64 {
+            sim.run_until(k * 100_000);
+            for mi in 0..(16 * 16) {
+                assert!(sim.rcount[mi] + sim.gres[mi] <= 2, "slot {k}");
+                peak = peak.max(sim.rcount[mi] + sim.gres[mi]);
+            }
+        }
+        sim.run_until(u64::MAX);
+        let o = sim.output();
+        assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+        assert_eq!(o.flows_completed, 15);
+        assert_eq!(peak, 2);
+        assert!(metric(&o, "relay_requests_refused") > 0.0);
+    }
+
+    /// All-to-all: with the direct-first rule every cell finds its destination's slot and
+    /// nothing is relayed; Valiant for every cell relays most of them.
+    #[test]
+    fn the_relay_rule_decides_what_all_to_all_relays() {
+        let run = |all: bool| {
+            let mut s = spec(16, 4);
+            s.relay_all = all;
+            for i in 0..16u32 {
+                for d in 0..16u32 {
+                    if i != d {
+                        s.flow_start_ps.push(0);
+                        s.flow_src.push(i);
+                        s.flow_dst.push(d);
+                        s.flow_size.push(20_000);
+                    }
+                }
+            }
+            let mut sim = Sirius::new(s).unwrap();
+            sim.run_until(u64::MAX);
+            let o = sim.output();
+            assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+            assert_eq!(o.flows_completed, 240);
+            metric(&o, "relay_first_hop_bytes") / (240.0 * 20_000.0)
+        };
+        assert_eq!(run(false), 0.0);
+        assert!(run(true) > 0.5);
     }
 
     #[test]
