@@ -754,3 +754,12 @@ def test_an_unknown_flag_without_a_value_shows_no_made_up_value(tmp_path):
     assert str(ConfigError("--x", NO_VALUE, "missing value")) == "--x: missing value"
     assert str(ConfigError("x", None, "bad")) == "x: bad (got None)"
     assert not (tmp_path / "o").exists()
+
+
+def test_a_slice_that_cannot_carry_one_packet_is_refused_before_the_run():
+    """10 Mb/s (case-insensitive 'mbps') over a 1.8-us slice carries 2 B: every packet would
+    be dropped as oversize, so the network is refused by name instead of delivering nothing."""
+    with pytest.raises(ConfigError, match="oversize") as e:
+        od.arch.get("rotornet").make(nodes=8, link_rate="10 mbps")
+    assert e.value.field in ("link_rate", "--link-rate")
+    od.arch.get("rotornet").make(nodes=8, link_rate="10Gbps")       # 2 250 B per slice: fine

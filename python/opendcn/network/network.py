@@ -406,7 +406,23 @@ class Network(NetworkBase):
         except ConfigError as e:
             raise _plain_circuit_hint(e, given) from None
         if self._live is None:
+            self._check_fits()
             self._check_buffers()
+
+    def _check_fits(self) -> None:
+        """A schedule whose longest slice cannot carry one packet delivers nothing: every
+        packet would be dropped as oversize. Refused before it runs."""
+        c = self.config
+        if self._static or self.fabric == "electrical" or not self.slices:
+            return
+        up = max(0, max(self._durations or [c.slice]) - c.guardband)
+        per_slice = up * c.link_rate // 8 // 10**12
+        pkt = int(c.mtu + c.header)
+        if per_slice < pkt:
+            raise ConfigError("link_rate", f"{c.link_rate} bit/s",
+                              f"the longest slice is up {up / 1e6:g} us, which carries {per_slice} B at this rate: "
+                              f"less than one packet ({pkt} B, MTU + header), so every packet would be dropped as "
+                              "oversize (rates are case-insensitive: 10Mbps is 10^7 bit/s)")
 
     def buffer_check(self) -> str | None:
         """What is wrong with the switches' buffers for this schedule, or None: a calendar
