@@ -81,3 +81,20 @@ def test_reproduce_negotiator_tiny(tmp_path):
 def test_reproduce_rejects_bad_sizes(tmp_path, tors):
     with pytest.raises(ConfigError):
         reproduce.run("negotiator", quick=True, out=tmp_path, tors=tors)
+
+
+def test_reference_without_records_names_what_is_missing(tmp_path, monkeypatch):
+    """`reproduce negotiator --reference` renders from reproductions/negotiator/; where a
+    record is missing every claim is NOT-CHECKABLE naming it, and nothing runs."""
+    from opendcn.studies.negotiator import CLAIMS
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reproductions").mkdir()
+    lines: list[str] = []
+    code = reproduce.run("negotiator", out=tmp_path / "out", echo=lines.append, reference="read")
+    data = json.loads((tmp_path / "out" / "negotiator.json").read_text())
+    assert code == 0 and [c["claim"] for c in data["claims"]] == CLAIMS == TRENDS
+    assert all(c["status"] == "NOT-CHECKABLE" and "no reference record" in c["detail"] for c in data["claims"])
+    assert not any((tmp_path / "out").rglob("summary.json"))
+    with pytest.raises(ConfigError, match="full-scale"):
+        reproduce.run("negotiator", quick=True, out=tmp_path / "q", echo=lines.append, reference="read")
