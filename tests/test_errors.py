@@ -577,6 +577,8 @@ BAD_CLI = [
     (["run", "rotornet", "--load", "-0.5"], ["--load", "-0.5"]),
     (["run", "rotornet", "--load", "0"], ["--load", "0"]),
     (["run", "rotornet", "--load", "50"], ["--load", "50"]),
+    (["run", "rotornet", "--load", "1.5"], ["--load", "1.5"]),
+    (["run", "rotornet", "--link-rate", "10 mbps"], ["--link-rate", "oversize"]),
     (["run", "rotornet", "--pattern", "zigzag"], ["--pattern", "zigzag"]),
     (["run", "rotornet", "--routing", "ecmp"], ["--routing", "ecmp"]),
     (["run", "rotornet", "--lookup", "table"], ["--lookup", "table"]),

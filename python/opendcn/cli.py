@@ -168,6 +168,9 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
             raise _unknown(arch, list(ctx.args))
         if run_kw["mode"] not in ("packet", "flow"):
             raise ConfigError("--mode", run_kw["mode"], "expected packet or flow")
+        if not 0 < run_kw["load"] <= 1:
+            raise ConfigError("--load", run_kw["load"], "must be in (0, 1] (an overload study takes "
+                                                        "opendcn.workload.poisson, up to 10, from Python)")
         _check_out(out_dir, summary_json)
         net = _made_with_warnings(arch, opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
