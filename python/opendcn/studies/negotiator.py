@@ -640,9 +640,11 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
                       "at 8 x 100 Gb/s, and the matching serves destinations unequally: the last flow into a "
                       "destination finishes between {:.0f} and {:.0f} us (median {:.0f}), so the slowest receivers "
                       "drain alone at the end; the baseline spreads every destination's cells over all "
-                      "intermediates and finishes every receiver within {:.0f}-{:.0f} us. The paper says the "
-                      "parallel network keeps its links used while flows complete (Fig. 7b); why the grant and "
-                      "accept rings leave some receivers at under half their port rate is not established)".format(
+                      "intermediates and finishes every receiver within {:.0f}-{:.0f} us. Which receivers fall "
+                      "behind changes with the rings' random start (at 64 ToRs, seeds 1 and 2 leave different "
+                      "receivers last, at 531 and 442 us): the non-iterative matching's unaccepted grants land "
+                      "unevenly on receivers, and one that fell behind drains no faster than its ports. The "
+                      "paper: the parallel network keeps its links used while flows complete, Fig. 7b)".format(
                           *(ga["neg-parallel"]["dst_last_finish_us"][i] for i in (0, 2, 1)),
                           ga["sirius"]["dst_last_finish_us"][0], ga["sirius"]["dst_last_finish_us"][2]))))
     fl = list(failures.values())
