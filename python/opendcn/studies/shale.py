@@ -537,7 +537,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
          ["h", "bound", "load", "steady_goodput", "carried"]),
         ("interleaving h = 2 with h = 4 (share s), 4-KB and 40-KB flows at 90 % of (1 - s)/4 + s/8", il_rows,
          ["share_h4", "bound", "load", "carried", "cutoff_bytes", "short_p50", "short_p99", "all_p99"]),
-        ("congestion control, h = 2, L = 0.24: size-normalized FCT", cc_rows,
+        ("congestion control, h = 2, L = 0.24: size-normalized FCT; goodput / (N x one cell payload per timeslot), "
+         "the unit of L; carried_last_quarter = goodput over the run's last quarter / L", cc_rows,
          ["cc", "completed", "p50", "p99", "p99_under_4KB", "p99_over_1MB", "goodput", "carried_last_quarter", "trimmed", "buffer_p99_cells"]),
         ("end-host state against N", sc_rows,
          ["nodes", "h", "max_active_buckets", "max_pieo_length", "buckets_hN", "wall_s"]),
