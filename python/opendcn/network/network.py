@@ -418,7 +418,7 @@ class Network(NetworkBase):
         up = max(0, max(self._durations or [c.slice]) - c.guardband)
         per_slice = up * c.link_rate // 8 // 10**12
         pkt = int(c.mtu + c.header)
-        if per_slice < pkt:
+        if 0 < per_slice < pkt:     # (a slice that carries nothing: the schedule warns "no circuit is ever up")
             raise ConfigError("link_rate", f"{c.link_rate} bit/s",
                               f"the longest slice is up {up / 1e6:g} us, which carries {per_slice} B at this rate: "
                               f"less than one packet ({pkt} B, MTU + header), so every packet would be dropped as "
