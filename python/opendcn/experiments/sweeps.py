@@ -417,11 +417,22 @@ class _Futures:
             f.cancel()
 
 
+def process_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A pool of ``workers`` processes started from a fork server: a worker forked from a
+    process that already runs threads (a test runner, the engine's, a BLAS's) can inherit
+    native state in a broken form and crash when the collector frees it."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["opendcn"])
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
 class _Local(_Futures):
     """A pool of worker processes on this machine (default: one per core)."""
 
     def __init__(self, workers: int | None):
-        self.pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+        self.pool = process_pool(workers or os.cpu_count() or 1)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.pool.submit(fn, *args)

@@ -293,7 +293,9 @@ def _flow_points(cache_file: Path, points: list[tuple[str, str, float, str, int,
         for k, pt in todo.items():
             store(k, _flow_run(*pt))
     elif todo:
-        with cf.ProcessPoolExecutor(max_workers=n) as pool:
+        from ..experiments.sweeps import process_pool
+
+        with process_pool(n) as pool:
             futs = {pool.submit(_flow_run, *pt): k for k, pt in todo.items()}
             try:
                 for f in cf.as_completed(futs):
