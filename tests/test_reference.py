@@ -48,7 +48,7 @@ def test_the_cheapest_stored_reference_point_still_gives_its_record(tmp_path):
     """Rerun the stored point with the fewest events: a summary that no longer matches
     means the record is stale (refresh it with `reproduce <paper> --record`)."""
     recs = [json.loads(f.read_text()) for f in RECORDS]
-    rec = min(recs, key=lambda r: r["summary"].get("events", 0))
+    rec = min((r for r in recs if not r.get("point_elided")), key=lambda r: r["summary"].get("events", 0))
     p = Point(**{k: rec["point"][k] for k in ("arch", "options", "run", "duration", "seed")})
     assert p.spec_hash == rec["spec_hash"], f"{rec['label']}: the point's spec changed since it was recorded"
     out = run_point(p, str(tmp_path))

@@ -23,6 +23,7 @@ returns :func:`exit_code` of its claims: 0 when none failed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from dataclasses import dataclass
@@ -194,7 +195,17 @@ class Reference:
             del am[k]
         rec_file = folder / "point.json"
         build = json.loads(rec_file.read_text()).get("build") if rec_file.exists() else None
-        rec = {"label": label, "point": p.as_dict(), "spec_hash": p.spec_hash, "build": build,
+        point = p.as_dict()
+        flows = point.get("run", {}).get("flows")
+        elided = isinstance(flows, list) and len(flows) > 1000
+        if elided:
+            # a long explicit flow list (an all-to-all) is the study's to rebuild: the
+            # record keeps its length and digest; the spec hash still pins the point
+            text = json.dumps(flows, separators=(",", ":"))
+            point["run"] = {**point["run"], "flows": {"elided": len(flows),
+                                                      "sha256": hashlib.sha256(text.encode()).hexdigest()}}
+        rec = {"label": label, "point": point, "spec_hash": p.spec_hash, "build": build,
+               **({"point_elided": True} if elided else {}),
                "trace_hash": summary.get("trace_hash"), "summary": summary, "derived": derived,
                **({"trimmed": [f"arch_metrics.{k}" for k in gone]} if gone else {})}
         f = self.file(label)

@@ -88,6 +88,7 @@ def _summary_row(label: str, load: float, s: dict[str, Any]) -> dict[str, Any]:
     return {
         "config": label, "load": load,
         "goodput": s["goodput_normalized"],
+        "carried": s["bytes"]["delivered"] / max(1, s["bytes"]["offered"]),
         "mice_mean_us": s["fct_us"]["mice"]["mean"], "mice_p99_us": s["fct_us"]["mice"]["p99"],
         "mice_mean_epochs": me.get("mean"), "mice_p99_epochs": me.get("p99"),
         "mice_within_2_epochs": me.get("within_2_epochs"),
@@ -566,13 +567,31 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
                       "flows at intermediate nodes')")))
     high = [L for L in loads if L >= 0.7]
     gp = [(at("neg-parallel", L)["goodput"], at("sirius", L)["goodput"]) for L in high]
-    checks.append(("NegotiaToR goodput above the baseline at high load",
-                   all(a > b for a, b in gp), ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, (a, b) in zip(high, gp))))
+    ok = all(a > b for a, b in gp)
+    ties = [L for L, (a, b) in zip(high, gp) if not a > b]
+    checks.append(("NegotiaToR goodput above the baseline at high load", ok,
+                   ", ".join(f"{L}: {a:.3f} vs {b:.3f}" for L, (a, b) in zip(high, gp))
+                   + ("" if ok else
+                      " (finding: where it is not above, both carry what they are offered -- delivered / offered "
+                      + ", ".join(f"{L}: {at('neg-parallel', L)['carried']:.3f} vs {at('sirius', L)['carried']:.3f}"
+                                  for L in ties)
+                      + " -- so goodput ties; the Valiant baseline sends every byte twice over a 2x fabric that "
+                      "loses its guardbands and headers, and saturates only from the load where the others are "
+                      "above; the paper: 'as the load increases, relayed traffic saturates the network')")))
     tc = [(at("neg-thin-clos", L)["steady_goodput"], at("neg-parallel", L)["steady_goodput"]) for L in high]
-    checks.append(("thin-clos slightly below parallel (goodput within 10 %, not above)",
-                   all(0.9 * p <= t <= p * 1.001 for t, p in tc),
+    ok = all(0.9 * p <= t <= p * 1.001 for t, p in tc)
+    above = [L for L, (t, p) in zip(high, tc) if t > p * 1.001]
+    checks.append(("thin-clos slightly below parallel (goodput within 10 %, not above)", ok,
                    "steady state: delivered bandwidth over the second half of each run, "
-                   + ", ".join(f"{L}: {t:.3f} vs {p:.3f}" for L, (t, p) in zip(high, tc))))
+                   + ", ".join(f"{L}: {t:.3f} vs {p:.3f}" for L, (t, p) in zip(high, tc))
+                   + ("" if ok or not above else
+                      " (finding: where thin-clos is not below, the second half's delivered bandwidth ties, "
+                      "both near the offered load; over the whole run thin-clos delivers less of what it is "
+                      "offered -- " + ", ".join(
+                          f"{L}: {at('neg-thin-clos', L)['carried']:.3f} vs {at('neg-parallel', L)['carried']:.3f}"
+                          for L in above)
+                      + " -- a larger backlog while its first large flows drain: the paper's 'marginally lower', "
+                      "which the check's steady-state reading (DECIDE) does not see at that load)")))
     # the published Base rows, at the paper's size only
     full_size = tors == 128 and dur_ps == parse_time("30ms", "duration")
     need = "NOT-CHECKABLE (quick: needs the paper's 128 ToRs x 30 ms)"
