@@ -28,7 +28,7 @@ import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from ..errors import ConfigError, InvariantError
 from ..experiments.sweeps import RUN_OPTIONS, Point, Sweep, build_id, run_point, sweep
@@ -214,6 +214,24 @@ class Reference:
         tmp.write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
         tmp.replace(f)
         return f
+
+
+def missing_reference(paper: str, out: Path, claim_texts: Sequence[str], e: Exception, ref: Reference | None,
+                      echo: Callable[[str], None], **json_kw: Any) -> int:
+    """A study rendered from reference records that lack a point: every claim
+    NOT-CHECKABLE naming it, the JSON and page written, nothing run."""
+    from ..experiments.sweeps import build_id
+
+    claims = [Claim(t, NOT_CHECKABLE, f"reference: {e} (`opendcn reproduce {paper} --record` computes the full "
+                                      "study's points)") for t in claim_texts]
+    for c in claims:
+        echo(c.line())
+    out.mkdir(parents=True, exist_ok=True)
+    prov: dict[str, Any] = {"reference": str(ref.root) if ref else None, "this_build": build_id(),
+                            "points_by_build": {}, "points_from_other_builds": 0}
+    write_json(out, paper, {"mode": "reference", "missing": str(e)}, claims, prov, echo, **json_kw)
+    write_page(out, f"reproduce {paper}", f"{paper}: reference records missing.", claims, [], [], provenance=prov)
+    return exit_code(claims)
 
 
 class Runner:

@@ -59,7 +59,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, MissingReference, Reference, Runner, exit_code,
-                   reference_root, write_json)
+                   missing_reference, reference_root, write_json)
 from .base import fmt as _fmt
 from .base import text_table as _table
 from .base import write_page
@@ -281,18 +281,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     try:
         return _study(out, quick, tors, duration, seed, ref, echo, executor, workers, scheduler, progress)
     except MissingReference as e:
-        claims = [Claim(t, NOT_CHECKABLE, f"reference: {e} (`opendcn reproduce duo --record` computes the full "
-                                          "study's points)") for t in CLAIMS]
-        for c in claims:
-            echo(c.line())
-        out.mkdir(parents=True, exist_ok=True)
-        from ..experiments.sweeps import build_id
-
-        prov: dict[str, Any] = {"reference": str(ref.root) if ref else None, "this_build": build_id(), "points_by_build": {},
-                "points_from_other_builds": 0}
-        write_json(out, "duo", {"mode": "reference", "missing": str(e)}, claims, prov, echo, default=_jsonable)
-        write_page(out, "reproduce duo", "Duo: no reference records to render.", claims, [], [], provenance=prov)
-        return exit_code(claims)
+        return missing_reference("duo", out, CLAIMS, e, ref, echo, default=_jsonable)
 
 
 def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed: int, ref: Reference | None,

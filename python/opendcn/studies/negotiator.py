@@ -72,7 +72,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference, Runner, exit_code,
-                   reference_root, write_json, write_page)
+                   missing_reference, reference_root, write_json, write_page)
 from .base import text_table as _table
 from ..experiments.plots import figure, save
 from ..units import parse_time
@@ -153,19 +153,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     try:
         return _study(out, quick, tors, duration, seed, ref, echo, executor, workers, scheduler, progress)
     except MissingReference as e:
-        claims = [Claim(t, NOT_CHECKABLE, f"reference: {e} (`opendcn reproduce negotiator --record` computes the "
-                                          "full study's points)") for t in CLAIMS]
-        for c in claims:
-            echo(c.line())
-        out.mkdir(parents=True, exist_ok=True)
-        from ..experiments.sweeps import build_id
-
-        prov: dict[str, Any] = {"reference": str(ref.root) if ref else None, "this_build": build_id(),
-                                "points_by_build": {}, "points_from_other_builds": 0}
-        write_json(out, "negotiator", {"mode": "reference", "missing": str(e)}, claims, prov, echo)
-        write_page(out, "reproduce negotiator", "NegotiaToR: reference records missing.", claims, [], [],
-                   provenance=prov)
-        return exit_code(claims)
+        return missing_reference("negotiator", out, CLAIMS, e, ref, echo)
 
 
 def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed: int, ref: Reference | None,
