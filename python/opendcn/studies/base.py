@@ -216,6 +216,18 @@ class Reference:
         return f
 
 
+def open_reference(paper: str, reference: str | None, sized: bool) -> "Reference | None":
+    """The study's reference records (``reproductions/<paper>/``) in mode ``reference``
+    (None: none); refused when the study is not at its full scale (``sized``: a quick
+    mode or a size or duration override)."""
+    if not reference:
+        return None
+    if sized:
+        raise ConfigError("--reference" if reference == "read" else "--record", reference,
+                          "reference records are the full-scale points: no --quick, --tors or --duration")
+    return Reference(reference_root(paper), reference)
+
+
 def missing_reference(paper: str, out: Path, claim_texts: Sequence[str], e: Exception, ref: Reference | None,
                       echo: Callable[[str], None], **json_kw: Any) -> int:
     """A study rendered from reference records that lack a point: every claim

@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError
-from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, MissingReference, Reference, Runner, exit_code,
-                   missing_reference, reference_root, write_json)
+from .base import (open_reference, FAIL, NOT_CHECKABLE, PASS, Claim, Loaded, MissingReference, Reference, Runner, exit_code,
+                   missing_reference, write_json)
 from .base import fmt as _fmt
 from .base import text_table as _table
 from .base import write_page
@@ -274,10 +274,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     ``reference``: ``read`` renders it from the records under ``reproductions/duo/``
     (every point of the full study, or every claim is NOT-CHECKABLE naming what is
     missing), ``record`` runs the full study and writes them."""
-    ref = Reference(reference_root("duo"), reference) if reference else None
-    if ref is not None and (quick or tors is not None or duration is not None):
-        raise ConfigError("--reference" if reference == "read" else "--record", reference,
-                          "reference records are the full-scale points: no --quick, --tors or --duration")
+    ref = open_reference("duo", reference, quick or tors is not None or duration is not None)
     try:
         return _study(out, quick, tors, duration, seed, ref, echo, executor, workers, scheduler, progress)
     except MissingReference as e:

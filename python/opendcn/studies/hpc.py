@@ -88,8 +88,8 @@ import numpy as np
 
 from ..fabrics import hpc
 from ..errors import ConfigError
-from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference, Runner, echo_study, exit_code,
-                   reference_root, write_json, run_ok, write_page)
+from .base import (open_reference, FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Runner, echo_study, exit_code,
+                   write_json, run_ok, write_page)
 from ..experiments.sweeps import build_id
 from ..experiments.plots import figure, save
 from ..units import fmt_time, parse_time
@@ -327,10 +327,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
           progress: bool = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
     tiny = tors is not None
-    ref = Reference(reference_root("hpc"), reference) if reference else None
-    if ref is not None and (quick or tiny or duration is not None):
-        raise ConfigError("--reference" if reference == "read" else "--record", reference,
-                          "reference records are the full-scale points: no --quick, --tors or --duration")
+    ref = open_reference("hpc", reference, quick or tiny or duration is not None)
     if tiny and (tors is None or tors < 8 or tors % 4 or tors > 32):
         raise ConfigError("tors", tors, "the HPC study's packet part takes 8..32 racks, a multiple of 4 "
                                         "(radix 8: pods of 4 racks; the fat tree has at most 32)")

@@ -71,8 +71,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConfigError
-from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference, Runner, exit_code,
-                   missing_reference, reference_root, write_json, write_page)
+from .base import (open_reference, FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference, Runner, exit_code,
+                   missing_reference, write_json, write_page)
 from .base import text_table as _table
 from ..experiments.plots import figure, save
 from ..units import parse_time
@@ -146,10 +146,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     ``reference``: ``read`` renders it from the records under ``reproductions/negotiator/``
     (every claim NOT-CHECKABLE naming what is missing when a record is), ``record`` runs the
     full study and writes them."""
-    ref = Reference(reference_root("negotiator"), reference) if reference else None
-    if ref is not None and (quick or tors is not None or duration is not None):
-        raise ConfigError("--reference" if reference == "read" else "--record", reference,
-                          "reference records are the full-scale points: no --quick, --tors or --duration")
+    ref = open_reference("negotiator", reference, quick or tors is not None or duration is not None)
     try:
         return _study(out, quick, tors, duration, seed, ref, echo, executor, workers, scheduler, progress)
     except MissingReference as e:

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..network.network import Network
 from ..errors import ConfigError
-from .base import FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, exit_code, write_json, run_ok, write_page
+from .base import open_reference, FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, exit_code, write_json, run_ok, write_page
 from .base import text_table as _table
 from ..experiments.plots import figure, save
 from ..units import parse_size, parse_time
@@ -491,16 +491,13 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     ``reference``: ``read`` renders it from the reference records under
     ``reproductions/openoptics/`` (full mode, nothing run), ``record`` runs it in full mode
     and writes them."""
-    from .base import Reference, Runner, reference_root
+    from .base import Runner
     from ..workload import request_response, ring_allreduce
 
     if tors is not None and (tors < 8 or tors % 4):
         raise ConfigError("tors", tors, "the buffer and push-back tests need a multiple of 4, at least 8 ToRs")
     t_start = time.perf_counter()
-    ref = Reference(reference_root("openoptics"), reference) if reference else None
-    if ref is not None and (quick or tors is not None or duration is not None):
-        raise ConfigError("--reference", reference, "reference records are the full-scale points: no --quick, "
-                                                    "--tors or --duration")
+    ref = open_reference("openoptics", reference, quick or tors is not None or duration is not None)
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
                reference=ref)
     claims: list[Claim] = []
