@@ -91,3 +91,66 @@ def test_reference_needs_the_full_scale_and_a_study_with_records(tmp_path):
         reproduce.run("openoptics", quick=True, out=tmp_path, reference="read")
     with pytest.raises(ConfigError, match="no reference records"):
         reproduce.run("shale", out=tmp_path, reference="read")
+
+
+def test_record_only_runs_the_named_points_and_reads_the_others(tmp_path):
+    """``--record --only PREFIX``: the points whose label starts with PREFIX run again and
+    are recorded; every other point comes from its record, and nothing else is written."""
+    ref = Reference(tmp_path / "ref", "record")
+    R = Runner(tmp_path / "runs", workers=1, echo=lambda _: None, reference=ref)
+    a, b = _tiny(R, "tiny/a"), _tiny(R, "tiny/b", slice_="40us")
+    assert R.save_reference() == 2
+    before_b = (tmp_path / "ref" / "points" / "tiny__b.json").read_text()
+    # record a second time, only tiny/a: tiny/b is read back, its record untouched
+    rec_a = tmp_path / "ref" / "points" / "tiny__a.json"
+    rec_a.write_text(rec_a.read_text().replace(a.summary["trace_hash"], "0" * 16))
+    part = Runner(tmp_path / "runs2", workers=1, echo=lambda _: None,
+                  reference=Reference(tmp_path / "ref", "record", only=("tiny/a",)))
+    assert part.reads("tiny/b") and not part.reads("tiny/a")
+    got_b = _tiny(part, "tiny/b", slice_="40us")
+    assert isinstance(got_b, RefPoint) and got_b.summary == b.summary
+    _tiny(part, "tiny/a")
+    assert part.save_reference() == 1
+    assert json.loads(rec_a.read_text())["trace_hash"] == a.summary["trace_hash"]
+    assert (tmp_path / "ref" / "points" / "tiny__b.json").read_text() == before_b
+    with pytest.raises(Exception, match="--only"):
+        Reference(tmp_path / "ref", "read", only=("tiny/a",))
+
+
+def test_only_is_refused_without_record_and_for_a_study_that_cannot_refresh_single_records(tmp_path):
+    from opendcn import studies
+    from opendcn.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--only"):
+        studies.run("openoptics", out=tmp_path, reference="read", only=("pb/",))
+    with pytest.raises(ConfigError, match="--only"):
+        studies.run("duo", out=tmp_path, reference="record", only=("x/",))
+
+
+def test_a_flow_file_is_part_of_a_point_by_its_content_not_its_path(tmp_path):
+    a, b = tmp_path / "a.htsim", tmp_path / "elsewhere" / "b.htsim"
+    b.parent.mkdir()
+    a.write_text("0 1 1000 0\n")
+    b.write_text("0 1 1000 0\n")
+    pa = Point("rotornet", {"nodes": 4}, {"flows_file": str(a)}, "50us", 1)
+    pb = Point("rotornet", {"nodes": 4}, {"flows_file": str(b)}, "50us", 1)
+    assert pa.spec_hash == pb.spec_hash
+    b.write_text("0 2 1000 0\n")
+    pb2 = Point("rotornet", {"nodes": 4}, {"flows_file": str(b)}, "50us", 1)
+    assert pb2.spec_hash != pa.spec_hash
+
+
+def test_reproduce_opera_renders_its_records_with_the_verdicts_they_decide(tmp_path):
+    from opendcn import studies as reproduce
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        reproduce.run("opera", out=tmp_path, echo=lambda _: None, reference="read")
+    finally:
+        os.chdir(cwd)
+    data = json.loads((tmp_path / "opera.json").read_text())
+    assert data["mode"] == "reference" and len(data["mix"]) == 8 and data["fct"][0]["matched_flows"] > 1000
+    status = [c["status"] for c in data["claims"]]
+    assert status.count("NOT-CHECKABLE") == 2          # the websearch FCTs and determinism
+    assert not any((tmp_path / "runs").rglob("summary.json"))

@@ -129,3 +129,22 @@ def test_deferral_is_the_congestion_that_pushes_back():
     assert s["services"]["congestion_events"] >= deferred
     assert s["services"]["pushback_messages"] >= deferred
     assert s["drop_log"]["pushbacks"] == s["services"]["pushback_messages"]
+
+
+def test_a_push_back_pauses_its_pair_until_the_congested_slice_ends():
+    """OpenOptics §5.2: the message contains 'the time slice of the queue', 'preventing them
+    from sending traffic to the destination switch during that time slice': each pause ends
+    with the first occurrence of the congested queue's slice at or after the detection,
+    never a cycle later."""
+    with pytest.warns(od.BufferWarning):
+        net = od.arch.rotornet(nodes=8, uplinks=2, hosts_per_node=2, slice="50us", buffer="60KB", routing="hoho",
+                               pushback=True, log_drops=100_000)
+    slice_ps, cycle = 50_000_000, 4                       # 7 peers over 2 uplinks: 4 slices
+    r = net.run(W.poisson("hadoop", load=0.6, pattern="uniform"), duration="1ms", seed=3)
+    p = r.pushbacks.to_pydict()
+    assert len(p["sent_ps"]) > 10
+    for sent, until, dep in zip(p["sent_ps"], p["until_ps"], p["dep"]):
+        cur = sent // slice_ps
+        first = cur + (dep - cur) % cycle                 # the queue's slice, next occurrence
+        assert until == (first + 1) * slice_ps, (sent, until, dep)
+        assert until - sent <= cycle * slice_ps

@@ -394,7 +394,10 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                                              "study's reference records (reproductions/NAME/: its full-scale points, "
                                              "kept in the source tree) without running anything"),
               record: bool = typer.Option(False, "--record", help="run the full study and write its reference records "
-                                          "(reproductions/NAME/)")) -> None:
+                                          "(reproductions/NAME/)"),
+              only: Optional[list[str]] = typer.Option(None, "--only", help="with --record: run and record again only "
+                                                       "the points whose label starts with this (repeatable); the "
+                                                       "others are read from their records")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import studies as rep
 
@@ -404,7 +407,7 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
                        tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
                        progress=sys.stderr.isatty(),
-                       reference="read" if reference else "record" if record else None)
+                       reference="read" if reference else "record" if record else None, only=tuple(only or ()))
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

@@ -76,6 +76,22 @@ EXECUTORS = ("local", "dask", "slurm", "submitit-local")
 _TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out"}
 
 
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file's bytes (cached by path, size and modification time)."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
 @dataclass(frozen=True)
 class Point:
     """One run of a sweep: the architecture, its options, the run options, duration and seed."""
@@ -100,7 +116,13 @@ class Point:
         """SHA-256 of the point's canonical JSON and the opendcn version (16 hex digits)."""
         from .. import __version__
 
-        text = json.dumps({**self.as_dict(), "opendcn": __version__}, sort_keys=True, default=str)
+        d = self.as_dict()
+        ff = d["run"].get("flows_file")
+        if ff is not None and Path(ff).is_file():
+            # a flow file is the point by its content, not by where it lies (a study's
+            # points keep their hash across checkouts, machines and output folders)
+            d["run"] = {**d["run"], "flows_file": "sha256:" + _file_digest(str(Path(ff).resolve()))}
+        text = json.dumps({**d, "opendcn": __version__}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def value(self, name: str) -> Any:

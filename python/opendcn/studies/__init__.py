@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from .base import Study
+from .base import RECORD_ONLY, Study
 
 __all__ = ["NAMES", "REFERENCED", "get", "run"]
 
 NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 #: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
-REFERENCED = ("openoptics", "duo", "hpc", "negotiator")
+REFERENCED = ("openoptics", "duo", "hpc", "negotiator", "opera")
+#: the studies whose records ``--record --only`` can refresh point by point
+PARTIAL = ("openoptics", "opera")
 
 
 def get(name: str) -> Study:
@@ -34,7 +36,8 @@ def get(name: str) -> Study:
 def run(name: str, quick: bool = False, out: str | Path | None = None,
         echo: Callable[[str], None] = print, *, tors: int | None = None,
         duration: str | None = None, seed: int = 1, executor: str = "local", workers: int | None = None,
-        scheduler: str | None = None, progress: bool = False, reference: str | None = None) -> int:
+        scheduler: str | None = None, progress: bool = False, reference: str | None = None,
+        only: Sequence[str] = ()) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>``); returns 0 if no claim failed. ``tors`` / ``duration``
     override the mode's size and per-point duration (each study says which sizes it takes);
@@ -42,7 +45,9 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
     ``reference="read"`` renders the page and verdicts from the study's reference records
     (``reproductions/<name>/``, full-scale points kept in the source tree) without running
-    anything; ``"record"`` runs the full study and writes those records."""
+    anything; ``"record"`` runs the full study and writes those records (with ``only``, label
+    prefixes: only those points run again and are recorded; the rest are read from their
+    records)."""
     if name != "all" and name not in NAMES:
         raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
     out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
@@ -61,10 +66,23 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
                               f"no reference records for this study yet (studies with them: {', '.join(REFERENCED)})")
         if quick:
             raise ConfigError("--quick", True, "reference records are the full-scale points: drop --quick")
+    if only and reference != "record":
+        raise ConfigError("--only", ",".join(only), "chooses the points --record runs again: give --record")
+    if only and name not in PARTIAL:
+        raise ConfigError("--only", ",".join(only), f"refreshes single records of {', '.join(PARTIAL)} "
+                          f"(got {name!r}: record it whole)")
+    token = RECORD_ONLY.set(tuple(only))
+    try:
+        return _run(name, out, reference, kw)
+    finally:
+        RECORD_ONLY.reset(token)
+
+
+def _run(name: str, out: Path, reference: str | None, kw: dict[str, Any]) -> int:
     if name == "all":
         codes = []
         for n in NAMES:
-            echo(f"== reproduce {n}")
+            kw["echo"](f"== reproduce {n}")
             codes.append(get(n)(out / n, reference=reference if n in REFERENCED else None, **kw))
         return max(codes)
     return get(name)(out, reference=reference, **kw)

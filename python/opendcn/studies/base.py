@@ -23,6 +23,7 @@ returns :func:`exit_code` of its claims: 0 when none failed.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import tempfile
@@ -163,10 +164,21 @@ class Reference:
     page and verdicts from the records, running nothing) or ``record`` (a study that runs
     its points writes their records)."""
 
-    def __init__(self, root: str | Path, mode: str):
+    def __init__(self, root: str | Path, mode: str, only: tuple[str, ...] = ()):
         if mode not in ("read", "record"):
             raise ConfigError("reference.mode", mode, "expected read or record")
+        if only and mode != "record":
+            raise ConfigError("--only", ",".join(only), "chooses the points --record runs again")
         self.root, self.mode = Path(root), mode
+        #: record mode: when given, only the points whose label starts with one of these are
+        #: run and recorded again; every other point is read from its record
+        self.only = tuple(only)
+
+    def reads(self, label: str | None) -> bool:
+        """Whether the point ``label`` comes from its record rather than a run."""
+        if self.mode == "read":
+            return True
+        return bool(self.only) and not (label is not None and label.startswith(self.only))
 
     def file(self, label: str) -> Path:
         return self.root / "points" / (label.replace("/", "__") + ".json")
@@ -216,16 +228,21 @@ class Reference:
         return f
 
 
+#: label prefixes of the points ``--record --only`` runs again (set by :func:`~opendcn.studies.run`)
+RECORD_ONLY: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("RECORD_ONLY", default=())
+
+
 def open_reference(paper: str, reference: str | None, sized: bool) -> "Reference | None":
     """The study's reference records (``reproductions/<paper>/``) in mode ``reference``
     (None: none); refused when the study is not at its full scale (``sized``: a quick
-    mode or a size or duration override)."""
+    mode or a size or duration override). In record mode with :data:`RECORD_ONLY` set, only
+    the points with those label prefixes run again; the others are read from their records."""
     if not reference:
         return None
     if sized:
         raise ConfigError("--reference" if reference == "read" else "--record", reference,
                           "reference records are the full-scale points: no --quick, --tors or --duration")
-    return Reference(reference_root(paper), reference)
+    return Reference(reference_root(paper), reference, RECORD_ONLY.get() if reference == "record" else ())
 
 
 def missing_reference(paper: str, out: Path, claim_texts: Sequence[str], e: Exception, ref: Reference | None,
@@ -283,9 +300,14 @@ class Runner:
         """True when the runner renders from reference records (runs nothing)."""
         return self.reference is not None and self.reference.mode == "read"
 
+    def reads(self, label: str | None) -> bool:
+        """True when the point ``label`` comes from its reference record, not from a run."""
+        return self.reference is not None and self.reference.reads(label)
+
     def prefetch(self, points: Iterable[Point]) -> None:
-        """Run every point not yet stored, in parallel on the runner's executor."""
-        if self.reading:
+        """Run every point not yet stored, in parallel on the runner's executor (none when
+        reading records; when recording only some points again, each runs when read)."""
+        if self.reading or (self.reference is not None and self.reference.only):
             return
         uniq: dict[str, Point] = {}
         for p in points:
@@ -304,8 +326,7 @@ class Runner:
         failed raises its error (ConfigError or InvariantError) with the point's path.
         ``label`` names the point in reference records."""
         p = self.point(arch, options, run, duration, seed)
-        if self.reading:
-            assert self.reference is not None
+        if self.reference is not None and self.reference.reads(label):
             if label is None:
                 raise MissingReference(str(p.relpath()), "an unlabelled point has no reference record")
             ref = self.reference.load(label, p)

@@ -59,12 +59,13 @@ impl PushBack {
 impl Sim {
     /// Push-back from calendar queue `dep` of `port` (its first occurrence: absolute slice
     /// `first`), full for packet `pid`: a message travels back to the packet's source node,
-    /// which stops sending to the packet's destination node until that slice has come
-    /// round once more.
+    /// which stops sending to the packet's destination node until that slice has ended
+    /// (OpenOptics §5.2: the message contains "the time slice of the queue", "preventing
+    /// them from sending traffic to the destination switch during that time slice").
     pub(in crate::sim) fn send_pushback(&mut self, port: u32, pid: u32, dep: u32, first: u64) {
         let p = self.pool.pkt[pid as usize];
         let back = self.net.ports[port as usize].prop;
-        let until = self.sched.slice(first).end + self.sched.cycle();
+        let until = self.sched.slice(first).end;
         self.droplog.pushback(self.clock.now, self.clock.now + back, p.src_node, p.dst_node, until, port, dep);
         let i = self.pb.post(p.src_node, p.dst_node, until);
         self.push(self.clock.now + back, Ev::PushBack(i));
