@@ -417,7 +417,7 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
 
 
 @app.command()
-def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch, duration, [options], [vary])"),
+def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch and duration, then the tables options and vary; examples/sweep_small.toml)"),
           out_dir: Path = typer.Option(Path("results/sweep"), "--out", help="results tree (resumable)"),
           executor: str = typer.Option("local", help="local (process pool), dask, slurm or submitit-local"),
           workers: Optional[int] = typer.Option(None, help="worker processes (local / Dask LocalCluster); "
