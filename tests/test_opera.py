@@ -404,3 +404,43 @@ def test_paths_per_pair_spread_one_flows_packets_over_its_paths():
     first = {p[0] - a * ports for p in ps}
     assert len(used[1]) == 1 and used[1] <= first
     assert used[5] == first
+
+
+@pytest.mark.parametrize("size,start", [(1437, "13us"), (14_361, "27us")])
+def test_padded_segments_cost_what_full_packets_cost(size, start):
+    """opera-sim's packet sizes (``NdpSrc::set_flowsize``): with ``pad_segments`` every
+    packet of a flow of at least one MSS is a full MSS on the wire, so on an idle network a
+    flow finishes exactly as one of whole packets (the oracle of the test above with the
+    last packet full), while its payload counts as sent."""
+    npk = -(-size // 1436)
+    net = od.arch.opera(**TINY, pad_segments=True)
+    r = net.run(od.workload.flows([(start, 0, 15, size)]), duration="2ms")
+    s = r.summary
+    assert s["flows"] == {"started": 1, "completed": 1} and s["bytes"]["delivered"] == size
+    hops = int(col(r, "hops")[0]) - 1
+    want = (npk - 1) * 1500 * PS_PER_BYTE + (hops + 2) * 1500 * PS_PER_BYTE + hops * PROP
+    assert int(col(r, "fct_ps")[0]) == want
+    assert s["transport"]["pad_segments"] is True
+    plain = od.arch.opera(**TINY).run(od.workload.flows([(start, 0, 15, size)]), duration="2ms")
+    assert int(col(plain, "fct_ps")[0]) < want
+
+
+def test_bulk_slots_make_a_low_latency_packet_wait_for_the_slot_in_service():
+    """opera-sim's NIC serves RotorLB in full-packet slots while its host holds committed
+    bulk packets (a dummy packet when none is due): a small flow sent then waits for the
+    slot in service, at most one full-packet time; without bulk slots it does not."""
+    small = [("1ms", 0, 15, 1000), ("1.3ms", 0, 15, 1000), ("1.7ms", 0, 15, 1000)]
+    bulk = [("0us", 0, 9, 30_000_000)]
+
+    def sfct(flows, **kw):
+        r = od.arch.opera(**TINY, **kw).run(od.workload.flows(flows), duration="2ms")
+        assert r.summary["invariants"]["ok"]
+        d = r.flows.to_pydict()
+        return [t for t, n in zip(d["sender_fct_ps"], d["size_bytes"]) if n == 1000]
+
+    alone = sfct(small)
+    slots = sfct(bulk + small, bulk_slots=True)
+    assert len(alone) == len(slots) == 3
+    waits = [b - a for a, b in zip(alone, slots)]
+    assert all(0 < w <= 1500 * PS_PER_BYTE for w in waits), waits
+    assert sfct(small, bulk_slots=True) == alone          # no bulk held: no slot

@@ -174,6 +174,15 @@ pub struct TransportParams {
     /// per flow instead of one per receiving endpoint.
     pub ndp_pull_rate: f64,
     pub ndp_pacer_per_flow: bool,
+    /// Every data packet of a flow of at least one MSS is a full MSS on the wire (its
+    /// last one padded), as htsim's and opera-sim's NDP size their packets; the payload
+    /// counted is the flow's own.
+    pub pad_segments: bool,
+    /// RotorLB at the NIC as opera-sim serves it: while a host holds committed bulk
+    /// packets, its NIC serves the bulk class in full-packet slots, and a slot with no
+    /// bulk packet due is spent idle (opera-sim's dummy packets), so a higher-priority
+    /// packet waits for the slot in service.
+    pub bulk_slots: bool,
 }
 
 impl Default for TransportParams {
@@ -196,6 +205,8 @@ impl Default for TransportParams {
             credit_vc_step: None,
             ndp_pull_rate: 1.0,
             ndp_pacer_per_flow: false,
+            pad_segments: false,
+            bulk_slots: false,
         }
     }
 }

@@ -198,7 +198,8 @@ class OperaNetwork(Network):
         self.deploy_topo(_circuits(np.asarray(fab["peer"]).reshape(tors, tors, u)), slices=tors)
         self.deploy_routing("expander", paths_per_pair=o.paths)
         self.transport(rule, ndp_init_window=o.initial_window, ndp_rto=rto, ndp_queue=o.queue,
-                       ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer)
+                       ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer,
+                       pad_segments=o.pad_segments, bulk_slots=o.bulk_slots)
         self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
         self.stop_when = o.stop_when
         self.net_series = sample > 0
@@ -411,6 +412,11 @@ class OperaOptions(ServiceOptions, FailureOptions):
     pull_rate: Float = opt(1.0, "receiver pull rate as a fraction of the host link rate", gt=0, le=100)
     pull_pacer: Literal["host", "flow"] = opt("host", "one pull pacer per receiving host (NDP) or per flow "
                                                       "(as opera-sim)")
+    pad_segments: bool = opt(False, "every data packet of a flow of at least one MSS is a full MSS on the wire, "
+                                    "its last one padded (as opera-sim's NDP)")
+    bulk_slots: bool = opt(False, "the NIC serves RotorLB in full-packet slots while a host holds committed bulk "
+                                  "packets, idle when none is due (as opera-sim's dummy packets): a low-latency "
+                                  "packet waits for the slot in service")
     rto: Time = opt("1ms", "NDP retransmission timeout (recovers dropped control packets)", gt=0)
     sample_interval: Time = opt("10us", "time-series sample interval (0: none)")
     watch: str = opt("auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, "

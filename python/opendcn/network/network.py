@@ -793,11 +793,13 @@ class Network(NetworkBase):
         ``ndp_rto``, ``return_to_sender``, ``ndp_queue`` (packets per NDP data/header class),
         ``pull_rate`` (NDP pulls per full-packet time of the receiver link), ``pull_pacer``
         (``"host"``: one pull pacer per receiving host; ``"flow"``: one per flow),
-        ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
+        ``pad_segments`` (every data packet of a flow of at least one MSS a full MSS on the
+        wire, as htsim's NDP), ``bulk_slots`` (RotorLB served by the NIC in full-packet
+        slots, idle when no bulk packet is due, as opera-sim), ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
         ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
         known = {"dupack", "init_cwnd", "init_ssthresh", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
                  "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
-                 "deadlock_timeout", "pull_rate", "pull_pacer"}
+                 "deadlock_timeout", "pull_rate", "pull_pacer", "pad_segments", "bulk_slots"}
         for k in params:
             if k not in known:
                 raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")

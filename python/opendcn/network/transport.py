@@ -148,6 +148,11 @@ class TransportSettings:
     #: NDP pull pacing: pulls per full-packet time of the receiver link, one pacer per flow
     ndp_pull_rate: float = 1.0
     ndp_pacer_per_flow: bool = False
+    #: every data packet of a flow of at least one MSS a full MSS on the wire (htsim's and
+    #: opera-sim's packet sizes); RotorLB served by the NIC in full-packet slots, idle when
+    #: no bulk packet is due (opera-sim's dummy packets)
+    pad_segments: bool = False
+    bulk_slots: bool = False
     #: credit: bytes per (link, virtual channel) (None: the port buffer split over the
     #: channels), virtual channels, and the watchdog's patience
     credit_bytes: int | None = None
@@ -166,6 +171,7 @@ class TransportSettings:
                 "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
                 "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
                 "ndp_pull_rate": float(self.ndp_pull_rate), "ndp_pacer_per_flow": self.ndp_pacer_per_flow,
+                "pad_segments": self.pad_segments, "bulk_slots": self.bulk_slots,
                 "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps,
                 **({} if self.tcp_init_ssthresh is None else {"tcp_init_ssthresh": self.tcp_init_ssthresh})}
 
@@ -194,6 +200,10 @@ class TransportSettings:
                      deadlock_timeout_us=self.deadlock_timeout_ps / 1e6)
         if names & {"tcp", "dctcp", "ndp"}:
             d["ctrl_bytes"] = self.ctrl_bytes
+        if self.pad_segments:
+            d["pad_segments"] = True
+        if self.bulk_slots and "rotorlb" in names:
+            d["bulk_slots"] = True
         return d
 
 
@@ -215,7 +225,8 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
            ecn_k: Any = None, ndp_init_window: Any = None, ndp_rto: Any = None,
            return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None,
            credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None,
-           pull_rate: Any = None, pull_pacer: Any = None) -> TransportSettings:
+           pull_rate: Any = None, pull_pacer: Any = None, pad_segments: Any = None,
+           bulk_slots: Any = None) -> TransportSettings:
     """Check and apply the given settings to ``s`` (None keeps a value); returns ``s``."""
     if rule is not None:
         s.rule = parse_rule(rule)
@@ -251,6 +262,11 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         s.ndp_init_window = _pos_int(ndp_init_window, "ndp_init_window")
     if ndp_rto is not None:
         s.ndp_rto_ps = _pos_time(ndp_rto, "ndp_rto")
+    for name, v in (("pad_segments", pad_segments), ("bulk_slots", bulk_slots)):
+        if v is not None:
+            if not isinstance(v, bool):
+                raise ConfigError(name, v, "expected True or False")
+            setattr(s, name, v)
     if return_to_sender is not None:
         if not isinstance(return_to_sender, bool):
             raise ConfigError("return_to_sender", return_to_sender, "expected True or False")

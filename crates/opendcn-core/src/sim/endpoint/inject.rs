@@ -86,7 +86,16 @@ impl Sim {
                     self.inject_bulk(e, b);
                     sent = true;
                 }
-                Poll::Wait(t) => bulk_wait = Some(t.max(now + 1)),
+                Poll::Wait(t) => {
+                    if self.tg.params.bulk_slots {
+                        // opera-sim: the NIC spends a full-packet slot on a dummy bulk packet
+                        let slot = self.eps[e as usize].rate.tx((self.net.mtu + self.net.header) as u64);
+                        self.eps[e as usize].busy_until = now + slot;
+                        sent = true;
+                    } else {
+                        bulk_wait = Some(t.max(now + 1));
+                    }
+                }
                 Poll::Idle => {}
             }
         }
@@ -270,7 +279,15 @@ impl Sim {
     pub(in crate::sim) fn new_packet_to(&mut self, e: u32, f: u32, to: u32, dst_node: u32, kind: u8, payload: u32, seq: u32, ndp: bool) -> u32 {
         let prio = if kind == K_DATA && !self.tg.pias.is_empty() { self.pias_level(seq as u64 * self.net.mtu as u64) } else { 0 };
         let node = self.eps[e as usize].node;
-        let wire = if kind == K_DATA { payload + self.net.header } else { self.tg.params.ctrl_bytes };
+        let wire = if kind != K_DATA {
+            self.tg.params.ctrl_bytes
+        } else if self.tg.params.pad_segments {
+            // htsim / opera-sim: every packet of a flow is min(flow size, MSS) on the wire
+            let size = self.flows.get(f as usize).map_or(payload as u64, |fl| fl.size);
+            payload.max(size.min(self.net.mtu as u64) as u32) + self.net.header
+        } else {
+            payload + self.net.header
+        };
         self.alloc(Packet {
             flow: f,
             src_node: node,
