@@ -8,7 +8,9 @@ uplinks, ToRs), a line (slices, ε, δ, r in ps), per slice (ε, δ, r of every 
 the ToR each (ToR, uplink) reaches (-1 while reconfiguring), then per slice the ToR queues
 of one path per ToR pair (uplink queues numbered from `downlinks`).
 
-Usage: python make_htsim_topology.py OUT.txt
+Usage: python make_htsim_topology.py OUT.txt [TORS [PATHS]]
+(TORS other than 108: `opera --tors TORS --matchings generate`; PATHS shortest paths per
+ToR pair and slice, as `opera --paths`, one line each as opera-sim's k-shortest-path files)
 """
 import sys
 
@@ -16,7 +18,9 @@ import numpy as np
 
 import opendcn as od
 
-net = od.arch.opera()
+TORS = int(sys.argv[2]) if len(sys.argv) > 2 else 108
+PATHS = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+net = od.arch.opera(**({} if TORS == 108 else {"tors": TORS, "matchings": "generate"}), paths=PATHS)
 net.start(od.workload.flows([]), duration=1)  # the engine of exactly this fabric, no flows
 sim = net._live.sim
 m = net.fabric_metrics
@@ -45,10 +49,11 @@ def path_lines(s, pairs, names):
     """The lines "a b queue..." of every ToR pair for superslice s (its expander's paths)."""
     parts = []
     for a, b, pre in pairs:
-        p = tuple(int(g) % (u + h) for g in sim.expander_path(a, b, s))  # each ToR: u uplinks, h hosts
-        if p not in names:  # a few hundred distinct rotor paths for 1.2M path lines
-            names[p] = " ".join(str(h + x) for x in p)
-        parts += (pre, names[p])
+        for path in (sim.expander_paths(a, b, s) if PATHS > 1 else [sim.expander_path(a, b, s)]):
+            p = tuple(int(g) % (u + h) for g in path)  # each ToR: u uplinks, h hosts
+            if p not in names:  # a few hundred distinct rotor paths for 1.2M path lines
+                names[p] = " ".join(str(h + x) for x in p)
+            parts += (pre, names[p])
     return "".join(parts)
 
 

@@ -183,6 +183,10 @@ pub struct TransportParams {
     /// bulk packet due is spent idle (opera-sim's dummy packets), so a higher-priority
     /// packet waits for the slot in service.
     pub bulk_slots: bool,
+    /// RotorLB as opera-sim's NIC pushes it back: for every 1 500 bytes of other traffic
+    /// a host's NIC sends, one committed bulk packet of that host goes back to its queue
+    /// (opera-sim's `RlbModule::NICpush`): the slot it was committed to went to that traffic.
+    pub nic_push: bool,
 }
 
 impl Default for TransportParams {
@@ -207,6 +211,7 @@ impl Default for TransportParams {
             ndp_pacer_per_flow: false,
             pad_segments: false,
             bulk_slots: false,
+            nic_push: false,
         }
     }
 }

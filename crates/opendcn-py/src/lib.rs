@@ -137,6 +137,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         ndp_pacer_per_flow: opt_scalar(d, "ndp_pacer_per_flow", dt.ndp_pacer_per_flow)?,
         pad_segments: opt_scalar(d, "pad_segments", dt.pad_segments)?,
         bulk_slots: opt_scalar(d, "bulk_slots", dt.bulk_slots)?,
+        nic_push: opt_scalar(d, "nic_push", dt.nic_push)?,
         credit_vc_step: if d.contains("credit_vc_step")? { Some(scalar(d, "credit_vc_step")?) } else { None },
     };
     // port disciplines: ECN threshold, trimming and the number of priority classes per

@@ -199,7 +199,7 @@ class OperaNetwork(Network):
         self.deploy_routing("expander", paths_per_pair=o.paths)
         self.transport(rule, ndp_init_window=o.initial_window, ndp_rto=rto, ndp_queue=o.queue,
                        ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer,
-                       pad_segments=o.pad_segments, bulk_slots=o.bulk_slots)
+                       pad_segments=o.pad_segments, bulk_slots=o.bulk_slots, nic_push=o.nic_push)
         self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
         self.stop_when = o.stop_when
         self.net_series = sample > 0
@@ -417,6 +417,8 @@ class OperaOptions(ServiceOptions, FailureOptions):
     bulk_slots: bool = opt(False, "the NIC serves RotorLB in full-packet slots while a host holds committed bulk "
                                   "packets, idle when none is due (as opera-sim's dummy packets): a low-latency "
                                   "packet waits for the slot in service")
+    nic_push: bool = opt(False, "every 1 500 bytes of other traffic a host's NIC sends push one committed RotorLB "
+                                "packet back to its queue (as opera-sim's RlbModule::NICpush)")
     rto: Time = opt("1ms", "NDP retransmission timeout (recovers dropped control packets)", gt=0)
     sample_interval: Time = opt("10us", "time-series sample interval (0: none)")
     watch: str = opt("auto", "ports sampled in the time series: auto (all while ports x samples <= 2M), all, "

@@ -795,11 +795,14 @@ class Network(NetworkBase):
         (``"host"``: one pull pacer per receiving host; ``"flow"``: one per flow),
         ``pad_segments`` (every data packet of a flow of at least one MSS a full MSS on the
         wire, as htsim's NDP), ``bulk_slots`` (RotorLB served by the NIC in full-packet
-        slots, idle when no bulk packet is due, as opera-sim), ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
+        slots, idle when no bulk packet is due, as opera-sim), ``nic_push`` (every 1 500 bytes of
+        other traffic a NIC sends push a committed RotorLB packet back, as opera-sim),
+        ``ctrl_bytes``; for ``credit``: ``credit_bytes`` (per link and virtual channel),
         ``vcs`` (virtual channels), ``deadlock_timeout``. Returns the settings in force."""
         known = {"dupack", "init_cwnd", "init_ssthresh", "min_rto", "rto", "max_rto", "dctcp_g", "ecn_k", "ndp_init_window",
                  "ndp_rto", "return_to_sender", "ndp_queue", "ctrl_bytes", "credit_bytes", "vcs",
-                 "deadlock_timeout", "pull_rate", "pull_pacer", "pad_segments", "bulk_slots"}
+                 "deadlock_timeout", "pull_rate", "pull_pacer", "pad_segments", "bulk_slots",
+                 "nic_push"}
         for k in params:
             if k not in known:
                 raise ConfigError(k, params[k], f"unknown transport parameter; known: {', '.join(sorted(known))}")

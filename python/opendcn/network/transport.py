@@ -153,6 +153,9 @@ class TransportSettings:
     #: no bulk packet is due (opera-sim's dummy packets)
     pad_segments: bool = False
     bulk_slots: bool = False
+    #: every 1 500 bytes of other traffic a NIC sends push one committed RotorLB packet
+    #: back to its queue (opera-sim's NICpush)
+    nic_push: bool = False
     #: credit: bytes per (link, virtual channel) (None: the port buffer split over the
     #: channels), virtual channels, and the watchdog's patience
     credit_bytes: int | None = None
@@ -171,7 +174,7 @@ class TransportSettings:
                 "dctcp_g": float(self.dctcp_g), "ndp_init_window": self.ndp_init_window,
                 "ndp_rto_ps": self.ndp_rto_ps, "ndp_return_to_sender": self.ndp_return_to_sender,
                 "ndp_pull_rate": float(self.ndp_pull_rate), "ndp_pacer_per_flow": self.ndp_pacer_per_flow,
-                "pad_segments": self.pad_segments, "bulk_slots": self.bulk_slots,
+                "pad_segments": self.pad_segments, "bulk_slots": self.bulk_slots, "nic_push": self.nic_push,
                 "credit_vcs": self.credit_vcs, "deadlock_timeout_ps": self.deadlock_timeout_ps,
                 **({} if self.tcp_init_ssthresh is None else {"tcp_init_ssthresh": self.tcp_init_ssthresh})}
 
@@ -204,6 +207,8 @@ class TransportSettings:
             d["pad_segments"] = True
         if self.bulk_slots and "rotorlb" in names:
             d["bulk_slots"] = True
+        if self.nic_push and "rotorlb" in names:
+            d["nic_push"] = True
         return d
 
 
@@ -226,7 +231,7 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
            return_to_sender: Any = None, ndp_queue: Any = None, ctrl_bytes: Any = None,
            credit_bytes: Any = None, vcs: Any = None, deadlock_timeout: Any = None,
            pull_rate: Any = None, pull_pacer: Any = None, pad_segments: Any = None,
-           bulk_slots: Any = None) -> TransportSettings:
+           bulk_slots: Any = None, nic_push: Any = None) -> TransportSettings:
     """Check and apply the given settings to ``s`` (None keeps a value); returns ``s``."""
     if rule is not None:
         s.rule = parse_rule(rule)
@@ -262,7 +267,7 @@ def update(s: TransportSettings, *, rule: Any = None, dupack: Any = None, init_c
         s.ndp_init_window = _pos_int(ndp_init_window, "ndp_init_window")
     if ndp_rto is not None:
         s.ndp_rto_ps = _pos_time(ndp_rto, "ndp_rto")
-    for name, v in (("pad_segments", pad_segments), ("bulk_slots", bulk_slots)):
+    for name, v in (("pad_segments", pad_segments), ("bulk_slots", bulk_slots), ("nic_push", nic_push)):
         if v is not None:
             if not isinstance(v, bool):
                 raise ConfigError(name, v, "expected True or False")

@@ -184,6 +184,7 @@ impl Sim {
             prop: spec.ep_prop_ps[i],
             down_port: spec.ep_down_port[i],
             busy_until: 0,
+            nic_bytes: 0,
             scheduled: false,
             voq: BTreeMap::new(),
             voqs: Vec::new(),

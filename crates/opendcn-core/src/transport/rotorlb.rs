@@ -184,6 +184,8 @@ pub struct RotorLbStats {
     pub relayed_pkts: u64,
     pub offered_bytes: u64,
     pub delivered_bytes: u64,
+    /// Committed packets pushed back by other traffic at their NIC ([`RotorLb::nic_push`]).
+    pub nic_pushed: u64,
 }
 
 /// One committed packet.
@@ -707,6 +709,24 @@ impl RotorLb {
         }
     }
 
+    /// Host `h`'s NIC sent 1 500 bytes of other traffic in a slot a committed bulk packet
+    /// would have used (opera-sim's `RlbModule::NICpush`): the last packet of the rotor
+    /// whose turn is next goes back to the front of its queue. True: the engine must
+    /// schedule a step at the next superslice.
+    pub fn nic_push(&mut self, h: u32) -> bool {
+        let u = self.cfg.uplinks;
+        for i in 0..u {
+            let r = (self.hosts[h as usize].rr + i) % u;
+            if let Some(it) = self.hosts[h as usize].commits[r as usize].pop_back() {
+                self.commit_bytes -= it.payload as u64;
+                self.stats.nic_pushed += 1;
+                self.requeue(h, it, true);
+                return self.activate(h);
+            }
+        }
+        false
+    }
+
     /// The circuit of `pkt` did not lead to `want_tor`: it goes back to the front of its
     /// holder's queue. True: the engine must schedule a step at the next superslice.
     pub fn on_return(&mut self, pkt: &BulkPkt) -> bool {
@@ -1061,6 +1081,25 @@ mod tests {
         assert_eq!(lb.held_bytes(), (MSS, 0, 1));
         assert_eq!(lb.hosts[0].local, vec![2]);
         lb.check().unwrap();
+    }
+
+    #[test]
+    fn a_nic_push_sends_the_last_commitment_back_to_the_front_of_its_queue() {
+        // opera-sim's NICpush: other traffic took a slot, one committed packet goes back
+        let mut c = cfg(2, 4, 1);
+        c.max_pkts = 5;
+        let mut lb = RotorLb::new(c);
+        lb.add_flow(0, 0, 1, 8 * MSS);
+        lb.on_slice(0, 0, |t| Some(1 - t));
+        assert_eq!(lb.held_bytes(), (3 * MSS, 0, 5 * MSS));
+        lb.nic_push(0);
+        assert_eq!(lb.held_bytes(), (4 * MSS, 0, 4 * MSS));
+        assert_eq!(lb.stats().nic_pushed, 1);
+        lb.check().unwrap();
+        // nothing committed: nothing to push
+        let mut idle = RotorLb::new(c);
+        assert!(!idle.nic_push(0));
+        assert_eq!(idle.stats().nic_pushed, 0);
     }
 
     #[test]

@@ -116,6 +116,20 @@ impl Sim {
             }
         }
         self.eps[e as usize].busy_until = ep_busy;
+        if self.tg.params.nic_push && p.kind != K_BULK && self.rlb.lb.is_some() {
+            // opera-sim: every 1 500 bytes of other traffic push a committed bulk packet back
+            let ep = &mut self.eps[e as usize];
+            let pushes = (ep.nic_bytes + wire) / 1500 - ep.nic_bytes / 1500;
+            ep.nic_bytes += wire;
+            let lb = self.rlb.lb.as_mut().expect("checked");
+            let mut step = false;
+            for _ in 0..pushes {
+                step |= lb.nic_push(e);
+            }
+            if step {
+                self.schedule_rlb();
+            }
+        }
         self.pool.pkt[pid as usize].innet = true;
         self.rc.in_net += 1;
         if is_data {

@@ -15,6 +15,8 @@ pub(in crate::sim) struct Endpoint {
     pub(in crate::sim) prop: Ps,
     pub(in crate::sim) down_port: u32,
     pub(in crate::sim) busy_until: Ps,
+    /// Bytes of other than bulk traffic this endpoint's NIC has sent (RotorLB's NIC push).
+    pub(in crate::sim) nic_bytes: u64,
     pub(in crate::sim) scheduled: bool,
     /// Ideal-transport flows per destination: destination → its slot in `voqs` (looked
     /// up only when a flow arrives for a destination without one, or a queue empties).
