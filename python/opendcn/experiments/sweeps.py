@@ -549,7 +549,9 @@ def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.P
     point (``status``: ok, skipped or failed, with ``error``). Failed points are also
     written to ``out/failed/<hash>.json``; ``out/sweep.json`` lists every point."""
     sw = spec if isinstance(spec, Sweep) else load_sweep(spec)
-    root = Path(out)
+    # absolute: a worker of a Dask or Slurm executor runs in its own working directory,
+    # and a relative folder would put its results there
+    root = Path(out).resolve()
     if root.exists() and not root.is_dir():
         raise ConfigError("--out", str(root), "exists and is not a directory")
     if executor not in EXECUTORS:
@@ -602,6 +604,8 @@ def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, sch
         ex = _executor(executor, root, workers, scheduler, slurm)
         futures = {}
         try:
+            if executor != "local":
+                _probe(ex, root)
             for p in todo:
                 futures[ex.submit(run_point, p, str(root))] = p
             for f in ex.as_completed(futures):
@@ -611,6 +615,12 @@ def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, sch
                 except Exception as e:  # noqa: BLE001 - a killed worker fails its point only
                     rec = {"hash": p.spec_hash, "path": str(p.relpath()), "point": p.as_dict(),
                            "status": "failed", "error": f"{type(e).__name__}: {e}"}
+                if rec["status"] == "ok" and not (root / p.relpath() / "summary.json").exists():
+                    # the worker says it wrote the point, but not where this sweep reads it
+                    rec = {**rec, "status": "failed",
+                           "error": f"ResultsMissing: the worker reported the point done but {root / p.relpath()} "
+                                    "has no summary.json (a worker on another machine or file system writes its "
+                                    "own copy of this folder: give --out on storage every worker shares)"}
                 records[p.spec_hash] = rec
                 if rec["status"] == "failed":
                     failed_dir.mkdir(exist_ok=True)
@@ -629,6 +639,36 @@ def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, sch
         bar.close()
         _write_index(root, sw, records)
     return [records[p.spec_hash] for p in sw.points]
+
+
+def _write_probe(path: str) -> str:
+    """Run on a worker: write ``path`` and say where the worker runs."""
+    import socket
+
+    Path(path).write_text(f"{socket.gethostname()} {os.getcwd()}\n")
+    return f"{socket.gethostname()}:{os.getcwd()}"
+
+
+def _probe(ex: Any, root: Path) -> None:
+    """Before any point runs: a worker writes a file under ``root`` and the client reads
+    it, or the sweep stops with a named error (its workers would write their results into
+    a tree this client does not see)."""
+    import uuid
+
+    f = root / f".probe-{uuid.uuid4().hex}"
+    try:
+        fut = ex.submit(_write_probe, str(f))
+        where = ex.result(fut)
+        seen = f.exists()
+    except Exception as e:  # noqa: BLE001 - any failure of the probe is the named error below
+        raise ConfigError("--out", str(root), f"the executor's workers could not write into it "
+                                              f"({type(e).__name__}: {e})") from None
+    finally:
+        f.unlink(missing_ok=True)
+    if not seen:
+        raise ConfigError("--out", str(root), f"a worker ({where}) wrote a probe into it that this client cannot "
+                                              "read: the workers do not share this folder; give --out on storage "
+                                              "every worker and this client see")
 
 
 def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> None:
