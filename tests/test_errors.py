@@ -665,10 +665,22 @@ def test_failing_run_keeps_previous_results_untouched(tmp_path):
     assert set(before) == RESULT_FILES
     bad = write(tmp_path / "bad.csv", "0us,0,9,1000\n")
     proc = cli("run", "rotornet", "--nodes", 4, "--duration", "50us", "--flows-file", bad,
-               "--out", out)
+               "--out", out, "--force")
     assert_usage_error(proc, str(bad), "9")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "res"]
+
+
+def test_out_over_an_earlier_run_is_refused_unless_forced(tmp_path):
+    out = tmp_path / "res"
+    assert cli("run", "rotornet", "--nodes", 4, "--duration", "50us", "--out", out).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    proc = cli("run", "rotornet", "--nodes", 4, "--duration", "60us", "--out", out)
+    assert_usage_error(proc, "--out", "--force")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    again = cli("run", "rotornet", "--nodes", 4, "--duration", "60us", "--out", out, "--force")
+    assert again.returncode == 0, again.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} != before
 
 
 def test_out_path_that_is_a_file_is_a_usage_error(tmp_path):

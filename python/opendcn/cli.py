@@ -36,8 +36,9 @@ def _fail(e: Exception, code: int) -> None:
     raise typer.Exit(code)
 
 
-def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
-    """Refuse output paths that cannot be written before spending time on a run."""
+def _check_out(out_dir: Optional[Path], summary_json: Optional[str], force: bool = False) -> None:
+    """Refuse output paths that cannot be written before spending time on a run, and a
+    folder that holds an earlier run's results unless ``force``."""
     def blocked(p: Path) -> Optional[Path]:
         for q in [p, *p.parents]:
             if q.exists():
@@ -47,6 +48,10 @@ def _check_out(out_dir: Optional[Path], summary_json: Optional[str]) -> None:
     if out_dir is not None:
         if out_dir.exists() and not out_dir.is_dir():
             raise ConfigError("--out", str(out_dir), "exists and is not a directory")
+        earlier = [n for n in ("summary.json", "spec.json", "flows.parquet") if (out_dir / n).exists()]
+        if earlier and not force:
+            raise ConfigError("--out", str(out_dir), f"holds an earlier run's results ({', '.join(earlier)}): give "
+                                                     "--force to replace them, or another folder")
         b = blocked(out_dir.parent)
         if b is not None:
             raise ConfigError("--out", str(out_dir), f"{b} is a file")
@@ -84,6 +89,7 @@ def _run_params() -> list[inspect.Parameter]:
                                          help="master seed (>= 0)")),
         _param("out_dir", Optional[Path], typer.Option(None, "--out", metavar="DIR",
                                                        help="write summary, spec and Parquet tables here")),
+        _param("force", bool, typer.Option(False, "--force", help="replace the results an earlier run left in --out")),
         _param("summary_json", Optional[str], typer.Option(None, metavar="PATH",
                                                            help="write the summary JSON to this path (- = stdout)")),
         _param("progress", Optional[bool], typer.Option(None, "--progress/--no-progress", help="show a progress bar")),
@@ -171,7 +177,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         if not 0 < run_kw["load"] <= 1:
             raise ConfigError("--load", run_kw["load"], "must be in (0, 1] (an overload study takes "
                                                         "opendcn.workload.poisson, up to 10, from Python)")
-        _check_out(out_dir, summary_json)
+        _check_out(out_dir, summary_json, run_kw["force"])
         net = _made_with_warnings(arch, opts)
         wl, desc = make_workload(run_kw["workload"], run_kw["load"], run_kw["pattern"], run_kw["flows_file"],
                                  run_kw["incast_degree"], run_kw["incast_size"], run_kw["flow_size"],
