@@ -777,3 +777,23 @@ def test_a_slice_that_cannot_carry_one_packet_is_refused_before_the_run():
         od.arch.get("rotornet").make(nodes=8, link_rate="10 mbps")
     assert e.value.field in ("link_rate", "--link-rate")
     od.arch.get("rotornet").make(nodes=8, link_rate="10Gbps")       # 2 250 B per slice: fine
+
+
+def test_a_schedule_the_memory_cannot_hold_is_a_named_error_before_it_is_built(monkeypatch):
+    from opendcn import errors
+    from opendcn.fabrics import topology
+
+    monkeypatch.setattr(errors, "available_memory", lambda: 100_000_000)
+    with pytest.raises(od.ConfigError, match=r"needs about [\d.]+ GB, more than the 0.1 GB") as e:
+        topology.round_robin(2000)
+    assert e.value.field == "nodes" and e.value.value == 2000
+    assert len(topology.round_robin(100)) == 99 * 50       # a small one is built
+
+
+def test_cli_nodes_beyond_memory_exits_2_at_once():
+    import time
+
+    t0 = time.perf_counter()
+    proc = cli("run", "rotornet", "--nodes", 200_000, "--duration", "1us")
+    assert_usage_error(proc, "--nodes", "200000", "GB")
+    assert time.perf_counter() - t0 < 30

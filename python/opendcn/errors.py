@@ -47,3 +47,26 @@ class BufferWarning(UserWarning):
     """A configuration whose port buffers cannot hold what one slice of a circuit sends:
     packets that wait for a later slice will be dropped under load. Raised as a warning at
     deploy time (``Network.deploy_topo``), with the numbers; the CLI prints it."""
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable`` of
+    ``/proc/meminfo``), or None where the system does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_memory(field: str, value: object, need: int, what: str) -> None:
+    """Refuse, before allocating, a structure of about ``need`` bytes that the machine's
+    available memory cannot hold: a ConfigError naming ``field`` and ``value`` with the
+    estimate (``what`` says what would be built)."""
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise ConfigError(field, value, f"{what} needs about {need / 1e9:.1f} GB, more than the "
+                                        f"{avail / 1e9:.1f} GB of memory available")

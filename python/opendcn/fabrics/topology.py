@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, check_memory
 from ..network.timeflow import Circuit
 
 __all__ = ["connect", "round_robin", "opera", "shale", "static", "bipartite_matching", "schedule_table",
@@ -138,6 +138,23 @@ def _nodes_uplinks(config: Any) -> tuple[int, int]:
         raise ConfigError("config", config, "expected a Config or a number of nodes") from None
 
 
+#: bytes a rotor circuit costs from its schedule to the running engine (measured: a 2 000-node
+#: round robin, 2.0 M circuits, peaks at 1.05 GB in `opendcn run`)
+CIRCUIT_BYTES = 500
+
+
+def _check_schedule_memory(n: int, h: int) -> None:
+    """A named error, before anything is allocated, for a round robin the machine cannot
+    hold (its circuits grow as n squared for h = 1)."""
+    r = _integer_root(n, h) if h > 1 else n
+    if r is None:
+        return                          # _matchings names the error
+    per_phase = r - 1 if r % 2 == 0 else r
+    circuits = h * per_phase * (n // 2)
+    check_memory("nodes", n, circuits * CIRCUIT_BYTES,
+                 f"a {h}-D round robin over {n} nodes ({circuits:,} circuits)")
+
+
 def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> list[Circuit]:
     """OpenOptics' ``round_robin(dimension, uplink)``: a traffic-oblivious rotor schedule.
 
@@ -174,7 +191,7 @@ def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> l
     if not _is_int(u) or u < 1:
         raise ConfigError("uplink", u, "must be an integer >= 1")
     n, h, u = int(n), int(dimension), int(u)
-
+    _check_schedule_memory(n, h)
     mats = _matchings(n, h)  # (M, Q, 2)
     m_count, q = mats.shape[0], mats.shape[1]
     m = np.repeat(np.arange(m_count, dtype=np.int64), q)
