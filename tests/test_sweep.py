@@ -325,3 +325,13 @@ def test_a_worker_that_cannot_see_the_out_folder_stops_the_sweep_before_any_poin
         sw._probe(OtherMachine(), tmp_path / "out")
     assert e.value.field == "--out"
     assert not list((tmp_path / "out").iterdir())        # the probe leaves nothing behind
+
+
+def test_progress_lines_say_each_point_and_the_time_left(tmp_path, capsys):
+    """Output that is not a terminal gets one line per finished point, with an ETA."""
+    spec = {**TINY, "vary": {"load": [0.2, 0.5], "routing": ["vlb"], "seed": [1]}}
+    sweep(spec, tmp_path / "lines", workers=1, progress="lines")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2
+    assert err[0].startswith("[1/2] arch=rotornet/load=0.2/routing=vlb/seed=1 ok (eta ")
+    assert err[1] == "[2/2] arch=rotornet/load=0.5/routing=vlb/seed=1 ok"

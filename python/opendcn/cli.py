@@ -412,7 +412,7 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
             raise ConfigError("--record", True, "--reference reads the records, --record writes them: give one")
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
                        tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
-                       progress=sys.stderr.isatty(),
+                       progress=True if sys.stderr.isatty() else "lines",
                        reference="read" if reference else "record" if record else None, only=tuple(only or ()))
     except ConfigError as e:
         _fail(e, 2)
@@ -434,7 +434,7 @@ def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch and dura
     from .experiments.sweeps import sweep as run_sweep
 
     try:
-        show = progress if progress is not None else sys.stderr.isatty()
+        show: bool | str = progress if progress is not None else (True if sys.stderr.isatty() else "lines")
         recs = run_sweep(file, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=show)
     except ConfigError as e:
         _fail(e, 2)

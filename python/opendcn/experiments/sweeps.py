@@ -544,9 +544,10 @@ def _executor(kind: str, out: Path, workers: int | None, scheduler: str | None,
 # ------------------------------------------------------------------------------ the sweep
 def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.PathLike[str], *,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          slurm: dict[str, Any] | None = None, progress: bool = False) -> list[dict[str, Any]]:
+          slurm: dict[str, Any] | None = None, progress: bool | str = False) -> list[dict[str, Any]]:
     """Run every point of ``spec`` not already done under ``out``; returns one record per
-    point (``status``: ok, skipped or failed, with ``error``). Failed points are also
+    point (``status``: ok, skipped or failed, with ``error``). ``progress``: a bar (True),
+    one line per point on stderr (``"lines"``) or nothing. Failed points are also
     written to ``out/failed/<hash>.json``; ``out/sweep.json`` lists every point."""
     sw = spec if isinstance(spec, Sweep) else load_sweep(spec)
     # absolute: a worker of a Dask or Slurm executor runs in its own working directory,
@@ -592,7 +593,7 @@ def _exclusive(root: Path) -> Iterator[None]:
 
 
 def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, scheduler: str | None,
-                  slurm: dict[str, Any] | None, progress: bool) -> list[dict[str, Any]]:
+                  slurm: dict[str, Any] | None, progress: bool | str) -> list[dict[str, Any]]:
     done = done_points(root, sw.points)
     records: dict[str, dict[str, Any]] = {p.spec_hash: {"hash": p.spec_hash, "path": str(p.relpath()),
                                                         "status": "skipped"} for p in sw.points
@@ -685,11 +686,15 @@ def _write_index(root: Path, sw: Sweep, records: dict[str, dict[str, Any]]) -> N
 
 
 class _bar:
-    """A whole-sweep progress bar with an ETA (rich), or nothing."""
+    """A whole-sweep progress bar with an ETA (rich; ``on`` True), one line per finished
+    point on stderr with an ETA (``on == "lines"``: output that is not a terminal), or
+    nothing."""
 
-    def __init__(self, on: bool, total: int, done: int):
+    def __init__(self, on: bool | str, total: int, done: int):
         self.progress: Any = None
-        if not on:
+        self.lines = on == "lines"
+        self.total, self.count, self.t0, self.ran = total, done, time.perf_counter(), 0
+        if not on or self.lines:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -700,6 +705,17 @@ class _bar:
         self.failed = 0
 
     def advance(self, rec: dict[str, Any]) -> None:
+        if self.lines:
+            import sys
+
+            self.count += 1
+            self.ran += 1
+            left = self.total - self.count
+            eta = (time.perf_counter() - self.t0) / self.ran * left
+            err = f": {rec.get('error', '')[:200]}" if rec["status"] == "failed" else ""
+            print(f"[{self.count}/{self.total}] {rec.get('path', '')} {rec['status']}{err}"
+                  + (f" (eta {eta:.0f} s)" if left else ""), file=sys.stderr, flush=True)
+            return
         if self.progress is None:
             return
         self.failed += rec["status"] == "failed"

@@ -36,7 +36,7 @@ def get(name: str) -> Study:
 def run(name: str, quick: bool = False, out: str | Path | None = None,
         echo: Callable[[str], None] = print, *, tors: int | None = None,
         duration: str | None = None, seed: int = 1, executor: str = "local", workers: int | None = None,
-        scheduler: str | None = None, progress: bool = False, reference: str | None = None,
+        scheduler: str | None = None, progress: bool | str = False, reference: str | None = None,
         only: Sequence[str] = ()) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>``); returns 0 if no claim failed. ``tors`` / ``duration``

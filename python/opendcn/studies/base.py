@@ -60,7 +60,7 @@ class Study(Protocol):
     def __call__(self, out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
                  seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
                  executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-                 progress: bool = False) -> int: ...
+                 progress: bool | str = False) -> int: ...
 
 
 def no_reference(paper: str, reference: str | None) -> None:
@@ -270,7 +270,7 @@ class Runner:
     every labelled point read is recorded with what :meth:`derive` computed from it."""
 
     def __init__(self, root: str | Path, *, executor: str = "local", workers: int | None = None,
-                 scheduler: str | None = None, progress: bool = False,
+                 scheduler: str | None = None, progress: bool | str = False,
                  echo: Callable[[str], None] = print, reference: Reference | None = None,
                  trim: tuple[str, ...] = ()):
         self.reference = reference

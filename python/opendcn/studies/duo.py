@@ -269,7 +269,7 @@ def _fct(r: Loaded) -> dict[str, Any]:
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`).
     ``reference``: ``read`` renders it from the records under ``reproductions/duo/``
     (every point of the full study, or every claim is NOT-CHECKABLE naming what is
@@ -283,7 +283,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
 
 def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed: int, ref: Reference | None,
            echo: Callable[[str], None], executor: str, workers: int | None, scheduler: str | None,
-           progress: bool) -> int:
+           progress: bool | str) -> int:
     P = plan(quick, tors, duration, seed)
     n, dur, dur_ps, seed = P["tors"], P["duration"], P["duration_ps"], P["seed"]
     rho, delta = P["rho_ps"], P["delta_ps"]

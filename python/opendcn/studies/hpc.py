@@ -324,7 +324,7 @@ def _work_note(work: dict[tuple[str, str, str], float | None], cases: list[tuple
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
     tiny = tors is not None
     ref = open_reference("hpc", reference, quick or tiny or duration is not None)

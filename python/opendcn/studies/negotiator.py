@@ -141,7 +141,7 @@ def _hadoop(load: float, workload: str = "hadoop") -> dict[str, Any]:
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`).
     ``reference``: ``read`` renders it from the records under ``reproductions/negotiator/``
     (every claim NOT-CHECKABLE naming what is missing when a record is), ``record`` runs the
@@ -155,7 +155,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
 
 def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed: int, ref: Reference | None,
            echo: Callable[[str], None], executor: str, workers: int | None, scheduler: str | None,
-           progress: bool) -> int:
+           progress: bool | str) -> int:
     import math
 
     from ..workload import get_cdf

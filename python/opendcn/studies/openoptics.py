@@ -524,7 +524,7 @@ def derived_metrics(label: str, r: Any, uplinks: int) -> dict[str, Any]:
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module's docstring; the signature is :class:`~.base.Study`);
     ``reference``: ``read`` renders it from the reference records under
     ``reproductions/openoptics/`` (full mode, nothing run), ``record`` runs it in full mode

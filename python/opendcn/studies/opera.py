@@ -144,7 +144,7 @@ def window_throughput(timeseries: Any, lo_ps: int, hi_ps: int, hosts: int, rate_
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`).
     ``reference``: ``read`` renders it from the records under ``reproductions/opera/``
     (every claim NOT-CHECKABLE naming what is missing when a record is), ``record`` runs the
@@ -189,7 +189,7 @@ def _mix_metrics(r: Any, lo_ps: int, end_ps: int, rate: float) -> dict[str, Any]
 
 def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Reference | None,
            echo: Callable[[str], None], executor: str, workers: int | None, scheduler: str | None,
-           progress: bool) -> int:
+           progress: bool | str) -> int:
     trace = "dm10_first50ms" if quick else "dm10_first250ms"
     loads = [0.01, 0.05, 0.1] if quick else sorted(PUBLISHED_THROUGHPUT)
     warm_ps = parse_time("5ms" if quick else "10ms", "warmup")

@@ -232,7 +232,7 @@ def _transient_cols(ts: Any, base_ts: Any, share: float) -> dict[str, Any]:
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False) -> int:
+          progress: bool | str = False) -> int:
     """The study (see the module docstring; the signature is :class:`~.base.Study`)."""
     no_reference("shale", reference)
     n = tors or (1296 if quick else 10_000)
