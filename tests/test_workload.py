@@ -19,6 +19,7 @@ import pytest
 from opendcn import rng as odrng
 from opendcn import workload as wl
 from opendcn.errors import ConfigError
+import opendcn as od
 
 G = 10**9
 US = 10**6
@@ -765,3 +766,33 @@ def test_listings():
     names = [d["name"] for d in wl.list_workloads()]
     assert len(names) == len(set(names))
     assert {"hadoop", "websearch", "datamining", "google", "keyvalue", "imc10"} <= set(names)
+
+
+def test_htsim_connection_matrix_loads_with_its_picosecond_starts(tmp_path):
+    """htsim's connection matrix (``Nodes`` / ``Connections`` / ``s->d id I start PS size
+    B``), as its ConnectionMatrix::load reads it: start in picoseconds."""
+    f = tmp_path / "flows.cm"
+    f.write_text("# a comment\nNodes 8\nConnections 3\n0->5 id 1 start 0 size 100000\n"
+                 "1->6 id 2 start 2000000 size 1500\n2->7 start 1000000.0 size 64000 prio 3\n")
+    r = od.arch.rotornet(nodes=8).run(od.workload.from_file(f), duration="1ms")
+    d = r.flows.to_pydict()
+    got = sorted(zip(d["start_ps"], d["src"], d["dst"], d["size_bytes"]))
+    assert got == [(0, 0, 5, 100000), (1_000_000, 2, 7, 64000), (2_000_000, 1, 6, 1500)]
+    assert r.summary["flows"] == {"started": 3, "completed": 3}
+
+
+@pytest.mark.parametrize("body,field", [
+    ("Nodes 8\nConnections 2\n0->5 start 0 size 100\n", "Connections"),
+    ("Nodes 8\nConnections 1\n0->9 start 0 size 100\n", "src->dst"),
+    ("Nodes 8\nConnections 1\n0->5 start 0 size 0\n", "size"),
+    ("Nodes 8\nConnections 1\n0->5 id 1 trigger 3 size 100\n", "trigger"),
+    ("Nodes 8\nConnections 1\n0->5 start 1.5 size 100\n", "start"),
+    ("Nodes 8\nConnections 1\n0->5 begin 0 size 100\n", "begin"),
+    ("Nodes 8\nTriggers 1\nConnections 1\n0->5 start 0 size 100\n", ":2"),
+])
+def test_htsim_connection_matrix_errors_name_the_line_and_field(tmp_path, body, field):
+    f = tmp_path / "bad.cm"
+    f.write_text(body)
+    with pytest.raises(od.ConfigError) as e:
+        od.workload.from_file(f)
+    assert field in e.value.field

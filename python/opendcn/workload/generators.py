@@ -1627,7 +1627,12 @@ def from_file(path: str | os.PathLike) -> Workload:
       one waits for, separated by ``;`` or spaces, empty for none; a flow's id is its
       data row's index from 0) and ``gap`` (a time), as the entries of :func:`flows`;
     * Opera/htsim (detected when the file has no comma): whitespace-separated
-      ``src dst bytes start_ns`` per line.
+      ``src dst bytes start_ns`` per line;
+    * htsim's connection matrix (detected by its ``Nodes N`` line): ``Nodes N``,
+      ``Connections C``, then per flow ``src->dst [id I] start PS size B [prio P]``
+      (``start`` in picoseconds, as htsim's ``ConnectionMatrix::load`` reads it; ``id`` and
+      ``prio`` are accepted and not used). Flows started by htsim's triggers, its failure
+      lines and its endless flows (``size 0``) are refused by name.
 
     Blank lines and ``#`` comments are allowed. Malformed lines raise
     :class:`ConfigError` whose field is ``"<file>:<line> <column>"``; endpoints beyond the
@@ -1640,6 +1645,9 @@ def from_file(path: str | os.PathLike) -> Workload:
         raise ConfigError("flows-file", str(p), "no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("flows-file", str(p), f"cannot read file: {e}") from None
+    first_line = next((ln.split("#", 1)[0].split() for ln in text.splitlines() if ln.split("#", 1)[0].strip()), [])
+    if first_line[:1] == ["Nodes"]:
+        return _connection_matrix(p, text)
     csv = "," in text
     starts: list[int] = []
     srcs: list[int] = []
@@ -1718,6 +1726,80 @@ def from_file(path: str | os.PathLike) -> Workload:
                      np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
                      _IndexLabels(f"{p}:{{}} ", lines), str(p), after if deps_given else None,
                      np.array(gaps, dtype=np.int64) if deps_given else None)
+
+
+def _connection_matrix(p: Path, text: str) -> Workload:
+    """htsim's connection matrix (see :func:`from_file`)."""
+    starts: list[int] = []
+    srcs: list[int] = []
+    dsts: list[int] = []
+    sizes: list[int] = []
+    lines: list[int] = []
+    declared: dict[str, int] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        tok = raw.split("#", 1)[0].split()
+        if not tok:
+            continue
+        where = f"{p}:{lineno}"
+        if tok[0] in ("Nodes", "Connections", "Triggers", "Failures"):
+            if len(tok) != 2 or not _digits(tok[1]):
+                raise ConfigError(where, raw.strip(), f"expected '{tok[0]} <count>'")
+            if tok[0] in ("Triggers", "Failures") and int(tok[1]):
+                raise ConfigError(where, raw.strip(), f"htsim's {tok[0].lower()} are not supported: give every "
+                                                      "flow a start time (dependencies: the CSV format's after "
+                                                      "column)")
+            declared[tok[0]] = int(tok[1])
+            continue
+        if tok[0] in ("trigger", "failure"):
+            raise ConfigError(where, raw.strip(), f"htsim's {tok[0]} lines are not supported")
+        if "->" not in tok[0]:
+            raise ConfigError(where, raw.strip(), "expected 'src->dst start PS size BYTES' (htsim connection matrix)")
+        s_tok, d_tok = tok[0].split("->", 1)
+        if not (_digits(s_tok) and _digits(d_tok)):
+            raise ConfigError(f"{where} src->dst", tok[0], "expected two non-negative integer endpoints")
+        fields: dict[str, str] = {}
+        i = 1
+        while i < len(tok):
+            key = tok[i]
+            if key == "addon":
+                raise ConfigError(f"{where} addon", key, "htsim's trigger options are not supported")
+            if key not in ("start", "size", "id", "prio", "trigger", "send_done_trigger", "recv_done_trigger"):
+                raise ConfigError(f"{where} {key}", raw.strip(), "unknown field; expected start, size, id, prio")
+            if i + 1 >= len(tok):
+                raise ConfigError(f"{where} {key}", raw.strip(), "missing value")
+            if key.endswith("trigger"):
+                raise ConfigError(f"{where} {key}", tok[i + 1], "htsim's triggers are not supported: give the flow a "
+                                                                "start time (dependencies: the CSV format's after column)")
+            fields[key] = tok[i + 1]
+            i += 2
+        if "start" not in fields:
+            raise ConfigError(f"{where} start", raw.strip(), "every flow needs a start time (picoseconds)")
+        if "size" not in fields:
+            raise ConfigError(f"{where} size", raw.strip(), "every flow needs a size (bytes)")
+        st = fields["start"]
+        try:
+            dec = Decimal(st)
+        except InvalidOperation:
+            raise ConfigError(f"{where} start", st, "expected a number of picoseconds") from None
+        if dec < 0 or dec != dec.to_integral_value():
+            raise ConfigError(f"{where} start", st, "expected a whole, non-negative number of picoseconds")
+        if not _digits(fields["size"]) or int(fields["size"]) == 0:
+            raise ConfigError(f"{where} size", fields["size"], "expected a positive number of bytes (htsim's size 0, "
+                                                               "an endless flow, has no completion time)")
+        starts.append(int(dec))
+        srcs.append(int(s_tok))
+        dsts.append(int(d_tok))
+        sizes.append(int(fields["size"]))
+        lines.append(lineno)
+    if "Connections" in declared and declared["Connections"] != len(starts):
+        raise ConfigError(f"{p} Connections", declared["Connections"], f"the file lists {len(starts)} connections")
+    n = declared.get("Nodes")
+    bad = next((i for i in range(len(starts)) if n is not None and max(srcs[i], dsts[i]) >= n), None)
+    if bad is not None:
+        raise ConfigError(f"{p}:{lines[bad]} src->dst", f"{srcs[bad]}->{dsts[bad]}", f"beyond 'Nodes {n}'")
+    return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
+                     np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
+                     _IndexLabels(f"{p}:{{}} ", lines), str(p), None, None)
 
 
 def _decimal_ns_to_ps(tok: str, field: str) -> int:
