@@ -609,3 +609,23 @@ def test_credit_watchdog_does_not_stall_a_long_congestion():
     ref.transport("credit", vcs=2, deadlock_timeout="50us")
     s = ref.run(od.workload.flows([(0, i, 16, 2_000_000) for i in range(16)]), duration="3ms", seed=1).summary
     assert s["trace_hash"] == net.finish().summary["trace_hash"]
+
+
+def test_ndp_pull_rate_pacer_return_to_sender_and_control_size_are_cli_options():
+    """The NDP settings reachable from Python before are CLI options of every architecture
+    with the engine's transports, and the summary reports them."""
+    import json
+    import subprocess
+    import sys
+
+    exe = [sys.executable, "-m", "opendcn", "run", "clos", "--nodes", "8", "--transport", "ndp",
+           "--duration", "200us", "--summary-json", "-"]
+    base = json.loads(subprocess.run(exe, capture_output=True, text=True, check=True).stdout)
+    assert base["transport"]["ndp_pull_rate"] == 1.0 and base["transport"]["ctrl_bytes"] == 64
+    p = subprocess.run(exe + ["--ndp-pull-rate", "0.5", "--ndp-pull-pacer", "flow", "--no-ndp-return-to-sender",
+                              "--ctrl-bytes", "80"], capture_output=True, text=True, check=True)
+    t = json.loads(p.stdout)["transport"]
+    assert (t["ndp_pull_rate"], t["ndp_pull_pacer"], t["ndp_return_to_sender"], t["ctrl_bytes"]) == \
+        (0.5, "flow", False, 80)
+    bad = subprocess.run(exe + ["--ndp-pull-pacer", "switch"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--ndp-pull-pacer" in bad.stderr and "Traceback" not in bad.stderr

@@ -350,6 +350,12 @@ class TransportOptions(ArchOptions):
     ndp_init_window: Int = opt(20, "NDP initial window (packets)", ge=1)
     ndp_rto: Time = opt("1ms", "NDP retransmission timeout", gt=0)
     ndp_queue: Int = opt(8, "NDP: data and header classes of this many full packets per port", ge=1)
+    ndp_pull_rate: Float = opt(1.0, "NDP: pulls per full-packet time of the receiver's link", gt=0, le=100)
+    ndp_pull_pacer: Literal["host", "flow"] = opt("host", "NDP: one pull pacer per receiving host, or per flow "
+                                                          "(as opera-sim)")
+    ndp_return_to_sender: bool = opt(True, "NDP: a header that finds the header class full goes back to its "
+                                           "sender (else it is dropped and the flow's timeout recovers it)")
+    ctrl_bytes: Int = opt(64, "bytes of a control packet (ACK, NACK, PULL) and of a trimmed header", ge=1, le=9000)
 
     _rule = field_validator("transport")(check_rule)
 
@@ -358,4 +364,6 @@ class TransportOptions(ArchOptions):
         net.transport(self.transport, dupack=self.tcp_dupack, init_cwnd=self.tcp_init_cwnd,
                       init_ssthresh=self.tcp_init_ssthresh,
                       min_rto=self.tcp_min_rto, rto=self.tcp_rto, ecn_k=self.ecn_k,
-                      ndp_init_window=self.ndp_init_window, ndp_rto=self.ndp_rto, ndp_queue=self.ndp_queue)
+                      ndp_init_window=self.ndp_init_window, ndp_rto=self.ndp_rto, ndp_queue=self.ndp_queue,
+                      pull_rate=self.ndp_pull_rate, pull_pacer=self.ndp_pull_pacer,
+                      return_to_sender=self.ndp_return_to_sender, ctrl_bytes=self.ctrl_bytes)
