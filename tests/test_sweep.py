@@ -335,3 +335,24 @@ def test_progress_lines_say_each_point_and_the_time_left(tmp_path, capsys):
     assert len(err) == 2
     assert err[0].startswith("[1/2] arch=rotornet/load=0.2/routing=vlb/seed=1 ok (eta ")
     assert err[1] == "[2/2] arch=rotornet/load=0.5/routing=vlb/seed=1 ok"
+
+
+def test_the_example_sweeps_queries_run_and_fct_by_size_names_its_runs(tmp_path):
+    """Every ``opendcn query`` in examples/sweep_small.toml's comment answers on that sweep
+    (run here at 60 us), and fct_by_size carries each run's arch and load."""
+    root_dir = Path(__file__).resolve().parents[1]
+    text = (root_dir / "examples" / "sweep_small.toml").read_text()
+    queries = re.findall(r'opendcn query \S+ "([^"]+)"', text)
+    assert len(queries) >= 2
+    spec = load_sweep(root_dir / "examples" / "sweep_small.toml")
+    small = {"duration": "60us", "options": {"nodes": 4, "workload": "hadoop"},
+             "vary": {"arch": ["rotornet", "clos"], "load": [0.3], "seed": [1]}}
+    assert set(small["vary"]) <= set(spec.varied) | {"seed"}
+    sweep(small, tmp_path / "s", workers=2)
+    for q in queries:
+        _, rows = results.query(tmp_path / "s", q)
+        assert rows, q
+    con = results.connect(tmp_path / "s")
+    cols = [r[0] for r in con.execute("DESCRIBE fct_by_size").fetchall()]
+    assert {"arch", "load", "bucket", "p99_fct_us"} <= set(cols)
+    assert {r[0] for r in con.execute("SELECT DISTINCT arch FROM fct_by_size").fetchall()} == {"rotornet", "clos"}

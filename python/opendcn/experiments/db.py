@@ -12,7 +12,8 @@ opens an in-memory DuckDB connection with these views over it:
 - ``flows``: every run's per-flow records with its ``path``;
 - ``timeseries``: every run's samples with its ``path``;
 - ``fct_by_size``: per run and flow-size bucket (``<10KB``, ``10KB-100KB``, ``100KB-1MB``,
-  ``1MB-10MB``, ``>=10MB``): flows, completed, mean / p99 FCT (us), p99 slowdown;
+  ``1MB-10MB``, ``>=10MB``), with the run's arch, load, seed and varied parameters: flows,
+  completed, mean / p99 FCT (us), p99 slowdown (``smallest``: the bucket's smallest flow);
 - ``goodput_vs_load``: per architecture, load and the other parameters, the mean goodput
   and p99 mice FCT over seeds.
 
@@ -76,12 +77,19 @@ def connect(path: str | os.PathLike[str]) -> Any:
         else:
             con.execute(f"CREATE VIEW {table} AS SELECT NULL::VARCHAR AS path WHERE false")
     if have["flows.parquet"]:
-        con.execute(f"""CREATE VIEW fct_by_size AS SELECT path, {_BUCKETS} AS bucket,
+        # each bucket with its run's architecture, load, seed and varied parameters
+        run_cols = [r[0] for r in con.execute("DESCRIBE runs").fetchall()]
+        keep = [c for c in dict.fromkeys(["arch", "load", "seed", *_param_columns(con)]) if c in run_cols
+                and c != "path"] if have["summary.parquet"] else []
+        sel = "".join(f"r.{_q(c)}, " for c in keep)
+        con.execute(f"""CREATE VIEW fct_by_size AS SELECT {sel}b.* FROM (SELECT path, {_BUCKETS} AS bucket,
                 count(*) AS flows, count(*) FILTER (WHERE completed) AS completed,
                 avg(fct_ps) FILTER (WHERE completed) / 1e6 AS mean_fct_us,
                 quantile_cont(fct_ps, 0.99) FILTER (WHERE completed) / 1e6 AS p99_fct_us,
-                quantile_cont(slowdown, 0.99) FILTER (WHERE completed) AS p99_slowdown
-            FROM flows GROUP BY path, bucket ORDER BY path, min(size_bytes)""")
+                quantile_cont(slowdown, 0.99) FILTER (WHERE completed) AS p99_slowdown,
+                min(size_bytes) AS smallest
+            FROM flows GROUP BY path, bucket) b {"LEFT JOIN runs r USING (path)" if keep else ""}
+            ORDER BY b.path, b.smallest""")
     else:
         con.execute("CREATE VIEW fct_by_size AS SELECT NULL::VARCHAR AS path WHERE false")
     cols = [r[0] for r in con.execute("DESCRIBE runs").fetchall()]
