@@ -797,3 +797,24 @@ def test_cli_nodes_beyond_memory_exits_2_at_once():
     proc = cli("run", "rotornet", "--nodes", 200_000, "--duration", "1us")
     assert_usage_error(proc, "--nodes", "200000", "GB")
     assert time.perf_counter() - t0 < 30
+
+
+def test_ctrl_c_stops_a_long_run_within_a_second_and_says_nothing_was_written(tmp_path):
+    """SIGINT during a run: exit 130 within about a second (the engine runs in calls of
+    about 0.2 s of wall time), naming how far it got and that --out holds nothing."""
+    import signal
+    import time
+
+    out = tmp_path / "partial"
+    p = subprocess.Popen([sys.executable, "-m", "opendcn", "run", "rotornet", "--nodes", "64", "--uplinks", "4",
+                          "--duration", "1s", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(6)
+    assert p.poll() is None, "the run ended before it could be interrupted"
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    _, errtext = p.communicate(timeout=60)
+    assert time.perf_counter() - t0 < 2.0
+    assert p.returncode == 130 and "Traceback" not in errtext
+    assert "interrupted at" in errtext and "nothing was written" in errtext
+    assert not out.exists()

@@ -193,6 +193,14 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         else:
             result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
                              mice_threshold=run_kw["mice_threshold"])
+    except KeyboardInterrupt:
+        live = getattr(locals().get("net"), "_live", None)
+        now = getattr(getattr(live, "sim", None), "now", None)
+        at = f" at {now / 1e6:,.1f} us of {run_kw['duration']} simulated" if isinstance(now, int) else ""
+        where = (f"; nothing was written to {out_dir} (results are written when a run ends)" if out_dir
+                 else "; nothing was written")
+        err.print(f"interrupted{at}{where}")
+        raise typer.Exit(130) from None
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

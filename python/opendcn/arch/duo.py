@@ -47,7 +47,7 @@ from ..fabrics import debruijn, distda, topology
 from ..experiments.analysis import fct_stats
 from ..network.config import Config
 from ..errors import ConfigError
-from ..network.network import Network, Result, _atomic_write, _engine_error, _Live
+from ..network.network import Network, Result, _atomic_write, _engine_error, _Live, run_chunked
 from .options import AutoInt, AutoRate, FailureOptions, Float, Int, LimitInt, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..network.timeflow import Circuit, Entry, Hop, Path
@@ -515,14 +515,14 @@ class DuoNetwork(Network):
         sim = live.sim
         w = self.warmup
         if self._snap is None and 0 < w <= t and w < live.duration and sim.now <= w:
-            sim.run_until(w)
+            run_chunked(sim, w)
             if sim.stopped:
                 return
             self._avail_step(w)
             o = sim.output()
             self._snap = {"t_ps": int(w), "hops_class": [list(r) for r in o["delivered_by_hops_class"]],
                           "avail": list(self._avail[:2])}
-        sim.run_until(t)
+        run_chunked(sim, t)
 
     def _advance_greedy(self, live: _Live, progress: bool) -> None:
         """Greedy-DA inside simulated time: step the engine one update period ρ at a time;

@@ -37,7 +37,7 @@ from pydantic import model_validator
 from ..fabrics import hpc
 from ..network.config import Config
 from ..errors import ConfigError
-from ..network.network import Network, _Cut, _Live
+from ..network.network import Network, _Cut, _Live, run_chunked
 from .options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..network.timeflow import Circuit, Entry, Hop, Path
@@ -181,12 +181,12 @@ class HpcNetwork(Network):
         sim = live.sim
         t = period
         while t < live.duration and not sim.stopped:
-            sim.run_until(t)
+            run_chunked(sim, t)
             if sim.stopped:
                 break
             self.controller.step(self)
             t += period
-        sim.run_until(live.duration)
+        run_chunked(sim, live.duration)
         if sim.stopped:
             live.duration = int(sim.now)
         if self.net_series:

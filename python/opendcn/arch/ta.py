@@ -56,7 +56,7 @@ from pydantic import model_validator
 from ..fabrics import routing, topology
 from ..network.config import Config
 from ..errors import ConfigError
-from ..network.network import Network, _Live
+from ..network.network import Network, _Live, run_chunked
 from .options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
 from ..network.timeflow import Circuit, Entry
 from . import register
@@ -107,7 +107,7 @@ class TrafficAware(Network, abc.ABC):
         t = 0
         while t + self.period_ps < live.duration and not sim.stopped:
             t += self.period_ps
-            sim.run_until(t)
+            run_chunked(sim, t)
             tm = self._tm(sim.take_tm()) if self.needs_tm else self.demand()
             self._control_at = t
             self.control(tm)

@@ -191,7 +191,7 @@ class NetworkBase(abc.ABC):
         if progress:
             _run_with_progress(live.sim, live.duration, self.arch)
         else:
-            _run_to(live.sim, live.duration)
+            run_chunked(live.sim, live.duration)
 
     def _output(self, live: "_Live") -> dict[str, Any]:
         """The engine's output at the end of the run."""
@@ -1669,17 +1669,37 @@ def _rate(v: Any, field: str) -> int:
     return parse_rate(v, field)
 
 
+#: wall time one call into the engine should take: Ctrl-C acts and a progress bar moves
+#: between calls
+CHUNK_WALL_S = 0.2
+
+
+def run_chunked(sim: Any, end: int, tick: Any = None) -> None:
+    """Run the engine to ``end`` in calls of about :data:`CHUNK_WALL_S` of wall time each
+    (the simulated span of the next call scaled from the last one's speed), so that Ctrl-C
+    stops a run within about that time and ``tick(t)`` (a progress bar) is called after
+    each; the events and results are those of one call."""
+    t = min(int(getattr(sim, "now", 0) or 0), end)
+    span = max(1, end // 10_000)
+    while t < end:
+        nxt = min(end, t + span)
+        w0 = time.perf_counter()
+        _run_to(sim, nxt)
+        dt = time.perf_counter() - w0
+        t = nxt
+        if tick is not None:
+            tick(t)
+        # aim the next call at CHUNK_WALL_S, growing at most 4x at a time
+        span = max(1, int(span * min(4.0, CHUNK_WALL_S / max(dt, 1e-4))))
+
+
 def _run_with_progress(sim: Any, end: int, label: str) -> None:
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    steps = 100
     with Progress(TextColumn(f"[bold]{label}[/bold]"), BarColumn(),
                   TextColumn("{task.fields[simt]}"), TimeRemainingColumn(), transient=True) as bar:
         task = bar.add_task("run", total=end, simt="0 us")
-        for k in range(1, steps + 1):
-            t = end * k // steps
-            _run_to(sim, t)
-            bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated")
+        run_chunked(sim, end, lambda t: bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated"))
 
 
 def _atomic_write(path: FsPath, data: str | bytes) -> None:
