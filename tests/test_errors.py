@@ -578,7 +578,10 @@ BAD_CLI = [
     (["run", "rotornet", "--load", "0"], ["--load", "0"]),
     (["run", "rotornet", "--load", "50"], ["--load", "50"]),
     (["run", "rotornet", "--load", "1.5"], ["--load", "1.5"]),
-    (["run", "rotornet", "--link-rate", "10 mbps"], ["--link-rate", "oversize"]),
+    (["run", "rotornet", "--link-rate", "10Mbps"], ["--link-rate", "oversize"]),
+    (["run", "rotornet", "--link-rate", "10 mbps"], ["--link-rate", "10Mbps"]),
+    (["run", "rotornet", "--link-rate", "10GBps"], ["--link-rate", "80Gbps"]),
+    (["run", "rotornet", "--buffer", "1Mb"], ["--buffer", "1MB", "0.125MB"]),
     (["run", "rotornet", "--pattern", "zigzag"], ["--pattern", "zigzag"]),
     (["run", "rotornet", "--routing", "ecmp"], ["--routing", "ecmp"]),
     (["run", "rotornet", "--lookup", "table"], ["--lookup", "table"]),
@@ -771,10 +774,10 @@ def test_an_unknown_flag_without_a_value_shows_no_made_up_value(tmp_path):
 
 
 def test_a_slice_that_cannot_carry_one_packet_is_refused_before_the_run():
-    """10 Mb/s (case-insensitive 'mbps') over a 1.8-us slice carries 2 B: every packet would
-    be dropped as oversize, so the network is refused by name instead of delivering nothing."""
+    """10 Mb/s over a 1.8-us slice carries 2 B: every packet would be dropped as oversize,
+    so the network is refused by name instead of delivering nothing."""
     with pytest.raises(ConfigError, match="oversize") as e:
-        od.arch.get("rotornet").make(nodes=8, link_rate="10 mbps")
+        od.arch.get("rotornet").make(nodes=8, link_rate="10Mbps")
     assert e.value.field in ("link_rate", "--link-rate")
     od.arch.get("rotornet").make(nodes=8, link_rate="10Gbps")       # 2 250 B per slice: fine
 

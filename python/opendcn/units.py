@@ -19,9 +19,12 @@ from decimal import Decimal, InvalidOperation
 from .errors import ConfigError
 
 _TIME = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
-_RATE = {"bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9, "tbps": 10**12}
-_SIZE = {"b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-         "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+#: rates in bits per second, units case-exact (a lower-case b is a bit)
+_RATE = {"bps": 1, "kbps": 10**3, "Kbps": 10**3, "Mbps": 10**6, "Gbps": 10**9, "Tbps": 10**12}
+#: sizes in bytes, units case-exact (an upper-case B is a byte; KB = kB = 1000 B)
+_SIZE = {"B": 1, "kB": 1000, "KB": 1000, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+         "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_PREFIX = {"": "", "k": "k", "K": "K", "m": "M", "M": "M", "g": "G", "G": "G", "t": "T", "T": "T"}
 _NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)\s*$")
 
 
@@ -41,7 +44,9 @@ def _parse(value: object, table: dict[str, int], field: str, kind: str,
                           f"expected a {kind}: a number and one of {', '.join(table)}")
     unit = m.group(2).lower() if case_insensitive else m.group(2)
     if unit not in table:
-        raise ConfigError(field, value, f"unknown unit {m.group(2)!r}; use one of {', '.join(table)}")
+        hint = _suggest(m.group(1), m.group(2), kind)
+        raise ConfigError(field, value, f"unknown unit {m.group(2)!r}; "
+                          + (hint if hint else f"use one of {', '.join(table)}"))
     try:
         exact = Decimal(m.group(1)) * table[unit]
     except InvalidOperation as e:  # pragma: no cover - regex guards this
@@ -51,6 +56,33 @@ def _parse(value: object, table: dict[str, int], field: str, kind: str,
     return int(exact)
 
 
+def _suggest(num: str, unit: str, kind: str) -> str:
+    """What a unit that is not one of the kind's probably meant, with the value written in
+    one that is ("" when nothing close)."""
+    if kind == "time":
+        low = unit.lower()
+        return f"did you mean '{num}{low}'?" if low in _TIME else ""
+    m = re.fullmatch(r"([kKmMgGtT]?)([bB])(ps|/s)?", unit) if kind == "rate" else \
+        re.fullmatch(r"([kKmMgGtT]?)([bB])", unit)
+    mi = re.fullmatch(r"([kKmMgG])i([bB])", unit)
+    if kind == "size" and mi:
+        return f"did you mean '{num}{mi.group(1).upper()}iB'? (sizes are in bytes)"
+    if m is None:
+        return ""
+    prefix, b = _PREFIX[m.group(1)], m.group(2)
+    if kind == "rate":
+        if b == "B":
+            bits = Decimal(num) * 8
+            return (f"{unit} would be bytes per second; rates are in bits per second: did you mean "
+                    f"'{bits.normalize():f}{prefix}bps' ({num} {prefix}B/s)?")
+        return f"did you mean '{num}{prefix}bps'?"
+    if b == "b":
+        nbytes = Decimal(num) / 8
+        return (f"{unit} would be bits; sizes are in bytes: did you mean '{num}{prefix}B', or "
+                f"'{nbytes.normalize():f}{prefix}B' ({num} {prefix}bit)?")
+    return f"did you mean '{num}{prefix}B'?"
+
+
 def parse_time(value: object, field: str = "time") -> int:
     """A time (``"2us"``; a bare int is picoseconds) → integer picoseconds."""
     return _parse(value, _TIME, field, "time", case_insensitive=False)
@@ -58,12 +90,12 @@ def parse_time(value: object, field: str = "time") -> int:
 
 def parse_rate(value: object, field: str = "rate") -> int:
     """A rate (``"100Gbps"``; a bare int is bit/s) → integer bits per second."""
-    return _parse(value, _RATE, field, "rate", case_insensitive=True)
+    return _parse(value, _RATE, field, "rate", case_insensitive=False)
 
 
 def parse_size(value: object, field: str = "size") -> int:
     """A size (``"1.5KB"``; a bare int is bytes) → integer bytes (KB = 1000 B)."""
-    return _parse(value, _SIZE, field, "size", case_insensitive=True)
+    return _parse(value, _SIZE, field, "size", case_insensitive=False)
 
 
 def tx_time_ps(size_bytes: int, rate_bps: int) -> int:

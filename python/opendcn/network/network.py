@@ -422,7 +422,7 @@ class Network(NetworkBase):
             raise ConfigError("link_rate", f"{c.link_rate} bit/s",
                               f"the longest slice is up {up / 1e6:g} us, which carries {per_slice} B at this rate: "
                               f"less than one packet ({pkt} B, MTU + header), so every packet would be dropped as "
-                              "oversize (rates are case-insensitive: 10Mbps is 10^7 bit/s)")
+                              "oversize (10Mbps is 10^7 bit/s)")
 
     def buffer_check(self) -> str | None:
         """What is wrong with the switches' buffers for this schedule, or None: a calendar
