@@ -39,7 +39,9 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
         scheduler: str | None = None, progress: bool | str = False, reference: str | None = None,
         only: Sequence[str] = ()) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
-    ``out/<name>``); returns 0 if no claim failed. ``tors`` / ``duration``
+    ``out/<name>`` and writes ``out/index.html`` and ``out/rollup.json``: per study the papers'
+    claims PASS / FAIL / NOT-CHECKABLE, the tool's own checks apart); returns 0 if no claim
+    failed. ``tors`` / ``duration``
     override the mode's size and per-point duration (each study says which sizes it takes);
     ``seed`` is the master seed of the runs (1 by default, as the reference records). The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
     ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
@@ -80,9 +82,17 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
 
 def _run(name: str, out: Path, reference: str | None, kw: dict[str, Any]) -> int:
     if name == "all":
+        from .base import rollup
+
         codes = []
         for n in NAMES:
             kw["echo"](f"== reproduce {n}")
-            codes.append(get(n)(out / n, reference=reference if n in REFERENCED else None, **kw))
-        return max(codes)
+            if reference is not None and n not in REFERENCED:
+                # no records to read or write: listed as such, not run in full
+                kw["echo"](f"   no reference records for {n}: not run (`opendcn reproduce {n}` runs it)")
+                continue
+            codes.append(get(n)(out / n, reference=reference, **kw))
+        rollup(out, NAMES, kw["echo"])
+        kw["echo"](f"wrote {out / 'index.html'} and {out / 'rollup.json'}")
+        return max(codes) if codes else 0
     return get(name)(out, reference=reference, **kw)

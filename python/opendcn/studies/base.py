@@ -508,3 +508,60 @@ def write_page(out: Path, title: str, intro: str, claims: list[Claim],
     tmp.write_text("\n".join(parts))
     tmp.replace(page)
     return page
+
+
+#: the start of a claim that checks the tool itself (invariants, determinism), counted
+#: apart from the papers' claims in a roll-up
+TOOL_CHECKS = ("every run", "every packet run", "every finished run", "deterministic")
+
+
+def rollup(out: Path, names: Sequence[str], echo: Callable[[str], None]) -> dict[str, Any]:
+    """``out/index.html`` and ``out/rollup.json`` across the studies under ``out/<name>/``:
+    per study the papers' claims PASS / FAIL / NOT-CHECKABLE and, apart, the tool's own
+    checks, each study linked; printed as a table. A study whose JSON is missing (it
+    stopped on an error) is listed as such."""
+    import html
+
+    rows: list[dict[str, Any]] = []
+    for n in names:
+        f = out / n / f"{n}.json"
+        row: dict[str, Any] = {"study": n, "mode": None, "PASS": 0, "FAIL": 0, "NOT-CHECKABLE": 0,
+                               "tool_checks_ok": 0, "tool_checks": 0}
+        if not f.exists():
+            rows.append({**row, "mode": "no result"})
+            continue
+        data = json.loads(f.read_text())
+        row["mode"] = data.get("mode")
+        for c in data.get("claims", []):
+            if str(c["claim"]).startswith(TOOL_CHECKS):
+                row["tool_checks"] += 1
+                row["tool_checks_ok"] += c["status"] != FAIL
+            else:
+                row[c["status"]] = row.get(c["status"], 0) + 1
+        rows.append(row)
+    total = {k: sum(r[k] for r in rows) for k in ("PASS", "FAIL", "NOT-CHECKABLE", "tool_checks_ok", "tool_checks")}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rollup.json").write_text(json.dumps({"studies": rows, "total": total}, indent=2) + "\n")
+    echo("")
+    echo(text_table([{**r, "tool checks": f"{r['tool_checks_ok']}/{r['tool_checks']}"} for r in rows]
+                    + [{"study": "all", "mode": "", **total,
+                        "tool checks": f"{total['tool_checks_ok']}/{total['tool_checks']}"}],
+                    ["study", "mode", "PASS", "FAIL", "NOT-CHECKABLE", "tool checks"]))
+    e = html.escape
+    parts = [f"<!doctype html><meta charset='utf-8'><title>reproduce all</title><style>{_PAGE_CSS}</style>",
+             "<h1>reproduce all</h1><p>The papers' claims per study (the tool's own checks — exact conservation, "
+             "no collisions or guardband violations, determinism — counted apart).</p><table><tr><th>study</th>"
+             "<th>mode</th><th>PASS</th><th>FAIL</th><th>NOT-CHECKABLE</th><th>tool checks passed</th></tr>"]
+    for r in rows:
+        link = f"<a href='{e(r['study'])}/index.html'>{e(r['study'])}</a>" if r["mode"] != "no result" \
+            else e(r["study"])
+        parts.append(f"<tr><td class='l'>{link}</td><td>{e(str(r['mode']))}</td><td class='PASS'>{r['PASS']}</td>"
+                     f"<td class='FAIL'>{r['FAIL']}</td><td class='NOT-CHECKABLE'>{r['NOT-CHECKABLE']}</td>"
+                     f"<td>{r['tool_checks_ok']}/{r['tool_checks']}</td></tr>")
+    parts.append(f"<tr><th>all</th><th></th><th>{total['PASS']}</th><th>{total['FAIL']}</th>"
+                 f"<th>{total['NOT-CHECKABLE']}</th><th>{total['tool_checks_ok']}/{total['tool_checks']}</th></tr>"
+                 "</table>")
+    tmp = out / ".index.html.tmp"
+    tmp.write_text("\n".join(parts))
+    tmp.replace(out / "index.html")
+    return {"studies": rows, "total": total}

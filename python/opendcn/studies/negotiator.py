@@ -669,7 +669,7 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
         echo(c.line())
 
     out.mkdir(parents=True, exist_ok=True)
-    data = {"tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
+    data = {"mode": "reference" if R.reading else "quick" if quick else "full", "tors": tors, "ports": ports, "duration": duration, "loads": loads, "seed": seed,
             "baseline": BASELINE, "baseline_cc": BASELINE["cc"], "rows": rows, "published_base": base_rows,
             "goodput_normalization": "delivered payload / (N x 400 Gb/s x time): the paper's axis; all_to_all "
                                      "goodput over the transmission, fabric_util over N x 8 x 100 Gb/s", "ablation": abl, "saturated_match_ratio": mr, "incast": incast,

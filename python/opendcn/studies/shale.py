@@ -551,7 +551,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     ]
     echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)
-    data = {"nodes": n, "duration": dur, "timeslots": int(slots), "hop_delay_timeslots": d_slots,
+    data = {"mode": "quick" if quick else "full", "nodes": n, "duration": dur, "timeslots": int(slots), "hop_delay_timeslots": d_slots,
             "propagation_timeslots": p_slots, "seed": seed,
             **{caption: rows for caption, rows, _ in sections}}
     prov = R.provenance()
