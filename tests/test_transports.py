@@ -620,8 +620,8 @@ def test_ndp_pull_rate_pacer_return_to_sender_and_control_size_are_cli_options()
 
     exe = [sys.executable, "-m", "opendcn", "run", "clos", "--nodes", "8", "--transport", "ndp",
            "--duration", "200us", "--summary-json", "-"]
-    base = json.loads(subprocess.run(exe, capture_output=True, text=True, check=True).stdout)
-    assert base["transport"]["ndp_pull_rate"] == 1.0 and base["transport"]["ctrl_bytes"] == 64
+    base = od.arch.clos(nodes=8, transport="ndp").transport("ndp")
+    assert base["ndp_pull_rate"] == 1.0 and base["ctrl_bytes"] == 64 and base["ndp_return_to_sender"] is True
     p = subprocess.run(exe + ["--ndp-pull-rate", "0.5", "--ndp-pull-pacer", "flow", "--no-ndp-return-to-sender",
                               "--ctrl-bytes", "80"], capture_output=True, text=True, check=True)
     t = json.loads(p.stdout)["transport"]
