@@ -85,6 +85,21 @@ def test_bulk_uses_only_direct_or_two_hop_paths():
     assert s["arch_metrics"]["ndp_hops_histogram"] == []
 
 
+def test_a_bulk_packet_takes_a_full_packets_time_on_every_link():
+    """RotorLB's packets carry data: each crosses the host uplink, one or two rotor
+    circuits and its last host downlink with its payload and header on the wire (they once
+    went at a 64-byte control packet's size, 23x too fast)."""
+    flows = [("0us", 0, 9, 400_000), ("0us", 2, 13, 400_000)]
+    r = od.arch.opera(**TINY, cutoff="100KB", stop_when="all-done").run(od.workload.flows(flows), duration="100ms")
+    s = r.summary
+    assert s["flows"]["completed"] == 2 and bool(np.all(col(r, "bulk")))
+    wire = 800_000 + 64 * 2 * -(-400_000 // 1436)
+    lc = s["link_classes"]
+    assert lc["reconfigurable_optical"]["tx_bytes"] >= wire
+    assert lc["host"]["tx_bytes"] >= wire
+    assert s["invariants"]["ok"]
+
+
 def test_incast_trims_and_every_byte_arrives_exactly_once():
     flows = [("1us", src, 0, 150_000) for src in range(2, 16)]
     r = od.arch.opera(**TINY).run(od.workload.flows(flows), duration="20ms")

@@ -77,6 +77,16 @@ impl Sim {
         if flow_delivered != self.acct.delivered {
             errors.push(format!("per-flow delivered {} != delivered {}", flow_delivered, self.acct.delivered));
         }
+        // a delivered byte crossed every link class its packet used, on the wire with at
+        // least its payload: what a class's links sent covers what was delivered across them
+        let tx = self.class_tx_now();
+        for (c, &sent) in tx.iter().enumerate().take(3) {
+            let across: u64 = (0..8).filter(|m| (m >> c) & 1 == 1).map(|m| self.acct.delivered_by_class[m]).sum();
+            if sent < across {
+                errors.push(format!("{} links sent {sent} bytes on the wire, less than the {across} payload bytes delivered across them",
+                                    super::LINK_CLASSES[c]));
+            }
+        }
         if self.acct.collisions > 0 {
             errors.push(format!("{} optical collisions", self.acct.collisions));
         }

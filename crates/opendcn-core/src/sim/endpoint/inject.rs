@@ -279,7 +279,9 @@ impl Sim {
     pub(in crate::sim) fn new_packet_to(&mut self, e: u32, f: u32, to: u32, dst_node: u32, kind: u8, payload: u32, seq: u32, ndp: bool) -> u32 {
         let prio = if kind == K_DATA && !self.tg.pias.is_empty() { self.pias_level(seq as u64 * self.net.mtu as u64) } else { 0 };
         let node = self.eps[e as usize].node;
-        let wire = if kind != K_DATA {
+        // a RotorLB bulk packet carries data: its payload is on the wire like a data
+        // packet's (only control packets and headers are `ctrl_bytes`)
+        let wire = if kind != K_DATA && kind != K_BULK {
             self.tg.params.ctrl_bytes
         } else if self.tg.params.pad_segments {
             // htsim / opera-sim: every packet of a flow is min(flow size, MSS) on the wire
