@@ -13,7 +13,8 @@ import pytest
 import opendcn as od
 from opendcn import studies as reproduce
 from opendcn.errors import ConfigError
-from opendcn.studies.opera import DATA, PUBLISHED_THROUGHPUT, mix_trace, published_fct, window_throughput
+from opendcn.studies.opera import (DATA, PUBLISHED_THROUGHPUT, downlink_utilisation, mix_trace, published_fct,
+                                   window_throughput)
 from opendcn.network.transport import parse_rule
 from opendcn.workload import get_cdf
 
@@ -72,6 +73,23 @@ def test_window_throughput_is_what_the_hosts_received():
     assert thr == pytest.approx(16 * 30_000 * 8 / (16 * 10e9 * 2e-3))
     # nothing is received before the flows start
     assert window_throughput(r.timeseries, 2 * 10**9, 3 * 10**9, 16, 10e9) == 0
+
+
+def test_downlink_utilisation_counts_every_byte_the_tors_send_their_hosts():
+    """opera-sim's unit: data with its headers and the control packets to the senders, on
+    the ToRs' host downlinks, read from the watched ports (uplinks excluded)."""
+    down = ",".join(f"{t}:{4 + h}" for t in range(8) for h in range(2))
+    net = od.arch.opera(nodes=8, uplinks=4, hosts_per_tor=2, sample_interval="10us", watch=down)
+    flows = [(0, s, (s + 4) % 16, 30_000) for s in range(16)]
+    r = net.run(od.workload.flows(flows), duration="2ms")
+    pkts = 16 * -(-30_000 // 1436)
+    util = downlink_utilisation(r.timeseries, 0, 2 * 10**9, 4, 16, 10e9)
+    payload = window_throughput(r.timeseries, 0, 2 * 10**9, 16, 10e9)
+    # the bytes the ToR-to-host links sent over the run, retransmissions and trimmed headers too
+    sent = r.summary["link_classes"]["host"]["tx_bytes"]
+    assert util == pytest.approx(sent * 8 / (16 * 10e9 * 2e-3), rel=1e-12)
+    assert sent >= 16 * 30_000 + 64 * pkts and util > payload
+    assert downlink_utilisation(r.timeseries, 0, 2 * 10**9, 6, 16, 10e9) == 0    # no such downlinks
 
 
 def test_exact_size_transport_term():

@@ -14,14 +14,16 @@ NDP below the cutoff and RotorLB above):
   runs: its per-flow pull pacer (``--pull-pacer flow``), its packet sizes (``--pad-segments``:
   ``NdpSrc::set_flowsize`` makes every packet of a flow of at least one MSS a full MSS) and
   its NIC's bulk slots (``--bulk-slots``: ``PriorityQueue`` serves RotorLB in 1 500-B slots,
-  a dummy packet when none is due, ``RlbModule::NICpull``); the per-flow pacer alone and
+  a dummy packet when none is due, ``RlbModule::NICpull``) and its NIC push-back
+  (``--nic-push``: a committed bulk packet pushed back for every 1 500 B of other traffic,
+  ``RlbModule::NICpush``); the per-flow pacer alone and
   opendcn's defaults are printed beside it. One path per pair, as that run
   (``Figure7_datamining/opera/sim/run.sh``: ``-topfile dynexp_N=108_k=12_1path.txt``).
 - **throughput against load** (Figure 10): an all-to-all shuffle of 100-KB flows between
   every pair of hosts in different racks (RotorLB: opera-sim's ``-rlbflow 100000``) on top of
   websearch low-latency traffic (NDP, Poisson, uniform over inter-rack host pairs) at a
-  fraction of the host capacity; throughput is what the hosts receive, over the host
-  capacity, during the shuffle. Checked against the points the paper's plot script lists
+  fraction of the host capacity; throughput is what the ToRs send their hosts, over the
+  host capacity, during the shuffle. Checked against the points the paper's plot script lists
   (``Figure10_combined_shuffle_websearch/plotter.m``: 0.97 at 0.01 %, 0.93 at 1 %, ..., 0.50
   at 10 %): each within 0.1, and falling as the low-latency load grows. Five shortest paths
   per ToR pair and slice, one drawn per packet (``--paths 5``), as the published run
@@ -29,14 +31,16 @@ NDP below the cutoff and RotorLB above):
   dynexp_N=108_k=12_5paths.txt``; opera-sim draws ``random() % npaths`` per packet at the
   source NIC, ``src/opera/queue.cpp``).
 
-DECIDE (printed with the results): the shuffle starts after a warm-up of low-latency traffic
-(5 ms quick, 10 ms full; opera-sim waits 100 ms) and throughput is measured over a window
-of the shuffle (10 ms quick, 30 ms full) rather than to its end (the 10 % point run once with
-opera-sim's 100 ms warm-up, 5 paths, gave 0.857 over 101-130 ms, where the websearch traffic
-alone had reached 0.097 of the host capacity, against 0.888 quick: the shorter warm-up does
-not decide the verdict); opendcn counts payload bytes
-delivered to hosts where opera-sim's monitor counts every byte on the ToR-to-host links
-(headers of 64 B per 1 500-B packet make that about 4 % more).
+DECIDE (printed with the results): the shuffle starts after 100 ms of low-latency traffic
+in the full study, as in the published run (``.../opera/traffic_gen/generate_traffic.m``: "all
+bulk flows start 100 ms into the simulation"), 5 ms in quick mode, which therefore cannot
+decide the throughput claim (the 10 % point gives 0.620 after 10 ms and 0.559 after 100 ms:
+websearch's long flows are still building up); throughput is measured over the shuffle's
+first 30 ms (10 ms quick) after its first millisecond, the published figure being read off
+opera-sim's utilisation plot (``plotter.m``: "hand-entered the throughputs processed using
+process_FCT_and_UTIL.m"), in its units: every byte the ToRs send on their host downlinks
+(headers and control packets included, opera-sim's ``UtilMonitor``) over those links'
+capacity, from the watched downlink ports; the payload received is printed beside it.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ from .base import (FAIL, NOT_CHECKABLE, PASS, Claim, MissingReference, Reference
 from ..experiments.plots import figure, save
 from ..units import parse_time
 
-__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput", "FIG10_PATHS", "CLAIMS"]
+__all__ = ["study", "PUBLISHED_THROUGHPUT", "published_fct", "mix_trace", "window_throughput", "downlink_utilisation",
+           "FIG10_PATHS", "CLAIMS"]
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opera"
 #: opera-sim Figure 10 (its plotter.m): websearch load -> throughput of Opera
@@ -65,11 +70,17 @@ SHUFFLE_BYTES = 100_000
 #: shortest paths per ToR pair and slice of opera-sim's published Figure 8-10 runs
 #: (dynexp_N=108_k=12_5paths.txt); its Figure 7 run used one (dynexp_N=108_k=12_1path.txt)
 FIG10_PATHS = 5
+#: opera-sim's published FCTs of the 10 % websearch run (Figure 9, 5 paths), over the flows
+#: under 100 KB of each shipped cut of its trace: (flows, p50 us, p99 us). Read from
+#: ``Figure9_websearch/opera/sim/FCT_cwnd20_10perc_LL_5paths.txt`` of opera-sim's repository
+#: (commit c09861386c21b5f53cfa80e5dacbbe02483d4918, blob 9dabdb0aa6f765cbc31b64352e42eaa1b1f59b53,
+#: 43 070 flows of the 1-s trace), every small flow of the cut found there
+PUBLISHED_WS10 = {"ws10_first50ms": (1206, 74.463, 233.216), "ws10_first250ms": (5810, 83.929, 268.094)}
 #: the small-flow FCT runs: ``opera-sim`` as opera-sim runs (the judged one: per-flow pull
 #: pacer, its packet sizes and its NIC's bulk slots), ``flow`` with only its pull pacer,
 #: ``host`` opendcn's defaults
 FCT_VARIANTS: dict[str, dict[str, Any]] = {
-    "opera-sim": {"pull_pacer": "flow", "pad_segments": True, "bulk_slots": True},
+    "opera-sim": {"pull_pacer": "flow", "pad_segments": True, "bulk_slots": True, "nic_push": True},
     "flow": {"pull_pacer": "flow"},
     "host": {"pull_pacer": "host"},
 }
@@ -78,7 +89,8 @@ FCT_VARIANTS: dict[str, dict[str, Any]] = {
 CLAIMS = [
     "small flows (< 100 KB) of dm10_first250ms: sender-side FCT p50 and p99 within 10 % of opera-sim's published "
     "run (same flows, matched one by one)",
-    "websearch traces (ws10, Figure 9): FCT against opera-sim's published run",
+    "websearch (ws10_first250ms, Figure 9): small-flow (< 100 KB) sender-side FCT p50 and p99 within 10 % of "
+    "opera-sim's published run",
     "shuffle + websearch (Figure 10): throughput falls as the low-latency load grows, each point within 0.1 of the "
     "published one",
     "every run: exact conservation, 0 collisions, 0 guardband violations",
@@ -141,6 +153,17 @@ def window_throughput(timeseries: Any, lo_ps: int, hi_ps: int, hosts: int, rate_
     return float(dv[sel].sum() * 8 / (hosts * rate_bps * (hi_ps - lo_ps) / 1e12))
 
 
+def downlink_utilisation(timeseries: Any, lo_ps: int, hi_ps: int, uplinks: int, hosts: int, rate_bps: float) -> float:
+    """opera-sim's throughput (its ``UtilMonitor``): every byte the ToRs sent on their host
+    downlinks (headers and control packets included) in the samples ending in (lo_ps, hi_ps],
+    over those links' capacity; read from the watched ports (local index >= ``uplinks``)."""
+    t = timeseries.to_pydict()
+    tt, node, port = np.asarray(t["time_ps"]), np.asarray(t["node"]), np.asarray(t["port"])
+    tx = np.asarray([x if x is not None else 0 for x in t["tx_bytes"]], float)
+    sel = (node >= 0) & (port >= uplinks) & (tt > lo_ps) & (tt <= hi_ps)
+    return float(tx[sel].sum() * 8 / (hosts * rate_bps * (hi_ps - lo_ps) / 1e12))
+
+
 def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: str | None = None,
           seed: int = 1, reference: str | None = None, echo: Callable[[str], None] = print,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
@@ -176,14 +199,25 @@ def _fct_row(r: Any, pacer: str, theirs: dict[tuple[int, int, int, int], float])
     return row
 
 
+def _small_fct(r: Any) -> dict[str, Any]:
+    """Count and percentiles of the sender-side FCTs of the completed flows under 100 KB."""
+    d = r.flows.to_pydict()
+    v = np.asarray([f for n, f in zip(d["size_bytes"], d["sender_fct_ps"]) if n < 100_000 and f is not None],
+                   float) / 1e6
+    return {"flows": len(v), "p50_us": float(np.percentile(v, 50)) if len(v) else 0.0,
+            "p99_us": float(np.percentile(v, 99)) if len(v) else 0.0}
+
+
 def _mix_metrics(r: Any, lo_ps: int, end_ps: int, rate: float) -> dict[str, Any]:
-    """What the Figure-10 claim reads from a mix point's tables: the hosts' throughput over
-    the window, and the shares of the shuffle and the low-latency flows completed."""
+    """What the Figure-10 claim reads from a mix point's tables: opera-sim's throughput (host
+    downlinks, every byte) and the payload received over the window, and the shares of the
+    shuffle and the low-latency flows completed."""
     thr = window_throughput(r.timeseries, lo_ps, end_ps, TORS * HOSTS_PER_TOR, rate)
+    util = downlink_utilisation(r.timeseries, lo_ps, end_ps, HOSTS_PER_TOR, TORS * HOSTS_PER_TOR, rate)
     fl = r.flows.to_pydict()
     bulk = np.asarray(fl["size_bytes"]) == SHUFFLE_BYTES
     done = np.asarray(fl["completed"], bool)
-    return {"throughput": thr, "shuffle_done": float(done[bulk].mean()), "ll_flows": int((~bulk).sum()),
+    return {"throughput": util, "payload_throughput": thr, "shuffle_done": float(done[bulk].mean()), "ll_flows": int((~bulk).sum()),
             "ll_done": float(done[~bulk].mean()) if (~bulk).any() else None}
 
 
@@ -192,7 +226,7 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
            progress: bool | str) -> int:
     trace = "dm10_first50ms" if quick else "dm10_first250ms"
     loads = [0.01, 0.05, 0.1] if quick else sorted(PUBLISHED_THROUGHPUT)
-    warm_ps = parse_time("5ms" if quick else "10ms", "warmup")
+    warm_ps = parse_time("5ms" if quick else "100ms", "warmup")
     window_ps = parse_time(duration or ("10ms" if quick else "30ms"), "duration")
     if window_ps < parse_time("1ms", "duration"):
         raise ConfigError("duration", duration, "the throughput window needs at least 1ms")
@@ -206,10 +240,15 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
     trace_file = str(DATA / "traces" / f"{trace}.htsim")
     for variant, kw in FCT_VARIANTS.items():
         S[f"fct/{variant}"] = ("opera", {"stop_when": "ndp-done", **kw}, {"flows_file": trace_file}, "10s")
+    # the ToRs' host downlinks, where opera-sim's monitor counts its throughput
+    downlinks = ",".join(f"{t}:{HOSTS_PER_TOR + h}" for t in range(TORS) for h in range(HOSTS_PER_TOR))
+    ws = "ws10_first50ms" if quick else "ws10_first250ms"
+    S["fct/ws10"] = ("opera", {"stop_when": "ndp-done", **FCT_VARIANTS["opera-sim"], "paths": FIG10_PATHS},
+                     {"flows_file": str(DATA / "traces" / f"{ws}.htsim")}, "10s")
     for load in loads:
         path = mix_trace(out / "traces", load, warm_ps, end_ps, rate, seed)
         S[f"mix/{load}"] = ("opera", {"transport": "rotorlb=100KB,ndp<30MB,rotorlb", "pull_pacer": "flow",
-                                      "paths": FIG10_PATHS, "sample_interval": "100us", "watch": "none"},
+                                      "paths": FIG10_PATHS, "sample_interval": "1ms", "watch": downlinks},
                             {"flows_file": str(path)}, f"{end_ps}ps")
     R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
 
@@ -239,31 +278,49 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
                             f"(x{r50:.3f}), p99 {f0['p99_us']:.1f} vs {f0['opera_sim_p99_us']:.1f} us (x{r99:.3f}); "
                             "run as opera-sim runs: one path per pair, per-flow pull pacer, every packet of a flow of at "
                             "least one MSS a full MSS on the wire (`--pad-segments`) and the NIC serving RotorLB in "
-                            "full-packet slots, idle when no bulk packet is due (`--bulk-slots`); side by side on the same "
+                            "full-packet slots, idle when no bulk packet is due (`--bulk-slots`), pushing a committed "
+                            "bulk packet back for every 1 500 B of other traffic it sends (`--nic-push`, "
+                            "RlbModule::NICpush); side by side on the same "
                             "fabric (benchmarks/opera_sim, opera-sim built from its repository) six isolated flows of "
                             "1 000 B to 50 KB then finish to the picosecond as in opera-sim, and a 1 000-B flow sent while "
-                            "its host holds bulk data takes 0.80 us longer in both; without the two (" + ", ".join(
+                            "its host holds bulk data takes 0.80 us longer in both; without these (" + ", ".join(
                                 f"{x['setting']}: p50 x{x['p50_us'] / x['opera_sim_p50_us']:.3f}, p99 "
                                 f"x{x['p99_us'] / x['opera_sim_p99_us']:.3f}" for x in fct_rows[1:]
                                 if x["matched_flows"]) + "). The p99 gap that remains has two parts, measured on "
-                            "dm10_first50ms (opendcn 18.8 us, opera-sim on opendcn's fabric 20.2 us, published 21.6 us): "
-                            "the topology realization (setting, unpublished: the published run used opera-sim's 1-path "
-                            "topology file, a random realization of the matchings that its repository does not hold, "
-                            "opendcn UCMP's published matchings, data/opera/SOURCES.md), 1.4 us; and 1.4 us between the "
-                            "engines on the same fabric, where 39 % of the small flows finish at the same picosecond and "
-                            "the rest within -0.8 to +1.7 us (5th-95th percentile), about a bulk slot (1.2 us) either "
-                            "way, consistent with the slots falling at other times: where they fall depends on when "
-                            "RotorLB commits its packets, which the two engines schedule "
-                            "differently (opendcn paces a commitment over the hold, opera-sim fills its commit queues "
-                            "slot by slot and pushes a bulk packet back for every 1 500 B of low-latency data, "
-                            "RlbModule::NICpush)"))
+                            "dm10_first50ms (404 small flows; opendcn 19.5 us, opera-sim on opendcn's fabric 20.2 us, "
+                            "published 21.6 us): the topology realization (setting, unpublished: the published run used "
+                            "opera-sim's 1-path topology file, a random realization of the matchings that its repository "
+                            "does not hold, opendcn UCMP's published matchings, data/opera/SOURCES.md), 1.4 us; and 0.7 us "
+                            "between the engines on the same fabric, where 13 % of the small flows finish at the same "
+                            "picosecond and the rest within -1.4 to +1.1 us (5th-95th percentile), about one bulk packet "
+                            "(1.2 us) either way: a small flow waits for the bulk slot in service or not depending on "
+                            "where RotorLB's packets fall, which the two engines schedule differently (opendcn paces a "
+                            "commitment evenly over the hold, opera-sim fills its commit queues slot by slot, "
+                            "RlbModule::enqueue_commit); defect, fixed: RotorLB's bulk packets went at a 64-byte "
+                            "control packet's size, as run before p50 x0.949, p99 x0.890"))
     else:
         claims.append(Claim(f"small flows (< 100 KB) of {trace}: FCT within 10 % of opera-sim's published run", FAIL,
                             "no flow matched the published output"))
-    claims.append(Claim("websearch traces (ws10, Figure 9): FCT against opera-sim's published run", NOT_CHECKABLE,
-                        "opera-sim's repository holds no per-flow output of its websearch runs (only MATLAB "
-                        "post-processing of a 5-path topology); the shipped ws10 traces replay with "
-                        "`opendcn run opera --flows-file`"))
+    r = get("fct/ws10")
+    every_ok.append(run_ok(r.summary))
+    ws_row = {"setting": f"{ws}, opera-sim, {FIG10_PATHS} paths", **R.derive(r, "fct", _small_fct),
+              "wall_s": r.summary["wall_s"]}
+    n_pub, p50_pub, p99_pub = PUBLISHED_WS10[ws]
+    ws_row.update(opera_sim_flows=n_pub, opera_sim_p50_us=p50_pub, opera_sim_p99_us=p99_pub)
+    w50, w99 = ws_row["p50_us"] / p50_pub, ws_row["p99_us"] / p99_pub
+    claims.append(Claim(f"websearch ({ws}, Figure 9): small-flow (< 100 KB) sender-side FCT p50 and p99 within 10 % of "
+                        "opera-sim's published run",
+                        PASS if abs(w50 - 1) <= 0.1 and abs(w99 - 1) <= 0.1 else FAIL,
+                        f"{ws_row['flows']} flows (opera-sim {n_pub}); p50 {ws_row['p50_us']:.1f} vs {p50_pub:.1f} us "
+                        f"(x{w50:.3f}), p99 {ws_row['p99_us']:.1f} vs {p99_pub:.1f} us (x{w99:.3f}); run as the "
+                        f"datamining claim's opera-sim setting with {FIG10_PATHS} paths per pair, as the published run "
+                        "(Figure9_websearch/opera/sim/run.sh: -topfile dynexp_N=108_k=12_5paths.txt), percentiles of "
+                        "the same flows (the published per-flow output, FCT_cwnd20_10perc_LL_5paths.txt, is read for "
+                        "its percentiles only). Not yet traced: the datamining flows agree (p50 x0.98) on one path, "
+                        "these websearch flows on five paths finish a third faster at the median; the websearch "
+                        "trace carries more large NDP flows (up to 30 MB) that share the small flows' multi-hop "
+                        "paths, and the five paths' realization is opendcn's (the published topology file is a "
+                        "random realization)"))
     # ---- throughput of the shuffle + websearch mixes
     mix_rows: list[dict[str, Any]] = []
     hosts = TORS * HOSTS_PER_TOR
@@ -283,6 +340,7 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
         nh = am["ndp_hops_histogram"]
         hops = sum(i * n for i, n in enumerate(nh)) / max(sum(nh), 1)
         mix_rows.append({"websearch_load": load, "throughput": mm["throughput"],
+                         "payload_throughput": mm["payload_throughput"],
                          "published": PUBLISHED_THROUGHPUT[load], "shuffle_done": mm["shuffle_done"],
                          "ll_flows": mm["ll_flows"], "ll_done": mm["ll_done"],
                          "bulk_share": bulk_share, "ll_share": ll_share, "ndp_hops": hops,
@@ -292,28 +350,40 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
                          "wall_s": r.summary["wall_s"]})
     close = all(abs(x["throughput"] - x["published"]) <= 0.1 for x in mix_rows)
     falls = all(a["throughput"] > b["throughput"] for a, b in zip(mix_rows, mix_rows[1:]))
-    claims.append(Claim("shuffle + websearch (Figure 10): throughput falls as the low-latency load grows, each point "
-                        "within 0.1 of the published one", PASS if close and falls else FAIL,
-                        ", ".join(f"{100 * x['websearch_load']:g} %: {x['throughput']:.3f} vs {x['published']:.2f}"
-                                  for x in mix_rows) + f"; {FIG10_PATHS} shortest paths per ToR pair and slice, one "
-                        "drawn per packet, as the published run (opera-sim's dynexp_N=108_k=12_5paths.txt). "
-                        "Mechanism: opendcn's RotorLB fills every rotor-uplink slot NDP leaves (at "
-                        + ", ".join(f"{100 * x['websearch_load']:g} %: bulk {x['bulk_share']:.2f} + low-latency "
-                                    f"{x['ll_share']:.2f} x {x['ndp_hops']:.1f} hops = {x['uplink_load']:.2f} of the "
-                                    f"uplinks in payload, {x['rlb_returns']} bulk packets returned" for x in mix_rows)
-                        + "), so throughput falls only by NDP's hop tax; opera-sim's own 100-KB FCTs at 10 % "
-                        "(Figure10 .../postprocess/FCT_100kB_10percLL.tif: median about 115 ms against 51 ms at line "
-                        "rate, 1 %: about 65 ms) put its RotorLB near half rate, a loss beyond that tax. Side by side "
-                        "with opera-sim's own binary on a 24-rack Opera (the same mix scaled, generated matchings, one "
-                        "path; benchmarks/opera_sim): at 0.01 % websearch both carry the shuffle alike (opera-sim's "
-                        "downlink utilisation 0.90, headers included, opendcn 0.87 of payload), at 10 % opera-sim 0.70 "
-                        "against opendcn 0.85 (0.82 with opera-sim's packet sizes, bulk slots and NIC push-back: "
-                        "--pad-segments --bulk-slots --nic-push); opera-sim sends about 17 000 bulk packets per "
-                        "millisecond back from its uplink queues after their circuit has changed (240 at 0.01 %), "
-                        "opendcn none (its commitments that cannot leave in their hold expire at the host); removing "
-                        "opera-sim's NIC push-back changes nothing, and returning stale bulk packets before serving "
-                        "them instead of after changes nothing (class: unpublished, mechanism not yet isolated: the "
-                        "difference is in how bulk and low-latency packets share opera-sim's uplinks under load)"))
+    fig10 = "shuffle + websearch (Figure 10): throughput falls as the low-latency load grows, each point within 0.1 " \
+            "of the published one"
+    figures = ", ".join(f"{100 * x['websearch_load']:g} %: {x['throughput']:.3f} vs {x['published']:.2f}" for x in mix_rows)
+    anatomy = ", ".join(f"{100 * x['websearch_load']:g} %: bulk {x['bulk_share']:.2f} + low-latency {x['ll_share']:.2f} "
+                        f"x {x['ndp_hops']:.1f} hops, {x['rlb_returns']} bulk packets returned" for x in mix_rows)
+    if quick:
+        claims.append(Claim(fig10, NOT_CHECKABLE,
+                            f"{figures}; needs the full study: the published run starts the shuffle after 100 ms of "
+                            f"websearch traffic, quick mode after {warm_ps / 1e9:g} ms, and the 10 % point moves by 0.06 "
+                            "between a 10-ms and a 100-ms warm-up"))
+    else:
+        claims.append(Claim(fig10, PASS if close and falls else FAIL,
+                            f"{figures}; the shuffle after {warm_ps / 1e9:g} ms of websearch traffic as in the published "
+                            f"run, {FIG10_PATHS} shortest paths per ToR pair and slice, one drawn per packet (opera-sim's "
+                            "dynexp_N=108_k=12_5paths.txt). Mechanism: RotorLB's bulk is the lowest class at the rotor "
+                            "uplinks, so the low-latency packets, each crossing about 3 rotor hops, go first and the bulk "
+                            "packets a host committed for a matching that have not left when it changes go back to their "
+                            "host, whose NIC time they used (payload shares of the uplinks and returns: " + anatomy + "). "
+                            "Side by side with opera-sim's own binary on a 24-rack Opera (the same mix scaled, one path, "
+                            "benchmarks/opera_sim), ToR-to-host utilisation over the shuffle's 7-17 ms: at 10 % websearch "
+                            "opendcn 0.714, opera-sim 0.702, returned bulk packets 322 477 and 301 873; at 0.01 % 0.899 "
+                            "and 0.911 (4 278 and 2 878 returns); on the paper's 108-rack fabric with 5 paths and this "
+                            "study's 10 % mix (shuffle after 10 ms) opera-sim's binary measures 0.650 over 12-39 ms "
+                            "(every byte; 0.622 counted as payload of full packets), opendcn 0.620 payload over 11-40 ms. "
+                            "What remains at 10 % (0.604 against 0.50) is the published run's own realization (class: "
+                            "unpublished: its topology file dynexp_N=108_k=12_5paths.txt, a random realization, and its "
+                            "flow file flows_10percLLload_100kBshuffle_1sec_648hosts.htsim are not in the stored snapshot "
+                            "of opera-sim's repository) and how the figure was read: by hand ('hand-entered', plotter.m) "
+                            "off a utilisation curve that declines during the shuffle at this load (opera-sim on the "
+                            "108-rack fabric: 0.66-0.69 in the shuffle's first 10 ms, 0.61-0.64 after); the 10 % point "
+                            "also moves with the warm-up (0.620 payload after 10 ms, 0.559 after 100 ms). Defect, fixed: RotorLB's bulk packets went at a 64-byte "
+                            "control packet's size on every link, so bulk never queued behind low-latency traffic and "
+                            "throughput stayed flat (as run before: 0.903 at 0.01 % to 0.876 at 10 %, no bulk packet "
+                            "returned)"))
     claims.append(Claim("every run: exact conservation, 0 collisions, 0 guardband violations",
                         PASS if all(every_ok) else FAIL, f"{len(every_ok)} runs"))
     if R.reads(f"mix/{loads[0]}"):
@@ -330,19 +400,24 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
     if not quick:
         assert [c.text for c in claims] == CLAIMS, "CLAIMS lists the study's claims in order"
     sections = [
+        (f"{ws}: sender-side FCT of flows under 100 KB, opendcn vs opera-sim (published percentiles)", [ws_row],
+         ["setting", "flows", "opera_sim_flows", "p50_us", "opera_sim_p50_us", "p99_us", "opera_sim_p99_us", "wall_s"]),
         (f"{trace}: sender-side FCT of flows under 100 KB, opendcn vs opera-sim (published)", fct_rows,
          ["setting", "pull_pacer", "matched_flows", "p50_us", "opera_sim_p50_us", "p90_us", "opera_sim_p90_us", "p99_us",
           "opera_sim_p99_us", "median_ratio", "wall_s"]),
-        ("100-KB shuffle + websearch: throughput (received / host capacity) during the shuffle; bulk_share: "
+        ("100-KB shuffle + websearch: throughput (bytes the ToRs sent on their host downlinks, headers and control "
+         "packets included, over their capacity, as opera-sim's monitor; payload_throughput: payload received) "
+         "during the shuffle; bulk_share: "
          "RotorLB payload over the shuffle, ll_share: low-latency payload over the run, uplink_load: bulk + "
          "low-latency x NDP hops", mix_rows,
          ["websearch_load", "throughput", "published", "shuffle_done", "ll_flows", "ll_done", "bulk_share", "ll_share",
-          "ndp_hops", "uplink_load", "rlb_committed_pkts", "rlb_returns", "trims", "dropped_bytes", "wall_s"]),
+          "ndp_hops", "uplink_load", "payload_throughput", "rlb_committed_pkts", "rlb_returns", "trims",
+          "dropped_bytes", "wall_s"]),
     ]
     echo_study(echo, sections, claims)
     out.mkdir(parents=True, exist_ok=True)
     data = {"mode": "reference" if R.reading else "quick" if quick else "full", "trace": trace, "loads": loads, "warmup_ps": warm_ps, "window_ps": window_ps, "seed": seed,
-            "fct": fct_rows, "mix": mix_rows}
+            "fct": fct_rows, "fct_ws10": ws_row, "mix": mix_rows}
     prov = R.provenance()
     write_json(out, "opera", data, claims, prov, echo)
     images = _plots(out, mix_rows)
