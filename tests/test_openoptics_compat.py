@@ -337,3 +337,34 @@ def test_every_backend_is_announced_once(capsys):
     out = capsys.readouterr().out
     assert out.count("'Tofino' backend runs on opendcn's packet engine") == 1
     assert np.isfinite(Toolbox.PS)
+
+
+def test_the_tofino_backend_refuses_a_guardband_that_fills_the_slice():
+    """As OpenOptics' Tofino backend, before anything is deployed: its ConfigurationError
+    (a ValueError) naming the guardband; the other backends warn that no circuit is up."""
+    with pytest.raises(Toolbox.ConfigurationError) as e:
+        Toolbox.BaseNetwork("t", nb_node=4, backend="Tofino", time_slice_duration_us=50, guardband_us=50, quiet=True)
+    assert e.value.field == "guardband_us" and e.value.value == 50 and isinstance(e.value, ValueError)
+    Toolbox.BaseNetwork("t", nb_node=4, backend="Tofino", time_slice_duration_us=50, guardband_us=49, quiet=True)
+    with pytest.warns(RuntimeWarning, match="no circuit is ever up"):
+        Toolbox.BaseNetwork("m", nb_node=4, backend="Mininet", time_slice_duration_us=50, guardband_us=50, quiet=True)
+
+
+def test_setup_nodes_and_ocs_give_the_tables_of_the_deployed_topology():
+    net = Toolbox.BaseNetwork("s", nb_node=4, nb_link=1, nb_host_per_tor=2, quiet=True)
+    for call in (net.setup_nodes, net.setup_ocs):
+        with pytest.raises(od.ConfigError) as e:
+            call()
+        assert e.value.field == "deploy_topo"
+    net.create_nodes()
+    assert net.deploy_topo(T.round_robin(nb_node=4))
+    tables = net.setup_nodes()
+    assert sorted(tables) == [0, 1, 2, 3]
+    ip = tables[0]["ip_to_tor"]
+    assert len(ip) == 8 and sorted(set(ip.values())) == [0, 1, 2, 3] and list(ip.values()).count(2) == 2
+    # the circle method over 4 nodes: {0-3, 1-2}, {0-2, 1-3}, {0-1, 2-3}
+    assert tables[0]["slice_port_to_node"] == {0: {0: 3}, 1: {0: 2}, 2: {0: 1}}
+    assert tables[2]["slice_port_to_node"] == {0: {0: 1}, 1: {0: 0}, 2: {0: 3}}
+    ocs = net.setup_ocs()
+    assert len(ocs) == 6 and {(ts, min(a, b), max(a, b)) for ts, a, b in ocs} == {
+        (0, 0, 3), (0, 1, 2), (1, 0, 2), (1, 1, 3), (2, 0, 1), (2, 2, 3)}

@@ -50,7 +50,13 @@ from .TimeFlowTable import ANY, Path, TimeFlowEntry
 from .traffic import (FlowStats, OnOffFlowSpec, Spec, TcpBulkFlowSpec, TcpTrafficGenerator,
                       UdpFlowSpec, UdpTrafficGenerator)
 
-__all__ = ["BaseNetwork", "BACKENDS"]
+__all__ = ["BaseNetwork", "BACKENDS", "ConfigurationError"]
+
+
+class ConfigurationError(ConfigError):
+    """A backend refuses its configuration before deploying (OpenOptics' Tofino backend
+    raises its ``ConfigurationError``, a ``ValueError``, for a guardband that fills the
+    slice). A :class:`~opendcn.errors.ConfigError`: ``field`` and ``value`` name the input."""
 
 #: backend names and the keyword arguments each accepts (as OpenOptics' backends do)
 BACKENDS: dict[str, set[str]] = {
@@ -163,6 +169,12 @@ class BaseNetwork:
             _ANNOUNCED.add(backend)
             self._say(f"opendcn.openoptics: the {backend!r} backend runs on opendcn's packet engine, in simulated "
                       "time; the script itself is unchanged. Thank you for trying it.")
+        if backend == "Tofino" and self.guardband_us >= self.time_slice_duration_us:
+            # as OpenOptics' Tofino backend, before anything is deployed
+            raise ConfigurationError("guardband_us", self.guardband_us,
+                                     f"not shorter than time_slice_duration_us ({self.time_slice_duration_us}): no "
+                                     "payload can cross the OCS; lower guardband_us or raise "
+                                     "time_slice_duration_us when constructing BaseNetwork")
         if self.guardband_us >= self.time_slice_duration_us and arch_mode == "TO":
             warnings.warn(f"guardband ({self.guardband_us} us) is not shorter than the time slice "
                           f"({self.time_slice_duration_us} us): no circuit is ever up, so no packet crosses the "
@@ -297,6 +309,55 @@ class BaseNetwork:
         self.nb_time_slices = len(self.slice_to_topo)
         self._native = None
         return True
+
+    # ------------------------------------------------------------------ devices
+    def create_nodes(self) -> None:
+        """Create the ToRs and hosts (OpenOptics hands them to its backend; here they are
+        the engine's, built when the network starts): checks what they need, changes
+        nothing."""
+        self._say(f"Creating {self.nb_node} ToRs with {self.nb_host_per_tor} host(s) each and {self.nb_link} "
+                  "optical uplink(s)...")
+
+    def setup_ocs(self) -> list[tuple[int, int, int]]:
+        """The OCS's forwarding entries for the deployed topology: ``(time_slice, ocs_port1,
+        ocs_port2)`` per circuit, an OCS port being ``port * nb_node + node``
+        (:meth:`cal_node_port_to_ocs_port`). The engine's optical schedule is the same
+        topology, so nothing else is loaded."""
+        if not self.slice_to_topo:
+            raise ConfigError("deploy_topo", "not called", "deploy a topology before setting up the OCS")
+        entries = []
+        for ts in sorted(self.slice_to_topo):
+            seen: set[tuple[int, int]] = set()
+            for a, b, attr in self.slice_to_topo[ts].edges(data=True):
+                x, y = self.cal_node_port_to_ocs_port(a, attr["port1"]), self.cal_node_port_to_ocs_port(b, attr["port2"])
+                if (y, x) not in seen:          # a duplex circuit is one OCS entry
+                    seen.add((x, y))
+                    entries.append((ts, x, y))
+        self.ocs_entries = entries
+        return entries
+
+    def cal_node_port_to_ocs_port(self, node_id: int, port_id: int) -> int:
+        """The OCS port that ``port_id`` of ToR ``node_id`` connects to."""
+        return port_id * self.nb_node + node_id
+
+    def setup_nodes(self) -> dict[int, dict[str, Any]]:
+        """Load the ToRs' utility tables (OpenOptics: the host-address-to-ToR map, the
+        arrive-at-destination entry, the desired-node check and the calendar port per
+        slice and peer). The engine applies the same rules itself; the tables are returned
+        (and kept as ``node_tables``) to look at: per ToR, ``ip_to_tor``, its host port and,
+        per slice, the peer of each uplink."""
+        if not self.slice_to_topo:
+            raise ConfigError("deploy_topo", "not called", "deploy a topology before setting up the nodes")
+        self._say("Setting up switch tables...")
+        hpt = self.nb_host_per_tor
+        ip_to_tor = {self._addr(n * hpt + h): n for n in range(self.nb_node) for h in range(hpt)}
+        tables: dict[int, dict[str, Any]] = {}
+        for n in range(self.nb_node):
+            slots = {ts: {int(attr["port1"]): int(b) for a, b, attr in g.edges(data=True) if a == n}
+                     for ts, g in sorted(self.slice_to_topo.items())}
+            tables[n] = {"ip_to_tor": ip_to_tor, "host_port": self.tor_host_port, "slice_port_to_node": slots}
+        self.node_tables = tables
+        return tables
 
     def get_topo(self, time_slice: int | None = None) -> Any:
         """``{slice: graph}``, or one slice's graph (None if it does not exist)."""
