@@ -8,7 +8,7 @@ threads and in the sweep runner's worker processes.
 >>> fig, ax = figure(5, 3.5)
 >>> _ = ax.plot([0, 1], [1, 2])
 >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.png"
->>> save(fig, f)
+>>> save(fig, f, title="a line")
 >>> f.read_bytes()[:4] == b"\\x89PNG"
 True
 """
@@ -33,7 +33,20 @@ def figure(width: float, height: float, ncols: int = 1, nrows: int = 1, *, squee
     return fig, fig.subplots(nrows, ncols, squeeze=squeeze)
 
 
-def save(fig: Figure, path: str | Path, dpi: int = 120) -> None:
-    """Lay ``fig`` out tightly and write it to ``path`` as a PNG of ``dpi`` dots per inch."""
+def save(fig: Figure, path: str | Path, dpi: int = 120, *, title: str) -> None:
+    """Title ``fig``, lay it out tightly and write it to ``path`` as a PNG of ``dpi`` dots
+    per inch. A linear y-axis whose limits the plot left to matplotlib and whose data are
+    all non-negative starts at zero, so that a difference of 1 % never fills the plot."""
+    fig.suptitle(title, fontsize=10)
+    for ax in fig.axes:
+        _from_zero(ax)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
+
+
+def _from_zero(ax: Any) -> None:
+    if ax.get_yscale() != "linear" or not ax.get_autoscaley_on() or not ax.has_data():
+        return
+    lo, hi = ax.get_ylim()
+    if ax.dataLim.y0 >= 0 and 0 < lo < hi:
+        ax.set_ylim(0, hi)

@@ -775,7 +775,7 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
                 ax.set_yscale("log")
             if i == 0:
                 ax.legend(fontsize=7)
-        save(fig, out / fname, dpi=100)
+        save(fig, out / fname, dpi=100, title=f"TRN/PRN: {label} against injection, per pattern")
         images.append(fname)
     fig, ax = figure(5, 3.5)
     for name, confs in caps.items():
@@ -784,7 +784,7 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
     ax.set_xlabel("path capacity between a rack pair (circuits)")
     ax.set_ylabel("CDF")
     ax.legend(fontsize=6)
-    save(fig, out / "path_capacity_cdf.png", dpi=110)
+    save(fig, out / "path_capacity_cdf.png", dpi=110, title="TRN/PRN Fig. 13: path capacity between rack pairs")
     images.append("path_capacity_cdf.png")
     if frows:
         fig, axes = figure(5 * len(traces), 3.5, len(traces), squeeze=False)
@@ -799,7 +799,7 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
             ax.set_ylabel("mean flow throughput (Gb/s)")
             ax.set_title(tr)
             ax.legend(fontsize=7)
-        save(fig, out / "throughput_vs_period.png", dpi=110)
+        save(fig, out / "throughput_vs_period.png", dpi=110, title="TRN/PRN: flow throughput against the reconfiguration period")
         images.append("throughput_vs_period.png")
     if drows:
         fig, ax = figure(5, 3.5)
@@ -809,6 +809,6 @@ def _plots(out: Path, prow: list[dict[str, Any]], loads: list[float], caps: dict
         ax.set_xlabel("duty cycle (%)")
         ax.set_ylabel("normalized flow throughput")
         ax.legend(fontsize=7)
-        save(fig, out / "duty_cycle.png", dpi=110)
+        save(fig, out / "duty_cycle.png", dpi=110, title="TRN/PRN: flow throughput against TRN-DA's duty cycle")
         images.append("duty_cycle.png")
     return images

@@ -720,11 +720,11 @@ def _plots(out: Path, rows: list[dict[str, Any]], abl: list[dict[str, Any]], loa
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend()
-        save(fig, out / fname)
+        save(fig, out / fname, title=f"NegotiaToR: {ylabel} against load")
     fig, ax = figure(5, 3.5)
     ax.bar([r["config"].replace("ablation ", "") for r in abl], [r["mice_p99_us"] for r in abl])
     ax.set_ylabel("mice p99 FCT (us) at 100 % load")
-    save(fig, out / "ablation.png")
+    save(fig, out / "ablation.png", title="NegotiaToR: ablation, mice p99 FCT at 100 % load")
 
 
 def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[str, tuple[str, str]],
@@ -746,7 +746,7 @@ def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[
         if sname == "scheduled_slots":
             a1.set_xscale("log")
             a2.set_xscale("log")
-        save(fig, out / f"sweep_{sname}.png")
+        save(fig, out / f"sweep_{sname}.png", title=f"NegotiaToR: sweep of {sname.replace('_', ' ')}")
     wls = sorted({r["workload"] for r in wl_rows})
     fig, axes = figure(4 * len(wls), 3.2, len(wls), squeeze=False)
     for ax, w in zip(axes[0], wls):
@@ -759,7 +759,7 @@ def _sweep_plots(out: Path, sweeps: dict[str, list[dict[str, Any]]], cols: dict[
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend()
-    save(fig, out / "workloads.png")
+    save(fig, out / "workloads.png", title="NegotiaToR: mice p99 FCT by workload")
 
 
 def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any]) -> None:
@@ -772,7 +772,7 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
     ax.set_ylabel("all-to-all goodput / (N x 400 Gb/s)")
     ax.grid(alpha=0.3)
     ax.legend()
-    save(fig, out / "all_to_all.png")
+    save(fig, out / "all_to_all.png", title="NegotiaToR Fig. 7b: all-to-all goodput")
     fig, ax = figure(6, 3.5)
     for k, f in failures.items():
         ax.plot(f["time_us"], f["normalized"], label=f"{100 * f['fraction']:g} % links")
@@ -780,7 +780,7 @@ def _micro_plots(out: Path, a2a: list[dict[str, Any]], failures: dict[str, Any])
     ax.set_ylabel("receiver bandwidth / pre-failure")
     ax.grid(alpha=0.3)
     ax.legend()
-    save(fig, out / "link_failures.png")
+    save(fig, out / "link_failures.png", title="NegotiaToR: receiver bandwidth after link failures")
 
 
 def _mice_breakdown(r: Any) -> dict[str, Any]:

@@ -311,20 +311,27 @@ def _study(out: Path, quick: bool, duration: str | None, seed: int, ref: Referen
     n_pub, p50_pub, p99_pub = PUBLISHED_WS10[ws]
     ws_row.update(opera_sim_flows=n_pub, opera_sim_p50_us=p50_pub, opera_sim_p99_us=p99_pub)
     w50, w99 = ws_row["p50_us"] / p50_pub, ws_row["p99_us"] / p99_pub
-    claims.append(Claim(f"websearch ({ws}, Figure 9): small-flow (< 100 KB) sender-side FCT p50 and p99 within 10 % of "
-                        "opera-sim's published run",
-                        PASS if abs(w50 - 1) <= 0.1 and abs(w99 - 1) <= 0.1 else FAIL,
-                        f"{ws_row['flows']} flows (opera-sim {n_pub}); p50 {ws_row['p50_us']:.1f} vs {p50_pub:.1f} us "
-                        f"(x{w50:.3f}), p99 {ws_row['p99_us']:.1f} vs {p99_pub:.1f} us (x{w99:.3f}); run as the "
-                        f"datamining claim's opera-sim setting with {FIG10_PATHS} paths per pair and every websearch flow "
-                        "low-latency (NDP), as the published run (Figure9_websearch/opera/sim/run.sh: -topfile "
-                        "dynexp_N=108_k=12_5paths.txt -cutoff 30000000, above the trace's largest flow of 28.6 MB), "
-                        "against the published per-flow output's percentiles over the same flows "
-                        "(FCT_cwnd20_10perc_LL_5paths.txt); side by side with opera-sim's binary on opendcn's 5-path "
-                        "fabric (ws10_first50ms, the 933 small flows both finished within 80 ms) p50 63.3 vs 65.9 us, "
-                        "p99 266 vs 270 us. Setting, fixed: this point first ran with opendcn's 15 MB cutoff, which "
-                        "moves 286 flows of 15-28.6 MB to RotorLB and off the small flows' paths: p50 x0.683, p99 "
-                        "x0.827"))
+    ws_text = (f"websearch ({ws}, Figure 9): small-flow (< 100 KB) sender-side FCT p50 and p99 within 10 % of "
+               "opera-sim's published run")
+    if quick:
+        claims.append(Claim(ws_text, NOT_CHECKABLE,
+                            f"{ws_row['flows']} flows; p50 x{w50:.3f}, p99 x{w99:.3f}; needs the full study's 250-ms "
+                            "cut: the published p99 of the small flows itself moves by 15 % between the trace's first "
+                            "50 ms (233 us) and its first 250 ms (268 us), more than the 10 % band"))
+    else:
+        claims.append(Claim(ws_text,
+                            PASS if abs(w50 - 1) <= 0.1 and abs(w99 - 1) <= 0.1 else FAIL,
+                            f"{ws_row['flows']} flows (opera-sim {n_pub}); p50 {ws_row['p50_us']:.1f} vs {p50_pub:.1f} us "
+                            f"(x{w50:.3f}), p99 {ws_row['p99_us']:.1f} vs {p99_pub:.1f} us (x{w99:.3f}); run as the "
+                            f"datamining claim's opera-sim setting with {FIG10_PATHS} paths per pair and every websearch flow "
+                            "low-latency (NDP), as the published run (Figure9_websearch/opera/sim/run.sh: -topfile "
+                            "dynexp_N=108_k=12_5paths.txt -cutoff 30000000, above the trace's largest flow of 28.6 MB), "
+                            "against the published per-flow output's percentiles over the same flows "
+                            "(FCT_cwnd20_10perc_LL_5paths.txt); side by side with opera-sim's binary on opendcn's 5-path "
+                            "fabric (ws10_first50ms, its 1 206 small flows) p50 68.0 vs 68.9 us, p99 280 vs 293 us. "
+                            "Setting, fixed: this point first ran with opendcn's 15 MB cutoff, which "
+                            "moves 286 flows of 15-28.6 MB to RotorLB and off the small flows' paths: p50 x0.683, p99 "
+                            "x0.827"))
     # ---- throughput of the shuffle + websearch mixes
     mix_rows: list[dict[str, Any]] = []
     hosts = TORS * HOSTS_PER_TOR
@@ -443,5 +450,6 @@ def _plots(out: Path, mix_rows: list[dict[str, Any]]) -> list[str]:
     ax.set_ylabel("throughput (received / host capacity)")
     ax.set_ylim(0, 1)
     ax.legend()
-    save(fig, out / "throughput_vs_load.png", dpi=110)
+    save(fig, out / "throughput_vs_load.png", dpi=110,
+         title="Opera Fig. 10: shuffle throughput against websearch load")
     return ["throughput_vs_load.png"]

@@ -567,8 +567,8 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
            il_rows: list[dict[str, Any]], fl_rows: list[dict[str, Any]]) -> list[str]:
     names = []
 
-    def png(fig: Any, name: str) -> None:
-        save(fig, out / name, dpi=110)
+    def png(fig: Any, name: str, title: str) -> None:
+        save(fig, out / name, dpi=110, title=f"Shale: {title}")
         names.append(name)
 
     fig, ax = figure(5, 3.5)
@@ -580,7 +580,7 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_ylabel("idle one-cell wait (timeslots of 5.632 ns)")
     ax.set_yscale("log")
     ax.legend()
-    png(fig, "latency_vs_h.png")
+    png(fig, "latency_vs_h.png", "idle one-cell wait against the schedule dimension h")
 
     fig, ax = figure(6, 3.5)
     ccs = [x["cc"] for x in cc_rows]
@@ -588,7 +588,7 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_xlabel("congestion control")
     ax.set_ylabel("p99 size-normalized FCT (t / (F + P))")
     ax.tick_params(axis="x", rotation=30)
-    png(fig, "cc_p99.png")
+    png(fig, "cc_p99.png", "p99 size-normalized FCT by congestion control")
 
     fig, ax = figure(5, 3.5)
     ax.plot([x["share_h4"] for x in il_rows], [x["short_p99"] or np.nan for x in il_rows], "o-", label="short flows")
@@ -596,7 +596,7 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_xlabel("share s of timeslots on the h = 4 sub-schedule")
     ax.set_ylabel("p99 size-normalized FCT")
     ax.legend()
-    png(fig, "interleave.png")
+    png(fig, "interleave.png", "interleaving two sub-schedules")
 
     fig, ax = figure(5, 3.5)
     xs = [100 * x["fraction"] for x in fl_rows]
@@ -607,5 +607,5 @@ def _plots(out: Path, lat_rows: list[dict[str, Any]], cc_rows: list[dict[str, An
     ax.set_xlabel("failed nodes (%)")
     ax.set_ylabel("throughput relative to no failure")
     ax.legend()
-    png(fig, "failures.png")
+    png(fig, "failures.png", "throughput of the live destinations after node failures")
     return names
