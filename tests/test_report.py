@@ -500,3 +500,12 @@ def test_delivered_series_counts_each_byte_once_at_its_receiver():
     assert link_gbps.sum() > 1.5 * gbps.sum()
     # a series without network rows has no delivered series
     assert delivered_series(make_timeseries())[0].size == 0
+
+
+def test_architecture_metrics_are_a_table_per_run_not_a_raw_dict():
+    rows = report._flat_metrics({"trims": 3, "fct_us": {"all": {"p99": 1.23456789}}, "hist": [0, 5, 2],
+                                 "decisions": ["timing: x", "paths: y"], "share": 0.5})
+    assert rows == [("trims", "3"), ("fct_us.all.p99", "1.23457"), ("hist", "0, 5, 2"),
+                    ("decisions [1]", "timing: x"), ("decisions [2]", "paths: y"), ("share", "0.5")]
+    long = report._flat_metrics({"h": list(range(30))})
+    assert long[0][1].endswith("... (30 values)")

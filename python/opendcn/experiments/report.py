@@ -180,7 +180,8 @@ def _render_p99_by_size(results: Sequence[Any], labels: list[str],
         ax.set_xticklabels([bucket_names[j] for j in keep])
     if plotted:
         ax.set_yscale("log")
-        ax.legend()
+        # beside the bars, never over them
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
     elif keep:
         _no_data(ax, "no completed flows")
     ax.set_xlabel("flow size bucket (KB = 1000 B)")
@@ -219,7 +220,7 @@ def _render_goodput(results: Sequence[Any], labels: list[str]) -> bytes:
         ax2.set_ylabel("delivered payload (Gbit/s)" if by_receiver else "throughput (Gbit/s, all ports)")
         ax2.set_ylim(bottom=0)
         ax2.grid(True, alpha=0.3)
-        ax2.legend()
+        ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
         ax2.set_title("goodput over time" if by_receiver else "throughput over time")
     return _png(fig)
 
@@ -317,17 +318,39 @@ def _invariants_html(results: Sequence[Any], labels: list[str]) -> str:
             "</tr></thead><tbody>" + "\n".join(rows) + "</tbody></table>")
 
 
+def _flat_metrics(m: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """An architecture's metrics as (name, value) rows: nested dicts by dotted names,
+    lists of numbers on one row, lists of text one row per item."""
+    rows: list[tuple[str, str]] = []
+    for k, v in m.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            rows += _flat_metrics(v, name + ".")
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, str) for x in v):
+            rows += [(f"{name} [{i + 1}]", x) for i, x in enumerate(v)]
+        elif isinstance(v, (list, tuple)):
+            shown = ", ".join(f"{x:.6g}" if isinstance(x, float) else str(x) for x in v[:24])
+            rows.append((name, shown + (f", ... ({len(v)} values)" if len(v) > 24 else "")))
+        elif isinstance(v, float):
+            rows.append((name, f"{v:.6g}"))
+        else:
+            rows.append((name, str(v)))
+    return rows
+
+
 def _arch_metrics_html(results: Sequence[Any], labels: list[str]) -> str:
     items = []
     for r, label in zip(results, labels):
         m = r.summary.get("arch_metrics")
         if isinstance(m, dict) and m:
-            kv = ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
-                           for k, v in m.items())
-            items.append(f"<li><b>{_e(label)}</b>: {_e(kv)}</li>")
+            body = "".join(f"<tr><td><code>{_e(k)}</code></td><td class=\"num\">{_e(v)}</td></tr>"
+                           for k, v in _flat_metrics(m))
+            items.append(f"<details><summary><b>{_e(label)}</b>: {len(m)} metrics</summary>"
+                         f"<table class=\"metrics\"><thead><tr><th>metric</th><th>value</th></tr></thead>"
+                         f"<tbody>{body}</tbody></table></details>")
     if not items:
         return ""
-    return "<h2>Architecture-specific metrics</h2>\n<ul>" + "".join(items) + "</ul>"
+    return "<h2>Architecture-specific metrics</h2>\n" + "\n".join(items)
 
 
 _HOW_TO_READ = """
