@@ -144,13 +144,24 @@ def test_report_references_only_existing_files_and_labels_every_axis(local_tree,
     figs, page = sweep_report(root)
     for name, fig in figs.items():
         for ax in fig.axes:
+            if not ax.get_visible() or not ax.axison:
+                continue                                # the grid's free cell: the legend
             assert ax.get_xlabel() and ax.get_ylabel(), name
             assert "(" in ax.get_ylabel() or ax.get_ylabel().startswith("fraction"), (name, ax.get_ylabel())
     out = write_sweep_report(root, tmp_path / "rep")
     html = out.read_text()
+    # self-contained: every image embedded, nothing loaded from elsewhere
     refs = re.findall(r"(?:src|href)=['\"]([^'\"]+)['\"]", html)
-    assert refs and all((out.parent / r).is_file() for r in refs)
-    assert {"by_load.png", "by_routing.png"} <= set(refs)
+    assert refs and all(r.startswith("data:image/png;base64,") for r in refs)
+    files = re.findall(r"data-file='([^']+)'", html)
+    assert len(files) == len(refs) and all((out.parent / f).is_file() for f in files)
+    assert {"by_load.png", "by_routing.png"} <= set(files)
+    # the per-parameter plots are a grid at page width (not one thin row), each titled, and
+    # every table scrolls inside its own box
+    for name in ("by_load.png", "by_routing.png"):
+        w, h = figs[name].get_size_inches()
+        assert w <= 14 and h >= 3.5 and figs[name]._suptitle is not None
+    assert html.count("<div class='scroll'><table>") == html.count("<table>")
 
 
 def _cli(*args, cwd=None):

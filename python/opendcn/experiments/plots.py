@@ -21,7 +21,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["figure", "save"]
+__all__ = ["figure", "save", "from_zero"]
 
 
 def figure(width: float, height: float, ncols: int = 1, nrows: int = 1, *, squeeze: bool = True) -> tuple[Figure, Any]:
@@ -39,12 +39,14 @@ def save(fig: Figure, path: str | Path, dpi: int = 120, *, title: str) -> None:
     all non-negative starts at zero, so that a difference of 1 % never fills the plot."""
     fig.suptitle(title, fontsize=10)
     for ax in fig.axes:
-        _from_zero(ax)
+        from_zero(ax)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
 
 
-def _from_zero(ax: Any) -> None:
+def from_zero(ax: Any) -> None:
+    """Start a linear y-axis at zero when its data are non-negative and the plot left its
+    limits to matplotlib."""
     if ax.get_yscale() != "linear" or not ax.get_autoscaley_on() or not ax.has_data():
         return
     lo, hi = ax.get_ylim()

@@ -8,15 +8,19 @@ parameter, one line per combination of the other varied parameters:
 - p99 slowdown (FCT / ideal FCT);
 - mean bytes queued in the network (KB, from the time series, where runs sampled it);
 
-with the aggregated table beside the plots; then the FCT CDF of every group and the p99
-FCT per flow-size bucket. Plots are PNG files next to ``report.html``; the page loads
-nothing else. Files are written to scratch names and moved into place, the page last.
+with the aggregated table below the plots (scrolling sideways inside its box when it is
+wider than the page); then the FCT CDF of every group and the p99 FCT per flow-size
+bucket. The plots are embedded in ``report.html`` (the page loads nothing) and also
+written as PNG files beside it. Files are written to scratch names and moved into place,
+the page last.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import io
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from matplotlib.figure import Figure
 from ..errors import ConfigError
 from ..network.network import _atomic_write
 from .db import _param_columns, _q, connect
+from .plots import from_zero
 
 __all__ = ["write_sweep_report"]
 
@@ -41,7 +46,8 @@ _METRICS = [  # (column expression over runs, label with unit, log scale)
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;font-size:12px}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}
-.row{display:flex;gap:2em;align-items:flex-start}.row img{max-width:820px}"""
+figure{margin:0 0 1em 0}figure img{max-width:100%;height:auto}
+.scroll{overflow-x:auto;max-width:100%;margin-bottom:2em}"""
 
 
 def _png(fig: Figure) -> bytes:
@@ -64,6 +70,12 @@ def _table(cols: list[str], rows: list[tuple[Any, ...]]) -> str:
 
 def _label(keys: list[str], values: tuple[Any, ...]) -> str:
     return ", ".join(f"{k}={v}" for k, v in zip(keys, values)) or "all runs"
+
+
+def _img(name: str, png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (f"<figure><img src='data:image/png;base64,{data}' data-file='{html.escape(name)}' "
+            f"alt='{html.escape(alt)}'></figure>")
 
 
 def write_sweep_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
@@ -104,8 +116,13 @@ def sweep_report(path: str | os.PathLike[str]) -> tuple[dict[str, Figure], str]:
         cur = con.execute(sql)
         names = [d[0] for d in cur.description]
         rows = cur.fetchall()
-        fig = Figure(figsize=(4.2 * len(_METRICS), 3.6))
-        axes = fig.subplots(1, len(_METRICS))
+        ncols = 3
+        nrows = math.ceil(len(_METRICS) / ncols)
+        fig = Figure(figsize=(13, 3.8 * nrows))
+        grid = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for extra_ax in grid[len(_METRICS):]:
+            extra_ax.set_visible(False)
+        axes = grid[:len(_METRICS)]
         groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
         for r in rows:
             groups.setdefault(tuple(r[:len(others)]), []).append(r)
@@ -125,12 +142,21 @@ def sweep_report(path: str | os.PathLike[str]) -> tuple[dict[str, Figure], str]:
                 ax.set_yscale("log")
             ax.grid(True, alpha=0.3)
         if len(groups) > 1:
-            axes[0].legend(fontsize=7)
+            # the free cell of the grid holds the legend, clear of every line
+            handles, labs = axes[0].get_legend_handles_labels()
+            holder = grid[len(_METRICS)] if len(grid) > len(_METRICS) else axes[0]
+            holder.set_visible(True)
+            if holder is not axes[0]:
+                holder.axis("off")
+            holder.legend(handles, labs, fontsize=8, loc="upper left", title=", ".join(others))
+        for ax in axes:
+            from_zero(ax)
+        fig.suptitle(f"metrics against {x} (means over seeds)", fontsize=11)
         fig.tight_layout()
         name = f"by_{x}.png"
         files[name] = fig
-        sections.append(f"<h2>Against {html.escape(x)}</h2><div class='row'><img src='{name}' alt='metrics "
-                        f"against {html.escape(x)}'>{_table(names, rows)}</div>")
+        sections.append(f"<h2>Against {html.escape(x)}</h2>{_img(name, _png(fig), f'metrics against {x}')}"
+                        f"<div class='scroll'>{_table(names, rows)}</div>")
     # FCT CDF and p99 by size bucket, one group per combination of the varied parameters
     gkeys: list[str] = params or ["arch"]
     gsel = ", ".join(f"r.{_q(c)}" for c in gkeys)
@@ -182,9 +208,10 @@ def sweep_report(path: str | os.PathLike[str]) -> tuple[dict[str, Figure], str]:
             f"<p>{n} runs; varied: {html.escape(', '.join(_param_columns(con)) or 'nothing')}; "
             f"{len(failed)} failed points{' (' + html.escape(', '.join(failed)) + ')' if failed else ''}. "
             "Values are means over seeds.</p>" + "".join(sections)
-            + "<h2>FCT distribution</h2><div class='row'><img src='fct_cdf.png' alt='FCT CDF'></div>"
-            + "<h2>p99 FCT by flow size</h2><div class='row'><img src='fct_p99_by_size.png' alt='p99 FCT by size'>"
-            + _table(bnames, brows) + "</div></body></html>")
+            + "<h2>FCT distribution</h2>" + _img("fct_cdf.png", _png(files["fct_cdf.png"]), "FCT CDF")
+            + "<h2>p99 FCT by flow size</h2>"
+            + _img("fct_p99_by_size.png", _png(files["fct_p99_by_size.png"]), "p99 FCT by size")
+            + f"<div class='scroll'>{_table(bnames, brows)}</div></body></html>")
     if "goodput" not in cols:  # pragma: no cover - every sweep row has it
         raise ConfigError("DIR", str(path), "runs have no goodput column")
     return files, page
