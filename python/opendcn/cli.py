@@ -437,15 +437,42 @@ def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch and dura
           workers: Optional[int] = typer.Option(None, help="worker processes (local / Dask LocalCluster); "
                                                            "default one per core"),
           scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (default: a LocalCluster)"),
-          progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar")) -> None:
-    """Run a grid of runs (architectures x options x loads x seeds); skips points already done."""
+          progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
+          slurm_time: Optional[str] = typer.Option(None, "--slurm-time", help="Slurm: time limit per point (e.g. "
+                                                   "90min, 2h; default 60min or the sweep file's [slurm] time)"),
+          slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="Slurm: partition"),
+          slurm_mem: Optional[str] = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)"),
+          slurm_cpus: Optional[int] = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point"),
+          slurm_account: Optional[str] = typer.Option(None, "--slurm-account", help="Slurm: account to charge"),
+          dry_run: bool = typer.Option(False, "--dry-run", help="with --executor slurm: print the job array that "
+                                       "would be submitted (its sbatch options and one task per point not yet "
+                                       "done) and submit nothing")) -> None:
+    """Run a grid of runs (architectures x options x loads x seeds); skips points already done.
+    With --executor slurm the points go as one job array (--workers: at most that many at
+    once); Ctrl-C cancels what was submitted."""
+    from .experiments.sweeps import load_sweep, slurm_dry_run, slurm_params
     from .experiments.sweeps import sweep as run_sweep
 
     try:
         show: bool | str = progress if progress is not None else (True if sys.stderr.isatty() else "lines")
-        recs = run_sweep(file, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=show)
+        slurm = {"time": slurm_time, "partition": slurm_partition, "mem": slurm_mem, "cpus": slurm_cpus,
+                 "account": slurm_account}
+        if dry_run:
+            if executor != "slurm":
+                raise ConfigError("--dry-run", True, "shows what --executor slurm would submit; give --executor slurm")
+            typer.echo(slurm_dry_run(load_sweep(file), out_dir, slurm_params(slurm, "--slurm"), workers))
+            return
+        if executor != "slurm" and any(v is not None for v in slurm.values()):
+            name = next(k for k, v in slurm.items() if v is not None)
+            raise ConfigError(f"--slurm-{name}", slurm[name], "applies to --executor slurm only")
+        recs = run_sweep(file, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=show,
+                         slurm=slurm)
     except ConfigError as e:
         _fail(e, 2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the points not yet finished were cancelled (Slurm: scancel); the finished ones "
+                   f"are under {out_dir}; run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
     counts = {k: sum(r["status"] == k for r in recs) for k in ("ok", "skipped", "failed")}
     typer.echo(f"{len(recs)} points: {counts['ok']} run, {counts['skipped']} already done, "
                f"{counts['failed']} failed -> {out_dir}")

@@ -46,9 +46,12 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import os
 import shutil
+import subprocess
 import tempfile
+import threading
 import time
 import tomllib
 import traceback
@@ -73,7 +76,65 @@ _LATER_DEFAULTS = {"mode": "packet", "fold_ranks": False, "coflow_interval": Non
 #: the keys of one workload of a ``mix`` (each a Poisson workload, as the run options say)
 MIX_KEYS = ("workload", "load", "pattern", "incast_degree", "incast_size", "flow_size", "active")
 EXECUTORS = ("local", "dask", "slurm", "submitit-local")
-_TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out"}
+_TOP = {"arch", "duration", "mode", "options", "vary", "seed", "out", "slurm"}
+
+#: the Slurm resources a sweep may ask for (``[slurm]`` in the sweep file, ``--slurm-*`` on
+#: the command line): name -> (submitit parameter, sbatch option)
+SLURM_KEYS = {"time": ("timeout_min", "--time"), "partition": ("slurm_partition", "--partition"),
+              "mem": ("mem_gb", "--mem"), "cpus": ("cpus_per_task", "--cpus-per-task"),
+              "account": ("slurm_account", "--account")}
+
+
+_SLURM_TIME_UNITS = {"s": 1 / 60, "min": 1, "h": 60, "d": 24 * 60}
+
+
+def _slurm_minutes(v: Any, field: str) -> int:
+    """A Slurm time limit in whole minutes (rounded up): minutes as a number, a number with
+    s, min, h or d, or H:MM:SS."""
+    import re
+
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        minutes = float(v)
+    elif isinstance(v, str) and (m := re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|min|h|d)\s*", v)):
+        minutes = float(m.group(1)) * _SLURM_TIME_UNITS[m.group(2)]
+    elif isinstance(v, str) and (m := re.fullmatch(r"\s*(\d+):(\d{2}):(\d{2})\s*", v)):
+        minutes = int(m.group(1)) * 60 + int(m.group(2)) + int(m.group(3)) / 60
+    else:
+        raise ConfigError(field, v, "expected a time limit such as 90min, 2h, 1d or 1:30:00 (or minutes)")
+    if not minutes >= 1 / 60 or not math.isfinite(minutes):
+        raise ConfigError(field, v, "must be positive")
+    return max(1, math.ceil(minutes - 1e-9))
+
+
+def slurm_params(opts: dict[str, Any] | None, field: str = "slurm") -> dict[str, Any]:
+    """Check a sweep's Slurm resources (``time`` as 90min, 2h, 1d or 1:30:00, or minutes; ``mem`` as a size such as 8GB; ``cpus`` an integer >= 1; ``partition`` and
+    ``account`` names) and turn them into submitit's parameters; ConfigError names the
+    field (``slurm.<key>``) and its value."""
+    from ..units import parse_size
+
+    out: dict[str, Any] = {}
+    for k, v in (opts or {}).items():
+        if v is None:
+            continue
+        if k not in SLURM_KEYS:
+            raise ConfigError(f"{field}.{k}", v, "unknown; expected " + ", ".join(SLURM_KEYS))
+        name = SLURM_KEYS[k][0]
+        if k == "time":
+            out[name] = _slurm_minutes(v, f"{field}.time")
+        elif k == "mem":
+            b = parse_size(v, f"{field}.mem")
+            if b < 10**8:
+                raise ConfigError(f"{field}.mem", v, "must be at least 100MB")
+            out[name] = max(1, math.ceil(b / 10**9))
+        elif k == "cpus":
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{field}.cpus", v, "must be an integer >= 1")
+            out[name] = v
+        else:
+            if not isinstance(v, str) or not v.strip() or any(c.isspace() for c in v):
+                raise ConfigError(f"{field}.{k}", v, "expected a name without spaces")
+            out[name] = v
+    return out
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}
@@ -168,6 +229,8 @@ class Sweep:
     varied: tuple[str, ...]
     source: str = "<dict>"
     fixed: dict[str, Any] = field(default_factory=dict)
+    #: the ``[slurm]`` table of the sweep file (checked, as submitit parameters)
+    slurm: dict[str, Any] = field(default_factory=dict)
 
 
 def _as_list(v: Any) -> list[Any]:
@@ -254,7 +317,10 @@ def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
                                   + ", ".join(sorted(a.model.model_fields)) + "; runs take "
                                   + ", ".join(sorted(RUN_OPTIONS)))
         points.append(Point(name, dict(values), run, duration, int(seed), tuple(names)))
-    return Sweep(points, tuple(names), source, fixed)
+    slurm = spec.get("slurm") or {}
+    if not isinstance(slurm, dict):
+        raise ConfigError("sweep.slurm", slurm, "expected a table [slurm] of time, partition, mem, cpus, account")
+    return Sweep(points, tuple(names), source, fixed, slurm_params(slurm, "sweep.slurm"))
 
 
 # ------------------------------------------------------------------------------ one point
@@ -508,26 +574,105 @@ class _Dask:
 
 
 class _Submitit(_Futures):
-    """Slurm through submitit (``slurm``), or submitit's local executor (``submitit-local``)."""
+    """Slurm through submitit (``slurm``: the points go as one job array), or submitit's
+    local executor (``submitit-local``)."""
 
     def __init__(self, folder: Path, kind: str, workers: int | None, slurm: dict[str, Any] | None):
         import submitit
 
         folder.mkdir(parents=True, exist_ok=True)
+        self.kind = kind
         if kind == "slurm":
             self.ex: Any = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
-            self.ex.update_parameters(**(slurm or {}))
+            self.ex.update_parameters(**{"timeout_min": 60, **(slurm or {})})
+            if workers:
+                self.ex.update_parameters(slurm_array_parallelism=workers)
         else:
             self.ex = submitit.LocalExecutor(folder=str(folder))
             self.ex.update_parameters(timeout_min=24 * 60)
         self.pool = cf.ThreadPoolExecutor(max_workers=64)
+        self.jobs: dict[Any, Any] = {}
+        self.stop = threading.Event()
+
+    def _wait(self, job: Any) -> Any:
+        """A job's result. Without Slurm accounting (no sacct) submitit learns a job's end
+        only from its result file, so a job Slurm ended without one (cancelled, out of
+        time, killed) is found here: gone from squeue for 30 s and still no result."""
+        gone_since = None
+        while not self.stop.is_set():
+            if job.done():
+                return job.result()
+            if self.kind == "slurm":
+                r = subprocess.run(["squeue", "-h", "-j", str(job.job_id)], capture_output=True, text=True)
+                if r.returncode == 0 and not r.stdout.strip():
+                    gone_since = gone_since or time.monotonic()
+                    if time.monotonic() - gone_since > 30:
+                        raise RuntimeError(f"Slurm job {job.job_id} ended without a result (cancelled, out of "
+                                           f"time or killed); its log: {job.paths.stderr}")
+                else:
+                    gone_since = None
+            self.stop.wait(1.0)
+        raise cf.CancelledError(f"job {job.job_id} cancelled")
+
+    def _track(self, job: Any) -> Any:
+        fut = self.pool.submit(self._wait, job)
+        self.jobs[fut] = job
+        return fut
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
-        job = self.ex.submit(fn, *args)
-        return self.pool.submit(job.result)
+        return self._track(self.ex.submit(fn, *args))
+
+    def submit_many(self, fn: Callable[..., Any], argss: list[tuple[Any, ...]]) -> list[Any]:
+        """Every call as one job array (Slurm) / one batch (local)."""
+        with self.ex.batch():
+            jobs = [self.ex.submit(fn, *a) for a in argss]
+        return [self._track(job) for job in jobs]
+
+    def cancel(self, futures: Iterable[Any]) -> None:
+        """Cancel what was submitted (scancel for Slurm) and stop waiting for it."""
+        pending = [f for f in futures if not f.done()]
+        for f in pending:
+            job = self.jobs.get(f)
+            if job is not None:
+                try:
+                    job.cancel(check=False)
+                except Exception:  # noqa: BLE001 - a job that ended meanwhile
+                    pass
+        self.stop.set()
+        for f in pending:
+            f.cancel()
 
     def close(self) -> None:
+        self.stop.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def slurm_dry_run(sw: Sweep, out: Path, slurm: dict[str, Any], workers: int | None) -> str:
+    """What ``--executor slurm`` would submit for the points of ``sw`` not yet done under
+    ``out``: the job array's sbatch options and its tasks, one per point. Nothing is
+    written."""
+    root = Path(out).resolve()
+    done = done_points(root, sw.points) if root.is_dir() else set()
+    todo = [p for p in sw.points if p.spec_hash not in done]
+    params = {"timeout_min": 60, **sw.slurm, **slurm}
+    opts = []
+    for key, (name, flag) in SLURM_KEYS.items():
+        if name not in params:
+            continue
+        v = params[name]
+        if key == "time":
+            opts.append(f"#SBATCH {flag}={v // 60:d}:{v % 60:02d}:00")
+        elif key == "mem":
+            opts.append(f"#SBATCH {flag}={v}G")
+        else:
+            opts.append(f"#SBATCH {flag}={v}")
+    if todo:
+        opts.append(f"#SBATCH --array=0-{len(todo) - 1}" + (f"%{workers}" if workers else ""))
+    lines = [f"dry run: {len(todo)} of {len(sw.points)} points would be submitted to Slurm as one job array "
+             f"(results under {root}; {len(sw.points) - len(todo)} already done), and first one probe job that "
+             "checks the workers see that folder", *opts]
+    lines += [f"  task {i}: {p.relpath()}" for i, p in enumerate(todo)]
+    return "\n".join(lines)
 
 
 def _executor(kind: str, out: Path, workers: int | None, scheduler: str | None,
@@ -562,6 +707,12 @@ def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.P
     hashes = [p.spec_hash for p in sw.points]
     if len(set(hashes)) != len(hashes):
         raise ConfigError("sweep.vary", sw.source, "two points of the sweep are the same run")
+    slurm = {**sw.slurm, **slurm_params(slurm, "--slurm")}
+    if executor == "slurm" and shutil.which("sbatch") is None:
+        # before anything is created: no results folder, no lock, no submitit folder
+        raise ConfigError("--executor", "slurm", "sbatch is not on PATH (no Slurm client here): run where "
+                          "Slurm's commands are, or use --executor local or dask; --dry-run shows what would "
+                          "be submitted")
     root.mkdir(parents=True, exist_ok=True)
     with _exclusive(root):
         return _sweep_locked(sw, root, executor, workers, scheduler, slurm, progress)
@@ -607,8 +758,11 @@ def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, sch
         try:
             if executor != "local":
                 _probe(ex, root)
-            for p in todo:
-                futures[ex.submit(run_point, p, str(root))] = p
+            if hasattr(ex, "submit_many"):
+                futures = dict(zip(ex.submit_many(run_point, [(p, str(root)) for p in todo]), todo))
+            else:
+                for p in todo:
+                    futures[ex.submit(run_point, p, str(root))] = p
             for f in ex.as_completed(futures):
                 p = futures[f]
                 try:
