@@ -186,6 +186,9 @@ class Reference:
     def load(self, label: str, p: Point) -> RefPoint:
         f = self.file(label)
         if not f.exists():
+            if not self.root.is_dir():
+                raise MissingReference(label, f"no reference records at {self.root} (they are kept in opendcn's "
+                                              "source tree: run the command from inside it)")
             raise MissingReference(label)
         rec = json.loads(f.read_text())
         if rec.get("spec_hash") != p.spec_hash:
@@ -460,7 +463,8 @@ def run_ok(s: dict[str, Any]) -> bool:
 _PAGE_CSS = ("body{font-family:sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse;"
              "font-size:12px;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
              "th{background:#eee}td.l{text-align:left}.PASS{color:#060}.FAIL{color:#a00}"
-             ".NOT-CHECKABLE{color:#666}img{max-width:640px;margin:0.5em}")
+             ".NOT-CHECKABLE{color:#666}img{max-width:100%;margin:0.5em}"
+             ".scroll{overflow-x:auto;max-width:100%;margin-bottom:1.5em}.scroll table{margin-bottom:0}")
 
 
 def provenance_line(prov: dict[str, Any]) -> str:
@@ -496,10 +500,12 @@ def write_page(out: Path, title: str, intro: str, claims: list[Claim],
                      f"<td class='l'>{e(c.detail)}</td></tr>")
     parts.append("</table>")
     for caption, rows, cols in sections:
-        parts.append(f"<h2>{e(caption)}</h2><table><tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
+        # a table wider than the page scrolls inside its own box
+        parts.append(f"<h2>{e(caption)}</h2><div class='scroll'><table><tr>"
+                     + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
         for r in rows:
             parts.append("<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>")
-        parts.append("</table>")
+        parts.append("</table></div>")
     imgs = [i for i in images if (out / i).exists()]
     if imgs:
         parts.append("<h2>Plots</h2>" + "".join(f"<img src='{e(i)}' alt='{e(i)}'>" for i in imgs))

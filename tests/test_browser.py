@@ -1,0 +1,79 @@
+"""The HTML pages in a real browser (headless Chromium; `.ci/run` installs Debian's
+`chromium`, skipped with the reason where it is absent): the roll-up of every study with
+reference records, each study's page, a sweep report and a run report have no horizontal
+overflow at 1280 px and every image loads."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import opendcn as od
+from opendcn import studies
+from opendcn.experiments.report import write_report
+from opendcn.experiments.sweep_report import write_sweep_report
+from opendcn.experiments.sweeps import sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium here (Debian: apt-get install chromium)")
+
+PROBE = """<script>window.addEventListener('load', () => { const d = document.documentElement;
+const imgs = [...document.images];
+document.body.setAttribute('data-probe', JSON.stringify({scroll: d.scrollWidth, client: d.clientWidth,
+  images: imgs.length, broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt)})); });
+</script>"""
+
+
+def render(page: Path) -> dict:
+    """Open ``page`` (a copy with the probe, beside it so relative images resolve) in
+    headless Chromium at 1280 x 900 and read what the probe measured."""
+    text = page.read_text()
+    probe = page.with_name(f".probe-{page.name}")
+    probe.write_text(text.replace("</body>", PROBE + "</body>") if "</body>" in text else text + PROBE)
+    try:
+        r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                            "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        probe.unlink()
+    m = re.search(r'data-probe="([^"]*)"', r.stdout)
+    assert m, f"the page did not load in Chromium: {r.stderr[-500:]}"
+    return json.loads(html.unescape(m.group(1)))
+
+
+def check(page: Path, min_images: int) -> None:
+    got = render(page)
+    assert got["scroll"] <= got["client"], f"{page}: {got['scroll']} px wide in a {got['client']} px window"
+    assert got["broken"] == [] and got["images"] >= min_images, (page, got)
+
+
+def test_the_reproduction_pages(tmp_path):
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        studies.run("all", out=tmp_path, reference="read", echo=lambda _: None)
+    finally:
+        os.chdir(cwd)
+    check(tmp_path / "index.html", 0)
+    pages = sorted(p for p in tmp_path.glob("*/index.html"))
+    assert len(pages) >= 4
+    for p in pages:
+        check(p, 1 if any(p.parent.glob("*.png")) else 0)
+
+
+def test_a_sweep_report_and_a_run_report(tmp_path):
+    spec = {"arch": "clos", "duration": "50us", "options": {"nodes": 4, "uplinks": 2},
+            "vary": {"load": [0.2, 0.4], "transport": ["ideal", "dctcp"]}}
+    sweep(spec, tmp_path / "sw", executor="local", workers=1)
+    check(write_sweep_report(tmp_path / "sw"), 4)
+    runs = [od.arch.clos(nodes=4, uplinks=2).run(od.workload.poisson("hadoop", load=0.3), duration="100us"),
+            od.arch.rotornet(nodes=4, uplinks=2).run(od.workload.poisson("hadoop", load=0.3), duration="100us")]
+    check(write_report(runs, tmp_path / "rep"), 2)
