@@ -809,9 +809,10 @@ def test_ctrl_c_stops_a_long_run_within_a_second_and_says_nothing_was_written(tm
     import time
 
     out = tmp_path / "partial"
+    # (a pytest-xdist worker ignores SIGINT and a child would inherit that: restore it)
     p = subprocess.Popen([sys.executable, "-m", "opendcn", "run", "rotornet", "--nodes", "64", "--uplinks", "4",
                           "--duration", "1s", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4)
     assert p.poll() is None, "the run ended before it could be interrupted"
     t0 = time.perf_counter()

@@ -81,7 +81,9 @@ def test_ctrl_c_cancels_the_submitted_jobs(slurm, tmp_path):
                     '[vary]\nload = [0.5, 0.6, 0.7]\n')
     p = subprocess.Popen([str(EXE), "sweep", str(spec), "--out", str(tmp_path / "sw"), "--executor", "slurm",
                           "--slurm-time", "10min"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ})
+                         env={**os.environ},
+                         # a pytest-xdist worker ignores SIGINT and a child would inherit that
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.time()
     while time.time() - t0 < 60 and not any("_" in j for j in _squeue()):
         time.sleep(0.5)

@@ -598,19 +598,31 @@ class _Submitit(_Futures):
         """A job's result. Without Slurm accounting (no sacct) submitit learns a job's end
         only from its result file, so a job Slurm ended without one (cancelled, out of
         time, killed) is found here: gone from squeue for 30 s and still no result."""
-        gone_since = None
+        gone_since = unreachable_since = None
         while not self.stop.is_set():
             if job.done():
                 return job.result()
             if self.kind == "slurm":
-                r = subprocess.run(["squeue", "-h", "-j", str(job.job_id)], capture_output=True, text=True)
-                if r.returncode == 0 and not r.stdout.strip():
-                    gone_since = gone_since or time.monotonic()
-                    if time.monotonic() - gone_since > 30:
+                try:
+                    r = subprocess.run(["squeue", "-h", "-j", str(job.job_id)], capture_output=True, text=True,
+                                       timeout=30)
+                    ok = r.returncode == 0
+                except (OSError, subprocess.TimeoutExpired):
+                    ok, r = False, None
+                now = time.monotonic()
+                if not ok:
+                    unreachable_since = unreachable_since or now
+                    if now - unreachable_since > 120:
+                        raise RuntimeError(f"Slurm has not answered squeue for 2 min while job {job.job_id} had no "
+                                           f"result; its log: {job.paths.stderr}")
+                elif r is not None and not r.stdout.strip():
+                    unreachable_since = None
+                    gone_since = gone_since or now
+                    if now - gone_since > 30:
                         raise RuntimeError(f"Slurm job {job.job_id} ended without a result (cancelled, out of "
                                            f"time or killed); its log: {job.paths.stderr}")
                 else:
-                    gone_since = None
+                    unreachable_since = gone_since = None
             self.stop.wait(1.0)
         raise cf.CancelledError(f"job {job.job_id} cancelled")
 
