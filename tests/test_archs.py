@@ -215,6 +215,7 @@ def test_workloads_lists_distributions_and_patterns():
 # ---------------------------------------------------------------------------------------
 # bench and demo
 # ---------------------------------------------------------------------------------------
+@pytest.mark.long      # a timing run (13 s): make test-long
 def test_bench_quick_json_clos():
     proc = cli("bench", "--quick", "--json", "--only", "clos-128-hadoop-50%")
     assert proc.returncode == 0, proc.stderr
