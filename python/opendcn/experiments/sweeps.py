@@ -85,6 +85,9 @@ SLURM_KEYS = {"time": ("timeout_min", "--time"), "partition": ("slurm_partition"
               "account": ("slurm_account", "--account")}
 
 
+#: the time limit of a Slurm point unless the sweep asks for one (minutes)
+SLURM_DEFAULT_MINUTES = 60
+
 _SLURM_TIME_UNITS = {"s": 1 / 60, "min": 1, "h": 60, "d": 24 * 60}
 
 
@@ -584,7 +587,7 @@ class _Submitit(_Futures):
         self.kind = kind
         if kind == "slurm":
             self.ex: Any = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
-            self.ex.update_parameters(**{"timeout_min": 60, **(slurm or {})})
+            self.ex.update_parameters(**{"timeout_min": SLURM_DEFAULT_MINUTES, **(slurm or {})})
             if workers:
                 self.ex.update_parameters(slurm_array_parallelism=workers)
         else:
@@ -666,7 +669,7 @@ def slurm_dry_run(sw: Sweep, out: Path, slurm: dict[str, Any], workers: int | No
     root = Path(out).resolve()
     done = done_points(root, sw.points) if root.is_dir() else set()
     todo = [p for p in sw.points if p.spec_hash not in done]
-    params = {"timeout_min": 60, **sw.slurm, **slurm}
+    params = {"timeout_min": SLURM_DEFAULT_MINUTES, **sw.slurm, **slurm}
     opts = []
     for key, (name, flag) in SLURM_KEYS.items():
         if name not in params:
