@@ -160,3 +160,34 @@ def test_reproduce_opera_renders_its_records_with_the_verdicts_they_decide(tmp_p
     assert all(x["throughput"] > x["payload_throughput"] for x in data["mix"])
     assert not any((tmp_path / "runs").rglob("summary.json"))
 
+
+
+def test_record_missing_runs_only_the_points_without_a_complete_record(tmp_path):
+    """`reproduce NAME --record --missing`: a point with a record of its spec is read, one
+    without is run and its record written at once (marked incomplete until the study
+    derives its metrics and rewrites it), a stale one is run again."""
+    first = Runner(tmp_path / "runs1", workers=1, echo=lambda _: None, reference=Reference(tmp_path / "ref", "record"))
+    a = _tiny(first, "tiny/a")
+    first.save_reference()
+
+    R = Runner(tmp_path / "runs2", workers=1, echo=lambda _: None,
+               reference=Reference(tmp_path / "ref", "record", missing=True))
+    assert isinstance(_tiny(R, "tiny/a"), RefPoint)                   # recorded: read, not run
+    assert not (tmp_path / "runs2").exists()
+    b = _tiny(R, "tiny/b", slice_="40us")                             # no record: run, kept at once
+    rec_b = json.loads((tmp_path / "ref" / "points" / "tiny__b.json").read_text())
+    assert rec_b["complete"] is False and rec_b["trace_hash"] == b.summary["trace_hash"]
+    assert not R.reference.reads("tiny/b")                            # incomplete: a later sitting runs it
+    R.save_reference()
+    assert "complete" not in json.loads((tmp_path / "ref" / "points" / "tiny__b.json").read_text())
+    assert R.reference.reads("tiny/b")
+
+    stale = Runner(tmp_path / "runs3", workers=1, echo=lambda _: None,
+                   reference=Reference(tmp_path / "ref", "record", missing=True))
+    again = _tiny(stale, "tiny/a", slice_="30us")                     # record of another spec: run again
+    assert not isinstance(again, RefPoint) and again.summary["trace_hash"] != a.summary["trace_hash"]
+
+    only = Reference(tmp_path / "ref", "record", only=("tiny/c",), missing=True)
+    assert only.reads("tiny/b") and not only.reads("tiny/c")          # outside --only: read; inside, missing: run
+    with pytest.raises(Exception, match="--missing"):
+        Reference(tmp_path / "ref", "read", missing=True)

@@ -411,17 +411,40 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                                           "(reproductions/NAME/)"),
               only: Optional[list[str]] = typer.Option(None, "--only", help="with --record: run and record again only "
                                                        "the points whose label starts with this (repeatable); the "
-                                                       "others are read from their records")) -> None:
+                                                       "others are read from their records"),
+              missing: bool = typer.Option(False, "--missing", help="with --record: run and record only the points "
+                                           "without a record of their current spec (the others are read from "
+                                           "theirs; with --only, of the points it names), each record written "
+                                           "as its point finishes: a study recorded across sittings"),
+              audit: Optional[float] = typer.Option(None, "--audit", metavar="SECONDS",
+                                                    help="rerun, with this build, every reference record whose "
+                                                         "recorded wall time is at most SECONDS and say which no "
+                                                         "longer give their trace hash (exit 1 if any)")) -> None:
     """Re-run a seed paper's evaluation: table, plots, JSON and PASS/FAIL trend checks."""
     from . import studies as rep
 
     try:
+        if audit is not None:
+            if reference or record or quick:
+                raise ConfigError("--audit", audit, "reruns the stored records: give it without --reference, --record "
+                                                    "or --quick")
+            from .studies.audit import audit as run_audit
+
+            from .studies.base import reference_root
+
+            papers = ("openoptics", "opera", "duo", "hpc", "negotiator", "shale")
+            if name != "all" and name not in papers:
+                raise ConfigError("name", name, f"expected one of {', '.join(papers)} or all")
+            names = [name] if name != "all" else [n for n in papers if (reference_root(n) / "points").is_dir()]
+            code = max(run_audit(n, max_wall_s=audit, workers=workers) for n in names)
+            raise typer.Exit(code)
         if reference and record:
             raise ConfigError("--record", True, "--reference reads the records, --record writes them: give one")
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
                        tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
                        progress=True if sys.stderr.isatty() else "lines",
-                       reference="read" if reference else "record" if record else None, only=tuple(only or ()))
+                       reference="read" if reference else "record" if record else None, only=tuple(only or ()),
+                       missing=missing)
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:

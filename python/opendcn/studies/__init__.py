@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from .base import RECORD_ONLY, Study
+from .base import RECORD_MISSING, RECORD_ONLY, Study
 
 __all__ = ["NAMES", "REFERENCED", "get", "run"]
 
@@ -22,7 +22,7 @@ NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 #: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
 REFERENCED = ("openoptics", "duo", "hpc", "negotiator", "opera")
 #: the studies whose records ``--record --only`` can refresh point by point
-PARTIAL = ("openoptics", "opera")
+PARTIAL = ("openoptics", "opera", "hpc")
 
 
 def get(name: str) -> Study:
@@ -37,7 +37,7 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
         echo: Callable[[str], None] = print, *, tors: int | None = None,
         duration: str | None = None, seed: int = 1, executor: str = "local", workers: int | None = None,
         scheduler: str | None = None, progress: bool | str = False, reference: str | None = None,
-        only: Sequence[str] = ()) -> int:
+        only: Sequence[str] = (), missing: bool = False) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>`` and writes ``out/index.html`` and ``out/rollup.json``: per study the papers'
     claims PASS / FAIL / NOT-CHECKABLE, the tool's own checks apart); returns 0 if no claim
@@ -49,7 +49,8 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     (``reproductions/<name>/``, full-scale points kept in the source tree) without running
     anything; ``"record"`` runs the full study and writes those records (with ``only``, label
     prefixes: only those points run again and are recorded; the rest are read from their
-    records)."""
+    records; with ``missing``, only the points without a record of their current spec run,
+    so a study too long for one sitting is recorded across several)."""
     if name != "all" and name not in NAMES:
         raise ConfigError("NAME", name, f"nothing to reproduce under this name; known: {', '.join(NAMES)}, all")
     out = Path(out) if out is not None else Path(f"results/reproduce-{name}")
@@ -73,10 +74,14 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     if only and name not in PARTIAL:
         raise ConfigError("--only", ",".join(only), f"refreshes single records of {', '.join(PARTIAL)} "
                           f"(got {name!r}: record it whole)")
+    if missing and reference != "record":
+        raise ConfigError("--missing", True, "chooses the points --record runs: give --record")
     token = RECORD_ONLY.set(tuple(only))
+    mtoken = RECORD_MISSING.set(bool(missing))
     try:
         return _run(name, out, reference, kw)
     finally:
+        RECORD_MISSING.reset(mtoken)
         RECORD_ONLY.reset(token)
 
 

@@ -164,21 +164,41 @@ class Reference:
     page and verdicts from the records, running nothing) or ``record`` (a study that runs
     its points writes their records)."""
 
-    def __init__(self, root: str | Path, mode: str, only: tuple[str, ...] = ()):
+    def __init__(self, root: str | Path, mode: str, only: tuple[str, ...] = (), missing: bool = False):
         if mode not in ("read", "record"):
             raise ConfigError("reference.mode", mode, "expected read or record")
         if only and mode != "record":
             raise ConfigError("--only", ",".join(only), "chooses the points --record runs again")
+        if missing and mode != "record":
+            raise ConfigError("--missing", True, "chooses the points --record runs: give --record")
         self.root, self.mode = Path(root), mode
         #: record mode: when given, only the points whose label starts with one of these are
         #: run and recorded again; every other point is read from its record
         self.only = tuple(only)
+        #: record mode: run and record only the points without a complete record of their
+        #: current spec; those with one are read from it (a study recorded across sittings;
+        #: with ``only``, of those points only the ones whose label has such a prefix)
+        self.missing = missing
+        self._hashes: set[str] | None = None
+
+    def recorded_specs(self) -> set[str]:
+        """The spec hashes the stored records hold."""
+        if self._hashes is None:
+            self._hashes = set()
+            for f in (self.root / "points").glob("*.json"):
+                self._hashes.add(str(json.loads(f.read_text()).get("spec_hash")))
+        return self._hashes
 
     def reads(self, label: str | None) -> bool:
-        """Whether the point ``label`` comes from its record rather than a run."""
+        """Whether the point ``label`` comes from its record rather than a run (with
+        ``missing``: whether it has a record; a stale one is run again)."""
         if self.mode == "read":
             return True
-        return bool(self.only) and not (label is not None and label.startswith(self.only))
+        chosen = label is not None and (not self.only or label.startswith(self.only))
+        if self.missing and chosen:
+            f = self.file(str(label))
+            return f.exists() and json.loads(f.read_text()).get("complete", True)
+        return not chosen if (self.only or self.missing) else False
 
     def file(self, label: str) -> Path:
         return self.root / "points" / (label.replace("/", "__") + ".json")
@@ -199,10 +219,13 @@ class Reference:
     def labels(self) -> list[str]:
         return sorted(f.stem.replace("__", "/") for f in (self.root / "points").glob("*.json"))
 
-    def save(self, label: str, p: Point, folder: Path, derived: dict[str, Any], trim: tuple[str, ...] = ()) -> Path:
+    def save(self, label: str, p: Point, folder: Path, derived: dict[str, Any], trim: tuple[str, ...] = (),
+             complete: bool = True) -> Path:
         """Write a point's record; ``trim`` names ``arch_metrics`` keys left out of the
         stored summary (long series a study keeps only as derived metrics), listed in the
-        record's ``trimmed``."""
+        record's ``trimmed``. ``complete=False``: written as soon as the point ran, before
+        the study derived its metrics (``--missing`` runs it again if the study stops
+        before it rewrites the record whole)."""
         summary = json.loads((folder / "summary.json").read_text())
         am = summary.get("arch_metrics", {})
         gone = [k for k in trim if k in am]
@@ -220,7 +243,7 @@ class Reference:
             point["run"] = {**point["run"], "flows": {"elided": len(flows),
                                                       "sha256": hashlib.sha256(text.encode()).hexdigest()}}
         rec = {"label": label, "point": point, "spec_hash": p.spec_hash, "build": build,
-               **({"point_elided": True} if elided else {}),
+               **({"point_elided": True} if elided else {}), **({} if complete else {"complete": False}),
                "trace_hash": summary.get("trace_hash"), "summary": summary, "derived": derived,
                **({"trimmed": [f"arch_metrics.{k}" for k in gone]} if gone else {})}
         f = self.file(label)
@@ -233,6 +256,8 @@ class Reference:
 
 #: label prefixes of the points ``--record --only`` runs again (set by :func:`~opendcn.studies.run`)
 RECORD_ONLY: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("RECORD_ONLY", default=())
+#: ``--record --missing``: run only the points without a record of their current spec
+RECORD_MISSING: contextvars.ContextVar[bool] = contextvars.ContextVar("RECORD_MISSING", default=False)
 
 
 def open_reference(paper: str, reference: str | None, sized: bool) -> "Reference | None":
@@ -245,7 +270,9 @@ def open_reference(paper: str, reference: str | None, sized: bool) -> "Reference
     if sized:
         raise ConfigError("--reference" if reference == "read" else "--record", reference,
                           "reference records are the full-scale points: no --quick, --tors or --duration")
-    return Reference(reference_root(paper), reference, RECORD_ONLY.get() if reference == "record" else ())
+    rec = reference == "record"
+    return Reference(reference_root(paper), reference, RECORD_ONLY.get() if rec else (),
+                     missing=RECORD_MISSING.get() if rec else False)
 
 
 def missing_reference(paper: str, out: Path, claim_texts: Sequence[str], e: Exception, ref: Reference | None,
@@ -312,9 +339,11 @@ class Runner:
         reading records; when recording only some points again, each runs when read)."""
         if self.reading or (self.reference is not None and self.reference.only):
             return
+        have = self.reference.recorded_specs() if self.reference is not None and self.reference.missing else set()
         uniq: dict[str, Point] = {}
         for p in points:
-            uniq.setdefault(p.spec_hash, p)
+            if p.spec_hash not in have:
+                uniq.setdefault(p.spec_hash, p)
         if not uniq:
             return
         recs = sweep(Sweep(list(uniq.values()), ()), self.root, executor=self.executor, workers=self.workers,
@@ -332,10 +361,16 @@ class Runner:
         if self.reference is not None and self.reference.reads(label):
             if label is None:
                 raise MissingReference(str(p.relpath()), "an unlabelled point has no reference record")
-            ref = self.reference.load(label, p)
-            b = str(ref.record.get("build") or "unrecorded")
-            self.builds[b] = self.builds.get(b, 0) + 1
-            return ref
+            try:
+                ref = self.reference.load(label, p)
+            except MissingReference:
+                if not self.reference.missing:
+                    raise
+                ref = None          # a stale record: --missing runs the point again
+            if ref is not None:
+                b = str(ref.record.get("build") or "unrecorded")
+                self.builds[b] = self.builds.get(b, 0) + 1
+                return ref
         folder = self.root / p.relpath()
         if label is not None and self.reference is not None:
             self._recorded.setdefault(label, (p, folder, {}))
@@ -348,6 +383,9 @@ class Runner:
                 if err.startswith("InvariantError") or err.startswith("DeadlockError"):
                     raise InvariantError(f"{p.relpath()}: {err}")
                 raise ConfigError(str(p.relpath()), p.as_dict()["options"], err)
+        if label is not None and self.reference is not None and self.reference.missing:
+            # recorded across sittings: kept at once, so a study stopped later loses no run
+            self.reference.save(label, p, folder, {}, self.trim, complete=False)
         b = str(rec.get("build") or "unrecorded")
         self.builds[b] = self.builds.get(b, 0) + 1
         return Loaded(folder)
