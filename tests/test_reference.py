@@ -191,3 +191,22 @@ def test_record_missing_runs_only_the_points_without_a_complete_record(tmp_path)
     assert only.reads("tiny/b") and not only.reads("tiny/c")          # outside --only: read; inside, missing: run
     with pytest.raises(Exception, match="--missing"):
         Reference(tmp_path / "ref", "read", missing=True)
+
+
+def test_record_missing_prefetch_writes_each_rounds_records_as_it_ends(tmp_path):
+    """A study's labelled prefetch under --missing runs only the points without a record
+    and keeps each one's record as soon as its round of workers ends, before the study
+    reads anything (an interrupted recording keeps what it ran)."""
+    first = Runner(tmp_path / "runs1", workers=1, echo=lambda _: None, reference=Reference(tmp_path / "ref", "record"))
+    _tiny(first, "tiny/a")
+    first.save_reference()
+    R = Runner(tmp_path / "runs2", workers=1, echo=lambda _: None,
+               reference=Reference(tmp_path / "ref", "record", missing=True))
+    spec = {"nodes": 4, "uplinks": 1}
+    pts = [R.point("rotornet", {**spec, "slice": s}, {"load": 0.3}, "50us", 1) for s in ("20us", "30us", "40us")]
+    R.prefetch(pts, labels=["tiny/a", "tiny/c", "tiny/d"])
+    recs = {f.name: json.loads(f.read_text()) for f in (tmp_path / "ref" / "points").glob("*.json")}
+    assert set(recs) == {"tiny__a.json", "tiny__c.json", "tiny__d.json"}
+    assert "complete" not in recs["tiny__a.json"]                          # read, not run
+    assert recs["tiny__c.json"]["complete"] is False and recs["tiny__d.json"]["complete"] is False
+    assert not (tmp_path / "runs2" / pts[0].relpath()).exists() and (tmp_path / "runs2" / pts[1].relpath()).exists()

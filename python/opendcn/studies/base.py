@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,7 +187,9 @@ class Reference:
         if self._hashes is None:
             self._hashes = set()
             for f in (self.root / "points").glob("*.json"):
-                self._hashes.add(str(json.loads(f.read_text()).get("spec_hash")))
+                rec = json.loads(f.read_text())
+                if rec.get("complete", True):
+                    self._hashes.add(str(rec.get("spec_hash")))
         return self._hashes
 
     def reads(self, label: str | None) -> bool:
@@ -334,20 +337,45 @@ class Runner:
         """True when the point ``label`` comes from its reference record, not from a run."""
         return self.reference is not None and self.reference.reads(label)
 
-    def prefetch(self, points: Iterable[Point]) -> None:
+    def prefetch(self, points: Iterable[Point], labels: Sequence[str | None] | None = None) -> None:
         """Run every point not yet stored, in parallel on the runner's executor (none when
-        reading records; when recording only some points again, each runs when read)."""
-        if self.reading or (self.reference is not None and self.reference.only):
+        reading records). ``labels`` (one per point) name the points' reference records:
+        recording with ``--missing``, only the points without a complete record run, in
+        rounds of as many points as workers, each round's records written when it ends
+        (a study recorded across sittings loses at most a round); recording with
+        ``--only`` and no labels, each chosen point runs when read."""
+        ref = self.reference
+        if self.reading or (ref is not None and ref.only and labels is None):
             return
-        have = self.reference.recorded_specs() if self.reference is not None and self.reference.missing else set()
-        uniq: dict[str, Point] = {}
-        for p in points:
-            if p.spec_hash not in have:
-                uniq.setdefault(p.spec_hash, p)
+        pts = list(points)
+        labs: list[str | None] = list(labels) if labels is not None else [None] * len(pts)
+        if len(labs) != len(pts):
+            raise ValueError("prefetch: one label per point")
+        have = ref.recorded_specs() if ref is not None and ref.missing else set()
+        uniq: dict[str, tuple[Point, str | None]] = {}
+        for p, lab in zip(pts, labs):
+            if ref is not None and lab is not None and ref.reads(lab):
+                continue            # read from its record
+            if ref is not None and ref.only and (lab is None or not lab.startswith(ref.only)):
+                continue
+            if p.spec_hash not in have or lab is not None:
+                uniq.setdefault(p.spec_hash, (p, lab))
         if not uniq:
             return
-        recs = sweep(Sweep(list(uniq.values()), ()), self.root, executor=self.executor, workers=self.workers,
-                     scheduler=self.scheduler, progress=self.progress)
+        todo = list(uniq.values())
+        rounds = [todo]
+        if ref is not None and ref.missing and any(lab for _, lab in todo):
+            n = max(1, self.workers or os.cpu_count() or 1)
+            rounds = [todo[i:i + n] for i in range(0, len(todo), n)]
+        recs: list[dict[str, Any]] = []
+        for batch in rounds:
+            got = sweep(Sweep([p for p, _ in batch], ()), self.root, executor=self.executor, workers=self.workers,
+                        scheduler=self.scheduler, progress=self.progress)
+            recs += got
+            if ref is not None and ref.missing:
+                for (p, lab), r in zip(batch, got):
+                    if lab is not None and r["status"] in ("ok", "skipped"):
+                        ref.save(lab, p, self.root / p.relpath(), {}, self.trim, complete=False)
         ran = sum(r["status"] == "ok" for r in recs)
         skipped = sum(r["status"] == "skipped" for r in recs)
         self.echo(f"  {len(recs)} runs: {ran} run now, {skipped} stored from before ({self.root})")

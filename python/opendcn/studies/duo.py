@@ -352,7 +352,7 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
         for a in ("duo", "opera"):
             S[f"skew/{a}@{act}"] = (a, opts(a), {"workload": WORKLOADS["datamining"], "load": 1.0,
                                                  "pattern": "skewed", "active": act}, dur)
-    R.prefetch(R.point(*spec, seed=seed) for spec in S.values())
+    R.prefetch([R.point(*spec, seed=seed) for spec in S.values()], labels=list(S))
 
     def get(label: str) -> Loaded:
         return R.get(*S[label], seed=seed, label=label)
