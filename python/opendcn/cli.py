@@ -185,14 +185,15 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         wl.description = desc
         progress = run_kw["progress"]
         show = progress if progress is not None else (sys.stderr.isatty() and summary_json != "-")
-        if run_kw["mode"] == "flow":
-            from .network import flowsim
+        with _route_warnings_printed():
+            if run_kw["mode"] == "flow":
+                from .network import flowsim
 
-            result = flowsim.run(net, wl, duration=run_kw["duration"], seed=run_kw["seed"], out=out_dir,
+                result = flowsim.run(net, wl, duration=run_kw["duration"], seed=run_kw["seed"], out=out_dir,
+                                     mice_threshold=run_kw["mice_threshold"])
+            else:
+                result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
                                  mice_threshold=run_kw["mice_threshold"])
-        else:
-            result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
-                             mice_threshold=run_kw["mice_threshold"])
     except KeyboardInterrupt:
         live = getattr(locals().get("net"), "_live", None)
         now = getattr(getattr(live, "sim", None), "now", None)
@@ -216,6 +217,32 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
         except OSError as e:
             _fail(ConfigError("--summary-json", summary_json, f"cannot write: {e.strerror}"), 2)
     _print_summary(s)
+
+
+class _route_warnings_printed:
+    """During a run: a RouteWarning (traffic without a route, found when the run starts)
+    is printed on standard error as ``warning: ...`` at once, before the packets move."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        from .errors import RouteWarning
+
+        self._old = warnings.showwarning
+        old = self._old
+
+        def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            if isinstance(category, type) and issubclass(category, RouteWarning):
+                sys.stderr.write(f"warning: {message}\n")
+            else:
+                old(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+
+    def __exit__(self, *exc: Any) -> None:
+        import warnings
+
+        warnings.showwarning = self._old
 
 
 def _made_with_warnings(arch: Any, opts: dict[str, Any]) -> Any:

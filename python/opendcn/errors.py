@@ -43,6 +43,13 @@ class DeadlockError(InvariantError):
     virtual channels), reported instead of letting the run hang."""
 
 
+class RouteWarning(UserWarning):
+    """A configuration whose routes leave some source–destination pairs of the run's
+    traffic without a route: their packets wait at the source and are never delivered.
+    Raised as a warning when the run starts (before any packet moves), with the counts;
+    the CLI prints it."""
+
+
 class BufferWarning(UserWarning):
     """A configuration whose port buffers cannot hold what one slice of a circuit sends:
     packets that wait for a later slice will be dropped under load. Raised as a warning at

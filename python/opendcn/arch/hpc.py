@@ -29,6 +29,7 @@ import abc
 import functools
 import math
 import time
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -36,7 +37,7 @@ from pydantic import model_validator
 
 from ..fabrics import hpc
 from ..network.config import Config
-from ..errors import ConfigError
+from ..errors import ConfigError, RouteWarning
 from ..network.network import Network, _Cut, _Live, run_chunked
 from .options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
@@ -258,10 +259,20 @@ class Controller(abc.ABC):
         t0 = time.perf_counter()
         horizon = min(self.period, duration_ps) if self.period is not None else duration_ps
         tm = _rack_tm(net, flows.src, flows.dst, flows.size)
+        demand = tm
         if self.initial == "oblivious":
             tm = np.zeros_like(tm)
         self.apply(net, self.compute(net, tm, horizon), first=True)
         self.compute_s += time.perf_counter() - t0
+        #: the run's rack-level traffic matrix (bytes) the first configuration served
+        self.start_demand = demand
+        self.unrouted = unrouted_pairs(net, demand)
+        if self.unrouted[0] and self.period is None:
+            pairs, share = self.unrouted
+            warnings.warn(RouteWarning(
+                f"routes: {pairs} rack pairs with traffic ({100 * share:.1f} % of the offered bytes) have no route in "
+                f"the configuration {net.arch} computed at the start: their messages wait at the source and are "
+                "never delivered (the configuration is fixed for the run)"), stacklevel=2)
 
     def reset(self) -> None:
         self.reconfigurations = 0
@@ -331,10 +342,33 @@ class Controller(abc.ABC):
         net.set_tables(self.routes(net))
         return changed
 
+    #: (rack pairs with traffic but no route, their share of the offered bytes) in the
+    #: first configuration
+    unrouted: tuple[int, float] = (0, 0.0)
+
     def metrics(self) -> dict[str, Any]:
         return {"reconfigurations": self.reconfigurations, "changed_circuits": self.changed_circuits,
                 "controller_wall_s": round(self.compute_s, 4),
-                "period_ps": self.period}
+                "period_ps": self.period, "unrouted_pairs_at_start": self.unrouted[0],
+                "unrouted_bytes_share_at_start": round(self.unrouted[1], 6)}
+
+
+def unrouted_pairs(net: "HpcNetwork", tm: np.ndarray) -> tuple[int, float]:
+    """Rack pairs ``(s, d)`` with traffic in ``tm`` (bytes, racks x racks) whose source
+    rack has no table entry towards ``d`` under the installed routes, and their share of
+    the bytes: such packets wait at the source for a route that a fixed configuration
+    never gives."""
+    t = getattr(net, "_hpc_tables", None)
+    n = tm.shape[0]
+    if t is None or not len(t) or tm.sum() <= 0:
+        return 0, 0.0
+    at = (t.node < n) & (t.dst >= 0) & (t.dst < n)
+    has = np.zeros((n, n), bool)
+    has[t.node[at], t.dst[at]] = True
+    want = tm > 0
+    np.fill_diagonal(want, False)
+    miss = want & ~has
+    return int(miss.sum()), float(tm[miss].sum() / tm[want].sum()) if want.any() else 0.0
 
 
 # ---------------------------------------------------------------------------------------
