@@ -195,6 +195,24 @@ def test_every_udp_shape_and_tcp_bulk():
     a, b = (x.stats() for x in t)
     assert a.rx_bytes == 200_000 and a.fct_s > 200_000 * 8 / 1e9 and math.isnan(a.delay_avg_s)
     assert b.rx_bytes == 100_000 and b.lost_packets == 0
+    # the on-off flow's application writes at 80 Mb/s for 10 ms: it takes those 10 ms (and
+    # a little more for the last segment's trip), not the 1 Gb/s link's 0.8 ms, and its
+    # rate is what was asked; its packets are its segments, not one flow
+    assert 0.010 <= b.fct_s < 0.0102 and 0.98 * 80e6 < b.throughput_bps <= 80e6
+    segs = -(-100_000 // tnet._native.config.mtu)
+    assert b.tx_packets == segs and b.rx_packets == segs and a.tx_packets >= -(-200_000 // tnet._native.config.mtu)
+
+
+def test_a_tcp_onoff_flow_honours_its_rate_whatever_the_link():
+    """1 MB offered at 100 Mb/s over TCP takes 80 ms (the issue's case: it took 0.10 ms),
+    on a 10 Gb/s host link and on a 1 Gb/s one alike."""
+    for bw in (10, 1):
+        net = _direct_net(simulation_stop_s=0.2, tor_host_link_bw_gbps=bw)
+        f = net.tcp_traffic().onoff(0, 1, rate="100Mbps", start_s=0.0, size_bytes=1_000_000).install()[0]
+        net.start()
+        st = f.stats()
+        assert st.rx_bytes == 1_000_000 and 0.080 <= st.fct_s < 0.0802, (bw, st.fct_s)
+        assert 0.99 * 100e6 < st.throughput_bps <= 100e6
 
 
 # -- default start(): pings ----------------------------------------------------------------

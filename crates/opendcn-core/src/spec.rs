@@ -337,6 +337,9 @@ pub struct SimSpec {
     /// flow of co-flow `c − 1` has finished, at that time + `flow_gap_ps[i]` (and not
     /// before its `flow_start_ps`). Empty: none. Not combined with `flow_dep_ptr`.
     pub flow_coflow: Vec<u32>,
+    /// Per flow: the rate (bit/s) at which an application writes its bytes, 0: all of them
+    /// at the start (TCP and DCTCP flows only: an iperf-like on-off source). Empty: none.
+    pub flow_app_rate_bps: Vec<u64>,
     /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
     /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
     /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that
@@ -466,6 +469,17 @@ impl SimSpec {
         self.validate_deps(f)?;
         if !self.flow_transport.is_empty() && self.flow_transport.len() != f {
             return Err(SpecError::new("flows.transport", self.flow_transport.len(), format!("expected one value per flow ({f})")));
+        }
+        if !self.flow_app_rate_bps.is_empty() {
+            if self.flow_app_rate_bps.len() != f {
+                return Err(SpecError::new("flows.rate", self.flow_app_rate_bps.len(), format!("expected one value per flow ({f})")));
+            }
+            for (i, &r) in self.flow_app_rate_bps.iter().enumerate() {
+                let tcp = matches!(self.flow_transport.get(i), Some(TransportKind::Tcp) | Some(TransportKind::Dctcp));
+                if r > 0 && !tcp {
+                    return Err(SpecError::new(format!("flows[{i}].rate"), r, "an application rate needs a TCP or DCTCP flow"));
+                }
+            }
         }
         if self.pias_thresholds.windows(2).any(|w| w[1] <= w[0]) || self.pias_thresholds.contains(&0) {
             return Err(SpecError::new("pias_thresholds", &self.pias_thresholds, "expected increasing positive byte counts"));

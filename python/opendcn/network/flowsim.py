@@ -468,6 +468,9 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     flows = workload.generate(endpoints=c.endpoints, hosts_per_node=c.hosts_per_node, rate_bps=c.per_node_rate,
                               nodes=c.nodes, duration_ps=duration_ps, seed=seed)
     flows.validate(c.endpoints)
+    if getattr(flows, "rate_bps", None) is not None:
+        raise ConfigError("flows.rate", "flow mode", "application rates (a TCP flow whose bytes are written at a "
+                          "rate) run on the packet engine, not the flow-level mode")
     cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
     t0 = time.perf_counter()
     saved = None

@@ -148,6 +148,10 @@ class NetworkBase(abc.ABC):
             raise ConfigError("flows.after", f"{self.arch}", "flow dependencies (a flow that starts when others "
                               "finish) run on the packet engine (opendcn.Network); this architecture's engine "
                               "starts flows at their start times only")
+        if getattr(flows, "rate_bps", None) is not None and not self._dependencies:
+            raise ConfigError("flows.rate", f"{self.arch}", "application rates (a TCP flow whose bytes are written "
+                              "at a rate) run on the packet engine (opendcn.Network); this architecture's engine "
+                              "has no TCP")
         cut = _Cut(flows, np.asarray(flows.start_ps) < duration_ps)
         t0 = time.perf_counter()
         try:
@@ -1123,6 +1127,8 @@ class Network(NetworkBase):
             spec["flow_coflow"] = np.asarray(flows.coflow, dtype=np.int64)
             if flows.gap_ps is not None:
                 spec["flow_gap_ps"] = np.asarray(flows.gap_ps, dtype=np.int64)
+        if getattr(flows, "rate_bps", None) is not None:
+            spec["flow_app_rate_bps"] = np.asarray(flows.rate_bps, dtype=np.int64)
         names = self._transport.rule.names
         if names != {"ideal"}:
             spec["flow_transport"] = self._transport.rule.assign(flows.size)
@@ -1585,6 +1591,8 @@ class _Cut:
             self.after_ptr = ptr
             self.after_ids = np.array([new[j] for i in kept for j in deps[i]], dtype=np.int64)
             self.gap_ps = np.asarray(flows.gap_ps, dtype=np.int64)[keep]
+        rate = getattr(flows, "rate_bps", None)
+        self.rate_bps: np.ndarray | None = None if rate is None else np.asarray(rate, dtype=np.int64)[keep]
         self.keep = keep
         self.start_ps = np.asarray(flows.start_ps)[keep]
         self.src = np.asarray(flows.src)[keep]

@@ -86,11 +86,16 @@ def _number(name: str, v: Any, *, positive: bool = False) -> float:
 class _Packet:
     """One datagram (or TCP flow) of the run: what the engine sends and what came of it."""
 
-    __slots__ = ("spec", "src", "dst", "size", "start", "reply_of", "finish", "seq")
+    __slots__ = ("spec", "src", "dst", "size", "start", "reply_of", "finish", "seq", "rate", "retx")
 
-    def __init__(self, spec: Any, src: int, dst: int, size: int, start: int, seq: int, reply_of: int = -1):
+    def __init__(self, spec: Any, src: int, dst: int, size: int, start: int, seq: int, reply_of: int = -1,
+                 rate: float | None = None):
         self.spec, self.src, self.dst, self.size, self.start = spec, src, dst, size, start
         self.seq, self.reply_of, self.finish = seq, reply_of, -1
+        #: a TCP flow's application rate (bit/s; None: all its bytes at the start)
+        self.rate = rate
+        #: segments the TCP sender sent again
+        self.retx = 0
 
 
 class BaseNetwork:
@@ -644,9 +649,12 @@ class BaseNetwork:
                 size = spec.size_bytes or int(self.tor_host_link_bw_gbps * 1e9 / 8 * spec.duration_s)
                 out.append(_Packet(spec, src, dst, size, _seconds_ps(spec.start_s), 0))
             else:
-                offered = int(spec.rate_bps / 8 * spec.duration_s)
+                # TCP on-off: one connection whose application writes at the rate from
+                # start to stop (or until max_bytes), so the flow takes bytes x 8 / rate
+                end = min(spec.stop_s, self.simulation_stop_s)
+                offered = int(spec.rate_bps / 8 * max(end - spec.start_s, 0.0))
                 size = min(offered, spec.max_bytes) if spec.max_bytes else offered
-                out.append(_Packet(spec, src, dst, max(size, 1), _seconds_ps(spec.start_s), 0))
+                out.append(_Packet(spec, src, dst, max(size, 1), _seconds_ps(spec.start_s), 0, rate=spec.rate_bps))
         if h and any(p.src >= self.nb_node * h or p.dst >= self.nb_node * h for p in out):
             raise ConfigError("traffic", "host", "a flow names a host outside the network")
         return out
@@ -670,9 +678,10 @@ class BaseNetwork:
         order = sorted(range(len(packets)), key=lambda i: packets[i].start)
         pos = {i: k for k, i in enumerate(order)}
         # an echo reply is a flow that starts when its request has arrived (a dependency)
-        wl = _wl.flows([(p.start, p.src, p.dst, p.size) if p.reply_of < 0 else
-                        (p.start, p.src, p.dst, p.size, [pos[p.reply_of]])
-                        for p in (packets[i] for i in order)])
+        rows = [(p.start, p.src, p.dst, p.size) if p.reply_of < 0 else (p.start, p.src, p.dst, p.size, [pos[p.reply_of]])
+                for p in (packets[i] for i in order)]
+        rates = [packets[i].rate for i in order]
+        wl = _wl.flows(rows, rate=rates if any(r for r in rates) else None)
         self._native = net
         net.start(wl, duration_ps, seed=1)
         # the packets of the run under way, in the engine's flow order (read live by
@@ -689,9 +698,10 @@ class BaseNetwork:
             return [-1 if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
                     for x in result.flows[name].to_pylist()]
 
-        finish, start = col("finish_ps"), col("start_ps")
+        finish, start, retx = col("finish_ps"), col("start_ps"), col("retransmits")
         for k, i in enumerate(order):
             packets[i].finish = finish[k]
+            packets[i].retx = max(retx[k], 0)
             if packets[i].reply_of >= 0:
                 packets[i].start = start[k]   # when the request arrived (-1: it never did)
         return result
@@ -813,8 +823,13 @@ class BaseNetwork:
                              max(delays) if delays else nan, jitter, fct, tput)
         p = mine[0]
         fct = (p.finish - p.start) / PS if done else nan
+        # segments: the flow's MSS-sized pieces (the last shorter), sent once each plus
+        # the retransmissions; received: all of them once the flow has finished
+        mss = self._native.config.mtu if self._native is not None else 1500
+        segs = -(-p.size // mss)
+        rx_pk = segs if done else 0
         return FlowStats(self._addr(src), self._addr(dst), 49152 + (spec.port or 0) % 16384, spec.port or 0, "tcp",
-                         1, len(done), 1 - len(done), tx_b, rx_b, nan, nan, nan, nan, fct,
+                         segs + p.retx, rx_pk, segs - rx_pk, tx_b, rx_b, nan, nan, nan, nan, fct,
                          rx_b * 8 / fct if done and fct > 0 else nan)
 
     def _flow_stats(self, spec: Any) -> FlowStats | None:

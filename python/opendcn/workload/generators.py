@@ -205,6 +205,12 @@ class FlowArrays:
     at that time + ``gap_ps[i]`` (0 without gaps), and not before its ``start_ps``. Flows
     stay sorted by start (the barriers name co-flows, not positions). Not combined with
     per-flow dependencies.
+
+    **Application rates** (optional; packet engine, TCP and DCTCP flows): ``rate_bps[i]``
+    > 0 is the rate at which flow ``i``'s application writes its bytes (an iperf-like
+    on-off source): a segment goes only once its last byte has been written, so the flow
+    takes at least ``size x 8 / rate`` however fast the network is; 0: every byte is there
+    from the start.
     """
 
     start_ps: np.ndarray
@@ -215,6 +221,7 @@ class FlowArrays:
     after_ids: np.ndarray | None = None
     gap_ps: np.ndarray | None = None
     coflow: np.ndarray | None = None
+    rate_bps: np.ndarray | None = None
 
     @property
     def has_deps(self) -> bool:
@@ -251,6 +258,18 @@ class FlowArrays:
         if len(lengths) != 1 or any(a.ndim != 1 for a in (start, src, dst, size)):
             raise ConfigError("flows", (start.shape, src.shape, dst.shape, size.shape),
                               "start_ps, src, dst and size must be 1-D arrays of equal length")
+        rate = None
+        if self.rate_bps is not None:
+            rate = np.ascontiguousarray(self.rate_bps, dtype=np.float64)
+            if rate.ndim != 1 or len(rate) != len(start):
+                raise ConfigError("flows.rate", rate.shape, f"expected one rate per flow ({len(start)})")
+            bad = np.flatnonzero(~np.isfinite(rate) | (rate < 0))
+            if len(bad):
+                raise ConfigError(f"flows[{int(bad[0])}].rate", float(rate[bad[0]]),
+                                  "an application rate is >= 0 bit/s (0: none)")
+            rate = np.ceil(rate).astype(np.int64)
+            if not (rate > 0).any():
+                rate = None
         coflow = None
         if self.coflow is not None:
             coflow = np.ascontiguousarray(self.coflow, dtype=np.int64)
@@ -298,9 +317,14 @@ class FlowArrays:
         if not deps and start.size > 1 and (start[1:] < start[:-1]).any():
             order = np.argsort(start, kind="stable")
             start, src, dst, size = start[order], src[order], dst[order], size[order]
+            if rate is not None:
+                rate = rate[order]
             if coflow is not None:
                 coflow = coflow[order]
                 cgap = cgap[order] if cgap is not None else None
+        if rate is not None:
+            rate.flags.writeable = False
+        object.__setattr__(self, "rate_bps", rate)
         for name, carr in (("coflow", coflow), ("gap_ps", cgap)):
             if carr is not None or name == "coflow":
                 if carr is not None:
@@ -347,6 +371,12 @@ class FlowArrays:
             return cls.empty()
         cols = (np.concatenate([p.start_ps for p in parts]), np.concatenate([p.src for p in parts]),
                 np.concatenate([p.dst for p in parts]), np.concatenate([p.size for p in parts]))
+        if any(p.rate_bps is not None for p in parts):
+            if any(p.has_deps or p.has_coflows for p in parts):
+                raise ConfigError("mix", "rate", "application rates cannot be mixed with dependencies or co-flows")
+            rate = np.concatenate([p.rate_bps if p.rate_bps is not None else np.zeros(len(p), np.int64)
+                                   for p in parts])
+            return cls(*cols, rate_bps=rate)
         with_cf = [i for i, p in enumerate(parts) if p.has_coflows]
         if len(with_cf) > 1:
             raise ConfigError("mix", [repr(parts[i]) for i in with_cf],
@@ -1390,7 +1420,9 @@ class _Explicit(Workload):
 
     def __init__(self, start: np.ndarray, src: np.ndarray, dst: np.ndarray,
                  size: np.ndarray, labels: "Sequence[str] | _IndexLabels", origin: str,
-                 after: Sequence[Sequence[int]] | None = None, gap: np.ndarray | None = None):
+                 after: Sequence[Sequence[int]] | None = None, gap: np.ndarray | None = None,
+                 rate: np.ndarray | None = None):
+        self.rate = rate
         self.start = start
         self.src = src
         self.dst = dst
@@ -1420,8 +1452,8 @@ class _Explicit(Workload):
             np.cumsum([len(a) for a in self.after], out=ptr[1:])
             ids = np.array([d for a in self.after for d in a], dtype=np.int64)
             return FlowArrays(self.start, self.src, self.dst, self.size, after_ptr=ptr, after_ids=ids,
-                              gap_ps=self.gap)
-        return FlowArrays(self.start, self.src, self.dst, self.size)
+                              gap_ps=self.gap, rate_bps=self.rate)
+        return FlowArrays(self.start, self.src, self.dst, self.size, rate_bps=self.rate)
 
 
 def _endpoint(value: object, field: str) -> int:
@@ -1430,7 +1462,7 @@ def _endpoint(value: object, field: str) -> int:
     return int(value)
 
 
-def flows(entries: Iterable[Sequence[object]]) -> Workload:
+def flows(entries: Iterable[Sequence[object]], *, rate: Sequence[object] | None = None) -> Workload:
     """Explicit flows: each entry is ``(start, src, dst, bytes)`` with ``start`` a time
     with unit (``"5us"``) or int picoseconds and ``bytes`` an int or a size with unit
     (``"64KB"``). Bad entries raise :class:`ConfigError` naming ``flows[i].start`` etc.
@@ -1446,8 +1478,32 @@ def flows(entries: Iterable[Sequence[object]]) -> Workload:
     the result is entry ``i``); a flow whose dependencies do not all finish by the end of
     the run never starts (summary ``flows.not_started``; its ``start_ps`` is null).
 
+    **Application rates** (packet engine, TCP flows): ``rate``, one entry per flow, a bit
+    rate (``"100Mbps"``, a number of bit/s, or None / 0 for none) at which the flow's
+    application writes its bytes: the flow then takes at least ``bytes x 8 / rate``.
+
     >>> wl = flows([(0, 0, 1, "1MB"), ("1us", 1, 2, "1MB", 0), (0, 2, 0, "10KB", [0, 1], "5us")])
+    >>> flows([(0, 0, 1, "1MB")], rate=["100Mbps"]).rate.tolist()
+    [100000000]
     """
+    entries = list(entries)
+    rates = None
+    if rate is not None:
+        if isinstance(rate, (str, bytes)) or not isinstance(rate, Sequence) or len(rate) != len(entries):
+            raise ConfigError("flows.rate", rate if isinstance(rate, (str, bytes)) else f"{len(rate)} rates"
+                              if isinstance(rate, Sequence) else rate, f"expected one rate per flow ({len(entries)})")
+        from ..units import parse_rate
+
+        def one(i: int, r: object) -> int:
+            if r is None:
+                return 0
+            if isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool):
+                if not math.isfinite(float(r)) or r < 0:
+                    raise ConfigError(f"flows[{i}].rate", r, "expected a rate >= 0 bit/s (0: none)")
+                return int(math.ceil(float(r)))
+            return parse_rate(r, f"flows[{i}].rate")
+
+        rates = np.array([one(i, r) for i, r in enumerate(rate)], dtype=np.int64)
     starts, srcs, dsts, sizes = [], [], [], []
     after: list[list[int]] = []
     gaps: list[int] = []
@@ -1486,7 +1542,7 @@ def flows(entries: Iterable[Sequence[object]]) -> Workload:
     return _Explicit(np.array(starts, dtype=np.uint64), np.array(srcs, dtype=np.int64),
                      np.array(dsts, dtype=np.int64), np.array(sizes, dtype=np.int64),
                      labels, "list", after if deps_given else None,
-                     np.array(gaps, dtype=np.int64) if deps_given else None)
+                     np.array(gaps, dtype=np.int64) if deps_given else None, rates)
 
 
 def ring_allreduce(endpoints: Sequence[int], size: object, start: object = 0, *, sync: bool = False,

@@ -349,6 +349,7 @@ impl Sim {
                 pias: spec.pias_thresholds.clone(),
                 pacers: Vec::new(),
                 pacer_at: Vec::new(),
+                app_rate: spec.flow_app_rate_bps.clone(),
             },
             rlb: RlbGlue {
                 lb: None,

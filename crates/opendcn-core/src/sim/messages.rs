@@ -288,6 +288,7 @@ mod tests {
             flow_dep_ids: vec![],
             flow_gap_ps: vec![],
             flow_coflow: vec![],
+            flow_app_rate_bps: vec![],
         }
     }
 

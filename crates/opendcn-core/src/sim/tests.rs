@@ -193,6 +193,7 @@ fn pair(tp: TransportKind, size: u64, buffer: u64) -> SimSpec {
         flow_dep_ids: vec![],
         flow_gap_ps: vec![],
         flow_coflow: vec![],
+        flow_app_rate_bps: vec![],
         port_link_class: vec![],
         shared_buffer_bytes: vec![],
         buffer_alpha: vec![],
@@ -410,4 +411,32 @@ fn ledger_balances_catch_bookkeeping_slips() {
         }
         assert_eq!(o.packets.in_flight, 0);
     }
+}
+
+/// A TCP flow whose application writes at 100 Mb/s: 1 MB takes 80 ms however fast the
+/// 100 Gb/s link is (its last segment is written at 80 ms and arrives one propagation
+/// delay and a serialisation later), every byte arrives once, and a rate on a flow
+/// without TCP is refused.
+#[test]
+fn an_application_rate_paces_a_tcp_flow_end_to_end() {
+    let mut s = pair(TransportKind::Tcp, 1_000_000, 1_000_000);
+    s.loss = vec![];
+    s.flow_app_rate_bps = vec![100_000_000];
+    let mut sim = Sim::new(s.clone()).unwrap();
+    sim.run_until(200 * 1_000_000_000);
+    let o = sim.output();
+    assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+    assert_eq!((o.bytes_delivered, o.flows_completed), (1_000_000, 1));
+    let fin = o.flow_finish_ps[0];
+    let written = 80 * 1_000_000_000; // 1 MB at 100 Mb/s
+    assert!(fin >= written && fin < written + 2_000_000, "finished at {fin} ps");
+    // without the rate: about 80 us at line rate (slow start included), far below
+    s.flow_app_rate_bps = vec![];
+    let mut fast = Sim::new(s.clone()).unwrap();
+    fast.run_until(200 * 1_000_000_000);
+    assert!(fast.output().flow_finish_ps[0] < 1_000_000_000);
+    s.flow_transport = vec![TransportKind::Ideal];
+    s.flow_app_rate_bps = vec![100_000_000];
+    let e = Sim::new(s).err().expect("an ideal flow has no application");
+    assert!(e.to_string().contains("flows[0].rate"), "{e}");
 }

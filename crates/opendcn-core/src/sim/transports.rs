@@ -16,6 +16,8 @@ pub(in crate::sim) struct TransportGlue {
     /// NDP pull pacers by key (receiving endpoint, or flow) and their pending event times.
     pub(in crate::sim) pacers: Vec<Option<PullPacer>>,
     pub(in crate::sim) pacer_at: Vec<Ps>,
+    /// Per flow: its application's rate in bit/s (0 or empty: none; TCP flows only).
+    pub(in crate::sim) app_rate: Vec<u64>,
 }
 
 /// Sender and receiver state of one flow with an end-to-end transport.
@@ -91,7 +93,12 @@ impl Sim {
                     dctcp: fl.tp == TransportKind::Dctcp,
                     dctcp_g: t.dctcp_g,
                 };
-                Conn::Tcp(TcpSender::new(cfg, fl.size), TcpReceiver::new(fl.size, mss))
+                let s = TcpSender::new(cfg, fl.size);
+                let s = match self.tg.app_rate.get(f as usize) {
+                    Some(&r) if r > 0 => s.with_app_rate(self.clock.now, r),
+                    _ => s,
+                };
+                Conn::Tcp(s, TcpReceiver::new(fl.size, mss))
             }
             TransportKind::Ndp => {
                 let cfg = NdpConfig { mss, init_window: t.ndp_init_window, rto: t.ndp_rto_ps };
@@ -112,6 +119,9 @@ impl Sim {
         let fm = &mut self.flows[f as usize];
         fm.conn = id;
         fm.inq = true;
+        // an application-rated flow waits for its first segment to be written (otherwise
+        // nothing is outstanding yet and no timer is due)
+        self.sync_timer(f);
         self.eps[fl.src as usize].tready.push_back(f);
         self.kick(fl.src);
     }

@@ -118,6 +118,19 @@ pub struct TcpSender {
     win_acked: u32,
     win_marked: u32,
     stats: SenderStats,
+    /// An application that writes its bytes at a constant rate (None: all of them are
+    /// there from the start).
+    app: Option<AppRate>,
+}
+
+/// An application writing a flow's bytes at `rate_bps` from `start`: segment `i` can go
+/// once its last byte has been written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AppRate {
+    start: Ps,
+    rate_bps: u64,
+    /// Segments written so far (new data may go below it).
+    written: u32,
 }
 
 impl TcpSender {
@@ -151,7 +164,47 @@ impl TcpSender {
             win_acked: 0,
             win_marked: 0,
             stats: SenderStats::default(),
+            app: None,
         }
+    }
+
+    /// The flow's bytes come from an application that writes them at `rate_bps` from
+    /// `start` (an iperf-like on-off source): a new segment goes only once its last byte
+    /// has been written, whatever the window; [`timer`](Self::timer) then also names the
+    /// time the next one is written.
+    pub fn with_app_rate(mut self, start: Ps, rate_bps: u64) -> Self {
+        assert!(rate_bps > 0, "an application rate must be positive");
+        self.app = Some(AppRate { start, rate_bps, written: 0 });
+        self.app_write(start);
+        self
+    }
+
+    /// Bytes the application has written by `now` (at most the flow's size).
+    fn app_bytes(&self, a: AppRate, now: Ps) -> u64 {
+        let dt = now.saturating_sub(a.start) as u128;
+        ((dt * a.rate_bps as u128 / 8 / crate::units::PS_PER_S as u128) as u64).min(self.size)
+    }
+
+    /// Segments written by `now`: every whole one, and the last (short) one once the
+    /// flow's last byte is.
+    fn app_write(&mut self, now: Ps) {
+        if let Some(a) = self.app {
+            let b = self.app_bytes(a, now);
+            let w = if b >= self.size { self.n } else { (b / self.cfg.mss as u64) as u32 };
+            self.app = Some(AppRate { written: w.max(a.written), ..a });
+        }
+    }
+
+    /// When the application has written the next segment (None: no application rate,
+    /// or every segment is written).
+    fn app_next(&self) -> Option<Ps> {
+        let a = self.app?;
+        if a.written >= self.n {
+            return None;
+        }
+        let end = ((a.written as u64 + 1) * self.cfg.mss as u64).min(self.size) as u128;
+        let dt = (end * 8 * crate::units::PS_PER_S as u128).div_ceil(a.rate_bps as u128);
+        Some(a.start.saturating_add(dt.min(Ps::MAX as u128) as Ps))
     }
 
     /// Segments sent and not yet acknowledged (counting from `snd_nxt`).
@@ -171,12 +224,14 @@ impl TcpSender {
     fn window_open(&self) -> bool {
         // `cwnd >= 1` always, so the integer part is a valid window of at least one.
         self.snd_nxt < self.n && self.flight() < self.cwnd as u32
+            && self.app.is_none_or(|a| self.snd_nxt < a.written)
     }
 
     /// The next segment to put on the wire, marked as sent: a pending retransmission
     /// first (regardless of the window), else the next segment the window allows. Arms
     /// the retransmission timer at `now + rto` if it is not armed.
     pub fn poll_send(&mut self, now: Ps) -> Option<Send> {
+        self.app_write(now);
         let seq = if let Some(s) = self.pending() {
             self.retx_pending = None;
             s
@@ -206,6 +261,7 @@ impl TcpSender {
 
     /// An ACK arrived at `now`.
     pub fn on_ack(&mut self, now: Ps, ack: TcpAck) {
+        self.app_write(now);
         let cum = ack.cum;
         // Old ACKs, and ACKs for data never sent, carry nothing usable.
         if cum < self.snd_una || cum > self.high {
@@ -316,15 +372,23 @@ impl TcpSender {
         self.win_end = if self.snd_nxt > self.snd_una { Some(self.snd_nxt) } else { None };
     }
 
-    /// Retransmission deadline; `None` when nothing is outstanding.
+    /// Retransmission deadline; `None` when nothing is outstanding. With an application
+    /// rate, also the time the application writes its next segment when the sender waits
+    /// for it (the earlier of the two).
     pub fn timer(&self) -> Option<Ps> {
-        self.deadline
+        let waits = self.app.is_some_and(|a| self.snd_nxt >= a.written);
+        match (self.deadline, if waits { self.app_next() } else { None }) {
+            (Some(d), Some(w)) => Some(d.min(w)),
+            (d, w) => d.or(w),
+        }
     }
 
-    /// The timer fired at `now`: a no-op unless a deadline exists and `now` has reached
-    /// it. Otherwise collapses the window to one segment, backs the timeout off and
-    /// rewinds `snd_nxt` to `snd_una` (go-back-N); the timer is re-armed by the resend.
+    /// The timer fired at `now`: the application's newly written segments become
+    /// sendable; then a no-op unless a retransmission deadline exists and `now` has
+    /// reached it. Otherwise collapses the window to one segment, backs the timeout off
+    /// and rewinds `snd_nxt` to `snd_una` (go-back-N); the timer is re-armed by the resend.
     pub fn on_timer(&mut self, now: Ps) {
+        self.app_write(now);
         match self.deadline {
             Some(d) if now >= d => {}
             _ => return,
@@ -1103,4 +1167,37 @@ mod tests {
         assert!(r.complete());
         assert_eq!(r.received().count, 3);
     }
+
+    #[test]
+    fn an_application_rate_paces_new_segments_and_wakes_the_sender() {
+        // 10 segments of 1 000 B written at 8 Mb/s: one segment per 1 ms, the window is no limit
+        let cfg = TcpConfig { mss: 1000, init_cwnd: 100, ..TcpConfig::default() };
+        let ms = PS_PER_MS;
+        let mut s = TcpSender::new(cfg, 9_500).with_app_rate(5 * ms, 8_000_000);
+        assert!(!s.can_send(), "nothing written yet");
+        assert_eq!(s.timer(), Some(6 * ms), "the first segment is written 1 ms after the start");
+        assert_eq!(s.poll_send(6 * ms - 1), None);
+        s.on_timer(6 * ms);
+        assert!(s.can_send());
+        assert_eq!(s.poll_send(6 * ms).map(|x| x.seq), Some(0));
+        assert_eq!(s.poll_send(6 * ms), None, "the second is not written yet");
+        // the earlier of the retransmission deadline and the next write
+        assert_eq!(s.timer(), Some(7 * ms));
+        // by 9.7 ms three more are written: they go at once, whatever came before
+        assert_eq!((0..4).filter_map(|_| s.poll_send(9 * ms + 700_000_000)).count(), 3);
+        // the short last segment once the last byte is written (9 500 B at 9.5 ms after the start)
+        let mut s2 = TcpSender::new(cfg, 9_500).with_app_rate(0, 8_000_000);
+        assert_eq!((0..20).filter_map(|_| s2.poll_send(9_499_999_999)).count(), 9, "9 whole segments by 9.5 ms - 1 ps");
+        assert_eq!(s2.poll_send(9_500 * ms / 1000).map(|x| (x.seq, x.len)), Some((9, 500)));
+        assert_eq!(s2.timer(), s2.deadline, "every segment written: only the retransmission timer");
+    }
+
+    #[test]
+    fn without_an_application_rate_the_sender_is_unchanged() {
+        let cfg = TcpConfig { mss: 1000, init_cwnd: 4, ..TcpConfig::default() };
+        let mut s = TcpSender::new(cfg, 9_500);
+        assert_eq!((0..10).filter_map(|_| s.poll_send(0)).count(), 4);
+        assert_eq!(s.timer(), Some(cfg.init_rto));
+    }
+
 }
