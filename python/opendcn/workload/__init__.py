@@ -7,9 +7,9 @@ as ``opendcn.workload.generators.<name>``.
 """
 
 from .generators import (AUTO_COFLOW, CDF, DATA_DIR, HPC_DIR, MAX_LOAD, PATTERNS, RACK_PATTERNS, RANK_TRACES,
-                         READINGS, FlowArrays, Workload, check_dependencies, fanout, flows, from_file, get_cdf,
-                         list_workloads, mix, poisson, rack_matrix, rank_trace, request_response, ring_allreduce)
+                         READINGS, FlowArrays, Workload, check_dependencies, fanout, flows, flows_from_arrays, from_file,
+                         get_cdf, list_workloads, mix, poisson, rack_matrix, rank_trace, request_response, ring_allreduce)
 
 __all__ = ["AUTO_COFLOW", "CDF", "DATA_DIR", "HPC_DIR", "MAX_LOAD", "PATTERNS", "RACK_PATTERNS", "RANK_TRACES",
-           "READINGS", "FlowArrays", "Workload", "check_dependencies", "fanout", "flows", "from_file", "get_cdf",
-           "list_workloads", "mix", "poisson", "rack_matrix", "rank_trace", "request_response", "ring_allreduce"]
+           "READINGS", "FlowArrays", "Workload", "check_dependencies", "fanout", "flows", "flows_from_arrays",
+           "from_file", "get_cdf", "list_workloads", "mix", "poisson", "rack_matrix", "rank_trace", "request_response", "ring_allreduce"]
