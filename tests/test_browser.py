@@ -81,3 +81,19 @@ def test_a_sweep_report_and_a_run_report(tmp_path):
     runs = [od.arch.clos(nodes=4, uplinks=2).run(od.workload.poisson("hadoop", load=0.3), duration="100us"),
             od.arch.rotornet(nodes=4, uplinks=2).run(od.workload.poisson("hadoop", load=0.3), duration="100us")]
     check(write_report(runs, tmp_path / "rep"), 2)
+
+
+def test_the_openoptics_dashboard(tmp_path):
+    from opendcn.openoptics import OpticalRouting, OpticalTopo, Toolbox
+
+    net = Toolbox.BaseNetwork("dash", nb_node=8, backend="ns3", time_slice_duration_us=100, guardband_us=1,
+                              quiet=True, simulation_stop_s=0.005)
+    net.deploy_topo(OpticalTopo.round_robin(nb_node=8))
+    net.deploy_routing(OpticalRouting.routing_direct(net.get_topo()), routing_mode="Per-hop")
+    page = Path(net.start_monitor(str(tmp_path / "dash")))
+    u = net.udp_traffic()
+    for a in range(8):
+        u.flow(a, (a + 3) % 8, num_packets=20, interval_s=1e-4, start_s=0.0, packet_size_bytes=1000)
+    u.install()
+    net.start()
+    check(page, 2)                     # circuits and queues

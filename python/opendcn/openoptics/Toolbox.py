@@ -747,11 +747,66 @@ class BaseNetwork:
         packets = self._flows_of(self._traffic)
         self.result = self._simulate(packets, _seconds_ps(self.simulation_stop_s))
         self._report()
+        self._monitor()
 
     def _ping_specs(self, rounds: int, gap_s: float, t0: float) -> list[UdpFlowSpec]:
         hosts = self.nb_node * self.nb_host_per_tor
         return [UdpFlowSpec(a, b, t0, t0 + rounds * gap_s, rounds, PING_BYTES, gap_s, "echo", None, None, 0, "ping")
                 for a in range(hosts) for b in range(hosts) if a != b]
+
+    _ping_bytes = PING_BYTES
+
+    def _ping_pair(self, src: int, dst: int, count: int, gap_s: float) -> list[float | None]:
+        """``count`` echo requests from host ``src`` to ``dst``, ``gap_s`` apart, run now:
+        each one's round-trip time in ms (None: no reply by the end of the run)."""
+        cycle_s = self.nb_time_slices * self.time_slice_duration_us / 1e6
+        t0 = 0.01
+        spec = UdpFlowSpec(src, dst, t0, t0 + count * gap_s, count, PING_BYTES, gap_s, "echo", None, None, 0, "ping")
+        end = t0 + count * gap_s + 4 * cycle_s + 1.0
+        keep, self.simulation_stop_s = self.simulation_stop_s, end
+        try:
+            self.result = self._simulate(self._flows_of([spec]), _seconds_ps(end))
+        finally:
+            self.simulation_stop_s = keep
+        by_req = {p.reply_of: p for p in self._packets if p.reply_of >= 0}
+        out: list[float | None] = []
+        for i, p in enumerate(self._packets):
+            if p.reply_of < 0:
+                r = by_req.get(i)
+                out.append((r.finish - p.start) / 1e9 if r is not None and r.finish >= 0 else None)
+        self._monitor()
+        return out
+
+    def start_cli(self) -> None:
+        """An interactive session on this network (:class:`~opendcn.openoptics.OpticalCLI.OpticalCLI`):
+        ``h0 ping h1``, ``pingall``, ``connect``, ``disconnect``, metrics; every command that
+        sends traffic runs it in simulated time."""
+        from .OpticalCLI import OpticalCLI
+
+        OpticalCLI(self)
+
+    def start_monitor(self, out: str = "openoptics-dashboard") -> str:
+        """Keep a dashboard of this network (:mod:`opendcn.openoptics.dashboard`): after every
+        run (``start()``, a ping, ``pingall``) ``out/index.html`` is written again, a
+        self-contained page of the circuits, the switches' counters, the uplink queues, the
+        pings and the flows. Returns the page's path."""
+        from .dashboard import write_dashboard
+
+        self._monitor_dir = out
+        path = write_dashboard(self, out)
+        self._say(f"*** opendcn: dashboard at {path} (written again after every run)")
+        return str(path)
+
+    def _monitor(self) -> None:
+        if getattr(self, "_monitor_dir", None) is not None:
+            from .dashboard import write_dashboard
+
+            write_dashboard(self, self._monitor_dir)
+
+    def stop_network(self) -> None:
+        """End the session: a simulated network holds no processes or switches to stop, so
+        this only says so; the results of the last run stay readable."""
+        self._say("*** opendcn: the network ran in simulated time; nothing to stop")
 
     def _ping_all(self, rounds: int = 3, gap_s: float = 1.0, control: Any = None, duration_s: float | None = None) -> None:
         cycle_s = self.nb_time_slices * self.time_slice_duration_us / 1e6
@@ -794,6 +849,7 @@ class BaseNetwork:
                 self._say(f"    h{a}->h{b}: {len(vals)}/{len(xs)} replies, rtt min/avg/max "
                           f"{min(vals):.3f}/{sum(vals) / len(vals):.3f}/{max(vals):.3f} ms")
         self._report_drops()
+        self._monitor()
 
     def _report_drops(self) -> None:
         if self.result is None:
@@ -973,6 +1029,7 @@ class BaseNetwork:
                 packets = self._flows_of(self._traffic)
                 self.result = self._simulate(packets, _seconds_ps(self.simulation_stop_s), control)
                 self._report()
+                self._monitor()
             else:
                 self._ping_all(rounds=3, gap_s=step, control=control, duration_s=0.01 + 3 * step + 2 * step + 0.5)
             self._say(f"    traffic-aware control loop: {self.reconfigurations} reconfiguration(s) "

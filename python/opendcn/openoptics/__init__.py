@@ -10,6 +10,7 @@ native ``opendcn`` API), what ``start()`` does, and which upstream examples run 
 differences are in ``docs/openoptics.md``.
 """
 
-from . import DeviceManager, OpticalRouting, OpticalTopo, TimeFlowTable, Toolbox, utils
+from . import DeviceManager, OpticalCLI, OpticalRouting, OpticalTopo, TimeFlowTable, Toolbox, dashboard, utils
 
-__all__ = ["DeviceManager", "OpticalRouting", "OpticalTopo", "TimeFlowTable", "Toolbox", "utils"]
+__all__ = ["DeviceManager", "OpticalCLI", "OpticalRouting", "OpticalTopo", "TimeFlowTable", "Toolbox", "dashboard",
+           "utils"]

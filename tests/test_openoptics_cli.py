@@ -1,0 +1,75 @@
+"""OpenOptics' interactive CLI (`net.start_cli()`, `OpticalCLI`) and dashboard
+(`net.start_monitor()`) on opendcn: a session read from a script pings, changes circuits
+and reads metrics, answering wrong input with what it expected; the dashboard page is
+rewritten after every run with what that run did."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from opendcn.openoptics import OpticalRouting, OpticalTopo, Toolbox
+from opendcn.openoptics.OpticalCLI import OpticalCLI
+
+
+def _net(**kw):
+    net = Toolbox.BaseNetwork("cli", nb_node=4, nb_link=2, backend="ns3", time_slice_duration_us=100,
+                              guardband_us=1, quiet=True, **kw)
+    net.deploy_topo(OpticalTopo.round_robin(nb_node=4))
+    net.deploy_routing(OpticalRouting.routing_direct(net.get_topo()), routing_mode="Per-hop")
+    return net
+
+
+def _session(net, text: str) -> str:
+    out = io.StringIO()
+    OpticalCLI(net, stdin=io.StringIO(text), stdout=out)
+    return out.getvalue()
+
+
+def test_ping_reports_each_reply_and_the_loss():
+    net = _net()
+    out = _session(net, "h0 ping h2 -c 4 -i 0.5\nexit\n")
+    times = [float(x) for x in re.findall(r"icmp_seq=\d+ time=([\d.]+) ms", out)]
+    assert len(times) == 4 and "4 packets transmitted, 4 received, 0% packet loss" in out
+    # 0 -> 2 has its circuit in slice 1 of 3 (100 us each): a request waits at most a cycle
+    assert all(0 < t < 0.35 for t in times)
+    # the same pair run directly on the network gives the same times
+    again = net._ping_pair(0, 2, 4, 0.5)
+    assert [round(x, 3) for x in again] == times
+
+
+def test_a_circuit_removed_in_the_session_stops_the_pings_it_carried():
+    net = _net()
+    out = _session(net, "topo 1\ndisconnect 1 0 2 0 0\nh0 ping h2 -c 2\nconnect 1 0 2 0 0\nh0 ping h2 -c 2\n")
+    assert "slice 1: 0:0->2:0" in out
+    assert "disconnected node 0 port 0 and node 2 port 0 in slice 1" in out
+    assert "2 packets transmitted, 0 received, 100% packet loss" in out
+    assert out.count("2 packets transmitted, 2 received, 0% packet loss") == 1
+
+
+def test_metrics_after_a_pingall_and_wrong_input():
+    net = _net()
+    out = _session(net, "pingall\nget_packet_loss_ctr tor0 tor3\nget_num_queued_packets\nget_network_metric\n"
+                        "flows\nbogus\nh0 ping h7\nh0 ping h1 -c x\nconnect 0 1\nconnect 0 9 1\ntopo x\nexit\n")
+    assert "*** Results: 0% dropped (36/36 received)" in out
+    assert "tor0: 0 packets lost" in out and "tor3: 0 packets lost" in out and "tor1: 0 packets lost" not in out
+    assert "tor2: 0 packets queued" in out and "tor0: pq_depth" in out
+    assert "unknown command: 'bogus'" in out and "no host h7: the network has h0..h3" in out
+    assert "usage: hA ping hB" in out or "unknown option" in out
+    assert "node2 9 is not a node" in out or "9 is not a node" in out
+    assert "usage: topo [SLICE]" in out and "Traceback" not in out
+
+
+def test_the_dashboard_is_written_after_every_run(tmp_path):
+    net = _net(simulation_stop_s=0.003)
+    page = Path(net.start_monitor(str(tmp_path / "d")))
+    first = page.read_text()
+    assert "No pingall yet" in first and "carried no installed traffic" in first
+    net.udp_traffic().flow(0, 3, num_packets=5, interval_s=1e-4, start_s=0.0).install()
+    net.start()
+    after = page.read_text()
+    assert "10.0.0.1" in after and "10.0.0.4" in after and "data:image/png;base64," in after
+    net._ping_all()
+    assert "36 of 36 echo requests answered" in page.read_text()
+    assert sorted(p.name for p in page.parent.iterdir()) == ["index.html"]     # no temporary file left
