@@ -319,9 +319,10 @@ def test_bad_topology_routing_and_traffic_arguments():
     with pytest.raises(od.ConfigError) as e:
         net.deploy_topo([[0, 0, 1, 0, 0], [0, 0, 9, 0, 0]])
     assert e.value.field == "circuits[1]" and e.value.value == [0, 0, 9, 0, 0]
-    with pytest.raises(od.ConfigError, match="already connected") as e:
-        net.deploy_topo([[0, 0, 1, 0, 0], [0, 0, 2, 0, 0]])
-    assert e.value.field == "circuits[1]"
+    # a port taken twice in a slice: False and a message, as OpenOptics, and nothing deployed
+    before = {ts: sorted(g.edges()) for ts, g in net.slice_to_topo.items()}
+    assert net.deploy_topo([[0, 0, 1, 0, 0], [0, 0, 2, 0, 0]]) is False
+    assert {ts: sorted(g.edges()) for ts, g in net.slice_to_topo.items()} == before
     with pytest.raises(od.ConfigError) as e:
         net.connect(time_slice=0, node1=7, node2=1)
     assert e.value.field == "node1"
@@ -386,3 +387,20 @@ def test_setup_nodes_and_ocs_give_the_tables_of_the_deployed_topology():
     ocs = net.setup_ocs()
     assert len(ocs) == 6 and {(ts, min(a, b), max(a, b)) for ts, a, b in ocs} == {
         (0, 0, 3), (0, 1, 2), (1, 0, 2), (1, 1, 3), (2, 0, 1), (2, 2, 3)}
+
+
+def test_routing_vlb_all_random_sends_every_packet_through_port_0_first():
+    """Source-routed (both steps taken): every datagram leaves on port 0 to whichever node
+    it reaches in its slice, and that node sends it on by its next circuit to the
+    destination; all of them arrive."""
+    net = _net(simulation_stop_s=0.01)
+    net.deploy_topo(T.round_robin(nb_node=4))
+    paths = R.routing_vlb_all_random(net.get_topo(), [0])
+    assert len(paths) == 4 * 3 * 3 and all(p.steps[0].send_port == 0 and p.steps[1].step_type == "node"
+                                           for p in paths)
+    net.deploy_routing(paths, routing_mode="Source")
+    f = net.udp_traffic().flow(0, 2, num_packets=30, interval_s=3e-5, start_s=0.0).install()
+    net.start()
+    assert f[0].stats().rx_packets == 30
+    with pytest.raises(od.ConfigError, match="tor_to_ocs_port"):
+        R.routing_vlb_all_random(net.get_topo(), [])

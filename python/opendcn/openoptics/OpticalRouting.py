@@ -36,7 +36,7 @@ from ._schedule import Schedule
 from .TimeFlowTable import ANY, Path, Step
 
 __all__ = ["find_send_port", "find_direct_path", "routing_direct", "routing_direct_next_node", "routing_hoho",
-           "routing_vlb", "routing_ksp", "routing_direct_ta", "find_n_hop_path_node_pair",
+           "routing_vlb", "routing_vlb_all_random", "routing_ksp", "routing_direct_ta", "find_n_hop_path_node_pair",
            "remove_suboptimal_paths", "extend_paths_to_all_time_slice"]
 
 Topo = Mapping[int, Any]
@@ -149,6 +149,27 @@ def routing_vlb(slice_to_topo: Topo, tor_to_ocs_port: Sequence[int], random: boo
                 first = Step(cur_node=ANY, send_port=ANY, send_ts=ANY) if random else \
                     Step(cur_node=a, send_port=tor_to_ocs_port[ts % len(tor_to_ocs_port)], send_ts=ts)
                 out.append(Path(a, ts, b, [first, Step(cur_node=ANY, step_type="node", send_node=b)]))
+    return out
+
+
+def routing_vlb_all_random(slice_to_topo: Topo, tor_to_ocs_port: Sequence[int]) -> list[Path]:
+    """Valiant load balancing without a direct shortcut: in every arrival slice a packet
+    leaves on the first of ``tor_to_ocs_port`` to whichever node that port reaches in the
+    slice (its intermediate, even when the destination has a circuit of its own), and the
+    intermediate sends it on when it has a circuit to the destination. A packet whose
+    first hop reaches its destination is delivered there."""
+    sched = Schedule(slice_to_topo)
+    if isinstance(tor_to_ocs_port, (str, bytes)) or not isinstance(tor_to_ocs_port, Sequence) \
+            or not tor_to_ocs_port or not all(isinstance(p, int) and p >= 0 for p in tor_to_ocs_port):
+        raise ConfigError("tor_to_ocs_port", tor_to_ocs_port, "expected a non-empty list of ports, e.g. net.tor_ocs_ports")
+    out = []
+    for a in sched.nodes:
+        for b in sched.nodes:
+            if a == b:
+                continue
+            for ts in range(sched.S):
+                out.append(Path(a, ts, b, [Step(cur_node=a, send_port=tor_to_ocs_port[0], send_ts=ts),
+                                           Step(cur_node=ANY, step_type="node", send_node=b)]))
     return out
 
 

@@ -83,6 +83,10 @@ def _number(name: str, v: Any, *, positive: bool = False) -> float:
     return float(v)
 
 
+class _PortTaken(ConfigError):
+    """A circuit on a port already connected in its slice (``deploy_topo`` returns False)."""
+
+
 class _Packet:
     """One datagram (or TCP flow) of the run: what the engine sends and what came of it."""
 
@@ -284,6 +288,12 @@ class BaseNetwork:
             g.graph["taken"] = set(self.slice_to_topo[ts].graph.get("taken", set()))
         try:
             return self._deploy(items, start_fresh)
+        except _PortTaken as e:
+            # as OpenOptics: a circuit on a port already connected in its slice fails the
+            # deployment with a message and False (here nothing of it stays deployed)
+            self.slice_to_topo = before
+            self._say(f"{e}\nTopology deployment failed (nothing was deployed).")
+            return False
         except ConfigError:
             self.slice_to_topo = before         # a refused deployment changes nothing
             raise
@@ -300,8 +310,8 @@ class BaseNetwork:
             taken = g.graph.get("taken", set()) if g is not None else set()
             if (a, p) in taken or (b, q) in taken:
                 port, node = (p, a) if (a, p) in taken else (q, b)
-                raise ConfigError(f"circuits[{i}]", list(items[i]), f"slice {ts}: port {port} of node {node} is "
-                                  "already connected in that slice")
+                raise _PortTaken(f"circuits[{i}]", list(items[i]), f"slice {ts}: port {port} of node {node} is "
+                                 "already connected in that slice")
             self.connect(int(ts), int(a), int(b), int(p), int(q))
         for ts in range(last + 1):
             if ts not in self.slice_to_topo:

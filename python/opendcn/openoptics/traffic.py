@@ -31,15 +31,26 @@ _UNITS = {"": 1.0, "b": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)\s*(?:bps|bit/s|bits/s|b/s)?\s*$")
 
 
-def parse_bitrate(value: Any, field: str = "rate") -> float:
-    """A bit rate in bit/s from a number or text such as ``"10Mbps"`` or ``"1G"``."""
+def parse_bitrate(value: Any, field: str = "rate", *, default_unit: str = "bps") -> float:
+    """A bit rate in bit/s from a number or text such as ``"10Mbps"`` or ``"1G"``; a bare
+    number (or text without a unit) is in ``default_unit`` (``"bps"``, ``"kbps"``,
+    ``"Mbps"``, ``"Gbps"``), as OpenOptics' ``parse_bitrate``.
+
+    >>> parse_bitrate("10Mbps"), parse_bitrate(5, default_unit="Mbps"), parse_bitrate("2", default_unit="kbps")
+    (10000000.0, 5000000.0, 2000.0)
+    """
+    unit_m = _RATE.match("1" + str(default_unit))
+    if not isinstance(default_unit, str) or not unit_m:
+        raise ConfigError("default_unit", default_unit, "expected a unit such as bps, kbps, Mbps or Gbps")
+    scale = _UNITS[unit_m.group(2).lower()]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        rate = float(value)
+        rate = float(value) * scale
     else:
         m = _RATE.match(str(value))
         if not m:
             raise ConfigError(field, value, "expected a rate such as 10Mbps, 500kbit/s or 1G")
-        rate = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        unit_given = m.group(2) or re.search(r"(bps|bit/s|bits/s|b/s)\s*$", str(value))
+        rate = float(m.group(1)) * (_UNITS[m.group(2).lower()] if unit_given else scale)
     if not rate > 0 or not math.isfinite(rate):
         raise ConfigError(field, value, "must be positive")
     return rate
