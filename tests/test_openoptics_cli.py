@@ -73,3 +73,32 @@ def test_the_dashboard_is_written_after_every_run(tmp_path):
     net._ping_all()
     assert "36 of 36 echo requests answered" in page.read_text()
     assert sorted(p.name for p in page.parent.iterdir()) == ["index.html"]     # no temporary file left
+
+
+def test_a_mininet_script_at_a_terminal_gets_the_prompt_after_its_run(tmp_path):
+    """As OpenOptics' Mininet backend: start() ends at the OpenOptics> prompt when the
+    script runs at a terminal (here a pseudo-terminal), and returns without it otherwise."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    script = tmp_path / "s.py"
+    script.write_text(
+        "from opendcn.openoptics import Toolbox, OpticalTopo, OpticalRouting\n"
+        "net = Toolbox.BaseNetwork('t', nb_node=4, backend='Mininet', time_slice_duration_ms=2, guardband_us=1)\n"
+        "net.deploy_topo(OpticalTopo.round_robin(nb_node=4))\n"
+        "net.deploy_routing(OpticalRouting.routing_direct(net.get_topo()), routing_mode='Per-hop')\n"
+        "net.start()\nprint('after start')\n")
+    plain = subprocess.run([sys.executable, str(script)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=120)
+    assert plain.returncode == 0 and "after start" in plain.stdout and "OpenOptics>" not in plain.stdout
+    main, sub = pty.openpty()
+    p = subprocess.Popen([sys.executable, str(script)], stdin=sub, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    os.close(sub)
+    os.write(main, b"h0 ping h1 -c 1\nexit\n")
+    out, err = p.communicate(timeout=120)
+    os.close(main)
+    assert p.returncode == 0, err
+    assert "OpenOptics>" in out and "1 packets transmitted, 1 received" in out and "after start" in out

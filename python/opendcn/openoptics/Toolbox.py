@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -747,17 +748,21 @@ class BaseNetwork:
         return result
 
     def start(self) -> None:
-        """Run the network (see the module documentation)."""
+        """Run the network (see the module documentation). As OpenOptics' Mininet and
+        Tofino backends open their CLI here, a script run at an interactive terminal with
+        one of those backends gets the ``OpenOptics>`` prompt after the run (not when its
+        input is not a terminal, nor with ``quiet=True``)."""
         if self.arch_mode == "TA":
             self.start_traffic_aware()
-            return
-        if not self._traffic:
+        elif not self._traffic:
             self._ping_all()
-            return
-        packets = self._flows_of(self._traffic)
-        self.result = self._simulate(packets, _seconds_ps(self.simulation_stop_s))
-        self._report()
-        self._monitor()
+        else:
+            packets = self._flows_of(self._traffic)
+            self.result = self._simulate(packets, _seconds_ps(self.simulation_stop_s))
+            self._report()
+            self._monitor()
+        if self.backend in ("Mininet", "Tofino") and not self.quiet and sys.stdin is not None and sys.stdin.isatty():
+            self.start_cli()
 
     def _ping_specs(self, rounds: int, gap_s: float, t0: float) -> list[UdpFlowSpec]:
         hosts = self.nb_node * self.nb_host_per_tor
