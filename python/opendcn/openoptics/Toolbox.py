@@ -753,14 +753,18 @@ class BaseNetwork:
         one of those backends gets the ``OpenOptics>`` prompt after the run (not when its
         input is not a terminal, nor with ``quiet=True``)."""
         if self.arch_mode == "TA":
-            self.start_traffic_aware()
-        elif not self._traffic:
+            self.start_traffic_aware()          # opens the prompt itself
+            return
+        if not self._traffic:
             self._ping_all()
         else:
             packets = self._flows_of(self._traffic)
             self.result = self._simulate(packets, _seconds_ps(self.simulation_stop_s))
             self._report()
             self._monitor()
+        self._cli_at_a_terminal()
+
+    def _cli_at_a_terminal(self) -> None:
         if self.backend in ("Mininet", "Tofino") and not self.quiet and sys.stdin is not None and sys.stdin.isatty():
             self.start_cli()
 
@@ -1051,4 +1055,5 @@ class BaseNetwork:
                       f"(every {step:g} s of simulated time)")
         finally:
             self.slice_to_topo = initial
+        self._cli_at_a_terminal()            # as OpenOptics: the prompt after the run
         return True
