@@ -404,3 +404,39 @@ def test_routing_vlb_all_random_sends_every_packet_through_port_0_first():
     assert f[0].stats().rx_packets == 30
     with pytest.raises(od.ConfigError, match="tor_to_ocs_port"):
         R.routing_vlb_all_random(net.get_topo(), [])
+
+
+def test_a_routing_loop_is_dropped_as_loop_and_named():
+    """Per hop, routing_vlb_all_random's first step at every node sends a packet out of
+    port 0 again: the datagrams that do not meet their destination on the first hop go
+    round in circles. They are dropped as `loop` after the hop limit, counted in the
+    summary and named in the report, instead of staying in flight to the end."""
+    net = _net(simulation_stop_s=0.01)
+    net.deploy_topo(T.round_robin(nb_node=4))
+    net.deploy_routing(R.routing_vlb_all_random(net.get_topo(), [0]), routing_mode="Per-hop")
+    f = net.udp_traffic().flow(0, 2, num_packets=30, interval_s=3e-5, start_s=0.0).install()
+    net.quiet = False
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        net.start()
+    dropped = net.result.summary["packets"]["dropped"]
+    st = f[0].stats()
+    assert dropped["loop"] > 0 and st.rx_packets + dropped["loop"] <= 30
+    assert "loop" in out.getvalue() and "round in circles" in out.getvalue()
+
+
+def test_the_native_api_lists_loop_only_with_a_hop_limit():
+    import opendcn as od
+
+    wl = od.workload.poisson("hadoop", 0.3)
+    plain = od.arch.rotornet(nodes=4, uplinks=1).run(wl, duration="50us")
+    assert "loop" not in plain.summary["packets"]["dropped"]
+    net = od.arch.rotornet(nodes=4, uplinks=1)
+    net.hop_limit = 16
+    s = net.run(wl, duration="50us").summary
+    assert s["packets"]["dropped"]["loop"] == 0 and s["trace_hash"] == plain.summary["trace_hash"]
+    net.hop_limit = 0
+    with pytest.raises(od.ConfigError, match="hop_limit"):
+        net.run(wl, duration="50us")

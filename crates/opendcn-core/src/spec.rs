@@ -340,6 +340,9 @@ pub struct SimSpec {
     /// Per flow: the rate (bit/s) at which an application writes its bytes, 0: all of them
     /// at the start (TCP and DCTCP flows only: an iperf-like on-off source). Empty: none.
     pub flow_app_rate_bps: Vec<u64>,
+    /// Links a packet may cross: a relay node that would send it on after this many drops
+    /// it as `loop` (a routing loop). 0: no limit.
+    pub hop_limit: u32,
     /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
     /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
     /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that

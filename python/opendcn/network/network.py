@@ -330,6 +330,10 @@ class Network(NetworkBase):
         #: appear later (a cyclic schedule, an electrical fabric, source routes).
         self.hold_unrouted: bool | None = None
         self._holding = False
+        #: links a packet may cross: a node that would relay it further drops it as
+        #: ``loop`` (a routing loop; the reason is listed in the summary only with a
+        #: limit). None: no limit (a looping packet stays in flight to the end of the run).
+        self.hop_limit: int | None = None
         #: OpenOptics' per-hop admission control (its ns-3 backend's ``admission_control``):
         #: at every node, a packet whose routing decision (port, departure slice) finds that
         #: slice's calendar queue without room for it in the slice's next occurrence
@@ -873,6 +877,12 @@ class Network(NetworkBase):
         self._vc_class = cls
         self._transport.credit_vc_step = step
 
+    def _checked_hop_limit(self) -> int:
+        h = self.hop_limit
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 1 <= h <= 65_535:
+            raise ConfigError("hop_limit", h, "expected links 1..65535 (None: no limit)")
+        return int(h)
+
     def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
                         classes: Sequence[Any] | None = None, ecn_k: Any = None,
                         trim: bool | None = None, weights: Sequence[int] | None = None) -> None:
@@ -1113,6 +1123,7 @@ class Network(NetworkBase):
             "stop_when": str(self.stop_when), "net_series": bool(self.net_series),
             "log_drops": int(self.log_drops),
             "hold_unrouted": self._holding,
+            **({} if self.hop_limit is None else {"hop_limit": self._checked_hop_limit()}),
             "admission_control": self._admission(),
             **self._services,
         }

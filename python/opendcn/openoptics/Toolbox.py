@@ -70,6 +70,8 @@ _ANNOUNCED: set[str] = set()
 PS = 10**12
 UDP_IP_BYTES = 28          # UDP + IPv4 headers counted in tx/rx bytes
 PING_BYTES = 64            # ICMP echo: 56 B of data + 8 B header
+#: links a packet may cross before it counts as caught in a routing loop (dropped as ``loop``)
+LOOP_HOPS = 64
 MAX_SAMPLES = 20_000       # time-series samples per run at most (the interval grows)
 
 
@@ -686,6 +688,7 @@ class BaseNetwork:
     def _run_once(self, packets: list[_Packet], duration_ps: int, control: Callable[[Network], None] | None) -> Result:
         samples = max(1, min(MAX_SAMPLES, duration_ps // max(1, self._snapshot_ps())))
         net = self._build(sample_ps=max(duration_ps // samples, 1))
+        net.hop_limit = LOOP_HOPS
         net.transport(self._transport(packets), dupack=3)
         order = sorted(range(len(packets)), key=lambda i: packets[i].start)
         pos = {i: k for k, i in enumerate(order)}
@@ -877,6 +880,9 @@ class BaseNetwork:
         if drops:
             why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items()))
             self._say(f"    packets dropped by the network: {why}")
+            if drops.get("loop"):
+                self._say(f"    (loop: packets the routing sent round in circles, dropped after {LOOP_HOPS} links: "
+                          "check the entries of the nodes they cross)")
         if not self._hop_tables and not self._routes and not self._ta_routes:
             self._say("    (no routing deployed: every packet is dropped as no_route)")
         if self._ignored:

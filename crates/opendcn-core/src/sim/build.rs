@@ -27,6 +27,8 @@ pub(in crate::sim) struct Modes {
     /// Some port marks ECN (else no hop reads a port's marking threshold).
     pub(in crate::sim) any_ecn: bool,
     pub(in crate::sim) adm_listed: bool,
+    /// Links a packet may cross before a relay drops it as a loop (0: no limit).
+    pub(in crate::sim) hop_limit: u32,
 }
 
 impl Modes {
@@ -53,6 +55,7 @@ impl Modes {
             flat_cal: !any_ecn && !eqo && spec.multipath != Multipath::Adaptive,
             any_ecn,
             adm_listed: spec.admission_control,
+            hop_limit: spec.hop_limit,
         }
     }
 }

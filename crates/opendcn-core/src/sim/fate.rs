@@ -4,9 +4,9 @@
 use crate::sim::*;
 
 /// Drop reasons, indexed into `SimOutput::drops`.
-pub const DROP_REASONS: [&str; 11] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
+pub const DROP_REASONS: [&str; 12] = ["buffer_overflow", "no_route", "no_circuit", "reconfiguration", "oversize",
                                        "class_overflow", "header_overflow", "injected", "bulk_returned", "failed_link",
-                                       "adm_fail"];
+                                       "adm_fail", "loop"];
 
 pub(in crate::sim) const DROP_BUFFER: usize = 0;
 
@@ -38,6 +38,10 @@ pub(in crate::sim) const DROP_FAILED: usize = 9;
 /// Admission control found no slice with room within a cycle (listed only in runs with
 /// admission control).
 pub(in crate::sim) const DROP_ADM: usize = 10;
+
+/// A packet that has crossed `SimSpec::hop_limit` links without reaching its destination
+/// node: a routing loop (listed only in runs with a hop limit).
+pub(in crate::sim) const DROP_LOOP: usize = 11;
 
 /// How a packet leaves the engine ([`Sim::exit`], the one place that frees packets and
 /// books them in the ledger).

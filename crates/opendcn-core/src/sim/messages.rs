@@ -289,6 +289,7 @@ mod tests {
             flow_gap_ps: vec![],
             flow_coflow: vec![],
             flow_app_rate_bps: vec![],
+            hop_limit: 0,
         }
     }
 

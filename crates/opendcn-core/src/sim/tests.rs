@@ -194,6 +194,7 @@ fn pair(tp: TransportKind, size: u64, buffer: u64) -> SimSpec {
         flow_gap_ps: vec![],
         flow_coflow: vec![],
         flow_app_rate_bps: vec![],
+        hop_limit: 0,
         port_link_class: vec![],
         shared_buffer_bytes: vec![],
         buffer_alpha: vec![],
@@ -439,4 +440,29 @@ fn an_application_rate_paces_a_tcp_flow_end_to_end() {
     s.flow_app_rate_bps = vec![100_000_000];
     let e = Sim::new(s).err().expect("an ideal flow has no application");
     assert!(e.to_string().contains("flows[0].rate"), "{e}");
+}
+
+/// Tables that send a packet back and forth between two nodes (its destination is a
+/// third): with a hop limit each packet is dropped as `loop` once it has crossed that many
+/// links, the ledger balances, and the reason is listed only when a limit is set.
+#[test]
+fn a_hop_limit_drops_looping_packets_as_loop() {
+    let mut s = ta_line(3_000);
+    s.sched_peer = vec![1, 0, NONE];
+    s.hold_unrouted = false;
+    s.flow_dst = vec![2];
+    s.entries = vec![(0, Entry { arr: WILD, src: WILD, dst: 2, dep: WILD, port: 0 }),
+                     (1, Entry { arr: WILD, src: WILD, dst: 2, dep: WILD, port: 1 })];
+    let mut without = Sim::new(s.clone()).unwrap();
+    without.run_until(100_000_000);
+    let o = without.output();
+    assert!(o.drops.iter().all(|(r, _)| r != "loop") && o.packets.in_flight == 2, "{:?}", o.drops);
+    s.hop_limit = 8;
+    let mut sim = Sim::new(s).unwrap();
+    sim.run_until(100_000_000);
+    let o = sim.output();
+    assert!(o.invariant_errors.is_empty(), "{:?}", o.invariant_errors);
+    assert_eq!(o.drops.iter().find(|(r, _)| r == "loop").map(|x| x.1), Some(3_000));
+    assert_eq!(o.packets.dropped.iter().find(|(r, _)| r == "loop").map(|x| x.1), Some(2));
+    assert_eq!((o.bytes_dropped, o.packets.in_flight, o.packet_hops), (3_000, 0, 16));
 }

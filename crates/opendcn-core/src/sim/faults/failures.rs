@@ -42,11 +42,12 @@ impl Sim {
     }
 
     /// Whether the output lists drop reason `i`: `failed_link` only in runs with failures,
-    /// `adm_fail` only in runs with admission control.
+    /// `adm_fail` only in runs with admission control, `loop` only with a hop limit.
     pub(in crate::sim) fn reason_listed(&self, i: usize) -> bool {
         match i {
             DROP_FAILED => !self.fail.down.is_empty(),
             DROP_ADM => self.mode.adm_listed,
+            DROP_LOOP => self.mode.hop_limit > 0,
             _ => true,
         }
     }

@@ -148,6 +148,11 @@ impl Sim {
             }
             return;
         }
+        if self.mode.hop_limit > 0 && p.hops as u32 >= self.mode.hop_limit {
+            // a relay that would send it on past the limit: a routing loop
+            self.drop_pkt(pid, DROP_LOOP);
+            return;
+        }
         if self.mode.lean && self.relay_calendar(pid, p.at, p.src_node, p.dst_node, p.tag, p.wire as u64) {
             return;
         }
