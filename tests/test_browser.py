@@ -96,4 +96,30 @@ def test_the_openoptics_dashboard(tmp_path):
         u.flow(a, (a + 3) % 8, num_packets=20, interval_s=1e-4, start_s=0.0, packet_size_bytes=1000)
     u.install()
     net.start()
-    check(page, 2)                     # circuits and queues
+    check(page, 0)                     # Plotly charts, no images
+
+
+PLOTS = """<script>window.addEventListener('load', () => setTimeout(() => {
+document.body.setAttribute('data-plots', JSON.stringify({plots: document.querySelectorAll('.js-plotly-plot').length,
+  drawn: document.querySelectorAll('.js-plotly-plot .main-svg').length,
+  scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth}));}, 500));
+</script>"""
+
+
+def test_the_run_dashboard_draws_its_plotly_charts(tmp_path):
+    """`opendcn dashboard`'s page in Chromium: every Plotly chart is drawn (an SVG in each),
+    offline, and the page fits the window's width."""
+    from opendcn.experiments.dashboard import write_dashboard
+
+    res = od.arch.rotornet(nodes=6, uplinks=1).run(od.workload.poisson("hadoop", load=0.3), duration="100us")
+    res.write(tmp_path / "run")
+    page = write_dashboard(tmp_path / "run")
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</body>", PLOTS + "</body>"))
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                        "--virtual-time-budget=8000", "--dump-dom", probe.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r'data-plots="([^"]*)"', r.stdout)
+    assert m, r.stderr[-500:]
+    got = json.loads(html.unescape(m.group(1)))
+    assert got["plots"] == 4 and got["drawn"] >= 4 and got["scroll"] <= got["client"], got

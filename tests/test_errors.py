@@ -20,7 +20,7 @@ from opendcn.network.timeflow import Circuit as C
 from opendcn.network.timeflow import Entry as E
 
 US = 10**6
-RESULT_FILES = {"summary.json", "spec.json", "flows.parquet", "timeseries.parquet"}
+RESULT_FILES = {"summary.json", "spec.json", "flows.parquet", "timeseries.parquet", "fabric.json"}
 
 
 # ---------------------------------------------------------------------------------------

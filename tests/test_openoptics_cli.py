@@ -9,6 +9,9 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
+import opendcn as od
 from opendcn.openoptics import OpticalRouting, OpticalTopo, Toolbox
 from opendcn.openoptics.OpticalCLI import OpticalCLI
 
@@ -64,15 +67,18 @@ def test_metrics_after_a_pingall_and_wrong_input():
 def test_the_dashboard_is_written_after_every_run(tmp_path):
     net = _net(simulation_stop_s=0.003)
     page = Path(net.start_monitor(str(tmp_path / "d")))
-    first = page.read_text()
-    assert "No pingall yet" in first and "carried no installed traffic" in first
+    assert not page.exists()                            # nothing has run yet
+    with pytest.raises(od.ConfigError, match="run the network"):
+        net.dashboard(str(tmp_path / "e"))
     net.udp_traffic().flow(0, 3, num_packets=5, interval_s=1e-4, start_s=0.0).install()
     net.start()
     after = page.read_text()
-    assert "10.0.0.1" in after and "10.0.0.4" in after and "data:image/png;base64," in after
+    assert "Circuits" in after and "Time-flow table" in after and "Flow completion times" in after
+    assert "No pingall yet" in after and "tor0" in after
     net._ping_all()
     assert "36 of 36 echo requests answered" in page.read_text()
-    assert sorted(p.name for p in page.parent.iterdir()) == ["index.html"]     # no temporary file left
+    assert sorted(p.name for p in page.parent.iterdir()) == ["index.html", "run"]   # no temporary file left
+    assert (page.parent / "run" / "fabric.json").is_file()
 
 
 def test_a_mininet_script_at_a_terminal_gets_the_prompt_after_its_run(tmp_path):

@@ -577,6 +577,37 @@ def report(results_dir: Path = typer.Argument(..., metavar="DIR", help="results 
     typer.echo(f"wrote {page}")
 
 
+@app.command()
+def dashboard(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run's folder (opendcn run --out, a "
+                                                                           "sweep point)"),
+              port: int = typer.Option(8001, help="serve it on http://127.0.0.1:PORT (0: a free port)"),
+              serve: bool = typer.Option(True, "--serve/--no-serve", help="serve the page until Ctrl-C, or only "
+                                                                          "write it"),
+              out: Optional[Path] = typer.Option(None, "--out", help="the page (default RUN_DIR/dashboard.html)")) -> None:
+    """A dashboard of one run: circuits per slice, the time-flow table, queues and throughput over time, the FCT
+    distribution (Plotly, one self-contained page)."""
+    from .experiments import dashboard as dash
+
+    try:
+        if not 0 <= port <= 65_535:
+            raise ConfigError("--port", port, "expected 0..65535")
+        page = dash.write_dashboard(run_dir, out)
+        typer.echo(f"wrote {page}")
+        if not serve:
+            return
+        server = dash.serve(page, port)
+    except ConfigError as e:
+        _fail(e, 2)
+    url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
+    typer.echo(f"serving {url} (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        typer.echo("stopped")
+    finally:
+        server.server_close()
+
+
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                          help="Analytic models of the seed papers: tables of scale, power, cost and compute time.")
 app.add_typer(models_app, name="models")

@@ -1887,6 +1887,33 @@ def _drop_tables(port_offset: np.ndarray, d: dict[str, Any]) -> tuple[pa.Table, 
     return drops, pushbacks
 
 
+#: circuits and time-flow entries a run directory keeps at most (beyond: counted, not listed)
+FABRIC_RECORD_MAX = 5_000
+
+
+def _fabric_record(net: "Network") -> dict[str, Any]:
+    """The circuits (``[n1, p1, n2, p2, ts]``, ts -1: every slice) and, with table
+    routing, the time-flow entries (``[node, arrival slice, src, dst, departure slice,
+    port]``, -1: any) of a run, each kept up to :data:`FABRIC_RECORD_MAX` rows."""
+    circ = [[c.n1, c.p1, c.n2, c.p2, -1 if c.ts is None else c.ts] for c in net.circuits]
+    rec: dict[str, Any] = {"nodes": int(net.total_nodes), "slices": int(net.slices), "router": net._router,
+                           "circuits": circ[:FABRIC_RECORD_MAX], "circuits_total": len(circ), "entries": None,
+                           "entries_total": 0}
+    if net._router == "table":
+        try:
+            t = net._table_columns()
+        except Exception:  # noqa: BLE001 - a subclass without Python tables keeps none
+            return rec
+        node = np.asarray(t["tf_node"], dtype=np.int64)
+        port = np.asarray(t["tf_port"], dtype=np.int64) - net.port_offset[node] if len(node) else node
+        cols = [node, t["tf_arr"], t["tf_src"], t["tf_dst"], t["tf_dep"], port]
+        n = len(node)
+        rec["entries_total"] = n
+        rec["entries"] = np.stack([np.asarray(c, dtype=np.int64)[:FABRIC_RECORD_MAX] for c in cols], 1).tolist() \
+            if n else []
+    return rec
+
+
 class Result:
     """What a run returns: ``summary`` (dict), ``flows`` and ``timeseries`` (pyarrow)."""
 
@@ -1904,6 +1931,10 @@ class Result:
         self.drops = drops
         self.pushbacks = pushbacks
         self.label = summary.get("label", summary["arch"])
+        #: the fabric the run used (circuits per slice and, for table routing, its
+        #: time-flow entries; see :func:`_fabric_record`), written as ``fabric.json``;
+        #: None where the engine keeps none (the slotted engines)
+        self.fabric: dict[str, Any] | None = None
 
     @staticmethod
     def build(net: Network, live: _Live, o: dict[str, Any], wall: float, mice: int) -> "Result":
@@ -1982,7 +2013,9 @@ class Result:
             drops, pushbacks = _drop_tables(net.port_offset, o["drop_log"])
             summary["drop_log"] = {"recorded": drops.num_rows, "unlogged": int(o["drop_log"]["unlogged"]),
                                    "pushbacks": pushbacks.num_rows}
-        return Result(summary, flows, ts, info, drops, pushbacks)
+        res = Result(summary, flows, ts, info, drops, pushbacks)
+        res.fabric = _fabric_record(net)
+        return res
 
     def write(self, out: str | os.PathLike[str]) -> FsPath:
         """Write spec.json, summary.json, flows.parquet and timeseries.parquet into ``out``
@@ -2002,6 +2035,9 @@ class Result:
                 if t is not None:
                     pq.write_table(t, tmp / name)
                     logs.append(name)
+            if self.fabric is not None:
+                (tmp / "fabric.json").write_text(json.dumps(self.fabric, separators=(",", ":")))
+                logs.append("fabric.json")
             out.mkdir(parents=True, exist_ok=True)
             for f in ("spec.json", "flows.parquet", "timeseries.parquet", *logs, "summary.json"):
                 os.replace(tmp / f, out / f)

@@ -34,6 +34,7 @@ import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path as FsPath
 from typing import Any
 
 import networkx as nx
@@ -807,23 +808,28 @@ class BaseNetwork:
 
         OpticalCLI(self)
 
-    def start_monitor(self, out: str = "openoptics-dashboard") -> str:
-        """Keep a dashboard of this network (:mod:`opendcn.openoptics.dashboard`): after every
-        run (``start()``, a ping, ``pingall``) ``out/index.html`` is written again, a
-        self-contained page of the circuits, the switches' counters, the uplink queues, the
-        pings and the flows. Returns the page's path."""
+    def dashboard(self, out: str = "openoptics-dashboard") -> str:
+        """Write the dashboard of the last run (:mod:`opendcn.openoptics.dashboard`: circuits
+        per slice, the time-flow table, queues and throughput over time, the FCT
+        distribution, the switches' counters and the pings; one self-contained page) to
+        ``out/index.html`` and return its path."""
         from .dashboard import write_dashboard
 
+        return str(write_dashboard(self, out))
+
+    def start_monitor(self, out: str = "openoptics-dashboard") -> str:
+        """Keep the dashboard (:meth:`dashboard`) of this network: written again after every
+        run (``start()``, a ping, ``pingall``). Returns the page's path."""
         self._monitor_dir = out
-        path = write_dashboard(self, out)
-        self._say(f"*** opendcn: dashboard at {path} (written again after every run)")
+        path = FsPath(out) / "index.html"
+        if self.result is not None:
+            path = FsPath(self.dashboard(out))
+        self._say(f"*** opendcn: dashboard at {path} (written after every run)")
         return str(path)
 
     def _monitor(self) -> None:
         if getattr(self, "_monitor_dir", None) is not None:
-            from .dashboard import write_dashboard
-
-            write_dashboard(self, self._monitor_dir)
+            self.dashboard(self._monitor_dir)
 
     def stop_network(self) -> None:
         """End the session: a simulated network holds no processes or switches to stop, so
