@@ -82,3 +82,39 @@ def test_cyclic_reconfiguration_applies_at_the_next_slice_boundary():
         net2.deploy_routing("direct")
         net2.start(od.workload.flows([("6us", 0, 3, 100)]), duration="100us")
         net2.deploy_topo(od.topology.sorn(cfg, None, copies=2))   # 6 slices instead of 3
+
+
+# ---------------------------------------------------------------------------------------
+# examples/openoptics: scripts in OpenOptics' style
+# ---------------------------------------------------------------------------------------
+def _oo(name: str):
+    spec = importlib.util.spec_from_file_location(f"oo_{name}", EXAMPLES / "openoptics" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.main(quiet=True)
+
+
+def test_openoptics_rotor_example_delivers_every_datagram_both_ways():
+    out = _oo("rotor_direct_vs_vlb")
+    for r in ("direct", "vlb"):
+        assert out[r]["sent"] == out[r]["received"] == 8 * 7 * 10
+        # a datagram waits at most a cycle of 7 slices of 50 us for its circuit
+        assert 0 < out[r]["mean_delay_us"] < out[r]["max_delay_us"] <= 7 * 50 + 10
+
+
+def test_openoptics_tcp_onoff_example_takes_bytes_over_rate():
+    out = _oo("tcp_onoff_rates")
+    for rate, m in out.items():
+        assert m["rx_bytes"] == 250_000
+        assert m["expected_ms"] <= m["fct_ms"] < 1.01 * m["expected_ms"]
+        assert 0.99 * rate < m["throughput_mbps"] <= rate
+
+
+def test_openoptics_traffic_aware_example_reconfigures_and_delivers():
+    out = _oo("traffic_aware_matching")
+    assert out["reconfigurations"] >= 1 and out["received"] == out["sent"] == 600
+
+
+def test_openoptics_opera_example_answers_every_ping():
+    out = _oo("opera_source_routing")
+    assert out["pairs"] == 56 and out["answered"] == out["sent"] == 168 and out["slices"] == 8
