@@ -108,3 +108,16 @@ def test_a_mininet_script_at_a_terminal_gets_the_prompt_after_its_run(tmp_path):
     os.close(main)
     assert p.returncode == 0, err
     assert "OpenOptics>" in out and "1 packets transmitted, 1 received" in out and "after start" in out
+
+
+def test_pings_held_for_a_circuit_are_reported_as_held_not_dropped(capsys):
+    """A traffic-aware network whose fixed matching never connects some pairs: their echo
+    requests wait at their ToR to the end of the run; the report says they are held."""
+    net = Toolbox.BaseNetwork("ta", nb_node=4, backend="ns3", arch_mode="TA", simulation_stop_s=0.01)
+    net.deploy_topo(OpticalTopo.static_topo(nb_node=4, nb_link=1))
+    net.deploy_routing(OpticalRouting.routing_direct_ta(net.get_topo()), routing_mode="Per-hop", arch_mode="TA")
+    net._ping_all(rounds=1, gap_s=0.001, duration_s=0.05)
+    out = capsys.readouterr().out
+    held = net.result.summary["held"]["packets"]
+    assert held > 0 and sum(net.result.summary["packets"]["dropped"].values()) == 0
+    assert f"{held} packets still held at a ToR" in out and "held, not dropped" in out and "% dropped" not in out

@@ -847,7 +847,8 @@ class BaseNetwork:
         finally:
             self.simulation_stop_s = keep
         hosts = self.nb_node * self.nb_host_per_tor
-        rtt: dict[tuple[int, int], list[float | None]] = {}
+        rtt: dict[tuple[int, int], list[float | None]] = {(a, b): [] for a in range(hosts) for b in range(hosts)
+                                                          if a != b}
         by_req = {p.reply_of: p for p in self._packets if p.reply_of >= 0}
         for i, p in enumerate(self._packets):
             if p.reply_of >= 0:
@@ -870,7 +871,11 @@ class BaseNetwork:
                 marks.append(f"h{b}" if ok else "X")
             self._say(f"h{a} -> {' '.join(marks)}")
         lost = total - got
-        self._say(f"*** Results: {round(100 * lost / total) if total else 0}% dropped ({got}/{total} received)")
+        held = self.result.summary.get("held", {}).get("packets", 0) if self.result is not None else 0
+        pct = round(100 * lost / total) if total else 0
+        self._say(f"*** Results: {pct}% dropped ({got}/{total} received)" if not held else
+                  f"*** Results: {pct}% not answered ({got}/{total} received; {held} packets still held at a ToR "
+                  "when the run ended, waiting for a circuit: held, not dropped)")
         for (a, b), xs in sorted(rtt.items()):
             vals = [x for x in xs if x is not None]
             if vals:
@@ -882,6 +887,10 @@ class BaseNetwork:
     def _report_drops(self) -> None:
         if self.result is None:
             return
+        held = self.result.summary.get("held", {}).get("packets", 0)
+        if held:
+            self._say(f"    {held} packets still held at the end of the run (waiting at a ToR for a circuit or a "
+                      "route; not dropped)")
         drops = {k: v for k, v in self.result.summary["packets"]["dropped"].items() if v}
         if drops:
             why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items()))
