@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from opendcn.studies.audit import audit
+from opendcn.studies.base import audit
 from opendcn.studies.base import Reference, Runner
 
 EXE = Path(sys.executable).parent / "opendcn"

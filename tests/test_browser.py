@@ -109,7 +109,7 @@ document.body.setAttribute('data-plots', JSON.stringify({plots: document.querySe
 def test_the_run_dashboard_draws_its_plotly_charts(tmp_path):
     """`opendcn dashboard`'s page in Chromium: every Plotly chart is drawn (an SVG in each),
     offline, and the page fits the window's width."""
-    from opendcn.experiments.dashboard import write_dashboard
+    from opendcn.network.dashboard import write_dashboard
 
     res = od.arch.rotornet(nodes=6, uplinks=1).run(od.workload.poisson("hadoop", load=0.3), duration="100us")
     res.write(tmp_path / "run")

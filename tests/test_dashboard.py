@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import opendcn as od
-from opendcn.experiments.dashboard import write_dashboard
+from opendcn.network.dashboard import write_dashboard
 
 EXE = Path(sys.executable).parent / "opendcn"
 

@@ -455,7 +455,7 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
             if reference or record or quick:
                 raise ConfigError("--audit", audit, "reruns the stored records: give it without --reference, --record "
                                                     "or --quick")
-            from .studies.audit import audit as run_audit
+            from .studies.base import audit as run_audit
 
             from .studies.base import reference_root
 
@@ -586,7 +586,7 @@ def dashboard(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run
               out: Optional[Path] = typer.Option(None, "--out", help="the page (default RUN_DIR/dashboard.html)")) -> None:
     """A dashboard of one run: circuits per slice, the time-flow table, queues and throughput over time, the FCT
     distribution (Plotly, one self-contained page)."""
-    from .experiments import dashboard as dash
+    from .network import dashboard as dash
 
     try:
         if not 0 <= port <= 65_535:

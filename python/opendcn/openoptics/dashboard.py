@@ -3,7 +3,7 @@
 
 OpenOptics' dashboard is a live web service fed by its switches. A simulated network's
 runs finish in seconds, so opendcn's is the run dashboard of ``opendcn dashboard``
-(:mod:`opendcn.experiments.dashboard`: circuits per slice, the time-flow table, queues and
+(:mod:`opendcn.network.dashboard`: circuits per slice, the time-flow table, queues and
 throughput over time, the FCT distribution; Plotly, one self-contained page) of the
 network's last run, with what OpenOptics shows besides: the switches' counters and the
 ping matrix of a ``pingall``. The last run is kept beside the page (``out/run``), so
@@ -56,7 +56,7 @@ def _pings(net: Any) -> str:
 def write_dashboard(net: Any, out: str | os.PathLike[str] = "openoptics-dashboard") -> Path:
     """Write the dashboard of ``net``'s last run to ``out/index.html`` (the run itself to
     ``out/run``) and return the page's path; ``ConfigError`` before any run."""
-    from ..experiments.dashboard import write_dashboard as run_dashboard
+    from ..network.dashboard import write_dashboard as run_dashboard
 
     if net.result is None:
         raise ConfigError("dashboard", "no run", "run the network (net.start(), a ping) first")
