@@ -189,6 +189,10 @@ def test_record_missing_runs_only_the_points_without_a_complete_record(tmp_path)
 
     only = Reference(tmp_path / "ref", "record", only=("tiny/c",), missing=True)
     assert only.reads("tiny/b") and not only.reads("tiny/c")          # outside --only: read; inside, missing: run
+    picky = Runner(tmp_path / "runs4", workers=1, echo=lambda _: None, reference=only)
+    with pytest.raises(MissingReference):                              # outside --only and without a record:
+        _tiny(picky, "tiny/z", slice_="60us")                          # missing, never run
+    assert not (tmp_path / "runs4").exists()
     with pytest.raises(Exception, match="--missing"):
         Reference(tmp_path / "ref", "read", missing=True)
 

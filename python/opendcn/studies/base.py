@@ -192,12 +192,16 @@ class Reference:
                     self._hashes.add(str(rec.get("spec_hash")))
         return self._hashes
 
+    def chosen(self, label: str | None) -> bool:
+        """Whether the point ``label`` is one ``--only`` names (every labelled point without it)."""
+        return label is not None and (not self.only or label.startswith(self.only))
+
     def reads(self, label: str | None) -> bool:
         """Whether the point ``label`` comes from its record rather than a run (with
         ``missing``: whether it has a record; a stale one is run again)."""
         if self.mode == "read":
             return True
-        chosen = label is not None and (not self.only or label.startswith(self.only))
+        chosen = self.chosen(label)
         if self.missing and chosen:
             f = self.file(str(label))
             return f.exists() and json.loads(f.read_text()).get("complete", True)
@@ -333,6 +337,10 @@ class Runner:
         """True when the runner renders from reference records (runs nothing)."""
         return self.reference is not None and self.reference.mode == "read"
 
+    def chosen(self, label: str | None) -> bool:
+        """Whether the point ``label`` is one ``--only`` names (every labelled point without it)."""
+        return label is not None and (not self.only or label.startswith(self.only))
+
     def reads(self, label: str | None) -> bool:
         """True when the point ``label`` comes from its reference record, not from a run."""
         return self.reference is not None and self.reference.reads(label)
@@ -392,9 +400,9 @@ class Runner:
             try:
                 ref = self.reference.load(label, p)
             except MissingReference:
-                if not self.reference.missing:
+                if not (self.reference.missing and self.reference.chosen(label)):
                     raise
-                ref = None          # a stale record: --missing runs the point again
+                ref = None          # a stale record of a chosen point: --missing runs it again
             if ref is not None:
                 b = str(ref.record.get("build") or "unrecorded")
                 self.builds[b] = self.builds.get(b, 0) + 1
