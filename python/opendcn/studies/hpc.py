@@ -578,8 +578,10 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                        f"of the {uplinks} uplinks ({reach[p]['mean_links']:.2f} links per byte)" for p in fits)
                    + ": 2x over-provisioned uplinks carry minimal routes; the paper's routing is 'a variant of "
                    "topology-aware VLB similar to RotorLB, which sends traffic via both direct and indirect paths' "
-                   "(split not given; the authors' configuration generator sets ecmp_fraction 0.6 for every "
-                   "topology), and its TRN 'degrades quickly ... This leads to larger hop counts and creates "
+                   "(split not given in the paper; the authors' configuration generator, minyee/reconf_network_eval, "
+                   "gives reconfigurable networks WCMP weights with the direct path and every two-hop path of a pair "
+                   "equal, so most of a pair's traffic goes indirect, where opendcn sends a connected pair's traffic "
+                   "direct), and its TRN 'degrades quickly ... This leads to larger hop counts and creates "
                    "congestion for other packets' (§6.B)" if fits else ""))
     claims.append(Claim(f"TRN degrades fast once the fan-out exceeds the uplinks per ToR ({uplinks}): at the top "
                         "injection TRN is below PRN on every pattern with f > uplinks and not below it on the others",
