@@ -381,6 +381,10 @@ class TrnOptions(ReconfOptions):
     matching: Literal["weight", "stable"] = opt(
         "weight", "DA matching: maximum weight (centralised) or stable (Gale-Shapley)")
     overprovision: Int = opt(2, "uplinks per ToR = overprovision x k/2 (the paper's cost equalisation: 2)", ge=1)
+    routing: Literal["minimal", "two-hop-wcmp"] = opt(
+        "minimal", "minimal: direct where a circuit exists, else via an intermediate (shortest paths of at most "
+        "2 links); two-hop-wcmp: the direct path and every two-hop path of a pair in equal shares (the WCMP "
+        "weights of the authors' configuration generator)")
 
     @model_validator(mode="after")
     def _rotor(self) -> "TrnOptions":
@@ -424,11 +428,13 @@ class TrnController(Controller):
         # direct, else via one intermediate ToR (the paper's VLB-like routing): shortest
         # paths of at most as many links as channels (Table 3's 2), each link on its own
         # hop-indexed channel
+        if self.o.routing == "two-hop-wcmp":
+            return hpc.two_hop_wcmp_tables(net.peer_nodes(), net.config.nodes)
         return hpc.ecmp_tables(net.peer_nodes(), np.arange(net.config.nodes), max_hops=self.o.channels)
 
     def metrics(self) -> dict[str, Any]:
         return {**super().metrics(), "control": self.o.control, "matching": self.o.matching,
-                "uplinks_per_tor": self.uplinks}
+                "uplinks_per_tor": self.uplinks, "routing": self.o.routing}
 
 
 @register("trn", "TRN: ToR-reconfigurable HPC network (OCS between ToR uplinks; demand-aware or rotor)",

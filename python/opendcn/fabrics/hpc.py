@@ -60,7 +60,8 @@ def linprog(*args: Any, **kw: Any) -> Any:
 __all__ = [
     "Wiring", "fattree", "dragonfly", "leaf_spine_pods", "prn_mesh", "kautz", "trn3d", "expander",
     "diameter", "max_weight_matching", "stable_matching", "blocking_pairs", "trn_configuration",
-    "rotor_cycle", "prn_lp", "round_links", "permutations", "Tables", "ecmp_tables", "check_radix",
+    "rotor_cycle", "prn_lp", "round_links", "permutations", "Tables", "ecmp_tables", "two_hop_wcmp_tables",
+    "check_radix",
     "circuit_matrix", "two_hop_capacity", "trn_path_capacity", "prn_path_capacity",
     "channel_dependency_cycle", "channel_dependency_graph",
 ]
@@ -723,6 +724,53 @@ class Tables:
 
     def __len__(self) -> int:
         return len(self.node)
+
+
+def two_hop_wcmp_tables(peer_node: np.ndarray, n: int) -> Tables:
+    """Weighted multipath over the direct path and every two-hop path of a pair, each path
+    one equal share (the WCMP weights the authors' generator gives reconfigurable networks:
+    the direct path and every path via one intermediate of a pair weigh the same):
+    ``peer_node[v, p]`` is the node port ``p`` of ``v`` sends to (-1: none), nodes ``0..n-1``
+    the racks. At its source (an exact-source entry) a packet for ``d`` picks per packet
+    one of the ports that lead to ``d`` or to a node with a port to ``d`` (a port per path);
+    at the intermediate (a wildcard-source entry) it takes a port to ``d``. A pair with no
+    path of at most two links has no entry (its packets wait at their source).
+
+    >>> t = two_hop_wcmp_tables(np.array([[1, 2], [2, 0], [0, 1]]), 3)   # a triangle, two ports each
+    >>> sorted(zip(t.dst[t.src == 0].tolist(), t.port[t.src == 0].tolist()))   # 0 -> 1: direct, or via 2
+    [(1, 0), (1, 1), (2, 0), (2, 1)]
+    """
+    peer = np.asarray(peer_node[:n], dtype=np.int64)
+    u = peer.shape[1]
+    adj = np.zeros((n, n), dtype=bool)
+    v, p = np.nonzero((peer >= 0) & (peer < n))
+    adj[v, peer[v, p]] = True
+    node, src, dst, port = [], [], [], []
+    for s_ in range(n):
+        for q in range(u):
+            mid = int(peer[s_, q])
+            if mid < 0 or mid >= n:
+                continue
+            # the port is one path to mid itself and one to every node mid reaches
+            targets = np.flatnonzero(adj[mid])
+            targets = np.union1d(targets[targets != s_], [mid])
+            node.append(np.full(len(targets), s_))
+            src.append(np.full(len(targets), s_))
+            dst.append(targets)
+            port.append(np.full(len(targets), q))
+    # transit: a packet at an intermediate goes to its destination directly
+    for v_ in range(n):
+        for q in range(u):
+            d = int(peer[v_, q])
+            if 0 <= d < n:
+                node.append(np.array([v_]))
+                src.append(np.array([-1]))
+                dst.append(np.array([d]))
+                port.append(np.array([q]))
+    if not node:
+        z = np.zeros(0, np.int64)
+        return Tables(z, z, z, z)
+    return Tables.of(np.concatenate(node), np.concatenate(src), np.concatenate(dst), np.concatenate(port))
 
 
 def ecmp_tables(peer_node: np.ndarray, dests: np.ndarray, max_hops: int | None = None) -> Tables:
