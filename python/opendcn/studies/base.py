@@ -337,10 +337,6 @@ class Runner:
         """True when the runner renders from reference records (runs nothing)."""
         return self.reference is not None and self.reference.mode == "read"
 
-    def chosen(self, label: str | None) -> bool:
-        """Whether the point ``label`` is one ``--only`` names (every labelled point without it)."""
-        return label is not None and (not self.only or label.startswith(self.only))
-
     def reads(self, label: str | None) -> bool:
         """True when the point ``label`` comes from its reference record, not from a run."""
         return self.reference is not None and self.reference.reads(label)

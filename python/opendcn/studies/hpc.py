@@ -564,8 +564,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     # WCMP weights (direct and every two-hop path equal) and with three hop-indexed channels
     # (paths of three links reach the pairs two links leave without a route)
     trn_sens: dict[tuple[str, str], float | None] = {}
-    sens_specs = {("two-hop-wcmp", p): {"routing": "two-hop-wcmp"} for p in ("permutation", "storage", "bisection",
-                                                                              "uniform")}
+    sens_specs: dict[tuple[str, str], dict[str, Any]] = {
+        ("two-hop-wcmp", p): {"routing": "two-hop-wcmp"} for p in ("permutation", "storage", "bisection", "uniform")}
     sens_specs.update({("vcs3", p): {"vcs": 3} for p in ("storage", "bisection")})
     if not tiny:
         for (variant, p), extra in sens_specs.items():

@@ -759,9 +759,9 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                                f"ACKs as a sender with RACK would behave: {sens_r('rotornet-vlb-reorder-tolerant')}, "
                                f"no retransmission: neither TCP puts VLB's elephants at 2x)"
                                if sens_r('rotornet-vlb-reorder-tolerant') else "")
-                            + f"; the paper's own Case II "
-                            f"has VLB's TCP throughput far below direct ('VLB exhibits significantly lower throughput', "
-                            f"here {{c2_vlb_clos}}), so VLB elephants at 2x Clos would contradict it)"))
+                            + "; the paper's own Case II "
+                            "has VLB's TCP throughput far below direct ('VLB exhibits significantly lower throughput', "
+                            "here {c2_vlb_clos}), so VLB elephants at 2x Clos would contradict it)"))
         m = {x["design"]: x for x in mice}
         waiting = ("mordia", "rotornet-vlb")
         always = ("clos", "cthrough", "jupiter", "opera")
