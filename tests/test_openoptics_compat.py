@@ -440,3 +440,16 @@ def test_the_native_api_lists_loop_only_with_a_hop_limit():
     net.hop_limit = 0
     with pytest.raises(od.ConfigError, match="hop_limit"):
         net.run(wl, duration="50us")
+
+
+def test_openoptics_names_for_p4_switches_say_what_to_use_instead():
+    from opendcn.openoptics import utils
+
+    for name in ("gen_ocs_commands", "gen_tor_commands", "tor_table_routing_per_hop", "tor_table_ip_to_dst"):
+        with pytest.raises(od.ConfigError, match="no P4 switch"):
+            getattr(utils, name)([])
+    with pytest.raises(AttributeError):
+        utils.no_such_name
+    net = _net()
+    with pytest.raises(od.ConfigError, match="no_circuit"):
+        net.device_manager.get_ocs_metric()

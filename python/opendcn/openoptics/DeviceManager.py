@@ -102,6 +102,17 @@ class DeviceManager:
             raise ConfigError("port", (node, port), f"expected node 0..{net.nb_node - 1}, port 0..{net.nb_link - 1}")
         return net.result.port_series(node, port, "queued_bytes", interval, how="max")
 
+    def get_ocs_metric(self) -> dict[str, Any]:
+        """Not available: OpenOptics reads per-port schedule hit and miss counters from its
+        P4 optical switch; opendcn's circuits are the engine's schedule, which counts no
+        per-port packets. A packet that finds no circuit is dropped as ``no_circuit`` in
+        ``net.result.summary['packets']['dropped']``, and the bytes each ToR uplink sent are
+        ``net.result.port_series(node, port, 'tx_bytes')``."""
+        raise ConfigError("get_ocs_metric", "OCS hit/miss counters",
+                          "opendcn runs no P4 optical switch: packets without a circuit are counted as no_circuit "
+                          "in net.result.summary['packets']['dropped'], per-uplink bytes are "
+                          "net.result.port_series(node, port, 'tx_bytes')")
+
     def set_active_queue(self, sw_name: str, active_qid: int) -> None:
         """Not available: opendcn's engine rotates calendar queues with the schedule, and a
         traffic-aware network is paused and activated with ``net.pause_calendar_queue()`` /

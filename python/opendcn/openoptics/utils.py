@@ -49,3 +49,30 @@ def path2entries(paths: list[Path], routing_mode: str, arch_mode: str = "TO") ->
                                         send_ts=s.send_ts if arch_mode == "TO" else p.dst))
         out.setdefault(p.src, []).append(TimeFlowEntry(p.dst, p.arrival_ts, hops))
     return out
+
+
+#: OpenOptics' helpers that write P4 table entries or switch commands for its backends.
+#: opendcn's engine has no P4 switches: the same network is built from the circuits and
+#: time-flow entries themselves, so these names say what to use instead.
+_SWITCH_TABLES = {
+    "gen_ocs_commands": "the OCS schedule is the deployed circuits: net.deploy_topo(circuits), net.get_topo()",
+    "gen_tor_commands": "the ToRs' tables are the deployed routing: net.deploy_routing(paths) or "
+                        "net.add_time_flow_entry(node, entries)",
+    "tor_table_ip_to_dst": "hosts are addressed by number (host i on ToR i // nb_host_per_tor)",
+    "tor_table_arrive_at_dst": "a packet at its destination ToR goes to its host",
+    "tor_table_verify_desired_node": "source routes are checked when they are deployed (ConfigError naming the path)",
+    "tor_table_cal_port_slice_to_node": "a node-indexed step goes out of the next circuit to that node",
+    "tor_table_routing_source": "net.deploy_routing(paths, routing_mode='Source') takes the paths",
+    "tor_table_routing_per_hop": "net.deploy_routing(paths, routing_mode='Per-hop') takes the paths",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SWITCH_TABLES:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise ConfigError(f"utils.{name}", "P4 table entries",
+                              f"opendcn runs no P4 switch; {_SWITCH_TABLES[name]}")
+        refuse.__name__ = name
+        refuse.__doc__ = f"Not available in opendcn: {_SWITCH_TABLES[name]}."
+        return refuse
+    raise AttributeError(f"module 'opendcn.openoptics.utils' has no attribute {name!r}")
