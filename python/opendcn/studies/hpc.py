@@ -575,7 +575,18 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                 trn_sens[(variant, p)] = float(ss["goodput_normalized"]) if run_ok(ss) else None
             except MissingReference:
                 trn_sens[(variant, p)] = None
-    reach = trn_reach(popts, prun, top, dur, seed)
+    # the reach is a function of the configurations alone: recorded beside the points, read
+    # back when rendering from records (building the networks takes seconds at 128 racks)
+    reach_file = ref.root / "trn_reach.json" if ref is not None else None
+    reach_key = f"{racks}/{radix}/{top}/{dur}/{seed}"
+    stored_reach = json.loads(reach_file.read_text()) if reach_file is not None and reach_file.is_file() else {}
+    if R.reading and stored_reach.get("key") == reach_key:
+        reach = stored_reach["reach"]
+    else:
+        reach = trn_reach(popts, prun, top, dur, seed)
+        if reach_file is not None and ref is not None and ref.mode == "record":
+            reach_file.parent.mkdir(parents=True, exist_ok=True)
+            reach_file.write_text(json.dumps({"key": reach_key, "reach": reach}, indent=1, sort_keys=True) + "\n")
     stranded = [p for p in big if reach.get(p, {}).get("unrouted_pairs")]
     fits = [p for p in big if p not in stranded and reach.get(p, {}).get("uplink_demand", 1.0) < 1.0]
     why = ""
@@ -617,9 +628,24 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         good.append((p, thr("prn", p, top) / bt if bt > 0 else 0.0))
     g_ok = all(x >= 0.9 for p, x in good if p != "group-permutation") and \
         dict(good)["group-permutation"] < 0.9
+    short = [p for p, x in good if p != "group-permutation" and x < 0.9]
+    g_why = ""
+    if short and all(max(COMPARABLE, key=lambda a: thr(a, p, top)) == "trn" for p in short):
+        g_why = ("; mechanism: where PRN is short of 0.9 the best design is TRN ("
+                 + ", ".join(f"{p}: trn {thr('trn', p, top):.3f} vs prn {thr('prn', p, top):.3f}" for p in short)
+                 + "): every pair of those patterns is within two links of TRN's demand-aware circuits and its "
+                   "2x over-provisioned uplinks carry minimal routes without saturating (see the TRN claim: class "
+                   "unpublished, the TRN's direct/indirect split"
+                 + (", with the authors' WCMP weights over every two-hop path TRN gives "
+                    + ", ".join(f"{p} {trn_sens[('two-hop-wcmp', p)]:.3f}" for p in short
+                                if trn_sens.get(("two-hop-wcmp", p)) is not None)
+                    if any(trn_sens.get(("two-hop-wcmp", p)) is not None for p in short) else "")
+                 + "); PRN reaches 0.9 x everything but TRN: "
+                 + ", ".join(f"{p} {thr('prn', p, top) / max(thr(a, p, top) for a in COMPARABLE if a != 'trn'):.2f}"
+                             for p in short))
     claims.append(Claim("PRN is good everywhere except group permutation (throughput at the top injection >= 0.9 x the "
                         "best cost-comparable design, and below that under group permutation)",
-                        PASS if g_ok else FAIL, ", ".join(f"{p}: {x:.2f}" for p, x in good)))
+                        PASS if g_ok else FAIL, ", ".join(f"{p}: {x:.3f}" for p, x in good) + g_why))
     nonu = [p for p in PATTERNS if p != "uniform"]
     above = [(p, thr("prn", p, top), thr("dfplus", p, top)) for p in nonu]
     claims.append(Claim("PRN is above DF+ (throughput at the top injection >= 0.99 x DF+'s on every non-uniform "
