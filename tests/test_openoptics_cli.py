@@ -62,6 +62,8 @@ def test_metrics_after_a_pingall_and_wrong_input():
     assert "usage: hA ping hB" in out or "unknown option" in out
     assert "node2 9 is not a node" in out or "9 is not a node" in out
     assert "usage: topo [SLICE]" in out and "Traceback" not in out
+    tab = _session(net, "tables 0\ntables x\n")
+    assert "node 0: to 2, arriving in slice 0: port 0 in slice 1" in tab and "usage: tables [NODE]" in tab
 
 
 def test_the_dashboard_is_written_after_every_run(tmp_path):

@@ -10,7 +10,8 @@ it. Commands (``help`` lists them):
 - ``pingall``: three echo requests between every pair of hosts;
 - ``connect [SLICE] N1 N2 [P1 P2]`` / ``disconnect [SLICE] N1 N2 [P1 P2]``: change the
   circuits (slice 0 and ports 0 by default), deployed at once for the next command;
-- ``topo [SLICE]``: the circuits of every slice (or one);
+- ``topo [SLICE]``: the circuits of every slice (or one); ``tables [NODE]``: the
+  deployed time-flow entries (or source routes);
 - ``get_network_metric``, ``get_num_queued_packets [tor0 ...]``,
   ``get_packet_loss_ctr [tor0 ...]``: the switches' metrics after the last run;
 - ``flows``: the statistics of the last run's flows;
@@ -206,6 +207,34 @@ class OpticalCLI(cmd.Cmd):
             pairs = sorted((a, b, d.get("port1", 0), d.get("port2", 0)) for a, b, d in g.edges(data=True))
             text = ", ".join(f"{a}:{p}->{b}:{q}" for a, b, p, q in pairs) or "(no circuit)"
             self.say(f"slice {ts}: {text}")
+        return False
+
+    def do_tables(self, line: str) -> bool:
+        """tables [NODE]: the deployed time-flow entries (per hop: each node's (destination,
+        arrival slice) -> (port, departure slice) choices; source routing: each route)."""
+        net = self.base_network
+        arg = line.split()
+        if arg and not arg[0].lstrip("n").isdigit():
+            self.say("usage: tables [NODE]")
+            return False
+        want = int(arg[0].lstrip("n")) if arg else None
+        shown = 0
+        for node, table in sorted(net._hop_tables.items()):
+            if want is not None and node != want:
+                continue
+            for (dst, arr), acts in sorted(table.items()):
+                how = ", ".join(f"port {p} in slice {d}" for p, d in acts) or "no way on"
+                self.say(f"node {node}: to {dst}, arriving in slice {arr}: {how}")
+                shown += 1
+        for (src, dst, arr), routes in sorted(net._routes.items()):
+            if want is not None and src != want:
+                continue
+            for r in routes:
+                hops = " -> ".join(f"node {n} port {p} slice {t}" for n, p, t in r)
+                self.say(f"route {src} -> {dst}, sent in slice {arr}: {hops}")
+                shown += 1
+        if not shown:
+            self.say("no time-flow entry deployed" + (f" at node {want}" if want is not None else ""))
         return False
 
     # ---------------------------------------------------------------- metrics
