@@ -778,10 +778,24 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
             return claims
 
         judged, done = period_claims(fres), period_claims(fres_done)
+        # what the flow level's load leaves for a reconfiguration to act on
+        works = [w for w in fwork.values() if w is not None]
+        spread = {tr: (max(v) - min(v)) / max(max(v), 1e-12)
+                  for tr in traces for v in [[fres[(tr, n, per)] for n in fopts for per in periods]]}
+        light = ("; mechanism (class: unpublished, the offered rate of Fig. 12's traces): the traces, as co-flows "
+                 "behind barriers (a rank's next flow waits for the co-flow before it), deliver at most "
+                 f"{max(works):.3f} of the hosts' capacity over a run (work done above), so every design carries "
+                 "each flow near its hosts' rate whatever the period: the mean flow throughput varies by at most "
+                 + ", ".join(f"{100 * v:.0f} % ({tr})" for tr, v in spread.items())
+                 + " across designs and periods, and a period has nothing to act on; the paper's differences (a PRN "
+                 "'~1.5-4x higher average throughput than TRN-DA, given a 1 us reconfiguration period' on FB Hadoop "
+                 "and Mini-DFT, §6.C) need traffic that loads the reconfigurable links, at a rate the paper does "
+                 "not state") if works and max(works) < 0.1 and not (quick or tiny) else ""
         for cj, cf in zip(judged, done):
             cj.detail = ("mean flow throughput, unfinished flows counted as 0 (Gb/s): " + cj.detail
                          + f"; over finished flows only (the authors' script computes both): {cf.status}"
-                         + (" (the verdict flips)" if cf.status != cj.status else ""))
+                         + (" (the verdict flips)" if cf.status != cj.status else "")
+                         + (light if cj.status == FAIL else ""))
         claims += judged
         if quick or tiny:
             # a 1-ms run covers one or two co-flows, and a period as long as the run is one
@@ -800,10 +814,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                             ", ".join(f"{k[0]} at {100 * k[1]:g} %: {v:.3f}" for k, v in small_d) or "no such point"))
         if big_d:
             bd = [(per, 1 - dres[(per, 0.9)], 1 - dres[(per, 0.99)]) for per in big_d]
+            d_ok = all(a >= 2 * b and a >= 0.01 for _, a, b in bd)
             claims.append(Claim("duty cycle: with delays above 100 us a 90 % duty cycle costs much more than 99 % "
                                 "(loss at 90 % >= 1 % and >= 2 x the loss at 99 %)",
-                                PASS if all(a >= 2 * b and a >= 0.01 for _, a, b in bd) else FAIL,
-                                "; ".join(f"{per}: loss {100 * a:.1f} % vs {100 * b:.1f} %" for per, a, b in bd)))
+                                PASS if d_ok else FAIL,
+                                "; ".join(f"{per}: loss {100 * a:.1f} % vs {100 * b:.1f} %" for per, a, b in bd)
+                                + ("" if d_ok else light)))
         else:
             claims.append(Claim("duty cycle: with delays above 100 us a 90 % duty cycle costs much more than 99 %",
                                 NOT_CHECKABLE, f"needs a period of at least 10 ms and a run of several periods; "
