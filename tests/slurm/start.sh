@@ -13,15 +13,17 @@ fail() {
     done
     exit 3
 }
-for cmd in munged slurmctld slurmd sbatch sinfo; do
+for cmd in munge munged slurmctld slurmd sbatch sinfo; do
     command -v "$cmd" >/dev/null || { echo "$cmd is not installed (Debian: apt-get install slurm-wlm munge)"; exit 3; }
 done
 [ "$(id -u)" = 0 ] || { echo "the test Slurm runs its daemons as root"; exit 3; }
 mkdir -p "$dir/state" "$dir/spool" /run/munge
 chown munge:munge /run/munge 2>/dev/null || true
-if [ ! -S /run/munge/munge.socket.2 ]; then
+# a socket file may outlive its munged (a machine image taken with munge installed): ask it
+if ! timeout 5 munge -n </dev/null >/dev/null 2>&1; then
     [ -f /etc/munge/munge.key ] || { echo "no /etc/munge/munge.key"; exit 3; }
     timeout 10 munged --force 2>/dev/null || fail "munged did not start"
+    timeout 5 munge -n </dev/null >/dev/null 2>&1 || fail "munged started but does not answer"
 fi
 # two free TCP ports (the kernel picks them; released before the daemons bind them)
 read -r ctld_port d_port < <(python3 - <<'PY'
