@@ -318,9 +318,20 @@ struct Simulator {
 #[pymethods]
 impl Simulator {
     #[new]
-    fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
+    fn new(py: Python<'_>, spec: &Bound<'_, PyDict>) -> PyResult<Self> {
         let spec = parse_spec(spec)?;
-        Ok(Simulator { sim: Sim::new(spec).map_err(spec_err)?, broken: false })
+        // a large run's build takes a second or more: it goes on another thread so that a
+        // Ctrl-C meanwhile is answered within milliseconds (the abandoned build finishes and
+        // is dropped on its own thread)
+        let build = std::thread::spawn(move || std::panic::catch_unwind(|| Sim::new(spec)));
+        while !build.is_finished() {
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(5)));
+            py.check_signals()?;
+        }
+        let built = build.join().ok().and_then(|r| r.ok()).ok_or_else(|| {
+            EngineInternalError::new_err("engine bug (please report, with the spec and seed): the build panicked")
+        })?;
+        Ok(Simulator { sim: built.map_err(spec_err)?, broken: false })
     }
 
     /// Current simulated time (ps).

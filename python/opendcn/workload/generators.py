@@ -674,6 +674,13 @@ class CDF:
         if not _is_int(n) or n < 0:
             raise ConfigError("n", n, "sample count must be a non-negative integer")
         u = 1.0 - rng.random(int(n))
+        if len(u) <= _SAMPLE_BLOCK:
+            return self._sizes_at(u)
+        # blocks of a million keep each numpy call short, so a Ctrl-C during a large run's
+        # workload is answered at once; the draws are the same either way
+        return np.concatenate([self._sizes_at(u[k:k + _SAMPLE_BLOCK]) for k in range(0, len(u), _SAMPLE_BLOCK)])
+
+    def _sizes_at(self, u: np.ndarray) -> np.ndarray:
         i = np.searchsorted(self.probs, u, side="left")
         np.minimum(i, len(self.probs) - 1, out=i)
         if self.reading == "step":
@@ -690,6 +697,9 @@ class CDF:
     def __repr__(self) -> str:
         return (f"CDF({self.name!r}, reading={self.reading!r}, rows={len(self.sizes)}, "
                 f"mean={self.mean:.1f}B, max={self.max_bytes}B)")
+
+
+_SAMPLE_BLOCK = 1 << 20
 
 
 def _canonical_name(name: object) -> str | None:
