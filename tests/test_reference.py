@@ -124,7 +124,7 @@ def test_only_is_refused_without_record_and_for_a_study_that_cannot_refresh_sing
     with pytest.raises(ConfigError, match="--only"):
         studies.run("openoptics", out=tmp_path, reference="read", only=("pb/",))
     with pytest.raises(ConfigError, match="--only"):
-        studies.run("duo", out=tmp_path, reference="record", only=("x/",))
+        studies.run("negotiator", out=tmp_path, reference="record", only=("x/",))
 
 
 def test_a_flow_file_is_part_of_a_point_by_its_content_not_its_path(tmp_path):
@@ -214,3 +214,31 @@ def test_record_missing_prefetch_writes_each_rounds_records_as_it_ends(tmp_path)
     assert "complete" not in recs["tiny__a.json"]                          # read, not run
     assert recs["tiny__c.json"]["complete"] is False and recs["tiny__d.json"]["complete"] is False
     assert not (tmp_path / "runs2" / pts[0].relpath()).exists() and (tmp_path / "runs2" / pts[1].relpath()).exists()
+
+
+def test_record_missing_with_derivers_writes_complete_records_as_points_run(tmp_path):
+    """A study that names what it derives from each point's tables (Duo: the steady
+    throughput, the quarters, the FCT by size) gets complete records from --missing
+    rounds: an interrupted recording keeps usable records, read back with their metrics."""
+    seen: list[str] = []
+
+    def derivers(label: str):
+        seen.append(label)
+        return {"delivered": lambda r: r.summary["bytes"]["delivered"],
+                "flows": lambda r: int(len(r.flows))}
+
+    R = Runner(tmp_path / "runs", workers=1, echo=lambda _: None, derivers=derivers,
+               reference=Reference(tmp_path / "ref", "record", missing=True))
+    spec = {"nodes": 4, "uplinks": 1}
+    pts = [R.point("rotornet", {**spec, "slice": s}, {"load": 0.3}, "50us", 1) for s in ("20us", "30us")]
+    R.prefetch(pts, labels=["tiny/a", "tiny/b"])
+    assert seen == ["tiny/a", "tiny/b"]
+    for lab in ("tiny__a", "tiny__b"):
+        rec = json.loads((tmp_path / "ref" / "points" / f"{lab}.json").read_text())
+        assert "complete" not in rec and rec["derived"]["delivered"] == rec["summary"]["bytes"]["delivered"] > 0
+        assert rec["derived"]["flows"] == rec["summary"]["flows"]["started"]
+    # the study stopped there: a reader renders the two points without running anything
+    reader = Runner(tmp_path / "nothing", echo=lambda _: None, reference=Reference(tmp_path / "ref", "read"))
+    got = _tiny(reader, "tiny/b", slice_="30us")
+    assert reader.derive(got, "flows", lambda x: 1 / 0) == got.summary["flows"]["started"]
+    assert not (tmp_path / "nothing").exists()

@@ -22,7 +22,7 @@ NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 #: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
 REFERENCED = ("openoptics", "duo", "hpc", "negotiator", "opera")
 #: the studies whose records ``--record --only`` can refresh point by point
-PARTIAL = ("openoptics", "opera", "hpc")
+PARTIAL = ("openoptics", "opera", "hpc", "duo")
 
 
 def get(name: str) -> Study:

@@ -309,8 +309,15 @@ class Runner:
     def __init__(self, root: str | Path, *, executor: str = "local", workers: int | None = None,
                  scheduler: str | None = None, progress: bool | str = False,
                  echo: Callable[[str], None] = print, reference: Reference | None = None,
-                 trim: tuple[str, ...] = ()):
+                 trim: tuple[str, ...] = (),
+                 derivers: Callable[[str], dict[str, Callable[[Any], Any]]] | None = None):
         self.reference = reference
+        #: label -> the metrics (key -> function of the loaded run) the study derives from
+        #: that point's tables: given, a point recorded with ``--missing`` gets them as soon
+        #: as it has run, and its record is complete (a study recorded across sittings
+        #: whose claims read time series or flow tables); without, such a record is written
+        #: incomplete and only the study's end completes it
+        self.derivers = derivers
         #: ``arch_metrics`` keys left out of the summaries reference records keep
         self.trim = tuple(trim)
         #: record mode: label -> (point, folder, derived metrics)
@@ -379,7 +386,7 @@ class Runner:
             if ref is not None and ref.missing:
                 for (p, lab), r in zip(batch, got):
                     if lab is not None and r["status"] in ("ok", "skipped"):
-                        ref.save(lab, p, self.root / p.relpath(), {}, self.trim, complete=False)
+                        self._save_now(lab, p, self.root / p.relpath())
         ran = sum(r["status"] == "ok" for r in recs)
         skipped = sum(r["status"] == "skipped" for r in recs)
         self.echo(f"  {len(recs)} runs: {ran} run now, {skipped} stored from before ({self.root})")
@@ -417,10 +424,21 @@ class Runner:
                 raise ConfigError(str(p.relpath()), p.as_dict()["options"], err)
         if label is not None and self.reference is not None and self.reference.missing:
             # recorded across sittings: kept at once, so a study stopped later loses no run
-            self.reference.save(label, p, folder, {}, self.trim, complete=False)
+            self._save_now(label, p, folder)
         b = str(rec.get("build") or "unrecorded")
         self.builds[b] = self.builds.get(b, 0) + 1
         return Loaded(folder)
+
+    def _save_now(self, label: str, p: Point, folder: Path) -> None:
+        """``--missing``: the record of a point that has just run, complete when the study
+        names what it derives from the point (:attr:`derivers`)."""
+        assert self.reference is not None
+        if self.derivers is None:
+            self.reference.save(label, p, folder, {}, self.trim, complete=False)
+            return
+        run = Loaded(folder)
+        derived = {k: fn(run) for k, fn in self.derivers(label).items()}
+        self.reference.save(label, p, folder, derived, self.trim)
 
     def derive(self, r: Any, key: str, fn: Callable[[Any], Any]) -> Any:
         """``fn(r)``: a metric a claim derives from a point's tables (time series, flows,

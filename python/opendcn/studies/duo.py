@@ -293,8 +293,19 @@ def _study(out: Path, quick: bool, tors: int | None, duration: str | None, seed:
          f"10 s); rho {rho / 1e9:g} ms, delta "
          f"{delta / 1e6:g} us ({P['rho_scaling']}), epsilon {P['epsilon']:.2f}; Opera: 10 us reconfiguration, "
          f"NDP < 15 MB, RotorLB above; workloads: Opera/Duo tables")
+    def derivers(label: str) -> dict[str, Callable[[Loaded], Any]]:
+        # what the claims read from a point's time series and flow table (see row(), fct);
+        # computed as each point runs, so records made across sittings are complete
+        span = P["perm_duration_ps"] if label.startswith("perm") else dur_ps
+        d: dict[str, Callable[[Loaded], Any]] = {"steady": lambda r: _steady(r, span)}
+        if label.startswith("perm"):
+            d["quarters"] = lambda r: _quarters(r, span)
+        if label.startswith(("wl/datamining/", "fth/")):
+            d["fct"] = _fct
+        return d
+
     R = Runner(out / "runs", executor=executor, workers=workers, scheduler=scheduler, progress=progress, echo=echo,
-               reference=ref)
+               reference=ref, derivers=derivers)
     sample = f"{max(dur_ps // 40, 1_000_000)}ps"
     perm_sample = f"{max(P['perm_duration_ps'] // 40, 1_000_000)}ps"
 
