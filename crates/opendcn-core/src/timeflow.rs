@@ -450,6 +450,30 @@ impl ConnIndex {
         }
     }
 
+    /// Direct routing where several ports have a circuit to `dst` in the earliest slice
+    /// (parallel OCSes carrying one schedule, e.g. Mordia on several ports): the packet
+    /// takes one of them, `choose(n)` (called only for n >= 2, ports in order) picking as
+    /// the network's multipath rule does; one circuit in that slice is taken as
+    /// [`ConnIndex::first_direct`] takes it.
+    pub fn direct_pick(&self, node: u32, dst: u32, arr: u32, choose: impl FnOnce(u32) -> u32) -> Option<Action> {
+        let first = self.first_direct(node, dst, arr)?;
+        let c = &self.conns[node as usize];
+        let range = if self.start.is_empty() {
+            let lo = c.partition_point(|x| x.0 < dst);
+            &c[lo..lo + c[lo..].iter().take_while(|x| x.0 == dst).count()]
+        } else {
+            let i = node as usize * (self.nodes + 1) + dst as usize;
+            &c[self.start[i] as usize..self.start[i + 1] as usize]
+        };
+        let n = range.iter().filter(|x| x.1 == first.dep).count() as u32;
+        if n < 2 {
+            return Some(first);
+        }
+        let mut ports: Vec<u32> = range.iter().filter(|x| x.1 == first.dep).map(|x| x.2).collect();
+        ports.sort_unstable();
+        Some(Action { port: ports[choose(n) as usize], dep: first.dep })
+    }
+
     /// [`ConnIndex::vlb_spray`] and a choice among its candidates in one pass, without
     /// building the list: `choose(n)` is called once with the number of candidates
     /// (n ≥ 2) and returns an index below n; one candidate is taken without a call.

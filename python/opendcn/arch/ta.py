@@ -20,14 +20,19 @@ again at their node), and circuits that change are down for ``--reconfiguration`
   DECIDE: the demand estimate is the bytes not yet delivered of the
   flows present (what c-Through reads from enlarged host socket buffers); the endpoints
   are the ToRs, whose back-pressured injection stands in for host buffering.
-- ``mordia`` (Mordia): one OCS port per ToR, a TDMA schedule of ``--slots`` slices per
-  cycle rebuilt every period from the demand by a Birkhoff–von Neumann style
+- ``mordia`` (Mordia): ``--uplinks`` OCS ports per ToR (default one), a TDMA schedule of
+  ``--slots`` permutations per cycle rebuilt every period from the demand by a Birkhoff–von Neumann style
   decomposition: maximum-weight permutations are peeled off the demand (each takes the
   smallest entry it covers) and get slices in proportion to their weight (largest
   remainders); DECIDE: a full round robin (N − 1 slices) stays in every cycle so every
   pair has a circuit whatever the estimate, and routing is direct (a packet waits for its
-  pair's slice).
-- ``jupiter`` (Jupiter topology engineering): blocks with ``--uplinks`` OCS ports each;
+  pair's slice). DECIDE: with several ports the cycle's permutations run side by side,
+  permutation j on port j mod u in slice j div u (a cycle of ceil((k + N - 1) / u)
+  slices), as parallel OCSes would carry one schedule.
+- ``jupiter`` (Jupiter topology engineering): blocks with ``--uplinks`` OCS ports each
+  (``--circuits directed``: single fibres, a cycle through every block along the heaviest
+  demand plus the pairs with the most demand per link, shortest paths; see
+  :func:`engineer_directed`);
   every period the block topology is recomputed from the traffic matrix: one link per
   block pair, the remaining ports given to the pairs with the most traffic per link
   (degree-constrained greedy). Traffic takes direct links and one-transit paths (WCMP):
@@ -252,12 +257,10 @@ class MordiaOptions(TaOptions):
     slots: Int = opt(8, "demand-driven slices per cycle (a round robin of N - 1 slices is added)", ge=1)
     slice: Time = opt("10us", "TDMA slice, guardband included", gt=0)
     guardband: Time = opt("1us", "reconfiguration guardband at the start of each slice")
+    multipath: Literal["packet", "flow"] = opt(
+        "flow", "with several ports, a packet whose destination has circuits on more than one port in the same "
+        "slice takes one per flow (a hash, as a switch's ECMP does) or per packet")
 
-    @model_validator(mode="after")
-    def _mordia(self) -> "MordiaOptions":
-        if self.uplinks != 1:
-            raise ConfigError("--uplinks", self.uplinks, "Mordia has one OCS port per ToR")
-        return self
 
 
 def bvn(demand: np.ndarray, terms: int) -> list[tuple[np.ndarray, float]]:
@@ -290,11 +293,13 @@ class Mordia(TrafficAware):
 
     def setup(self, o: MordiaOptions) -> None:
         self.period_ps = o.period
-        self.n, self.slots = o.nodes, o.slots
+        self.n, self.slots, self.u = o.nodes, o.slots, o.uplinks
+        #: slices per cycle: the cycle's k + N - 1 permutations, ``u`` at a time
+        self.cycle = -(-(self.slots + self.n - 1) // self.u)
         self.reconfigs = 0
         self.schedule = self._schedule(np.zeros((o.nodes, o.nodes)))
-        self.deploy_topo(self.schedule, slices=self.slots + self.n - 1)
-        self.deploy_routing("direct")
+        self.deploy_topo(self.schedule, slices=self.cycle)
+        self.deploy_routing("direct", multipath=o.multipath)
 
     def _schedule(self, demand: np.ndarray) -> list[Circuit]:
         n, k = self.n, self.slots
@@ -311,8 +316,11 @@ class Mordia(TrafficAware):
                 perms += [p] * int(c)
         perms += [rr[i % len(rr)] for i in range(k - len(perms))]
         out = []
-        for s, p in enumerate(perms + rr):
-            out += [Circuit(i, 0, int(p[i]), 0, s, True) for i in range(n)]
+        # with several ports the cycle's permutations run side by side, one per port:
+        # permutation j of the cycle on port j % u in slice j // u
+        for j, p in enumerate(perms + rr):
+            s, port = divmod(j, self.u)
+            out += [Circuit(i, port, int(p[i]), port, s, True) for i in range(n)]
         return out
 
     def control(self, demand: np.ndarray) -> None:
@@ -320,7 +328,7 @@ class Mordia(TrafficAware):
         if new != self.schedule:
             self.reconfigs += 1
             self.schedule = new
-            self.deploy_topo(new, slices=self.slots + self.n - 1)
+            self.deploy_topo(new, slices=self.cycle)
 
 
 @register("mordia", "Mordia: a TDMA schedule of OCS circuits rebuilt every period by a BvN decomposition of the "
@@ -331,7 +339,7 @@ def build_mordia(o: MordiaOptions) -> Network:
     net.setup(o)
     net.warm = o.warm
     o.apply_transport(net)
-    net.arch_metrics.update(period_ps=o.period, slots=o.slots, cycle_slices=o.slots + o.nodes - 1)
+    net.arch_metrics.update(period_ps=o.period, slots=o.slots, cycle_slices=net.cycle)
     return net
 
 
@@ -340,11 +348,18 @@ class JupiterOptions(TaOptions):
     uplinks: Int = like(FabricOptions, "uplinks", 14)
     period: Time = like(TaOptions, "period", "1ms")
     multipath: Literal["packet", "flow"] = opt("flow", "WCMP choice per packet or per flow (hash)")
+    circuits: Literal["duplex", "directed"] = opt(
+        "duplex", "OCS circuits: duplex (a link joins two blocks both ways; every block pair keeps one, so "
+        "--uplinks >= nodes - 1; direct and one-transit paths) or directed (a block's transmit fibre to one "
+        "block, its receive fibre from another, as a MEMS switches single fibres: a cycle through every block "
+        "along the heaviest demand, the other ports to the pairs with the most demand per link; shortest "
+        "paths, so --uplinks >= 1)")
 
     @model_validator(mode="after")
     def _ports(self) -> "JupiterOptions":
-        if self.uplinks < self.nodes - 1:
-            raise ConfigError("--uplinks", self.uplinks, f"need a link to every other block ({self.nodes - 1})")
+        if self.circuits == "duplex" and self.uplinks < self.nodes - 1:
+            raise ConfigError("--uplinks", self.uplinks, f"duplex circuits need a link to every other block "
+                                                         f"({self.nodes - 1}); --circuits directed needs one")
         return self
 
 
@@ -378,14 +393,105 @@ def engineer(tm: np.ndarray, ports: int) -> np.ndarray:
         free[b] -= 1
 
 
+def engineer_directed(tm: np.ndarray, ports: int) -> np.ndarray:
+    """Directed links per block pair (``links[a, b]``: a's transmit fibres to b) with
+    ``ports`` transmit and receive fibres per block. DECIDE (the paper's testbed Jupiter
+    has one MEMS port per ToR, too few for a link to every block): first a cycle through
+    every block, so every pair has a path, grown greedily along the heaviest demand (start
+    at the heaviest pair, then the unvisited block the path's end sends most to; ties to
+    the lower index); then each free transmit/receive fibre pair to the pair with the most
+    demand per link (as :func:`engineer`); fibres that no demand asks for stay dark.
+
+    >>> engineer_directed(np.array([[0, 0, 5], [5, 0, 0], [0, 5, 0]]), 1).tolist()
+    [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
+    """
+    n = tm.shape[0]
+    w = np.asarray(tm, dtype=float).copy()
+    np.fill_diagonal(w, -1.0)
+    links = np.zeros((n, n), dtype=int)
+    a0, b0 = divmod(int(np.argmax(w)), n) if w.max() > 0 else (0, 1)
+    order, seen = [a0, b0], {a0, b0}
+    while len(order) < n:
+        row = w[order[-1]]
+        nxt = max((k for k in range(n) if k not in seen), key=lambda k: (row[k], -k))
+        order.append(nxt)
+        seen.add(nxt)
+    for a, b in zip(order, order[1:] + order[:1]):
+        links[a, b] += 1
+    tx = np.full(n, ports - 1)
+    rx = np.full(n, ports - 1)
+    while True:
+        best, pair = 0.0, None
+        for a in range(n):
+            if tx[a] <= 0:
+                continue
+            for b in range(n):
+                if b != a and rx[b] > 0 and w[a, b] / (links[a, b] + 1) > best:
+                    best, pair = w[a, b] / (links[a, b] + 1), (a, b)
+        if pair is None:
+            return links
+        a, b = pair
+        links[a, b] += 1
+        tx[a] -= 1
+        rx[b] -= 1
+
+
+def shortest_next_ports(links: np.ndarray) -> tuple[list[Circuit], dict[int, list[Entry]]]:
+    """Directed circuits for ``links`` (a's transmit ports and b's receive ports numbered
+    from 0 in pair order) and per-hop tables: at every block, to every destination, each
+    transmit port whose far end is one hop nearer (hop counts over the directed links)."""
+    n = links.shape[0]
+    tx, rx = [0] * n, [0] * n
+    circuits: list[Circuit] = []
+    out: dict[int, list[tuple[int, int]]] = {a: [] for a in range(n)}      # a -> (port, far block)
+    for a in range(n):
+        for b in range(n):
+            for _ in range(int(links[a, b])):
+                circuits.append(Circuit(a, tx[a], b, rx[b], None, True))
+                out[a].append((tx[a], b))
+                tx[a] += 1
+                rx[b] += 1
+    # hop counts to each destination (BFS on the reversed graph)
+    dist = np.full((n, n), -1, dtype=int)
+    for d in range(n):
+        dist[d, d] = 0
+        frontier = [d]
+        while frontier:
+            nxt = []
+            for v in frontier:
+                for a in range(n):
+                    if links[a, v] and dist[a, d] < 0:
+                        dist[a, d] = dist[v, d] + 1
+                        nxt.append(a)
+            frontier = nxt
+    tables: dict[int, list[Entry]] = {k: [] for k in range(n)}
+    for a in range(n):
+        for d in range(n):
+            if a != d and dist[a, d] > 0:
+                tables[a] += [Entry(None, None, d, None, p) for p, b in out[a] if dist[b, d] == dist[a, d] - 1]
+    return circuits, tables
+
+
 class Jupiter(TrafficAware):
     def setup(self, o: JupiterOptions) -> None:
         self.period_ps, self.n, self.u, self.multipath = o.period, o.nodes, o.uplinks, o.multipath
+        self.directed = o.circuits == "directed"
         self.reconfigs = 0
-        self.links = engineer(np.zeros((o.nodes, o.nodes)), o.uplinks)
+        self.links = self._engineer(np.zeros((o.nodes, o.nodes)))
         self._install(self.links)
 
+    def _engineer(self, tm: np.ndarray) -> np.ndarray:
+        return engineer_directed(tm, self.u) if self.directed else engineer(tm, self.u)
+
     def _install(self, links: np.ndarray) -> None:
+        if self.directed:
+            circuits, tables = shortest_next_ports(links)
+            if self._live is None:
+                self.deploy_topo(circuits)
+            self.deploy_routing(tables, multipath=self.multipath)
+            if self._live is not None:
+                self.deploy_topo(circuits)
+            return
         n = self.n
         nxt = [0] * n
         circuits = []
@@ -421,7 +527,7 @@ class Jupiter(TrafficAware):
             self.deploy_topo(circuits)
 
     def control(self, tm: np.ndarray) -> None:
-        new = engineer(tm, self.u)
+        new = self._engineer(tm)
         if not np.array_equal(new, self.links):
             self.reconfigs += 1
             self.links = new

@@ -98,10 +98,16 @@ TA = ("cthrough", "jupiter", "mordia")
 
 
 def _case1_configs() -> dict[str, tuple[str, dict[str, Any]]]:
-    """DECIDE: every ToR has one 100 Gb/s host and 400 Gb/s towards its fabric (§6: 400
-    Gb/s ToR-OCS and ToR-electrical links, 4 x 100 Gb/s to the emulated fabric); c-Through
-    one 400 Gb/s OCS port plus the electrical switch rate-limited to 10 Gb/s; Jupiter needs
-    a port to each of the 7 other blocks, so 8 x 50 Gb/s; Mordia one 400 Gb/s OCS port.
+    """SETTING (§6, Testbed): "Each of the eight ToRs connects to the OCS and the electrical
+    fabric with a 400 Gbps link and to the emulated optical fabric with four 100 Gbps
+    links"; every ToR has one 100 Gb/s host. So c-Through has one 400 Gb/s OCS port plus
+    the electrical switch rate-limited to 10 Gb/s; Jupiter (on the MEMS) one 400 Gb/s OCS
+    port, its fibres switched one way (``circuits="directed"``: a ToR's transmit fibre to
+    one ToR, its receive fibre from another, so the ring can close; opendcn's Jupiter ran
+    8 x 50 Gb/s duplex links, a link to every block, before); Mordia (on the emulated
+    fabric) four 100 Gb/s ports, its cycle's permutations side by side (it ran one 400 Gb/s
+    port before); a destination with circuits on several ports in one slice takes one per
+    flow (ECMP hashing, the switch convention).
 
     SETTING (§6, Case I): "the MEMS OCS, with tens of milliseconds long reconfiguration
     delays, supports Jupiter and c-Through" and, of the all-reduce, the TA designs
@@ -117,8 +123,8 @@ def _case1_configs() -> dict[str, tuple[str, dict[str, Any]]]:
     return {
         "clos": ("clos", {**h, "uplinks": 4}),
         "cthrough": ("cthrough", {**h, "uplinks": 1, "link_rate": "400Gbps", "electrical_rate": "10Gbps", **mems}),
-        "jupiter": ("jupiter", {**h, "uplinks": 8, "link_rate": "50Gbps", **mems}),
-        "mordia": ("mordia", {**h, "uplinks": 1, "link_rate": "400Gbps", "warm": True}),
+        "jupiter": ("jupiter", {**h, "uplinks": 1, "link_rate": "400Gbps", "circuits": "directed", **mems}),
+        "mordia": ("mordia", {**h, "uplinks": 4, "link_rate": "100Gbps", "warm": True}),
         "rotornet-vlb": ("rotornet", {**h, "uplinks": 4, "routing": "vlb"}),
         "opera": ("opera", {"tors": 8, "uplinks": 4, "hosts_per_tor": 1, "link_rate": "100Gbps",
                             "transport": "tcp"}),

@@ -156,7 +156,11 @@ impl Sim {
                     }
                 }
             }
-            Router::Direct(ci) => ci.first_direct(node, p.dst_node, p.tag),
+            Router::Direct(ci) => {
+                let (mp, seed, flow) = (self.rt.multipath, self.rt.seed, p.flow);
+                let rng = &mut self.rt.rng_route;
+                ci.direct_pick(node, p.dst_node, p.tag, |n| choose_among(mp, rng, seed, n, flow, node))
+            }
             Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
             Router::Ucmp(idx, alpha, slice_ps, rate) => {
                 // a route chosen before the circuits changed is chosen again from here, and
