@@ -16,7 +16,7 @@ CLAIMS = [
     "Case I: traffic-aware designs' elephants (all-reduce >= 4 MB) near Clos (<= 1.5x)",
     "Case I: RotorNet (VLB) and Opera elephants about 2x Clos (1.5-3.0x)",
     "Case I: mice that wait for a circuit (Mordia direct, RotorNet VLB) have a longer tail than designs with an "
-    "always-on path (Clos, c-Through electrical, Jupiter mesh, Opera expander)",
+    "always-on path (Clos, c-Through electrical, Jupiter's engineered ring, Opera expander)",
     "Case I: the paper's exact mice ordering of the seven designs",
     "Case II: RotorNet direct routing + host flow pausing about half of Clos (0.4-0.6)",
     "Case II: RotorNet VLB much lower than direct (< 0.5x)",

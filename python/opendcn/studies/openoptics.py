@@ -76,7 +76,7 @@ CLAIM_TEXTS = [
     f"Case I: traffic-aware designs' elephants (all-reduce >= 4 MB) near Clos (<= {NEAR}x)",
     f"Case I: RotorNet (VLB) and Opera elephants about 2x Clos ({TWO_LO}-{TWO_HI}x)",
     "Case I: mice that wait for a circuit (Mordia direct, RotorNet VLB) have a longer tail than designs with an "
-    "always-on path (Clos, c-Through electrical, Jupiter mesh, Opera expander)",
+    "always-on path (Clos, c-Through electrical, Jupiter's engineered ring, Opera expander)",
     "Case I: the paper's exact mice ordering of the seven designs",
     f"Case II: RotorNet direct routing + host flow pausing about half of Clos ({HALF_LO}-{HALF_HI})",
     f"Case II: RotorNet VLB much lower than direct (< {MUCH}x)",
@@ -733,15 +733,20 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                             f"the 10 Gb/s switch, and its first circuits came one 500 us control period into the run "
                             f"(a 500 KB step of 4 MB took 421 us at 10 Gb/s): {sens_r('cthrough-cold-duplex')} as run "
                             f"before; circuits are now directed (transmit fibre to the successor) and the ring is up "
-                            f"from t = 0; Jupiter, setting not expressible: opendcn's Jupiter keeps a link to every "
-                            f"other block (8 x 50 Gb/s) and WCMP hashes each ring flow onto one 50 Gb/s port (a 500 KB "
-                            f"step 81 us against c-Through's 43 us; ideal transport {ideal_r('jupiter')}), the paper's "
-                            f"Jupiter has one 400 Gb/s MEMS link per ToR; Mordia, setting not expressible: opendcn's "
-                            f"Mordia is one directed TDMA port whose schedule gives the ring 9 of 15 10 us slices but "
-                            f"its reverse circuits (the TCP ACKs) one, so TCP's ACK clock ticks once per 150 us cycle "
-                            f"(a 500 KB step 754 us even without reordering, 1.5 ms with the 2 fast retransmits its "
-                            f"calendar-queue carry-over causes; ideal transport {ideal_r('mordia')}); the paper runs "
-                            f"Mordia on the emulated fabric's four 100 Gb/s links per ToR; setting: 'the MEMS OCS, with "
+                            f"from t = 0; Jupiter, setting, fixed: opendcn's Jupiter kept a duplex link to every other "
+                            f"block (8 x 50 Gb/s) and WCMP hashed each ring flow onto one 50 Gb/s port (2.66x/2.79x/"
+                            f"3.64x as run before); it now runs the testbed's one 400 Gb/s MEMS port per ToR with "
+                            f"one-way fibres ('Each of the eight ToRs connects to the OCS ... with a 400 Gbps link'), "
+                            f"its topology engineering closing the ring; Mordia, setting fixed, then unpublished: it ran "
+                            f"one 400 Gb/s port (>10x as run before: its ACKs had one slice in a 150 us cycle) and now "
+                            f"runs the emulated fabric's 'four 100 Gbps links', the cycle's 15 permutations four side by "
+                            f"side (a 40 us cycle); its schedule keeps opendcn's round-robin floor (every pair a circuit "
+                            f"in every cycle: a DECIDE, not the paper's), so a ring flow, hashed onto one of the parallel "
+                            f"circuits, has a 100 Gb/s circuit in 3 of the 4 slices, at most 67.5 Gb/s of usable time "
+                            f"against the host's 100 Gb/s (ideal transport {ideal_r('mordia')}), and TCP's ACKs wait for "
+                            f"the one reverse permutation of the cycle (TCP {', '.join(f'{x:.2f}x' for x, _ in ta_r['mordia'])}); "
+                            f"the paper's Mordia 'establish[es] a ring topology using optical circuits that matches the "
+                            f"traffic perfectly' and does not say how its TCP ACKs return; setting: 'the MEMS OCS, with "
                             f"tens of milliseconds long reconfiguration delays, supports Jupiter and c-Through', 'They "
                             f"establish a ring topology using optical circuits that matches the traffic perfectly': TA "
                             f"designs start from their controller's circuits for the run's traffic, c-Through and "
@@ -775,7 +780,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         a_max = max(m[d]["p99_us"] for d in always)
         flip = [x["slice"] for x in msl if x["p99_us"] > a_max]
         claims.append(Claim("Case I: mice that wait for a circuit (Mordia direct, RotorNet VLB) have a longer tail than "
-                            "designs with an always-on path (Clos, c-Through electrical, Jupiter mesh, Opera expander)",
+                            "designs with an always-on path (Clos, c-Through electrical, Jupiter's engineered ring, Opera expander)",
                             PASS if w_min > a_max else FAIL,
                             "p99 us: " + ", ".join(f"{d} {m[d]['p99_us']:.2f}" for d in waiting + always)
                             + f" vs paper waiting designs longer (unpublished: RotorNet's slice in Case I ('We apply "
