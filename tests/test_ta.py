@@ -181,3 +181,59 @@ def test_jupiter_transit_packets_take_direct_links(multipath):
     for node in range(8):
         for e in net.tables(node):
             assert e.src in (None, node)
+
+
+def test_directed_jupiter_engineers_a_cycle_along_the_demand_and_reaches_every_pair():
+    """One OCS port per block with one-way fibres (the OpenOptics testbed's MEMS): the
+    topology is a cycle through every block that follows a ring demand exactly, the spare
+    ports go to the heaviest pairs, and shortest-path tables reach every pair; a run
+    delivers every flow of an all-to-all and a ring all-reduce near a single-hop rate."""
+    from opendcn.arch.ta import engineer_directed, shortest_next_ports
+
+    n = 8
+    ring = np.zeros((n, n))
+    order = [0, 3, 1, 6, 2, 7, 5, 4]
+    for a, b in zip(order, order[1:] + order[:1]):
+        ring[a, b] = 10
+    links = engineer_directed(ring, 1)
+    assert {(a, b) for a in range(n) for b in range(n) if links[a, b]} == set(zip(order, order[1:] + order[:1]))
+    hot = ring.copy()
+    hot[0, 7] = 50
+    two = engineer_directed(hot, 2)
+    assert (two.sum(axis=1) <= 2).all() and (two.sum(axis=0) <= 2).all() and two[0, 7] >= 1
+    circuits, tables = shortest_next_ports(two)
+    assert all(c.directed for c in circuits)
+    assert all({e.dst for e in tables[a]} == set(range(n)) - {a} for a in range(n))
+
+    net = od.arch.jupiter(nodes=n, uplinks=1, circuits="directed", transport="ideal")
+    pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
+    s = net.run(od.workload.flows([(0, s, d, 4200) for s, d in pairs]), duration="1ms", seed=1).summary
+    assert s["flows"]["completed"] == len(pairs) and s["invariants"]["ok"]
+    assert max(int(h) for h in s["delivered_bytes_by_hops"]) == n - 1    # the farthest pair: n - 1 ring hops
+    with pytest.raises(od.ConfigError, match="--uplinks"):
+        od.arch.jupiter(nodes=n, uplinks=3)                            # duplex still needs n - 1
+
+
+def test_mordia_on_several_ports_runs_the_cycle_side_by_side_and_the_multipath_rule_spreads_parallel_circuits():
+    """Mordia with u ports: the cycle's k + N - 1 permutations, u per slice (a cycle of
+    ceil((k + N - 1) / u) slices), every port a permutation in every slice it is lit.
+    Where a destination has circuits on several ports in one slice, per-packet multipath
+    uses them together: a ring all-reduce on the ideal transport finishes sooner than with
+    one port per flow (the ECMP hash, Mordia's default)."""
+    from opendcn.workload import ring_allreduce
+
+    net = od.arch.mordia(nodes=8, uplinks=4, link_rate="100Gbps")
+    assert net.cycle == 4 and net.arch_metrics["cycle_slices"] == 4
+    lit: dict[tuple[int, int], list[int]] = {}
+    for c in net.schedule:
+        lit.setdefault((c.ts, c.p1), []).append(c.n2)
+    assert len(lit) == 15 and all(sorted(v) == list(range(8)) for v in lit.values())
+    assert od.arch.mordia(nodes=8).arch_metrics["cycle_slices"] == 15        # one port: as before
+    t = {}
+    for mp in ("flow", "packet"):
+        m = od.arch.mordia(nodes=8, hosts_per_node=1, host_link_rate="100Gbps", uplinks=4, link_rate="100Gbps",
+                           warm=True, transport="ideal", multipath=mp)
+        r = m.run(od.workload.flows(ring_allreduce(range(8), "2MB", sync=True)), duration="5ms", seed=1)
+        assert r.summary["flows"]["completed"] == r.summary["flows"]["started"] == 112
+        t[mp] = max(r.flows["finish_ps"].to_pylist())                # the all-reduce's end
+    assert t["packet"] < t["flow"]
