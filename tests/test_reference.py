@@ -89,8 +89,32 @@ def test_reference_needs_the_full_scale_and_a_study_with_records(tmp_path):
 
     with pytest.raises(ConfigError, match="--quick"):
         reproduce.run("openoptics", quick=True, out=tmp_path, reference="read")
-    with pytest.raises(ConfigError, match="no reference records"):
-        reproduce.run("shale", out=tmp_path, reference="read")
+    with pytest.raises(ConfigError, match="--tors"):
+        reproduce.run("shale", out=tmp_path, reference="read", tors=16)
+
+
+def test_shale_renders_from_its_records_or_names_the_first_missing_one(tmp_path):
+    """Shale keeps reference records too: without them every claim is NOT-CHECKABLE and
+    names what is missing, at once (its generated flow files are taken by the digests kept
+    when they were recorded, never generated to render)."""
+    import time
+
+    from opendcn import studies as reproduce
+    from opendcn.studies.shale import CLAIMS
+
+    lines: list[str] = []
+    cwd = os.getcwd()
+    t0 = time.perf_counter()
+    try:
+        os.chdir(tmp_path)                   # a tree without reproductions/shale
+        code = reproduce.run("shale", out=tmp_path / "out", reference="read", echo=lines.append)
+    finally:
+        os.chdir(cwd)
+    assert time.perf_counter() - t0 < 60
+    data = json.loads((tmp_path / "out" / "shale.json").read_text())
+    assert [c["claim"] for c in data["claims"]] == list(CLAIMS) and code == 0
+    assert all(c["status"] == "NOT-CHECKABLE" and "reference" in c["detail"] for c in data["claims"])
+    assert not (tmp_path / "out" / "traces").exists()
 
 
 def test_record_only_runs_the_named_points_and_reads_the_others(tmp_path):

@@ -20,9 +20,9 @@ __all__ = ["NAMES", "REFERENCED", "get", "run"]
 
 NAMES = ("negotiator", "shale", "opera", "duo", "openoptics", "hpc")
 #: the studies whose full-scale points are kept as reference records (reproductions/<name>/)
-REFERENCED = ("openoptics", "duo", "hpc", "negotiator", "opera")
+REFERENCED = ("openoptics", "duo", "hpc", "negotiator", "opera", "shale")
 #: the studies whose records ``--record --only`` can refresh point by point
-PARTIAL = ("openoptics", "opera", "hpc", "duo")
+PARTIAL = ("openoptics", "opera", "hpc", "duo", "shale")
 
 
 def get(name: str) -> Study:
