@@ -730,6 +730,37 @@ mod tests {
         }
     }
 
+    /// Direct routing over parallel circuits (node 0's ports 0-2 all reach node 1 in slice
+    /// 1, port 1 alone in slice 0): the earliest slice decides, and among its ports the
+    /// multipath choice picks (ports in order); one port is taken without asking.
+    #[test]
+    fn direct_pick_chooses_among_the_earliest_slices_parallel_circuits() {
+        let (nodes, u, slices) = (2u32, 3u32, 2usize);
+        let n_ports = (nodes * u) as usize;
+        let port_node: Vec<u32> = (0..n_ports as u32).map(|gp| gp / u).collect();
+        let port_offset: Vec<u32> = (0..=nodes).map(|a| a * u).collect();
+        let mut peer = vec![NONE; slices * n_ports];
+        let mut link = |sl: usize, a: u32, b: u32| {
+            peer[sl * n_ports + a as usize] = b;
+            peer[sl * n_ports + b as usize] = a;
+        };
+        link(0, 1, 4);
+        for p in 0..3 {
+            link(1, p, 3 + p);
+        }
+        let sched = Schedule::cyclic(vec![1000; slices], 10, n_ports, peer).unwrap();
+        let ci = ConnIndex::new(&sched, &port_node, &port_offset, &vec![true; n_ports]);
+        let mut asked = None;
+        assert_eq!(ci.direct_pick(0, 1, 0, |n| { asked = Some(n); 0 }), Some(Action { port: 1, dep: 0 }));
+        assert_eq!(asked, None);
+        assert_eq!(ci.first_direct(0, 1, 1), Some(Action { port: 0, dep: 1 }));
+        for k in 0..3 {
+            let got = ci.direct_pick(0, 1, 1, |n| { asked = Some(n); k });
+            assert_eq!((got, asked), (Some(Action { port: k, dep: 1 }), Some(3)));
+        }
+        assert_eq!(ci.direct_pick(0, 0, 1, |_| unreachable!()), ci.first_direct(0, 0, 1));
+    }
+
     #[test]
     fn most_specific_class_wins() {
         let t = NodeTable::new(vec![
