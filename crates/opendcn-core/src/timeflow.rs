@@ -427,26 +427,31 @@ impl ConnIndex {
         self.reach[bit / 64] >> (bit % 64) & 1 == 1
     }
 
-    /// The first connection from `node` to `dst` at or after slice `arr` (cyclically):
-    /// smallest rank `(slice - arr) mod S`, then lowest port.
-    pub fn first_direct(&self, node: u32, dst: u32, arr: u32) -> Option<Action> {
+    /// `node`'s connections (dst, slice, port) to `dst`, in the index's order.
+    #[inline]
+    fn conns_to(&self, node: u32, dst: u32) -> &[(u32, u32, u32)] {
         let c = &self.conns[node as usize];
-        let s = self.slices;
-        let arr = if arr == WILD { 0 } else { arr };
-        let range = if self.start.is_empty() {
+        if self.start.is_empty() {
             let lo = c.partition_point(|x| x.0 < dst);
             &c[lo..lo + c[lo..].iter().take_while(|x| x.0 == dst).count()]
         } else {
-            let i = node as usize * (self.nodes + 1) + dst as usize;
             if dst as usize >= self.nodes {
-                return None;
+                return &[];
             }
+            let i = node as usize * (self.nodes + 1) + dst as usize;
             &c[self.start[i] as usize..self.start[i + 1] as usize]
-        };
-        match range {
+        }
+    }
+
+    /// The first connection from `node` to `dst` at or after slice `arr` (cyclically):
+    /// smallest rank `(slice - arr) mod S`, then lowest port.
+    pub fn first_direct(&self, node: u32, dst: u32, arr: u32) -> Option<Action> {
+        let s = self.slices;
+        let arr = if arr == WILD { 0 } else { arr };
+        match self.conns_to(node, dst) {
             [] => None,
             [x] => Some(Action { port: x.2, dep: x.1 }),
-            _ => range.iter().min_by_key(|x| ((x.1 + s - arr % s) % s, x.2)).map(|x| Action { port: x.2, dep: x.1 }),
+            range => range.iter().min_by_key(|x| ((x.1 + s - arr % s) % s, x.2)).map(|x| Action { port: x.2, dep: x.1 }),
         }
     }
 
@@ -456,22 +461,24 @@ impl ConnIndex {
     /// the network's multipath rule does; one circuit in that slice is taken as
     /// [`ConnIndex::first_direct`] takes it.
     pub fn direct_pick(&self, node: u32, dst: u32, arr: u32, choose: impl FnOnce(u32) -> u32) -> Option<Action> {
-        let first = self.first_direct(node, dst, arr)?;
-        let c = &self.conns[node as usize];
-        let range = if self.start.is_empty() {
-            let lo = c.partition_point(|x| x.0 < dst);
-            &c[lo..lo + c[lo..].iter().take_while(|x| x.0 == dst).count()]
-        } else {
-            let i = node as usize * (self.nodes + 1) + dst as usize;
-            &c[self.start[i] as usize..self.start[i + 1] as usize]
+        let s = self.slices;
+        let arr = if arr == WILD { 0 } else { arr };
+        let range = match self.conns_to(node, dst) {
+            [] => return None,
+            [x] => return Some(Action { port: x.2, dep: x.1 }),
+            range => range,
         };
-        let n = range.iter().filter(|x| x.1 == first.dep).count() as u32;
+        let rank = |x: &(u32, u32, u32)| (x.1 + s - arr % s) % s;
+        let best = range.iter().map(rank).min()?;
+        let n = range.iter().filter(|x| rank(x) == best).count() as u32;
+        let mut ports = range.iter().filter(|x| rank(x) == best).map(|x| (x.2, x.1));
         if n < 2 {
-            return Some(first);
+            return ports.next().map(|(port, dep)| Action { port, dep });
         }
-        let mut ports: Vec<u32> = range.iter().filter(|x| x.1 == first.dep).map(|x| x.2).collect();
+        let mut ports: Vec<(u32, u32)> = ports.collect();
         ports.sort_unstable();
-        Some(Action { port: ports[choose(n) as usize], dep: first.dep })
+        let (port, dep) = ports[choose(n) as usize];
+        Some(Action { port, dep })
     }
 
     /// [`ConnIndex::vlb_spray`] and a choice among its candidates in one pass, without
