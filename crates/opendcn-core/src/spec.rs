@@ -343,6 +343,11 @@ pub struct SimSpec {
     /// Links a packet may cross: a relay node that would send it on after this many drops
     /// it as `loop` (a routing loop). 0: no limit.
     pub hop_limit: u32,
+    /// Arrival slices read this far ahead: a packet's arrival slice at its next hop (what
+    /// its table lookup matches) is the slice at its arrival there plus this, as
+    /// OpenOptics' Mininet ToRs advance the ingress slice by the guardband. 0: the slice
+    /// the packet was sent in.
+    pub lookahead_ps: Ps,
     /// Link class of each port in the metrics (index into `sim::LINK_CLASSES`: 0
     /// electrical, 1 static optical, 2 reconfigurable optical), overriding the class its
     /// kind gives (`NONE`: keep it; empty: keep every port's). For a static schedule that

@@ -270,6 +270,7 @@ fn parse_spec(d: &Bound<'_, PyDict>) -> PyResult<SimSpec> {
         flow_coflow: u32s(opt_col(d, "flow_coflow")?, "flow_coflow")?,
         flow_app_rate_bps: u64s(opt_col(d, "flow_app_rate_bps")?, "flow_app_rate_bps")?,
         hop_limit: opt_scalar(d, "hop_limit", 0u32)?,
+        lookahead_ps: opt_scalar(d, "lookahead_ps", 0u64)?,
         port_link_class: u32s(opt_col(d, "port_link_class")?, "port_link_class")?,
         log_drops: opt_scalar(d, "log_drops", 0u64)?,
         shared_buffer_bytes: u64s(opt_col(d, "shared_buffer_bytes")?, "shared_buffer_bytes")?,

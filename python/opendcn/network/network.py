@@ -334,6 +334,11 @@ class Network(NetworkBase):
         #: ``loop`` (a routing loop; the reason is listed in the summary only with a
         #: limit). None: no limit (a looping packet stays in flight to the end of the run).
         self.hop_limit: int | None = None
+        #: arrival slices read this far ahead (ps): a packet's arrival slice at its next hop,
+        #: the slice its table lookup matches, is the slice at its arrival there plus this
+        #: (OpenOptics' Mininet ToRs advance the ingress slice by the guardband, with no dark
+        #: window). 0: the slice the packet was sent in (opendcn's own semantics).
+        self.lookahead: int = 0
         #: OpenOptics' per-hop admission control (its ns-3 backend's ``admission_control``):
         #: at every node, a packet whose routing decision (port, departure slice) finds that
         #: slice's calendar queue without room for it in the slice's next occurrence
@@ -883,6 +888,12 @@ class Network(NetworkBase):
             raise ConfigError("hop_limit", h, "expected links 1..65535 (None: no limit)")
         return int(h)
 
+    def _checked_lookahead(self) -> int:
+        la = self.lookahead
+        if isinstance(la, bool) or not isinstance(la, (int, np.integer)) or la < 0:
+            raise ConfigError("lookahead", la, "expected picoseconds >= 0")
+        return int(la)
+
     def port_discipline(self, ports: Sequence[tuple[int, int]] | None = None, *,
                         classes: Sequence[Any] | None = None, ecn_k: Any = None,
                         trim: bool | None = None, weights: Sequence[int] | None = None) -> None:
@@ -1124,6 +1135,7 @@ class Network(NetworkBase):
             "log_drops": int(self.log_drops),
             "hold_unrouted": self._holding,
             **({} if self.hop_limit is None else {"hop_limit": self._checked_hop_limit()}),
+            **({"lookahead_ps": self._checked_lookahead()} if self.lookahead else {}),
             "admission_control": self._admission(),
             **self._services,
         }

@@ -4,7 +4,8 @@ The network is built like OpenOptics' (``connect``/``deploy_topo``, ``deploy_rou
 ``add_time_flow_entry``, traffic builders) and runs in simulated time when ``start()`` is
 called: the circuits become an ``opendcn.Network`` schedule, the time-flow entries its
 tables or source routes, the traffic its flows. Defaults follow OpenOptics: 128 ms slices,
-25 ms guardbands (a guardband is the start of its slice), 1 Gbps links, one host per ToR,
+25 ms guardbands (the backend's: Mininet reads arrival slices that far ahead, with no dark
+window; ns-3 and Tofino darken the guardband at the start of each slice), 1 Gbps links, one host per ToR,
 one uplink; links have 1 us of propagation each way (host-ToR, ToR-OCS, OCS-ToR).
 
 ``start()`` runs the installed traffic until ``simulation_stop_s`` (default 2 s) and prints
@@ -189,7 +190,13 @@ class BaseNetwork:
                                      f"not shorter than time_slice_duration_us ({self.time_slice_duration_us}): no "
                                      "payload can cross the OCS; lower guardband_us or raise "
                                      "time_slice_duration_us when constructing BaseNetwork")
-        if self.guardband_us >= self.time_slice_duration_us and arch_mode == "TO":
+        if self.guardband_us >= self.time_slice_duration_us and arch_mode == "TO" and backend == "Mininet":
+            warnings.warn(f"guardband ({self.guardband_us} us) is not shorter than the time slice "
+                          f"({self.time_slice_duration_us} us): on the Mininet backend the guardband is a look-ahead "
+                          f"(a ToR reads a packet's arrival slice at its arrival plus the guardband, no dark window), "
+                          f"so packets are matched about {self.guardband_us // self.time_slice_duration_us} slices "
+                          "ahead of their arrival", RuntimeWarning, stacklevel=2)
+        elif self.guardband_us >= self.time_slice_duration_us and arch_mode == "TO":
             warnings.warn(f"guardband ({self.guardband_us} us) is not shorter than the time slice "
                           f"({self.time_slice_duration_us} us): no circuit is ever up, so no packet crosses the "
                           "optical fabric in this run", RuntimeWarning, stacklevel=2)
@@ -577,8 +584,8 @@ class BaseNetwork:
             ocs_us = float(kw.get("ocs_link_delay_us", link))
         slice_ps = self.time_slice_duration_us * 10**6
         gb_ps = self.guardband_us * 10**6
-        if self.arch_mode == "TA":
-            gb_ps = 0
+        if self.arch_mode == "TA" or self.backend == "Mininet":
+            gb_ps = 0                      # Mininet: the guardband is a look-ahead (_lookahead_ps)
         elif gb_ps >= slice_ps:
             gb_ps = slice_ps - 1           # circuits never up (OpenOptics warns the same)
         cq = int(kw.get("cq_buffer_bytes", 1_048_576))
@@ -605,6 +612,13 @@ class BaseNetwork:
     def _build(self, sample_ps: int) -> Network:
         cfg = self._config().replace(sample_interval=sample_ps)
         net = Network(cfg, arch=f"openoptics:{self.name}", admission_control=self.admission_control)
+        if self.backend == "Mininet" and self.arch_mode == "TO":
+            # OpenOptics' Mininet ToRs have no dark window: they pick a packet's arrival slice
+            # at its arrival plus the guardband (in whole ms, as its backend floors it) plus
+            # the link delay (tor_switch.cpp: "equivalent to ending the current time slice
+            # earlier")
+            la_ms = self.guardband_us // 1000 + float(self._kw.get("link_delay_ms", 0))
+            net.lookahead = int(round(la_ms * 1e9))
         if self.admission_control and self._mode == "Source":
             # as OpenOptics' ns-3 backend: admission control is a per-hop mechanism
             warnings.warn("admission_control=True has no effect with source routing (routing_mode='Source'): "
@@ -699,13 +713,14 @@ class BaseNetwork:
         ps = [packets[i] for i in order]
         after = [[pos[p.reply_of]] if p.reply_of >= 0 else [] for p in ps]
         rates = np.array([p.rate or 0 for p in ps], dtype=np.float64)
-        wl = _wl.flows_from_arrays(np.array([p.start for p in ps], dtype=np.uint64),
+        shift = self._phase_ps()
+        wl = _wl.flows_from_arrays(np.array([p.start for p in ps], dtype=np.uint64) + np.uint64(shift),
                                    np.array([p.src for p in ps], dtype=np.int64),
                                    np.array([p.dst for p in ps], dtype=np.int64),
                                    np.array([p.size for p in ps], dtype=np.int64),
                                    after=after if any(after) else None, rate_bps=rates if rates.any() else None)
         self._native = net
-        net.start(wl, duration_ps, seed=1)
+        net.start(wl, duration_ps + shift, seed=1)
         # the packets of the run under way, in the engine's flow order (read live by
         # DeviceManager.switch_counters)
         self._running = [packets[i] for i in order]
@@ -722,11 +737,24 @@ class BaseNetwork:
 
         finish, start, retx = col("finish_ps"), col("start_ps"), col("retransmits")
         for k, i in enumerate(order):
-            packets[i].finish = finish[k]
+            packets[i].finish = finish[k] - shift if finish[k] >= 0 else -1
             packets[i].retx = max(retx[k], 0)
             if packets[i].reply_of >= 0:
-                packets[i].start = start[k]   # when the request arrived (-1: it never did)
+                # when the request arrived (-1: it never did)
+                packets[i].start = start[k] - shift if start[k] >= 0 else -1
         return result
+
+    def _phase_ps(self) -> int:
+        """The ns-3 backend's slice phase: its OCS goes dark for the guardband at the *end*
+        of each slice (its ToRs budget a slice's bytes to arrive before that), where the
+        engine darkens the *start*. The two are the same schedule shifted by the guardband:
+        the run starts the guardband into the engine's time, so the script's time t is the
+        engine's t + guardband (its slice k's window [kS, (k+1)S - g) is the engine's up
+        window [kS + g, (k+1)S)). Times the script sees are its own; ``net.result`` keeps
+        the engine's."""
+        if self.backend != "ns3" or self.arch_mode != "TO":
+            return 0
+        return min(self.guardband_us * 10**6, self.time_slice_duration_us * 10**6 - 1)
 
     def _snapshot_ps(self) -> int:
         us = self._kw.get("snapshot_interval_us", self.time_slice_duration_us)

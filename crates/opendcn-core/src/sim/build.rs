@@ -29,6 +29,8 @@ pub(in crate::sim) struct Modes {
     pub(in crate::sim) adm_listed: bool,
     /// Links a packet may cross before a relay drops it as a loop (0: no limit).
     pub(in crate::sim) hop_limit: u32,
+    /// Arrival slices read this far ahead of the arrival (`SimSpec::lookahead_ps`).
+    pub(in crate::sim) lookahead: Ps,
 }
 
 impl Modes {
@@ -43,7 +45,8 @@ impl Modes {
         let adm = spec.admission_control && !sched.is_static()
             && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
         let any_ecn = ports.iter().any(|p| p.ecn_k > 0);
-        let lean = !shared && !hosts && !offload && !eqo && !s.congestion_detection && !adm && !sched.is_static();
+        let lean = !shared && !hosts && !offload && !eqo && !s.congestion_detection && !adm && !sched.is_static()
+            && spec.lookahead_ps == 0;
         let expander = spec.router == RouterKind::Expander;
         Modes {
             hosts,
@@ -56,6 +59,7 @@ impl Modes {
             any_ecn,
             adm_listed: spec.admission_control,
             hop_limit: spec.hop_limit,
+            lookahead: spec.lookahead_ps,
         }
     }
 }

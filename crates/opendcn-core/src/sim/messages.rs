@@ -290,6 +290,7 @@ mod tests {
             flow_coflow: vec![],
             flow_app_rate_bps: vec![],
             hop_limit: 0,
+            lookahead_ps: 0,
         }
     }
 

@@ -195,6 +195,7 @@ fn pair(tp: TransportKind, size: u64, buffer: u64) -> SimSpec {
         flow_coflow: vec![],
         flow_app_rate_bps: vec![],
         hop_limit: 0,
+        lookahead_ps: 0,
         port_link_class: vec![],
         shared_buffer_bytes: vec![],
         buffer_alpha: vec![],

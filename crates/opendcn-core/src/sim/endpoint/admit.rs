@@ -19,6 +19,8 @@ impl Sim {
         let cur = self.clock.slice();
         let tag = if self.rt.expander {
             self.route_slice(t_arr)
+        } else if self.mode.lookahead > 0 {
+            self.sched.slice_at(t_arr + self.mode.lookahead).idx
         } else if t_arr == self.clock.now {
             cur.idx
         } else {

@@ -206,7 +206,7 @@ impl Sim {
                     self.enqueue(gp, pid, WILD);
                     continue;
                 }
-                self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
+                self.pool.pkt[pid as usize].tag = self.arrival_slice_now();
                 match self.route(node, pid) {
                     Ok(a) => self.enqueue(a.port, pid, a.dep),
                     Err(why) => self.no_route(node, pid, why),

@@ -149,7 +149,13 @@ impl Sim {
         let wire = self.pool.pkt[pid as usize].wire as u64;
         let gb = self.sched.guardband();
         let cyclic = !self.sched.is_static();
-        let cur = self.clock.slice();
+        // with a look-ahead the node is already in the slice it reads ahead: a departure
+        // slice is its next occurrence from there (OpenOptics' Mininet ToRs)
+        let cur = if self.mode.lookahead > 0 && cyclic {
+            self.sched.slice_at(now + self.mode.lookahead)
+        } else {
+            self.clock.slice()
+        };
         let pt = &self.net.ports[port as usize];
         let ser = pt.rate.tx(wire);
         let kind = pt.kind;
@@ -218,8 +224,15 @@ impl Sim {
         let calendar = kind == PortKind::Optical && cyclic;
         let to_host = kind == PortKind::HostDown;
         let at = if to_host { rx } else { self.net.port_node[rx as usize] };
-        // the arrival slice at the next hop is the slice the packet was sent in
-        let tag = if kind == PortKind::Optical || !cyclic { idx } else { self.sched.slice_at(d).idx };
+        // the arrival slice at the next hop is the slice the packet was sent in (read ahead
+        // of its arrival there with a look-ahead)
+        let tag = if self.mode.lookahead > 0 && cyclic {
+            self.sched.slice_at(d + ser + self.net.ports[port as usize].prop + self.mode.lookahead).idx
+        } else if kind == PortKind::Optical || !cyclic {
+            idx
+        } else {
+            self.sched.slice_at(d).idx
+        };
         let rx = if kind == PortKind::Optical { rx } else { NONE };
         // a port with one queue keeps no heap of queue heads (release_departed)
         let qi = if calendar { idx } else { 0 };

@@ -247,7 +247,13 @@ impl Sim {
             }
             let to_host = kind == PortKind::HostDown;
             let at = if to_host { rx } else { self.net.port_node[rx as usize] };
-            let tag = if cyclic { self.sched.slice_at(d).idx } else { cur.idx };
+            let tag = if self.mode.lookahead > 0 && cyclic {
+                self.sched.slice_at(d + ser + prop + self.mode.lookahead).idx
+            } else if cyclic {
+                self.sched.slice_at(d).idx
+            } else {
+                cur.idx
+            };
             let cls = self.net.port_class[port as usize];
             self.acct.class_tx[cls as usize] += wire;
             // the packet leaves this node's buffer: the link it came in on gets its credit

@@ -43,11 +43,21 @@ impl Sim {
         }
     }
 
+    /// The arrival slice of a packet that arrives now (read ahead by the look-ahead).
+    #[inline]
+    pub(in crate::sim) fn arrival_slice_now(&self) -> u32 {
+        if self.mode.lookahead > 0 {
+            self.sched.slice_at(self.clock.now + self.mode.lookahead).idx
+        } else {
+            self.clock.slice().idx
+        }
+    }
+
     /// A source's packet bound for the hold reached its ToR over the host link: routed on
     /// if the tables gave it a route meanwhile (and its port has room), else held.
     pub(in crate::sim) fn hold_arrive(&mut self, node: u32, pid: u32) {
         let wire = self.pool.pkt[pid as usize].wire as u64;
-        self.pool.pkt[pid as usize].tag = self.clock.slice().idx;
+        self.pool.pkt[pid as usize].tag = self.arrival_slice_now();
         if let Ok(a) = self.route(node, pid) {
             match self.room(a.port, pid) {
                 Ok(()) => {
