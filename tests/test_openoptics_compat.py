@@ -499,3 +499,22 @@ def test_openoptics_names_for_p4_switches_say_what_to_use_instead():
     net = _net()
     with pytest.raises(od.ConfigError, match="no_circuit"):
         net.device_manager.get_ocs_metric()
+
+
+def test_device_manager_takes_openoptics_constructor_arguments():
+    """``DeviceManager(backend, tor_ocs_ports, nb_queue, event_publisher=None)`` as OpenOptics:
+    the network is its own backend; the ports and queue count are kept; a wrong argument
+    is a named error."""
+    from opendcn.openoptics.DeviceManager import DeviceManager
+
+    net = _direct_net()
+    dm = DeviceManager(net, [0], nb_queue=net.nb_time_slices, event_publisher=None)
+    assert dm.tor_ocs_ports == [0] and dm.nb_queue == 3
+    assert net.device_manager.tor_ocs_ports == [0]
+    net.udp_traffic().flow(0, 2, num_packets=2, start_s=10e-6, packet_size_bytes=100).install()
+    net.start()
+    assert dm.switch_counters() == net.device_manager.switch_counters()
+    for args, field in (((object(), [0], 3), "backend"), ((net, "0", 3), "tor_ocs_ports"), ((net, [0], 0), "nb_queue")):
+        with pytest.raises(od.ConfigError) as e:
+            DeviceManager(*args)
+        assert e.value.field == field

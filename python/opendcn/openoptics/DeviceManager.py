@@ -24,10 +24,45 @@ __all__ = ["DeviceManager"]
 
 
 class DeviceManager:
-    """Reads the network a :class:`~opendcn.openoptics.Toolbox.BaseNetwork` runs."""
+    """Reads the network a :class:`~opendcn.openoptics.Toolbox.BaseNetwork` runs.
 
-    def __init__(self, net: Any):
-        self._net = net
+    The constructor takes OpenOptics' arguments, ``DeviceManager(backend, tor_ocs_ports,
+    nb_queue, event_publisher=None)``: on opendcn the network object is its own backend
+    (there are no switch processes to connect to), so ``backend`` is the ``BaseNetwork``
+    (``net.device_manager`` is made this way); ``tor_ocs_ports`` (a ToR's OCS ports, a
+    sequence of port numbers; default the network's uplinks) and ``nb_queue`` (queues per
+    port; default the network's slices, or its nodes in a traffic-aware network) are kept
+    as attributes, as OpenOptics keeps them; ``event_publisher`` (the dashboard's feed) is
+    accepted and unused: ``net.start_monitor()`` writes the page after each run.
+
+    >>> from opendcn.openoptics import Toolbox
+    >>> net = Toolbox.BaseNetwork("dm", nb_node=4, backend="ns3", quiet=True)
+    >>> dm = DeviceManager(net, [0], nb_queue=1)
+    >>> dm.tor_ocs_ports, dm.nb_queue, dm.switch_counters()["tor0"]
+    ([0], 1, {'from_host': 0, 'delivered': 0, 'lost': 0})
+    """
+
+    def __init__(self, backend: Any, tor_ocs_ports: Any = None, nb_queue: Any = None, event_publisher: Any = None):
+        from .Toolbox import BaseNetwork
+
+        if not isinstance(backend, BaseNetwork):
+            raise ConfigError("backend", type(backend).__name__,
+                              "pass the BaseNetwork: on opendcn the network is its own backend "
+                              "(or use net.device_manager)")
+        if tor_ocs_ports is None:
+            tor_ocs_ports = list(range(backend.nb_link))
+        if isinstance(tor_ocs_ports, (str, bytes)) or not hasattr(tor_ocs_ports, "__len__") or not all(
+                isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in tor_ocs_ports):
+            raise ConfigError("tor_ocs_ports", tor_ocs_ports, "expected a sequence of port numbers")
+        if nb_queue is None:
+            nb_queue = backend.nb_time_slices if backend.arch_mode == "TO" else backend.nb_node
+        if isinstance(nb_queue, bool) or not isinstance(nb_queue, int) or nb_queue < 1:
+            raise ConfigError("nb_queue", nb_queue, "expected a positive count")
+        self.tor_ocs_ports = list(tor_ocs_ports)
+        self.nb_queue = nb_queue
+        self.event_publisher = event_publisher
+        self._net = backend
+        self.event_publisher = event_publisher
 
     def _tor(self, host: int) -> int:
         return host // self._net.nb_host_per_tor
