@@ -485,12 +485,12 @@ class Jupiter(TrafficAware):
 
     def _install(self, links: np.ndarray) -> None:
         if self.directed:
-            circuits, tables = shortest_next_ports(links)
+            dcircuits, dtables = shortest_next_ports(links)
             if self._live is None:
-                self.deploy_topo(circuits)
-            self.deploy_routing(tables, multipath=self.multipath)
+                self.deploy_topo(dcircuits)
+            self.deploy_routing(dtables, multipath=self.multipath)
             if self._live is not None:
-                self.deploy_topo(circuits)
+                self.deploy_topo(dcircuits)
             return
         n = self.n
         nxt = [0] * n

@@ -61,7 +61,7 @@ class DeviceManager:
         self.tor_ocs_ports = list(tor_ocs_ports)
         self.nb_queue = nb_queue
         self.event_publisher = event_publisher
-        self._net = backend
+        self._net: Any = backend
         self.event_publisher = event_publisher
 
     def _tor(self, host: int) -> int:
