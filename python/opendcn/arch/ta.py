@@ -25,7 +25,8 @@ again at their node), and circuits that change are down for ``--reconfiguration`
   decomposition: maximum-weight permutations are peeled off the demand (each takes the
   smallest entry it covers) and get slices in proportion to their weight (largest
   remainders); DECIDE: a full round robin (N − 1 slices) stays in every cycle so every
-  pair has a circuit whatever the estimate, and routing is direct (a packet waits for its
+  pair has a circuit whatever the estimate (``--round-robin false``: the demand slices
+  only), and routing is direct (a packet waits for its
   pair's slice). DECIDE: with several ports the cycle's permutations run side by side,
   permutation j on port j mod u in slice j div u (a cycle of ceil((k + N - 1) / u)
   slices), as parallel OCSes would carry one schedule.
@@ -260,7 +261,10 @@ class MordiaOptions(TaOptions):
     multipath: Literal["packet", "flow"] = opt(
         "flow", "with several ports, a packet whose destination has circuits on more than one port in the same "
         "slice takes one per flow (a hash, as a switch's ECMP does) or per packet")
-
+    round_robin: bool = opt(
+        True, "keep a full round robin (N - 1 slices) in every cycle after the demand slices, so every pair has a "
+              "circuit whatever the estimate (off: the cycle is the demand slices only; a pair without demand, "
+              "e.g. a TCP flow's ACKs, may then have no circuit)")
 
 
 def bvn(demand: np.ndarray, terms: int) -> list[tuple[np.ndarray, float]]:
@@ -294,8 +298,9 @@ class Mordia(TrafficAware):
     def setup(self, o: MordiaOptions) -> None:
         self.period_ps = o.period
         self.n, self.slots, self.u = o.nodes, o.slots, o.uplinks
-        #: slices per cycle: the cycle's k + N - 1 permutations, ``u`` at a time
-        self.cycle = -(-(self.slots + self.n - 1) // self.u)
+        self.round_robin = o.round_robin
+        #: slices per cycle: the cycle's k (+ N - 1) permutations, ``u`` at a time
+        self.cycle = -(-(self.slots + (self.n - 1 if o.round_robin else 0)) // self.u)
         self.reconfigs = 0
         self.schedule = self._schedule(np.zeros((o.nodes, o.nodes)))
         self.deploy_topo(self.schedule, slices=self.cycle)
@@ -318,7 +323,7 @@ class Mordia(TrafficAware):
         out = []
         # with several ports the cycle's permutations run side by side, one per port:
         # permutation j of the cycle on port j % u in slice j // u
-        for j, p in enumerate(perms + rr):
+        for j, p in enumerate(perms + (rr if self.round_robin else [])):
             s, port = divmod(j, self.u)
             out += [Circuit(i, port, int(p[i]), port, s, True) for i in range(n)]
         return out

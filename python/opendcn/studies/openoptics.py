@@ -591,6 +591,11 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         # ACKs: a sender that, as Linux's RACK, does not take this reordering for loss)
         S[f"c1/sens/{size}/rotornet-vlb-reorder-tolerant"] = ("rotornet", {**c1["rotornet-vlb"][1], "tcp_dupack": 1000},
                                                               {"flows": ring}, dur)
+        # Mordia without opendcn's round-robin floor (every pair a circuit in every cycle, a
+        # DECIDE): the cycle is the demand's ring alone; on TCP and on the ideal transport
+        for tr in ("tcp", "ideal"):
+            S[f"c1/sens/{size}/mordia-no-round-robin{'-ideal' if tr == 'ideal' else ''}"] = (
+                "mordia", {**c1["mordia"][1], "round_robin": False, "transport": tr}, {"flows": ring}, dur)
         S[f"c1/sens/{size}/cthrough-cold-duplex"] = (
             "cthrough", {**{k: v for k, v in c1["cthrough"][1].items() if k not in ("warm", "reconfiguration",
                                                                                   "period")}, "circuits": "duplex"},
@@ -681,25 +686,31 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                  f"electrical or source-routed fabrics; static traffic-aware fabrics hold them, docs/engine.md): {nr}")
         eleph = [s_ for s_ in ar_sizes if parse_size(s_, "size") >= 4_000_000]
         clos_at = {a["size"]: a["time_us"] for a in ar if a["design"] == "clos"}
+        clos_ideal_at = {a["size"]: a["ideal_time_us"] for a in ar if a["design"] == "clos"}
         sens: list[dict[str, Any]] = []
         for size in ar_sizes:
-            for d in ("rotornet-direct", "cthrough-cold-duplex", "rotornet-vlb-reorder-tolerant"):
+            for d in ("rotornet-direct", "cthrough-cold-duplex", "rotornet-vlb-reorder-tolerant",
+                      "mordia-no-round-robin", "mordia-no-round-robin-ideal"):
                 spec = S[f"c1/sens/{size}/{d}"]
                 try:
                     r = get(f"c1/sens/{size}/{d}")
                 except MissingReference:
-                    if d != "rotornet-vlb-reorder-tolerant":
+                    if d in ("rotornet-direct", "cthrough-cold-duplex"):
                         raise
                     continue                     # a sensitivity recorded later than the others
                 inv.append(_ok(r.summary))
                 t, done = R.derive(r, "allreduce", lambda r_: list(_allreduce_time(r_, parse_time(spec[3], "duration"))))
+                ideal = d.endswith("-ideal")
                 sens.append({"size": size, "design": d, "time_us": t, "done": "yes" if done else "no", "finished": done,
-                             "ratio_to_clos": t / clos_at[size], "retransmits": r.summary["packets"]["retransmitted"],
-                             "invariants_ok": _ok(r.summary)})
+                             "ratio_to_clos": t / (clos_ideal_at[size] if ideal else clos_at[size]),
+                             "retransmits": r.summary["packets"]["retransmitted"],
+                             "no_route": r.summary["packets"]["dropped"]["no_route"], "invariants_ok": _ok(r.summary)})
         echo("  sensitivity (not judged): RotorNet with direct-circuit routing; c-Through as run before (duplex ToR "
              "pairs, no circuits before its first 500 us control period, 10 us reconfiguration); RotorNet VLB with a "
-             "TCP that tolerates reordering (fast retransmit after 1 000 duplicate ACKs)")
-        echo(_table(sens, ["size", "design", "time_us", "done", "ratio_to_clos", "retransmits", "invariants_ok"]))
+             "TCP that tolerates reordering (fast retransmit after 1 000 duplicate ACKs); Mordia without opendcn's "
+             "round-robin floor, on TCP and on the ideal transport (-ideal: ratio to Clos on the ideal transport)")
+        echo(_table(sens, ["size", "design", "time_us", "done", "ratio_to_clos", "retransmits", "no_route",
+                           "invariants_ok"]))
         msl: list[dict[str, Any]] = []
         for sl in mice_slices:
             s_ = get(f"c1/mc-slice/{sl}").summary
@@ -745,7 +756,13 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                             f"circuits, has a 100 Gb/s circuit in 3 of the 4 slices, at most 67.5 Gb/s of usable time "
                             f"against the host's 100 Gb/s (ideal transport {ideal_r('mordia')}), and TCP's ACKs wait for "
                             f"the one reverse permutation of the cycle (TCP {', '.join(f'{x:.2f}x' for x, _ in ta_r['mordia'])}); "
-                            f"the paper's Mordia 'establish[es] a ring topology using optical circuits that matches the "
+                            + (f"sensitivity, the cycle without the floor (the demand's ring alone): ideal transport "
+                               f"{sens_r('mordia-no-round-robin-ideal')} (the floor is the schedule's cost), TCP "
+                               f"{sens_r('mordia-no-round-robin')} (its ACKs have no circuit: "
+                               f"{'/'.join(str(x['no_route']) for x in sens if x['design'] == 'mordia-no-round-robin' and x['size'] in eleph)} "
+                               f"no-route drops): no schedule of this Mordia carries both the ring and TCP's ACKs as the "
+                               f"paper's does; " if sens_r('mordia-no-round-robin') else "")
+                            + f"the paper's Mordia 'establish[es] a ring topology using optical circuits that matches the "
                             f"traffic perfectly' and does not say how its TCP ACKs return; setting: 'the MEMS OCS, with "
                             f"tens of milliseconds long reconfiguration delays, supports Jupiter and c-Through', 'They "
                             f"establish a ring topology using optical circuits that matches the traffic perfectly': TA "
