@@ -762,12 +762,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                                f"{'/'.join(str(x['no_route']) for x in sens if x['design'] == 'mordia-no-round-robin' and x['size'] in eleph)} "
                                f"no-route drops): no schedule of this Mordia carries both the ring and TCP's ACKs as the "
                                f"paper's does; " if sens_r('mordia-no-round-robin') else "")
-                            + f"the paper's Mordia 'establish[es] a ring topology using optical circuits that matches the "
-                            f"traffic perfectly' and does not say how its TCP ACKs return; setting: 'the MEMS OCS, with "
-                            f"tens of milliseconds long reconfiguration delays, supports Jupiter and c-Through', 'They "
-                            f"establish a ring topology using optical circuits that matches the traffic perfectly': TA "
-                            f"designs start from their controller's circuits for the run's traffic, c-Through and "
-                            f"Jupiter reconfigure in 20 ms with a 100 ms period)"))
+                            + "the paper's Mordia 'establish[es] a ring topology using optical circuits that matches the "
+                            "traffic perfectly' and does not say how its TCP ACKs return; setting: 'the MEMS OCS, with "
+                            "tens of milliseconds long reconfiguration delays, supports Jupiter and c-Through', 'They "
+                            "establish a ring topology using optical circuits that matches the traffic perfectly': TA "
+                            "designs start from their controller's circuits for the run's traffic, c-Through and "
+                            "Jupiter reconfigure in 20 ms with a 100 ms period)"))
         to_r = {d: [ratio(d, s_) for s_ in eleph] for d in ("rotornet-vlb", "opera")}
         to_ok = all(f and TWO_LO <= x <= TWO_HI for v in to_r.values() for x, f in v)
         vlb_retx = "/".join(str(a["retransmits"]) for a in ar if a["design"] == "rotornet-vlb" and a["size"] in eleph)
