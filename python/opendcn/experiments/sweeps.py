@@ -704,11 +704,14 @@ def _executor(kind: str, out: Path, workers: int | None, scheduler: str | None,
 # ------------------------------------------------------------------------------ the sweep
 def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.PathLike[str], *,
           executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-          slurm: dict[str, Any] | None = None, progress: bool | str = False) -> list[dict[str, Any]]:
+          slurm: dict[str, Any] | None = None, progress: bool | str = False,
+          on_done: Callable[[Point, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run every point of ``spec`` not already done under ``out``; returns one record per
     point (``status``: ok, skipped or failed, with ``error``). ``progress``: a bar (True),
     one line per point on stderr (``"lines"``) or nothing. Failed points are also
-    written to ``out/failed/<hash>.json``; ``out/sweep.json`` lists every point."""
+    written to ``out/failed/<hash>.json``; ``out/sweep.json`` lists every point.
+    ``on_done(point, record)`` is called in this process as each point that runs ends
+    (a study keeping what it ran before the others finish)."""
     sw = spec if isinstance(spec, Sweep) else load_sweep(spec)
     # absolute: a worker of a Dask or Slurm executor runs in its own working directory,
     # and a relative folder would put its results there
@@ -730,7 +733,7 @@ def sweep(spec: str | os.PathLike[str] | dict[str, Any] | Sweep, out: str | os.P
                           "be submitted")
     root.mkdir(parents=True, exist_ok=True)
     with _exclusive(root):
-        return _sweep_locked(sw, root, executor, workers, scheduler, slurm, progress)
+        return _sweep_locked(sw, root, executor, workers, scheduler, slurm, progress, on_done)
 
 
 @contextlib.contextmanager
@@ -759,7 +762,8 @@ def _exclusive(root: Path) -> Iterator[None]:
 
 
 def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, scheduler: str | None,
-                  slurm: dict[str, Any] | None, progress: bool | str) -> list[dict[str, Any]]:
+                  slurm: dict[str, Any] | None, progress: bool | str,
+                  on_done: Callable[[Point, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     done = done_points(root, sw.points)
     records: dict[str, dict[str, Any]] = {p.spec_hash: {"hash": p.spec_hash, "path": str(p.relpath()),
                                                         "status": "skipped"} for p in sw.points
@@ -798,6 +802,8 @@ def _sweep_locked(sw: Sweep, root: Path, executor: str, workers: int | None, sch
                 else:
                     (failed_dir / f"{p.spec_hash}.json").unlink(missing_ok=True)
                 bar.advance(rec)
+                if on_done is not None:
+                    on_done(p, rec)
         except KeyboardInterrupt:
             ex.cancel(futures)
             raise

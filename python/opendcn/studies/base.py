@@ -351,9 +351,9 @@ class Runner:
     def prefetch(self, points: Iterable[Point], labels: Sequence[str | None] | None = None) -> None:
         """Run every point not yet stored, in parallel on the runner's executor (none when
         reading records). ``labels`` (one per point) name the points' reference records:
-        recording with ``--missing``, only the points without a complete record run, in
-        rounds of as many points as workers, each round's records written when it ends
-        (a study recorded across sittings loses at most a round); recording with
+        recording with ``--missing``, only the points without a complete record run, each
+        one's record written as soon as it has run (a study recorded across sittings loses
+        only the points under way when it stops); recording with
         ``--only`` and no labels, each chosen point runs when read."""
         ref = self.reference
         if self.reading or (ref is not None and ref.only and labels is None):
@@ -374,19 +374,21 @@ class Runner:
         if not uniq:
             return
         todo = list(uniq.values())
-        rounds = [todo]
-        if ref is not None and ref.missing and any(lab for _, lab in todo):
-            n = max(1, self.workers or os.cpu_count() or 1)
-            rounds = [todo[i:i + n] for i in range(0, len(todo), n)]
-        recs: list[dict[str, Any]] = []
-        for batch in rounds:
-            got = sweep(Sweep([p for p, _ in batch], ()), self.root, executor=self.executor, workers=self.workers,
-                        scheduler=self.scheduler, progress=self.progress)
-            recs += got
-            if ref is not None and ref.missing:
-                for (p, lab), r in zip(batch, got):
-                    if lab is not None and r["status"] in ("ok", "skipped"):
-                        self._save_now(lab, p, self.root / p.relpath())
+        on_done = None
+        if ref is not None and ref.missing:
+            label_of = {p.spec_hash: lab for p, lab in todo}
+
+            def on_done(p: Point, r: dict[str, Any]) -> None:
+                # kept as soon as the point has run: a study stopped later loses no point
+                lab = label_of.get(p.spec_hash)
+                if lab is not None and r["status"] == "ok":
+                    self._save_now(lab, p, self.root / p.relpath())
+        recs = sweep(Sweep([p for p, _ in todo], ()), self.root, executor=self.executor, workers=self.workers,
+                     scheduler=self.scheduler, progress=self.progress, on_done=on_done)
+        if ref is not None and ref.missing:
+            for (p, lab), r in zip(todo, recs):
+                if lab is not None and r["status"] == "skipped":
+                    self._save_now(lab, p, self.root / p.relpath())    # stored under --out from before
         ran = sum(r["status"] == "ok" for r in recs)
         skipped = sum(r["status"] == "skipped" for r in recs)
         self.echo(f"  {len(recs)} runs: {ran} run now, {skipped} stored from before ({self.root})")
