@@ -318,6 +318,8 @@ class Runner:
         #: whose claims read time series or flow tables); without, such a record is written
         #: incomplete and only the study's end completes it
         self.derivers = derivers
+        #: records written as their points ran (``--missing``)
+        self.saved_now = 0
         #: ``arch_metrics`` keys left out of the summaries reference records keep
         self.trim = tuple(trim)
         #: record mode: label -> (point, folder, derived metrics)
@@ -435,6 +437,7 @@ class Runner:
         """``--missing``: the record of a point that has just run, complete when the study
         names what it derives from the point (:attr:`derivers`)."""
         assert self.reference is not None
+        self.saved_now += 1
         if self.derivers is None:
             self.reference.save(label, p, folder, {}, self.trim, complete=False)
             return
@@ -457,12 +460,13 @@ class Runner:
         return v
 
     def save_reference(self) -> int:
-        """Record mode: write the records of every labelled point read; how many."""
+        """Record mode: write the records of every labelled point read; how many records
+        this recording wrote (with those written as their points ran)."""
         if self.reference is None or self.reference.mode != "record":
             return 0
         for label, (p, folder, derived) in self._recorded.items():
             self.reference.save(label, p, folder, derived, self.trim)
-        return len(self._recorded)
+        return len(self._recorded) + self.saved_now
 
     def provenance(self) -> dict[str, Any]:
         """Which builds computed the points read so far, against the build reading them
