@@ -266,3 +266,27 @@ def test_record_missing_with_derivers_writes_complete_records_as_points_run(tmp_
     got = _tiny(reader, "tiny/b", slice_="30us")
     assert reader.derive(got, "flows", lambda x: 1 / 0) == got.summary["flows"]["started"]
     assert not (tmp_path / "nothing").exists()
+
+
+@pytest.mark.skipif(not (ROOT / "reproductions" / "shale" / "points").is_dir(), reason="no Shale records in this tree")
+def test_shale_judges_each_section_from_the_records_it_has(tmp_path):
+    """Shale's full study is recorded across sittings: a section whose points are all
+    recorded is judged (the end-host state's scale points are), every other claim is
+    NOT-CHECKABLE naming a missing point; nothing is run or generated."""
+    from opendcn import studies as reproduce
+    from opendcn.studies.shale import CLAIMS
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        reproduce.run("shale", out=tmp_path, reference="read", echo=lambda _: None)
+    finally:
+        os.chdir(cwd)
+    data = json.loads((tmp_path / "shale.json").read_text())
+    got = {c["claim"][:40]: c for c in data["claims"]}
+    assert len(data["claims"]) == len(CLAIMS)
+    scale = got[CLAIMS[7][:40]]
+    assert scale["status"] in ("PASS", "FAIL") and "active buckets x" in scale["detail"]
+    for c in data["claims"]:
+        assert c["status"] in ("PASS", "FAIL") or "reference" in c["detail"] or "rendered from" in c["detail"]
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "traces").exists()
