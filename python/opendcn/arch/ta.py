@@ -25,7 +25,7 @@ again at their node), and circuits that change are down for ``--reconfiguration`
   decomposition: maximum-weight permutations are peeled off the demand (each takes the
   smallest entry it covers) and get slices in proportion to their weight (largest
   remainders); DECIDE: a full round robin (N − 1 slices) stays in every cycle so every
-  pair has a circuit whatever the estimate (``--round-robin false``: the demand slices
+  pair has a circuit whatever the estimate (``--no-round-robin``: the demand slices
   only), and routing is direct (a packet waits for its
   pair's slice). DECIDE: with several ports the cycle's permutations run side by side,
   permutation j on port j mod u in slice j div u (a cycle of ceil((k + N - 1) / u)
@@ -54,6 +54,7 @@ again at their node), and circuits that change are down for ``--reconfiguration`
 from __future__ import annotations
 
 import abc
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -61,7 +62,7 @@ from pydantic import model_validator
 
 from ..fabrics import routing, topology
 from ..network.config import Config
-from ..errors import ConfigError
+from ..errors import ConfigError, RouteWarning
 from ..network.network import Network, _Live, run_chunked
 from .options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
 from ..network.timeflow import Circuit, Entry
@@ -255,7 +256,7 @@ def build_cthrough(o: CThroughOptions) -> Network:
 # ----------------------------------------------------------------------------- Mordia
 class MordiaOptions(TaOptions):
     uplinks: Int = like(FabricOptions, "uplinks", 1)
-    slots: Int = opt(8, "demand-driven slices per cycle (a round robin of N - 1 slices is added)", ge=1)
+    slots: Int = opt(8, "demand-driven slices per cycle (a round robin of N - 1 slices is added, unless --no-round-robin)", ge=1)
     slice: Time = opt("10us", "TDMA slice, guardband included", gt=0)
     guardband: Time = opt("1us", "reconfiguration guardband at the start of each slice")
     multipath: Literal["packet", "flow"] = opt(
@@ -334,6 +335,21 @@ class Mordia(TrafficAware):
             self.reconfigs += 1
             self.schedule = new
             self.deploy_topo(new, slices=self.cycle)
+        if not self.round_robin and self._live is None:
+            # a warm start without the round robin: pairs with traffic (or its acknowledgements)
+            # that no permutation of the cycle joins wait for a period's schedule to join them
+            lit = np.zeros((self.n, self.n), dtype=bool)
+            for c in self.schedule:
+                lit[c.n1, c.n2] = True
+            want = (demand > 0) | (demand.T > 0)
+            np.fill_diagonal(want, False)
+            missing = int((want & ~lit).sum())
+            self.arch_metrics["pairs_without_circuit_at_start"] = missing
+            if missing:
+                warnings.warn(RouteWarning(
+                    f"routes: {missing} node pairs with traffic or its acknowledgements have no circuit in Mordia's "
+                    f"cycle without the round robin (--no-round-robin): their packets wait until a period's schedule "
+                    f"joins them"), stacklevel=2)
 
 
 @register("mordia", "Mordia: a TDMA schedule of OCS circuits rebuilt every period by a BvN decomposition of the "
