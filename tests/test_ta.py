@@ -212,6 +212,15 @@ def test_directed_jupiter_engineers_a_cycle_along_the_demand_and_reaches_every_p
     assert max(int(h) for h in s["delivered_bytes_by_hops"]) == n - 1    # the farthest pair: n - 1 ring hops
     with pytest.raises(od.ConfigError, match="--uplinks"):
         od.arch.jupiter(nodes=n, uplinks=3)                            # duplex still needs n - 1
+    # reconfigured while it runs (fibres may turn direction): routes never name a port that
+    # only receives, TCP delivers every byte it can, the ledger holds
+    live = od.arch.jupiter(nodes=n, uplinks=2, circuits="directed", period="200us", reconfiguration="10us")
+    hot = od.workload.flows([(f"{100 * k}us", a, b, 300_000) for k in range(10)
+                             for a, b in ((0, 5), (3, 1), (k % n, (k + 3) % n)) if a != b])
+    s = live.run(od.workload.mix(od.workload.poisson("hadoop", load=0.1), hot), duration="3ms", seed=1).summary
+    assert s["arch_metrics"]["reconfigurations"] > 5 and s["invariants"]["ok"]
+    assert s["fabric"] == {"collisions": 0, "guardband_violations": 0}
+    assert s["flows"]["completed"] >= 0.99 * s["flows"]["started"]
 
 
 def test_mordia_on_several_ports_runs_the_cycle_side_by_side_and_the_multipath_rule_spreads_parallel_circuits():

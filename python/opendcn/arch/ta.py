@@ -507,11 +507,13 @@ class Jupiter(TrafficAware):
     def _install(self, links: np.ndarray) -> None:
         if self.directed:
             dcircuits, dtables = shortest_next_ports(links)
-            if self._live is None:
-                self.deploy_topo(dcircuits)
-            self.deploy_routing(dtables, multipath=self.multipath)
             if self._live is not None:
-                self.deploy_topo(dcircuits)
+                # a fibre's direction may turn: no route may name a port that is about to
+                # only receive, so the routes go first (none: packets arriving now wait at
+                # their ToR), then the circuits, then their routes (one instant: nothing moves)
+                self.deploy_routing({k: [] for k in range(self.n)}, multipath=self.multipath)
+            self.deploy_topo(dcircuits)
+            self.deploy_routing(dtables, multipath=self.multipath)
             return
         n = self.n
         nxt = [0] * n
