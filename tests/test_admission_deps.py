@@ -411,6 +411,26 @@ def test_rank_trace_coflows_align_the_poisson_arrivals():
     assert "co-flows every 4000000 ps" in repr(W.rank_trace("amr", 0.3, coflow_interval="4us"))
 
 
+def test_rank_trace_aligned_arrivals_without_barriers_and_a_fixed_length_trace():
+    """The authors' setting: co-flow arrivals aligned, no barrier between co-flows (each
+    starts at kT whatever the network has finished); ``arrivals_until`` ends the trace
+    inside a longer run."""
+    kw = dict(endpoints=2048, hosts_per_node=16, rate_bps=100 * 10**9, nodes=128, duration_ps=50 * US, seed=3)
+    barrier = W.rank_trace("amr", 0.3, flow_size="20KB", coflow_interval="4us").generate(**kw)
+    open_ = W.rank_trace("amr", 0.3, flow_size="20KB", coflow_interval="4us", coflow_barrier=False).generate(**kw)
+    assert (open_.start_ps == barrier.start_ps).all() and (open_.src == barrier.src).all()
+    assert open_.coflow is None and barrier.coflow is not None
+    short = W.rank_trace("amr", 0.3, flow_size="20KB", arrivals_until="20us").generate(**kw)
+    plain = W.rank_trace("amr", 0.3, flow_size="20KB").generate(**kw)
+    assert 0 < len(short) < len(plain) and short.start_ps.max() < 20 * US
+    assert (short.start_ps == plain.start_ps[:len(short)]).all()
+    assert "without barriers" in repr(W.rank_trace("amr", 0.3, coflow_interval="auto", coflow_barrier=False))
+    with pytest.raises(od.ConfigError, match="arrivals_until"):
+        W.rank_trace("amr", 0.3, arrivals_until="0us")
+    with pytest.raises(od.ConfigError, match="coflow_barrier"):
+        W.rank_trace("amr", 0.3, coflow_barrier="no")
+
+
 @pytest.mark.parametrize("make, field, words", [
     (lambda: W.rank_trace("amr", 0.3, coflow_interval="0us"), "coflow_interval", "positive"),
     (lambda: W.rank_trace("amr", 0.3, coflow_interval="soon"), "coflow_interval", ""),
