@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
 
 __all__ = ["DeviceManager"]
@@ -64,34 +66,29 @@ class DeviceManager:
         self._net: Any = backend
         self.event_publisher = event_publisher
 
-    def _tor(self, host: int) -> int:
-        return host // self._net.nb_host_per_tor
-
     def switch_counters(self) -> dict[str, dict[str, int]]:
         """``{"tor<i>": {"from_host", "delivered", "lost"}}`` over the last run's packets,
         or, during a run (a traffic-aware control loop), over the packets of the run under
         way so far: sent by their host and delivered by now. A packet counts as lost only
         once the run has ended (until then it may still be on its way), so ``lost`` is 0
         during a run."""
-        out = {f"tor{i}": {"from_host": 0, "delivered": 0, "lost": 0} for i in range(self._net.nb_node)}
-        running = self._net._running
-        native = self._net._native
+        net = self._net
+        out = {f"tor{i}": {"from_host": 0, "delivered": 0, "lost": 0} for i in range(net.nb_node)}
+        running = net._running
+        native = net._native
+        h = net.nb_host_per_tor
         if running is not None and native is not None and native._live is not None:
             fin, sent, _ = native.flow_progress()
-            for p, f, s in zip(running, fin, sent):
-                if s > 0:
-                    out[f"tor{self._tor(p.src)}"]["from_host"] += 1
-                if f >= 0:
-                    out[f"tor{self._tor(p.dst)}"]["delivered"] += 1
+            fin, sent = np.asarray(fin), np.asarray(sent)
+            src_tor = np.bincount(running.src[sent > 0] // h, minlength=net.nb_node)
+            dst_tor = np.bincount(running.dst[fin >= 0] // h, minlength=net.nb_node)
+            for i in range(net.nb_node):
+                out[f"tor{i}"]["from_host"] = int(src_tor[i])
+                out[f"tor{i}"]["delivered"] = int(dst_tor[i])
             return out
-        for p in self._net._packets:
-            src, dst = out[f"tor{self._tor(p.src)}"], out[f"tor{self._tor(p.dst)}"]
-            src["from_host"] += 1
-            if p.finish >= 0:
-                dst["delivered"] += 1
-            else:
-                src["lost"] += 1
-        return out
+        if net._sent is None:
+            return out
+        return net._sent.switch_counters(h, net.nb_node)
 
     def get_device_metric(self) -> dict[str, dict[str, Any]]:
         """The metrics of every switch now (during a run) or at the end of the last run."""

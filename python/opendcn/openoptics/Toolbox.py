@@ -50,8 +50,8 @@ from ..network.timeflow import Path as NativePath
 from ._schedule import Schedule
 from .DeviceManager import DeviceManager
 from .TimeFlowTable import ANY, Path, TimeFlowEntry
-from .traffic import (FlowStats, OnOffFlowSpec, Spec, TcpBulkFlowSpec, TcpTrafficGenerator,
-                      UdpFlowSpec, UdpTrafficGenerator)
+from ._sent import PS as PS, Sent, seconds_ps  # PS: picoseconds per second (re-exported)
+from .traffic import FlowStats, Spec, TcpTrafficGenerator, UdpFlowSpec, UdpTrafficGenerator
 
 __all__ = ["BaseNetwork", "BACKENDS", "ConfigurationError"]
 
@@ -69,8 +69,6 @@ BACKENDS: dict[str, set[str]] = {
     "Tofino": {"config_file", "remote_workdir", "skip_deploy", "build_p4", "tofino_repo"},
 }
 _ANNOUNCED: set[str] = set()
-PS = 10**12
-UDP_IP_BYTES = 28          # UDP + IPv4 headers counted in tx/rx bytes
 PING_BYTES = 64            # ICMP echo: 56 B of data + 8 B header
 #: links a packet may cross before it counts as caught in a routing loop (dropped as ``loop``)
 LOOP_HOPS = 64
@@ -78,7 +76,7 @@ MAX_SAMPLES = 20_000       # time-series samples per run at most (the interval g
 
 
 def _seconds_ps(s: float) -> int:
-    return int(round(float(s) * PS))
+    return int(seconds_ps(s))
 
 
 def _number(name: str, v: Any, *, positive: bool = False) -> float:
@@ -90,21 +88,6 @@ def _number(name: str, v: Any, *, positive: bool = False) -> float:
 
 class _PortTaken(ConfigError):
     """A circuit on a port already connected in its slice (``deploy_topo`` returns False)."""
-
-
-class _Packet:
-    """One datagram (or TCP flow) of the run: what the engine sends and what came of it."""
-
-    __slots__ = ("spec", "src", "dst", "size", "start", "reply_of", "finish", "seq", "rate", "retx")
-
-    def __init__(self, spec: Any, src: int, dst: int, size: int, start: int, seq: int, reply_of: int = -1,
-                 rate: float | None = None):
-        self.spec, self.src, self.dst, self.size, self.start = spec, src, dst, size, start
-        self.seq, self.reply_of, self.finish = seq, reply_of, -1
-        #: a TCP flow's application rate (bit/s; None: all its bytes at the start)
-        self.rate = rate
-        #: segments the TCP sender sent again
-        self.retx = 0
 
 
 class BaseNetwork:
@@ -171,9 +154,11 @@ class BaseNetwork:
         self._ignored = 0
         self._traffic: list[Spec] = []
         self._port = 9000
-        self._packets: list[_Packet] = []
-        self._by_spec: dict[int, list[_Packet]] = {}
-        self._running: list[_Packet] | None = None
+        #: the rows of the last run (datagrams, TCP flows, echo replies), as columns
+        self._sent: Sent | None = None
+        #: the rows of the run under way, in the engine's flow order (read live by
+        #: DeviceManager.switch_counters)
+        self._running: Sent | None = None
         self._native: Network | None = None
         self._paused = False
         self._pending: list[Any] | None = None
@@ -652,78 +637,43 @@ class BaseNetwork:
         return dict(tables)
 
     # ------------------------------------------------------------------ running
-    def _flows_of(self, specs: Sequence[Spec]) -> list[_Packet]:
-        out: list[_Packet] = []
-        h = self.nb_host_per_tor
-        for spec in specs:
-            src, dst = spec.src, spec.dst
-            if isinstance(spec, UdpFlowSpec):
-                for k in range(spec.num_packets):
-                    t = spec.start_s + k * spec.interval_s
-                    if t >= spec.stop_s or t >= self.simulation_stop_s:
-                        break
-                    out.append(_Packet(spec, src, dst, spec.packet_size_bytes, _seconds_ps(t), k))
-            elif isinstance(spec, OnOffFlowSpec) and spec.protocol == "udp":
-                gap = spec.packet_size_bytes * 8 / spec.rate_bps
-                sent, k = 0, 0
-                while spec.start_s + k * gap < min(spec.stop_s, self.simulation_stop_s):
-                    if spec.max_bytes and sent >= spec.max_bytes:
-                        break
-                    size = spec.packet_size_bytes if not spec.max_bytes else min(spec.packet_size_bytes,
-                                                                                 spec.max_bytes - sent)
-                    out.append(_Packet(spec, src, dst, size, _seconds_ps(spec.start_s + k * gap), k))
-                    sent += size
-                    k += 1
-            elif isinstance(spec, TcpBulkFlowSpec):
-                size = spec.size_bytes or int(self.tor_host_link_bw_gbps * 1e9 / 8 * spec.duration_s)
-                out.append(_Packet(spec, src, dst, size, _seconds_ps(spec.start_s), 0))
-            else:
-                # TCP on-off: one connection whose application writes at the rate from
-                # start to stop (or until max_bytes), so the flow takes bytes x 8 / rate
-                end = min(spec.stop_s, self.simulation_stop_s)
-                offered = int(spec.rate_bps / 8 * max(end - spec.start_s, 0.0))
-                size = min(offered, spec.max_bytes) if spec.max_bytes else offered
-                out.append(_Packet(spec, src, dst, max(size, 1), _seconds_ps(spec.start_s), 0, rate=spec.rate_bps))
-        if h and any(p.src >= self.nb_node * h or p.dst >= self.nb_node * h for p in out):
-            raise ConfigError("traffic", "host", "a flow names a host outside the network")
-        return out
+    def _flows_of(self, specs: Sequence[Spec]) -> Sent:
+        sent = Sent.of(specs, self.simulation_stop_s, self.tor_host_link_bw_gbps * 1e9)
+        sent.check_hosts(self.nb_node * self.nb_host_per_tor)
+        return sent
 
-    def _transport(self, packets: list[_Packet]) -> str:
-        tcp = [p.size for p in packets if p.spec.protocol == "tcp"]
-        udp = [p.size for p in packets if p.spec.protocol != "tcp"]
-        if not tcp:
+    def _transport(self, sent: Sent) -> str:
+        is_tcp = sent.is_tcp()
+        tcp, udp = sent.size[is_tcp], sent.size[~is_tcp]
+        if not len(tcp):
             return "ideal"
-        if not udp:
+        if not len(udp):
             return "tcp"
-        if max(udp) < min(tcp):
-            return f"ideal<{min(tcp)}B,tcp"
+        if int(udp.max()) < int(tcp.min()):
+            return f"ideal<{int(tcp.min())}B,tcp"
         raise ConfigError("traffic", "tcp and udp", "TCP flows no larger than the largest UDP datagram cannot share "
                           "a run with it (the engine picks transports by flow size)")
 
-    def _run_once(self, packets: list[_Packet], duration_ps: int, control: Callable[[Network], None] | None) -> Result:
+    def _run_once(self, sent: Sent, duration_ps: int, control: Callable[[Network], None] | None) -> Result:
         samples = max(1, min(MAX_SAMPLES, duration_ps // max(1, self._snapshot_ps())))
         net = self._build(sample_ps=max(duration_ps // samples, 1))
         net.hop_limit = LOOP_HOPS
-        net.transport(self._transport(packets), dupack=3)
-        order = sorted(range(len(packets)), key=lambda i: packets[i].start)
-        pos = {i: k for k, i in enumerate(order)}
-        # an echo reply is a flow that starts when its request has arrived (a dependency)
-        # the flows as arrays at once (a datagram is a flow: a million of them parsed as
-        # rows took most of a run's start)
-        ps = [packets[i] for i in order]
-        after = [[pos[p.reply_of]] if p.reply_of >= 0 else [] for p in ps]
-        rates = np.array([p.rate or 0 for p in ps], dtype=np.float64)
+        net.transport(self._transport(sent), dupack=3)
+        # the engine's flows in start order (stable); an echo reply is a flow that starts
+        # when its request has arrived (a dependency)
+        order = np.argsort(sent.start, kind="stable")
+        pos = np.empty(len(order), np.int64)
+        pos[order] = np.arange(len(order))
+        ro = sent.reply_of[order]
+        after = [[int(pos[r])] if r >= 0 else [] for r in ro.tolist()] if (ro >= 0).any() else None
+        rates = sent.rate[order]
         shift = self._phase_ps()
-        wl = _wl.flows_from_arrays(np.array([p.start for p in ps], dtype=np.uint64) + np.uint64(shift),
-                                   np.array([p.src for p in ps], dtype=np.int64),
-                                   np.array([p.dst for p in ps], dtype=np.int64),
-                                   np.array([p.size for p in ps], dtype=np.int64),
-                                   after=after if any(after) else None, rate_bps=rates if rates.any() else None)
+        wl = _wl.flows_from_arrays(sent.start[order].astype(np.uint64) + np.uint64(shift), sent.src[order],
+                                   sent.dst[order], sent.size[order], after=after,
+                                   rate_bps=rates if rates.any() else None)
         self._native = net
         net.start(wl, duration_ps + shift, seed=1)
-        # the packets of the run under way, in the engine's flow order (read live by
-        # DeviceManager.switch_counters)
-        self._running = [packets[i] for i in order]
+        self._running = sent.keep(order)
         try:
             if control is not None:
                 control(net)
@@ -731,17 +681,18 @@ class BaseNetwork:
         finally:
             self._running = None
 
-        def col(name: str) -> list[int]:
-            return [-1 if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
-                    for x in result.flows[name].to_pylist()]
+        def col(name: str) -> np.ndarray:
+            a = result.flows[name].to_numpy(zero_copy_only=False)
+            if a.dtype.kind == "f":
+                return np.where(np.isnan(a), -1, a).astype(np.int64)
+            return np.asarray(a, dtype=np.int64)
 
         finish, start, retx = col("finish_ps"), col("start_ps"), col("retransmits")
-        for k, i in enumerate(order):
-            packets[i].finish = finish[k] - shift if finish[k] >= 0 else -1
-            packets[i].retx = max(retx[k], 0)
-            if packets[i].reply_of >= 0:
-                # when the request arrived (-1: it never did)
-                packets[i].start = start[k] - shift if start[k] >= 0 else -1
+        sent.finish[order] = np.where(finish >= 0, finish - shift, -1)
+        sent.retx[order] = np.maximum(retx, 0)
+        # a reply's start: when its request arrived (-1: it never did)
+        rep = ro >= 0
+        sent.start[order[rep]] = np.where(start[rep] >= 0, start[rep] - shift, -1)
         return result
 
     def _phase_ps(self) -> int:
@@ -760,23 +711,14 @@ class BaseNetwork:
         us = self._kw.get("snapshot_interval_us", self.time_slice_duration_us)
         return int(float(us) * 10**6)
 
-    def _simulate(self, packets: list[_Packet], duration_ps: int,
-                  control: Callable[[Network], None] | None = None) -> Result:
-        """Run the packets; an echo server's reply to each request is a flow that the
-        engine starts when the request has arrived (a flow dependency), so one run gives
-        both directions. A reply whose request is lost, or arrives after the end, is not
-        sent (its start and finish stay -1)."""
-        for p in packets:
-            p.finish = -1
-        replies = [_Packet(p.spec, p.dst, p.src, p.size, p.start, p.seq, reply_of=i)
-                   for i, p in enumerate(packets) if p.spec.mode == "echo"]
-        result = self._run_once(packets + replies, duration_ps, control)
-        self._packets = packets + [r for r in replies if r.start >= 0]
-        # each flow's datagrams, found at once by the statistics (a scan of every packet
-        # per flow took 17 s for 240 flows of a long run)
-        self._by_spec = defaultdict(list)
-        for p in self._packets:
-            self._by_spec[id(p.spec)].append(p)
+    def _simulate(self, sent: Sent, duration_ps: int, control: Callable[[Network], None] | None = None) -> Result:
+        """Run the rows; an echo server's reply to each request is a flow that the engine
+        starts when the request has arrived (a flow dependency), so one run gives both
+        directions. A reply whose request is lost, or arrives after the end, is not sent
+        (it is not kept)."""
+        rows = sent.with_replies()
+        result = self._run_once(rows, duration_ps, control)
+        self._sent = rows.keep((rows.reply_of < 0) | (rows.start >= 0))
         return result
 
     def start(self) -> None:
@@ -819,14 +761,24 @@ class BaseNetwork:
             self.result = self._simulate(self._flows_of([spec]), _seconds_ps(end))
         finally:
             self.simulation_stop_s = keep
-        by_req = {p.reply_of: p for p in self._packets if p.reply_of >= 0}
-        out: list[float | None] = []
-        for i, p in enumerate(self._packets):
-            if p.reply_of < 0:
-                r = by_req.get(i)
-                out.append((r.finish - p.start) / 1e9 if r is not None and r.finish >= 0 else None)
+        out = [rtt for _, _, rtt in self._rtts()]
         self._monitor()
         return out
+
+    def _rtts(self) -> list[tuple[int, int, float | None]]:
+        """The echo requests of the last run in row order: source, destination and the
+        round-trip time in ms (None: no reply by the end of the run)."""
+        sent = self._sent
+        if sent is None:
+            return []
+        reply = sent.replies_of()
+        req = np.flatnonzero(sent.reply_of < 0)
+        r = reply[req]
+        back = r >= 0
+        back[back] = sent.finish[r[back]] >= 0
+        rtt = np.where(back, (sent.finish[np.maximum(r, 0)] - sent.start[req]) / 1e9, np.nan)
+        return [(a, b, None if not ok else x) for a, b, ok, x in
+                zip(sent.src[req].tolist(), sent.dst[req].tolist(), back.tolist(), rtt.tolist())]
 
     def start_cli(self) -> None:
         """An interactive session on this network (:class:`~opendcn.openoptics.OpticalCLI.OpticalCLI`):
@@ -877,13 +829,8 @@ class BaseNetwork:
         hosts = self.nb_node * self.nb_host_per_tor
         rtt: dict[tuple[int, int], list[float | None]] = {(a, b): [] for a in range(hosts) for b in range(hosts)
                                                           if a != b}
-        by_req = {p.reply_of: p for p in self._packets if p.reply_of >= 0}
-        for i, p in enumerate(self._packets):
-            if p.reply_of >= 0:
-                continue
-            r = by_req.get(i)
-            back = r is not None and r.finish >= 0
-            rtt.setdefault((p.src, p.dst), []).append((r.finish - p.start) / 1e9 if back and r is not None else None)
+        for a, b, x in self._rtts():
+            rtt.setdefault((a, b), []).append(x)
         self.ping_results = rtt
         self._say(f"*** opendcn: ping between every pair of {hosts} hosts ({rounds} echo requests each, "
                   f"{gap_s:g} s apart, {self.nb_time_slices} slices of {self.time_slice_duration_us / 1000:g} ms)")
@@ -937,47 +884,22 @@ class BaseNetwork:
         return f"10.0.{host // 250}.{host % 250 + 1}"
 
     def _stats_of(self, spec: Any, reverse: bool = False) -> FlowStats:
-        mine = [p for p in self._by_spec.get(id(spec), ()) if p.spec is spec and (p.reply_of >= 0) == reverse]
-        src, dst = (spec.dst, spec.src) if reverse else (spec.src, spec.dst)
-        nan = float("nan")
-        done = [p for p in mine if p.finish >= 0]
-        udp = spec.protocol != "tcp"
-        over = UDP_IP_BYTES if udp else 0
-        tx_b = sum(p.size + over for p in mine)
-        rx_b = sum(p.size + over for p in done)
-        if udp:
-            delays = [(p.finish - p.start) / PS for p in sorted(done, key=lambda p: p.finish)]
-            jitter = sum(abs(x - y) for x, y in zip(delays[1:], delays)) / (len(delays) - 1) if len(delays) > 1 else nan
-            first_rx = min((p.finish for p in done), default=0)
-            last_rx = max((p.finish for p in done), default=0)
-            span = (last_rx - first_rx) / PS
-            tput = rx_b * 8 / max(span, 1e-9) if len(done) > 1 else nan
-            fct = (last_rx - min(p.start for p in mine)) / PS if done else nan
-            return FlowStats(self._addr(src), self._addr(dst), 49152 + (spec.port or 0) % 16384, spec.port or 0, "udp",
-                             len(mine), len(done), len(mine) - len(done), tx_b, rx_b,
-                             sum(delays) / len(delays) if delays else nan, min(delays) if delays else nan,
-                             max(delays) if delays else nan, jitter, fct, tput)
-        p = mine[0]
-        fct = (p.finish - p.start) / PS if done else nan
-        # segments: the flow's MSS-sized pieces (the last shorter), sent once each plus
-        # the retransmissions; received: all of them once the flow has finished
+        assert self._sent is not None
         mss = self._native.config.mtu if self._native is not None else 1500
-        segs = -(-p.size // mss)
-        rx_pk = segs if done else 0
-        return FlowStats(self._addr(src), self._addr(dst), 49152 + (spec.port or 0) % 16384, spec.port or 0, "tcp",
-                         segs + p.retx, rx_pk, segs - rx_pk, tx_b, rx_b, nan, nan, nan, nan, fct,
-                         rx_b * 8 / fct if done and fct > 0 else nan)
+        return self._sent.stats(spec, reverse, mss)
 
     def _flow_stats(self, spec: Any) -> FlowStats | None:
-        if not any(p.spec is spec for p in self._by_spec.get(id(spec), ())):
+        if self._sent is None or not self._sent.has(spec):
             return None
         return self._stats_of(spec)
 
     def get_flow_stats(self) -> list[FlowStats]:
         """Statistics of every flow of the last run (echo flows: both directions)."""
-        out = []
+        out: list[FlowStats] = []
+        if self._sent is None:
+            return out
         for spec in self._traffic:
-            if any(p.spec is spec for p in self._by_spec.get(id(spec), ())):
+            if self._sent.has(spec):
                 out.append(self._stats_of(spec))
                 if spec.mode == "echo":
                     out.append(self._stats_of(spec, reverse=True))

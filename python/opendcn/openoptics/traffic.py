@@ -2,7 +2,8 @@
 per-flow statistics a run gives back.
 
 A UDP flow is a train of datagrams (``num_packets`` every ``interval_s`` from ``start_s``,
-none at or after ``stop_s``); each datagram runs on the engine as its own one-packet flow
+none at or after ``stop_s``), kept as one flow with its datagrams as columns
+(:mod:`opendcn.openoptics._sent`); each datagram runs on the engine as a one-packet flow
 (ideal transport), so its one-way delay is exact. An echo flow also sends every datagram
 that arrives back to its source. A TCP bulk flow is one flow of ``size_bytes`` on the
 engine's TCP (NewReno); without ``size_bytes`` it offers what the host link can carry
