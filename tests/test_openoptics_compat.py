@@ -546,3 +546,18 @@ def test_a_datagram_stream_is_one_flow_with_its_datagrams_as_columns():
     # a new run computes them again
     net.start()
     assert f[0].stats() is not first and f[0].stats() == first
+
+
+def test_the_report_counts_tcp_retransmissions_as_sent_not_lost(capsys):
+    """A TCP flow that waits for its circuit retransmits (tx counts every segment sent);
+    the report's totals count as lost only what never arrived."""
+    net = Toolbox.BaseNetwork("r", nb_node=4, backend="ns3", time_slice_duration_us=10_000, guardband_us=0,
+                              ocs_tor_link_bw_gbps=100, tor_host_link_bw_gbps=1, simulation_stop_s=0.2)
+    net.deploy_topo(T.round_robin(nb_node=4))
+    net.deploy_routing(R.routing_direct(net.get_topo()), routing_mode="Per-hop")
+    f = net.tcp_traffic().bulk(0, 1, size_bytes=2_000_000, start_s=0.05, stop_s=0.15).install()
+    net.start()
+    st = f[0].stats()
+    assert st.rx_packets > 0 and st.lost_packets == 0 and st.tx_packets > st.rx_packets    # retransmissions
+    out = capsys.readouterr().out
+    assert f"tx {st.tx_packets}, rx {st.rx_packets}, lost 0" in out

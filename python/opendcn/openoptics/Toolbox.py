@@ -928,7 +928,9 @@ class BaseNetwork:
                           f"lost {s.lost_packets}{delay} fct {s.fct_s * 1e3:.3f} ms")
         tx = sum(s.tx_packets for s in stats)
         rx = sum(s.rx_packets for s in stats)
-        self._say(f"  totals: {len(stats)} flow directions, tx {tx}, rx {rx}, lost {tx - rx}")
+        # lost: what never arrived (a TCP segment sent again is counted in tx, not lost)
+        lost = sum(s.lost_packets for s in stats)
+        self._say(f"  totals: {len(stats)} flow directions, tx {tx}, rx {rx}, lost {lost}")
         self._say("=" * 72)
 
     # ------------------------------------------------------------------ traffic-aware
