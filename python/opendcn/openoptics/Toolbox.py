@@ -70,6 +70,11 @@ BACKENDS: dict[str, set[str]] = {
 }
 _ANNOUNCED: set[str] = set()
 PING_BYTES = 64            # ICMP echo: 56 B of data + 8 B header
+#: the backend's TCP retransmission timeout floor: ns-3's TcpSocketBase MinRto (1 s, the
+#: ns-3 backend sets no TCP attribute), Linux's TCP_RTO_MIN (200 ms) on the Mininet and
+#: Tofino backends' hosts. Segment size and congestion control stay the engine's (MSS from
+#: the MTU, NewReno with 3 duplicate ACKs): ns-3's 536-B default segment is not mirrored.
+TCP_MIN_RTO = {"ns3": "1s", "Mininet": "200ms", "Tofino": "200ms"}
 #: links a packet may cross before it counts as caught in a routing loop (dropped as ``loop``)
 LOOP_HOPS = 64
 MAX_SAMPLES = 20_000       # time-series samples per run at most (the interval grows)
@@ -658,7 +663,7 @@ class BaseNetwork:
         samples = max(1, min(MAX_SAMPLES, duration_ps // max(1, self._snapshot_ps())))
         net = self._build(sample_ps=max(duration_ps // samples, 1))
         net.hop_limit = LOOP_HOPS
-        net.transport(self._transport(sent), dupack=3)
+        net.transport(self._transport(sent), dupack=3, min_rto=TCP_MIN_RTO[self.backend])
         # the engine's flows in start order (stable); an echo reply is a flow that starts
         # when its request has arrived (a dependency)
         order = np.argsort(sent.start, kind="stable")
