@@ -7,7 +7,7 @@ over a 400 Gb/s host side), parallel network of 8 x 128-port AWGRs (or thin-clos
 64 x 16-port AWGRs), 10 ns guardband, 16 predefined slots of 60 ns (30 B control + 595 B
 piggybacked payload), 30 scheduled slots of 90 ns (1125-B packets with a 10-B header) —
 a 3.66 us epoch — and 2 us one-way ToR-ToR propagation. The engine and its documented
-decisions: ``crates/opendcn-core/src/slotted/negotiator.rs``.
+decisions: ``crates/opendcn-core/src/slotted/negotiator/``.
 
 Scheduler variants (``--variant``, the paper's §3.5 / App. A.2): ``base``;
 ``iterative:N`` (N matching iterations, 3 more epochs of scheduling delay each);
