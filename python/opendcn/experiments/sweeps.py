@@ -524,12 +524,22 @@ class _Local(_Futures):
 
     def __init__(self, workers: int | None):
         self.pool = process_pool(workers or os.cpu_count() or 1)
+        self.stopped = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.pool.submit(fn, *args)
 
+    def cancel(self, futures: Iterable[Any]) -> None:
+        """Ctrl-C: cancel what has not started and stop the workers now (a point under way
+        is abandoned, its folder left without a summary, and runs again next time)."""
+        for f in futures:
+            f.cancel()
+        self.stopped = True
+        for proc in list(getattr(self.pool, "_processes", {}).values()):
+            proc.terminate()
+
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.shutdown(wait=not self.stopped, cancel_futures=True)
 
 
 class _Dask:
@@ -834,7 +844,11 @@ def _probe(ex: Any, root: Path) -> None:
     f = root / f".probe-{uuid.uuid4().hex}"
     try:
         fut = ex.submit(_write_probe, str(f))
-        where = ex.result(fut)
+        try:
+            where = ex.result(fut)
+        except KeyboardInterrupt:
+            ex.cancel([fut])            # Ctrl-C while the probe waits (e.g. a queued Slurm job): scancel it
+            raise
         seen = f.exists()
     except Exception as e:  # noqa: BLE001 - any failure of the probe is the named error below
         raise ConfigError("--out", str(root), f"the executor's workers could not write into it "

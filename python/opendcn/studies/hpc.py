@@ -641,7 +641,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                                 if trn_sens.get(("two-hop-wcmp", p)) is not None)
                     if any(trn_sens.get(("two-hop-wcmp", p)) is not None for p in short) else "")
                  + "); PRN reaches 0.9 x everything but TRN: "
-                 + ", ".join(f"{p} {thr('prn', p, top) / max(thr(a, p, top) for a in COMPARABLE if a != 'trn'):.2f}"
+                 + ", ".join(f"{p} {thr('prn', p, top) / max(1e-12, *(thr(a, p, top) for a in COMPARABLE if a != 'trn')):.2f}"
                              for p in short))
     claims.append(Claim("PRN is good everywhere except group permutation (throughput at the top injection >= 0.9 x the "
                         "best cost-comparable design, and below that under group permutation)",
