@@ -782,6 +782,18 @@ def test_a_slice_that_cannot_carry_one_packet_is_refused_before_the_run():
     od.arch.get("rotornet").make(nodes=8, link_rate="10Gbps")       # 2 250 B per slice: fine
 
 
+@pytest.mark.parametrize("opts, field", [
+    ({"link_rate": "1Kbps"}, "link_rate"),                            # a slice that carries no byte at all
+    ({"slice": "201ns", "guardband": "200ns"}, "guardband"),          # up 1 ns: 12 B at 100 Gb/s
+    ({"mtu": "100KB"}, "mtu"),                                       # 22 500 B per slice, packets of 100 KB
+])
+def test_a_slice_too_short_for_a_packet_names_the_setting_that_makes_it_so(opts, field):
+    with pytest.raises(ConfigError, match="less than one packet") as e:
+        od.arch.get("rotornet").make(nodes=8, **opts)
+    assert e.value.field.lstrip("-").replace("-", "_") == field
+    assert ("10Mbps is 10^7" in str(e.value)) == (field == "link_rate")
+
+
 def test_a_schedule_the_memory_cannot_hold_is_a_named_error_before_it_is_built(monkeypatch):
     from opendcn import errors
     from opendcn.fabrics import topology

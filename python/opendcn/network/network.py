@@ -422,20 +422,38 @@ class Network(NetworkBase):
             self._check_fits()
             self._check_buffers()
 
+    #: a schedule whose slices cannot carry one packet is refused before it runs (the
+    #: OpenOptics layer sets this for a backend that runs such a configuration and says so)
+    undeliverable_ok = False
+
     def _check_fits(self) -> None:
-        """A schedule whose longest slice cannot carry one packet delivers nothing: every
-        packet would be dropped as oversize. Refused before it runs."""
+        """A schedule whose longest slice cannot carry one packet (or no byte at all) delivers
+        nothing over its circuits: every packet would be dropped as oversize or wait for
+        ever. Refused before it runs, naming the setting that is furthest from typical."""
         c = self.config
-        if self._static or self.fabric == "electrical" or not self.slices:
+        if self._static or self.fabric == "electrical" or not self.slices or self.undeliverable_ok:
             return
-        up = max(0, max(self._durations or [c.slice]) - c.guardband)
+        longest = max(self._durations or [c.slice])
+        up = max(0, longest - c.guardband)
         per_slice = up * c.link_rate // 8 // 10**12
         pkt = int(c.mtu + c.header)
-        if 0 < per_slice < pkt:     # (a slice that carries nothing: the schedule warns "no circuit is ever up")
-            raise ConfigError("link_rate", f"{c.link_rate} bit/s",
-                              f"the longest slice is up {up / 1e6:g} us, which carries {per_slice} B at this rate: "
-                              f"less than one packet ({pkt} B, MTU + header), so every packet would be dropped as "
-                              "oversize (10Mbps is 10^7 bit/s)")
+        if per_slice >= pkt:
+            return
+        need_rate = -(-pkt * 8 * 10**12 // max(up, 1))
+        if c.link_rate < 10**9:
+            field, value, hint = "link_rate", f"{c.link_rate} bit/s", \
+                f"; a packet needs at least {need_rate / 1e9:.3g} Gb/s in that up-time (10Mbps is 10^7 bit/s)"
+        elif c.mtu + c.header > 9216:
+            field, value, hint = "mtu", f"{c.mtu} B", ""
+        elif c.guardband * 2 >= longest:
+            field, value, hint = "guardband", f"{c.guardband} ps", ""
+        else:
+            field, value, hint = "slice", f"{longest} ps", ""
+        raise ConfigError(field, value,
+                          f"the longest slice ({longest / 1e6:g} us, guardband {c.guardband / 1e6:g} us) is up "
+                          f"{up / 1e6:g} us, which carries {per_slice} B at {c.link_rate:,} bit/s: less than one "
+                          f"packet ({pkt} B, MTU + header), so nothing crosses the circuits (every packet would be "
+                          f"dropped as oversize){hint}")
 
     def buffer_check(self) -> str | None:
         """What is wrong with the switches' buffers for this schedule, or None: a calendar
