@@ -598,6 +598,8 @@ BAD_CLI = [
     (["run", "rotornet", "--flow-size", "-5KB"], ["--flow-size", "-5KB"]),
     (["run", "rotornet", "--tables", "maybe"], ["maybe"]),
     (["bench", "--only", "nosuchscenario"], ["--only", "nosuchscenario"]),
+    (["reproduce", "opera", "--quick", "--seed", "-1"], ["--seed", "-1"]),
+    (["reproduce", "opera", "--quick", "--duration", "0us"], ["--duration", "0us"]),
     (["bench", "--only", "clos", "--repeat", "0"], ["--repeat", "0"]),
     (["demo", "--duration", "10xs"], ["--duration", "10xs"]),
     (["demo", "--nodes", "1"], ["nodes", "1"]),

@@ -321,3 +321,14 @@ def test_ctrl_c_stops_a_local_sweep_at_once(tmp_path):
     assert p.returncode == 130 and "Traceback" not in err
     index = json.loads((out / "sweep.json").read_text())
     assert [x["status"] for x in index["points"]] == ["not run"] * 3
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"arch": "clos", "vary": {"load": [0.5, 1.5]}}, "sweep.vary.load"),
+    ({"arch": "clos", "options": {"load": 0}}, "sweep.options.load"),
+    ({"arch": "clos", "vary": {"load": ["high"]}}, "sweep.vary.load"),
+])
+def test_a_sweep_keeps_the_load_bound_of_run(spec, field):
+    with pytest.raises(od.ConfigError) as e:
+        load_sweep(spec)
+    assert e.value.field == field and "(0, 1]" in str(e.value)

@@ -467,6 +467,14 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
             raise typer.Exit(code)
         if reference and record:
             raise ConfigError("--record", True, "--reference reads the records, --record writes them: give one")
+        # checked once here, not by every point of the study
+        if seed < 0:
+            raise ConfigError("--seed", seed, "seed must be a non-negative integer")
+        if duration is not None:
+            from .units import parse_time
+
+            if parse_time(duration, "--duration") <= 0:
+                raise ConfigError("--duration", duration, "must be a positive time")
         code = rep.run(name, quick=quick, out=out_dir if out_dir is not None else Path(f"results/reproduce-{name}"),
                        tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
                        progress=True if sys.stderr.isatty() else "lines",
@@ -489,7 +497,7 @@ def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch and dura
           scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (default: a LocalCluster)"),
           progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
           slurm_time: Optional[str] = typer.Option(None, "--slurm-time", help="Slurm: time limit per point (e.g. "
-                                                   "90min, 2h; default 60min or the sweep file's [slurm] time)"),
+                                                   "90min, 2h; default 60min or the sweep file's \\[slurm] time)"),
           slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="Slurm: partition"),
           slurm_mem: Optional[str] = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)"),
           slurm_cpus: Optional[int] = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point"),

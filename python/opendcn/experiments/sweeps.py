@@ -290,6 +290,13 @@ def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
     for k, v in vary.items():
         if not isinstance(v, list) or not v:
             raise ConfigError(f"sweep.vary.{k}", v, "expected a non-empty list of values")
+    # the load's bound of `opendcn run` (its help: (0, 1]); an overload study is Python's
+    for where, loads in (("sweep.options.load", [fixed["load"]] if "load" in fixed else []),
+                         ("sweep.vary.load", vary.get("load", []))):
+        for x in loads:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x <= 1:
+                raise ConfigError(where, x, "a load is a number in (0, 1], as `opendcn run --load` (an overload "
+                                            "study takes opendcn.workload.poisson, up to 10, from Python)")
     names = list(vary)
     if mode == "zip":
         lengths = {len(vary[k]) for k in names}
