@@ -30,3 +30,24 @@ def test_a_title_is_required(tmp_path):
     ax.plot([0, 1], [1, 2])
     with pytest.raises(TypeError):
         save(fig, tmp_path / "y.png")            # type: ignore[call-arg]
+
+
+def test_a_log_axis_spans_at_least_a_decade():
+    """13-33 us on a log axis filled the plot's height; it now spans a decade around it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from opendcn.experiments.plots import figure, from_zero
+
+    fig, ax = figure(4, 3)
+    ax.plot([1, 2, 3], [13, 20, 33])
+    ax.set_yscale("log")
+    from_zero(ax)
+    lo, hi = ax.get_ylim()
+    assert hi / lo >= 9.99 and lo < 13 and hi > 33
+    fig2, ax2 = figure(4, 3)
+    ax2.plot([1, 2], [1, 1000])
+    ax2.set_yscale("log")
+    before = ax2.get_ylim()
+    from_zero(ax2)
+    assert ax2.get_ylim() == before                      # a wide axis is left alone

@@ -45,10 +45,16 @@ def save(fig: Figure, path: str | Path, dpi: int = 120, *, title: str) -> None:
 
 
 def from_zero(ax: Any) -> None:
-    """Start a linear y-axis at zero when its data are non-negative and the plot left its
-    limits to matplotlib."""
-    if ax.get_yscale() != "linear" or not ax.get_autoscaley_on() or not ax.has_data():
+    """Keep a y-axis from exaggerating differences, where the plot left its limits to
+    matplotlib: a linear axis over non-negative data starts at zero; a log axis spans at
+    least one decade around its data (a factor of 2.5 must not fill the height)."""
+    if not ax.get_autoscaley_on() or not ax.has_data():
         return
     lo, hi = ax.get_ylim()
-    if ax.dataLim.y0 >= 0 and 0 < lo < hi:
+    if ax.get_yscale() == "log":
+        if 0 < lo < hi and hi / lo < 10:
+            mid = (lo * hi) ** 0.5
+            ax.set_ylim(mid / 10**0.5, mid * 10**0.5)
+        return
+    if ax.get_yscale() == "linear" and ax.dataLim.y0 >= 0 and 0 < lo < hi:
         ax.set_ylim(0, hi)
