@@ -836,3 +836,11 @@ def test_ctrl_c_stops_a_long_run_within_a_second_and_says_nothing_was_written(tm
     assert p.returncode == 130 and "Traceback" not in errtext
     assert "interrupted" in errtext and "nothing was written" in errtext   # "at T of D" once the run began
     assert not out.exists()
+
+
+def test_demo_refuses_a_folder_that_holds_a_runs_results(tmp_path):
+    (tmp_path / "summary.json").write_text("{}")
+    p = subprocess.run([sys.executable, "-m", "opendcn", "demo", "--out", str(tmp_path), "--duration", "10us"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "--out" in p.stderr and "--force" in p.stderr and "Traceback" not in p.stderr
+    assert (tmp_path / "summary.json").read_text() == "{}"

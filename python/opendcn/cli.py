@@ -405,11 +405,14 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
          duration: str = typer.Option("2ms", help="simulated time per architecture"),
          nodes: int = typer.Option(32, help="nodes (ToRs)"),
          load: float = typer.Option(0.3, help="offered load"),
-         seed: int = typer.Option(1, help="seed")) -> None:
-    """RotorNet (VLB), RotorNet (direct) and Clos on one Hadoop workload: table + report."""
+         seed: int = typer.Option(1, help="seed"),
+         force: bool = typer.Option(False, "--force", help="write into a folder that holds a run's results")) -> None:
+    """RotorNet (VLB), RotorNet (direct), Clos and Opera on one Hadoop workload: table + report
+    (a demo's own earlier report in --out is replaced)."""
     from .demo import run_demo
 
     try:
+        _check_out(out_dir, None, force)
         run_demo(out_dir, duration=duration, nodes=nodes, load=load, seed=seed, console=out)
     except ConfigError as e:
         _fail(e, 2)
