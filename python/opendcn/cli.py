@@ -487,6 +487,12 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
         _fail(e, 2)
     except InvariantError as e:
         _fail(e, 3)
+    except KeyboardInterrupt:
+        where = out_dir if out_dir is not None else Path(f"results/reproduce-{name}")
+        typer.echo(f"interrupted: the points that finished are kept under {where}"
+                   f"{'/<study>' if name == 'all' else ''}/runs (records written so far stay in reproductions/ "
+                   "with --record); run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
     if code:
         raise typer.Exit(code)
 
