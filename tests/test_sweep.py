@@ -332,3 +332,16 @@ def test_a_sweep_keeps_the_load_bound_of_run(spec, field):
     with pytest.raises(od.ConfigError) as e:
         load_sweep(spec)
     assert e.value.field == field and "(0, 1]" in str(e.value)
+
+
+def test_a_relative_input_file_is_made_absolute_at_submission(tmp_path, monkeypatch):
+    """A worker in another working directory reads the file the sweep names, not one of
+    the same name beside it; the point's hash keeps the file's content."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.csv").write_text("start,src,dst,bytes\n0,0,5,1000\n")
+    rel = load_sweep({"arch": "clos", "options": {"nodes": 8, "flows_file": "f.csv"}, "vary": {"seed": [1]}})
+    p = rel.points[0]
+    assert p.run["flows_file"] == str(tmp_path / "f.csv")
+    absolute = load_sweep({"arch": "clos", "options": {"nodes": 8, "flows_file": str(tmp_path / "f.csv")},
+                           "vary": {"seed": [1]}})
+    assert absolute.points[0].spec_hash == p.spec_hash

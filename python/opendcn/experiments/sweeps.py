@@ -317,6 +317,13 @@ def load_sweep(spec: str | os.PathLike[str] | dict[str, Any]) -> Sweep:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError("sweep.seed", seed, "expected a non-negative integer")
         run = {k: values.pop(k, d) for k, d in RUN_OPTIONS.items()}
+        # an input file named relative to where the sweep is submitted: made absolute here,
+        # so a worker in another working directory reads the same file (the spec hash keeps
+        # the file's digest, not its path)
+        for k in ("flows_file", "workload"):
+            v = run.get(k)
+            if isinstance(v, str) and v and not os.path.isabs(v) and Path(v).is_file():
+                run[k] = str(Path(v).resolve())
         if run["mode"] not in ("packet", "flow"):
             where = "sweep.vary.mode" if "mode" in vary else "sweep.options.mode"
             raise ConfigError(where, run["mode"], "expected packet or flow (the flow-level mode)")
