@@ -470,3 +470,21 @@ def test_cli_run_with_a_warmup_prints_its_summary(tmp_path):
     assert r.exit_code == 0, r.output
     s = json.loads((tmp_path / "s.json").read_text())
     assert s["arch_metrics"]["after_warmup"]["from_ps"] == 2_000_000_000
+
+
+def test_the_progress_bar_moves_with_the_engine_not_once_per_update_period(monkeypatch):
+    """The bar is updated after every call of the engine (about 0.2 s of wall time each),
+    so a long Duo run shows its progress and an ETA between two Greedy-DA updates."""
+    import importlib
+
+    duo_mod = importlib.import_module("opendcn.arch.duo")
+
+    seen: list[int] = []
+    monkeypatch.setattr(duo_mod._Progress, "__init__", lambda self, end, label: None)
+    monkeypatch.setattr(duo_mod._Progress, "update", lambda self, t: seen.append(t))
+    monkeypatch.setattr(duo_mod._Progress, "close", lambda self: None)
+    net = od.arch.get("duo").make(nodes=16, rho="1ms", delta="10us")
+    net.run(od.workload.poisson("hadoop", 0.3), duration="2ms", seed=1, progress=True)
+    updates_in_first_period = [t for t in seen if t < 10**9]
+    assert len(updates_in_first_period) >= 2, seen              # not only at t = rho
+    assert seen == sorted(seen)

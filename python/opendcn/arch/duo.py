@@ -353,6 +353,9 @@ class DuoNetwork(Network):
     transports and queues, and the Greedy-DA control loop inside the run (``run``
     steps the engine one update period at a time)."""
 
+    #: the progress bar's update, called by the engine's chunked runs (None: no bar)
+    _tick: Any = None
+
     def __init__(self, o: DuoOptions, *, segregated: bool = False):
         n, b = o.nodes, o.k_s
         d = _log(n, b)
@@ -515,14 +518,14 @@ class DuoNetwork(Network):
         sim = live.sim
         w = self.warmup
         if self._snap is None and 0 < w <= t and w < live.duration and sim.now <= w:
-            run_chunked(sim, w)
+            run_chunked(sim, w, self._tick)
             if sim.stopped:
                 return
             self._avail_step(w)
             o = sim.output()
             self._snap = {"t_ps": int(w), "hops_class": [list(r) for r in o["delivered_by_hops_class"]],
                           "avail": list(self._avail[:2])}
-        run_chunked(sim, t)
+        run_chunked(sim, t, self._tick)
 
     def _advance_greedy(self, live: _Live, progress: bool) -> None:
         """Greedy-DA inside simulated time: step the engine one update period ρ at a time;
@@ -532,6 +535,9 @@ class DuoNetwork(Network):
         sim = live.sim
         end = live.duration
         bar = _Progress(end, self.arch) if progress else None
+        # the bar moves with every call of the engine (about 0.2 s of wall time), not only
+        # once per update period rho, so it shows an ETA
+        self._tick = bar.update if bar else None
         self._avail = [0, 0, 0, int((self._usable >= 0).sum()), int((self._da >= 0).sum())]
         self._snap = None
         t = (sim.now // self.rho + 1) * self.rho  # the first update after the engine's clock
@@ -575,6 +581,7 @@ class DuoNetwork(Network):
         sim = live.sim
         end = live.duration
         bar = _Progress(end, self.arch) if progress else None
+        self._tick = bar.update if bar else None
         self._static_lpm = debruijn.build_tables(self.static, self.b, self.d)
         self._msg_paths: dict[tuple[int, int], list[int]] = {}
         header = int(self._transport.ctrl_bytes)
