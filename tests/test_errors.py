@@ -599,6 +599,8 @@ BAD_CLI = [
     (["run", "rotornet", "--tables", "maybe"], ["maybe"]),
     (["bench", "--only", "nosuchscenario"], ["--only", "nosuchscenario"]),
     (["reproduce", "opera", "--quick", "--seed", "-1"], ["--seed", "-1"]),
+    (["run", "clos", "--nodes", "20000", "--duration", "10us"], ["--nodes", "port slots", "20000"]),
+    (["run", "opera", "--nodes", "20000", "--duration", "10us"], ["--nodes", "4..256", "20000"]),
     (["reproduce", "opera", "--quick", "--duration", "0us"], ["--duration", "0us"]),
     (["bench", "--only", "clos", "--repeat", "0"], ["--repeat", "0"]),
     (["demo", "--duration", "10xs"], ["--duration", "10xs"]),

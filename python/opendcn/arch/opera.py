@@ -126,7 +126,8 @@ class OperaNetwork(Network):
         tors = o.nodes if o.tors is None else o.tors
         u, hpr = o.uplinks, o.hosts_per_tor
         if not 4 <= tors <= 256:
-            raise ConfigError("--tors", tors, "must be 4..256 (the engine keeps every slice's shortest paths)")
+            raise ConfigError("--tors" if o.tors is not None else "--nodes", tors,
+                              "must be 4..256 (the engine keeps every slice's shortest paths)")
         if u is None:
             u = next((d for d in (6, 5, 4, 3) if tors % d == 0), None)
             if u is None:

@@ -432,6 +432,11 @@ def schedule_table(circuits: Iterable[Any], nodes: int, ports: int,
     s_count = slices if slices is not None else (int(ts[~static].max()) + 1 if (~static).any() else 1)
     g_count = nodes * ports
     if s_count * g_count > _MAX_CELLS:
+        if slices is None and static.all():
+            # static circuits only (an electrical or static fabric): the table is one slice
+            # of every port, too many ports for the engine's tables
+            raise ConfigError("nodes", nodes, f"{nodes} nodes x {ports} ports = {g_count:,} ports: more than the "
+                                              f"{_MAX_CELLS:,} port slots the engine's tables hold")
         if slices is None:
             i = int(np.argmax(np.where(static, -1, ts)))
             raise ConfigError(f"circuits[{i}]", circuits[i],
