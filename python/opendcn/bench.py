@@ -274,11 +274,19 @@ def _run_child(n: str, quick: bool, progress: bool) -> dict[str, Any]:
     """Scenario n in a fresh process: its row, with the peak memory of that process."""
     if progress:
         print(f"bench: {n} ...", file=sys.stderr, flush=True)
+    # the child leaves a Ctrl-C to the parent (which stops the bench and says so): no
+    # traceback from it
     proc = subprocess.Popen([sys.executable, "-c",
-                             "import json,sys; from opendcn.bench import run_one; "
+                             "import json,signal,sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                             "from opendcn.bench import run_one; "
                              f"print(json.dumps(run_one({n!r}, {quick!r})))"],
                             stdout=subprocess.PIPE, text=True)
-    stdout = proc.stdout.read() if proc.stdout else ""
+    try:
+        stdout = proc.stdout.read() if proc.stdout else ""
+    except KeyboardInterrupt:
+        proc.kill()
+        proc.wait()
+        raise
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
