@@ -68,20 +68,21 @@ def check(page: Path, min_images: int) -> None:
 
 
 def test_the_reproduction_pages(tmp_path):
-    """Two study pages rendered from their records (Opera's has the widest table, OpenOptics'
-    the most claims) and the roll-up page over them."""
+    """Every study page rendered from its records (Opera's has the widest table, OpenOptics'
+    the most claims, Duo's is judged section by section) and the roll-up page over them."""
     from opendcn.studies.base import rollup
 
+    names = list(studies.REFERENCED)
     cwd = os.getcwd()
     try:
         os.chdir(ROOT)
-        for name in ("opera", "openoptics"):
+        for name in names:
             studies.run(name, out=tmp_path / name, reference="read", echo=lambda _: None)
     finally:
         os.chdir(cwd)
-    for name in ("opera", "openoptics"):
+    for name in names:
         check(tmp_path / name / "index.html", 1)
-    rollup(tmp_path, ["opera", "openoptics"], lambda _: None)
+    rollup(tmp_path, names, lambda _: None)
     check(tmp_path / "index.html", 0)
 
 
