@@ -345,3 +345,18 @@ def test_a_relative_input_file_is_made_absolute_at_submission(tmp_path, monkeypa
     absolute = load_sweep({"arch": "clos", "options": {"nodes": 8, "flows_file": str(tmp_path / "f.csv")},
                            "vary": {"seed": [1]}})
     assert absolute.points[0].spec_hash == p.spec_hash
+
+
+def test_the_reports_size_table_is_in_size_order_within_each_group(local_tree):
+    root, _ = local_tree
+    _, page = sweep_report(root)
+    table = page[page.rindex("<table"):].replace("&lt;", "<").replace("&gt;", ">")
+    order = ["<10KB", "10KB-100KB", "100KB-1MB", "1MB-10MB", ">=10MB"]
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+    rows = [r for r in rows if any(c in order for c in r)]
+    k = next(i for i, c in enumerate(rows[0]) if c in order)        # the bucket column
+    by_group: dict[tuple[str, ...], list[int]] = {}
+    for r in rows:
+        by_group.setdefault(tuple(r[:k]), []).append(order.index(r[k]))
+    assert any(len(v) > 1 for v in by_group.values())
+    assert all(v == sorted(v) for v in by_group.values()), by_group

@@ -182,8 +182,12 @@ def sweep_report(path: str | os.PathLike[str]) -> tuple[dict[str, Figure], str]:
                       f"FROM fct_by_size b JOIN runs r USING (path) GROUP BY {gsel}, b.bucket "
                       f"ORDER BY {gsel}, min(b.bucket)")
     bnames = [d[0] for d in cur.description]
-    brows = cur.fetchall()
     order = ["<10KB", "10KB-100KB", "100KB-1MB", "1MB-10MB", ">=10MB"]
+    # the table's rows by group, then by size (SQL orders the bucket names as text)
+    got = cur.fetchall()
+    first = {g: i for i, g in reversed(list(enumerate(tuple(r[:len(gkeys)]) for r in got)))}
+    brows = sorted(got, key=lambda r: (first[tuple(r[:len(gkeys)])],
+                                       order.index(r[len(gkeys)]) if r[len(gkeys)] in order else len(order)))
     buckets = [b for b in order if any(r[len(gkeys)] == b for r in brows)]
     fig = Figure(figsize=(8, 4.5))
     ax = fig.subplots()
