@@ -856,7 +856,7 @@ def test_ctrl_c_stops_a_reproduction_and_says_where_its_points_are(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "opendcn", "reproduce", "negotiator", "--quick", "--out", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(8)
+    time.sleep(5)
     assert p.poll() is None, "the reproduction ended before it could be interrupted"
     t0 = time.perf_counter()
     os.killpg(p.pid, signal.SIGINT)
