@@ -70,3 +70,24 @@ def check_golden(name: str, got: dict[str, Any], *, indent: int = 2) -> None:
 def golden() -> Callable[..., None]:
     """The golden-file check :func:`check_golden`."""
     return check_golden
+
+
+def interrupt_after(args: list[str], seconds: float, what: str) -> tuple[Any, str, float]:
+    """Run ``python -m opendcn ARGS`` in its own process group, send SIGINT to the group
+    after ``seconds`` (as a terminal's Ctrl-C), and return the process, its stderr and the
+    seconds it took to exit after the signal. A pytest-xdist worker ignores SIGINT and a
+    child would inherit that: the child restores the default handler."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "opendcn", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(seconds)
+    assert p.poll() is None, f"the {what} ended before it could be interrupted"
+    t0 = time.perf_counter()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    return p, err, time.perf_counter() - t0

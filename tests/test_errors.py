@@ -849,18 +849,10 @@ def test_demo_refuses_a_folder_that_holds_a_runs_results(tmp_path):
 
 
 def test_ctrl_c_stops_a_reproduction_and_says_where_its_points_are(tmp_path):
-    import signal
-    import time
+    from conftest import interrupt_after
 
     out = tmp_path / "rq"
-    p = subprocess.Popen([sys.executable, "-m", "opendcn", "reproduce", "negotiator", "--quick", "--out", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(5)
-    assert p.poll() is None, "the reproduction ended before it could be interrupted"
-    t0 = time.perf_counter()
-    os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=120)
-    assert time.perf_counter() - t0 < 10.0
+    p, err, took = interrupt_after(["reproduce", "negotiator", "--quick", "--out", str(out)], 5, "reproduction")
+    assert took < 10.0
     assert p.returncode == 130 and "Traceback" not in err
     assert f"kept under {out}/runs" in err and "resume" in err

@@ -301,23 +301,14 @@ def test_ctrl_c_stops_a_local_sweep_at_once(tmp_path):
     """SIGINT to the sweep's process group (what a terminal sends) while its workers run
     long points: exit 130 within seconds, the points under way abandoned (they run again
     next time), the index written."""
-    import os
-    import signal
-    import time
+    from conftest import interrupt_after
 
     toml = tmp_path / "long.toml"
     toml.write_text('duration = "1s"\nmode = "grid"\n[options]\nnodes = 64\nuplinks = 4\n'
                     '[vary]\narch = ["rotornet"]\nload = [0.3, 0.5, 0.7]\n')
     out = tmp_path / "sw"
-    p = subprocess.Popen([sys.executable, "-m", "opendcn", "sweep", str(toml), "--out", str(out), "--workers", "2"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(5)
-    assert p.poll() is None, "the sweep ended before it could be interrupted"
-    t0 = time.perf_counter()
-    os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=120)
-    assert time.perf_counter() - t0 < 10.0, err
+    p, err, took = interrupt_after(["sweep", str(toml), "--out", str(out), "--workers", "2"], 5, "sweep")
+    assert took < 10.0, err
     assert p.returncode == 130 and "Traceback" not in err
     index = json.loads((out / "sweep.json").read_text())
     assert [x["status"] for x in index["points"]] == ["not run"] * 3
