@@ -157,13 +157,26 @@ def test_rotornet_offers_admission_control(tmp_path):
     _ledgers_exact(s)
     assert s["admission_control"]["applies"] and "adm_fail" in s["packets"]["dropped"]
     with pytest.raises(od.ConfigError, match="admission-control"):
-        a.make(nodes=8, routing="ucmp", admission_control=True)
+        a.make(nodes=8, routing="vlb", tables=True, lookup="source", admission_control=True)
     ok = _cli("run", "rotornet", "--nodes", 8, "--uplinks", 2, "--admission-control", "--duration", "50us",
               "--out", tmp_path / "r")
     assert ok.returncode == 0, ok.stderr
     assert '"admission_control"' in (tmp_path / "r" / "summary.json").read_text()
-    bad = _cli("run", "rotornet", "--nodes", 8, "--routing", "ucmp", "--admission-control", "--duration", "50us")
+    bad = _cli("run", "rotornet", "--nodes", 8, "--tables", "--lookup", "source", "--admission-control",
+               "--duration", "50us")
     assert bad.returncode == 2 and "--admission-control" in bad.stderr
+
+
+def test_ucmp_defers_a_packet_its_full_slice_refuses():
+    """OpenOptics §5.2: the response to a full calendar queue is "deferring the packet to
+    a later time slice (HOHO; UCMP)": with admission control UCMP takes a later slice's
+    decision within its class, and its packets keep to the hop bound."""
+    net = od.arch.rotornet(nodes=16, uplinks=4, hosts_per_node=4, slice="300us", routing="ucmp", max_hop=3,
+                           shared_buffer="64MB", admission_control=True)
+    s = net.run(W.poisson("hadoop", 0.5), "1ms", seed=1).summary
+    _ledgers_exact(s)
+    assert s["admission_control"]["applies"] and s["admission_control"]["deferred_packets"] > 0
+    assert max(int(h) for h, b in s["delivered_bytes_by_hops"].items() if b) <= 3 + 1
 
 
 def test_the_openoptics_flag_maps_to_admission_control():

@@ -15,23 +15,28 @@ def _rotor(n: int, u: int, routing: str, **kw) -> od.Network:
     return od.arch.rotornet(nodes=n, uplinks=u, routing=routing, **kw)
 
 
-def _follow(net: od.Network, src: int, dst: int, arr: int) -> tuple[int, int]:
-    """Follow the engine's HOHO decisions hop by hop: (arrival offset, hops)."""
+def _follow(net: od.Network, src: int, dst: int, arr: int) -> set[tuple[int, int]]:
+    """Follow every choice the engine's HOHO may make hop by hop: the (arrival offset, hops)
+    of every path it can take."""
     sim = net._live.sim
-    node, tag, hops, offset = src, arr, 0, 0
     peer = net._peer
     S = net.slices
-    while node != dst:
-        cands = sim.candidates(node, src, dst, tag)
-        assert len(cands) == 1, (node, dst, tag, cands)
-        gp, dep = cands[0]
-        offset += (dep - tag) % S
-        q = int(peer[dep][gp])
-        node = int(net.port_offset.searchsorted(q, side="right") - 1)
-        tag = dep
-        hops += 1
-        assert hops <= 8
-    return offset, hops
+    out: set[tuple[int, int]] = set()
+
+    def walk(node: int, tag: int, hops: int, offset: int) -> None:
+        if node == dst:
+            out.add((offset, hops))
+            return
+        assert hops < 8
+        cands = sim.candidates(node, src, dst, tag, hops)
+        assert cands, (node, dst, tag)
+        for gp, dep in cands:
+            q = int(peer[dep][gp])
+            nxt = int(net.port_offset.searchsorted(q, side="right") - 1)
+            walk(nxt, dep, hops + 1, offset + (dep - tag) % S)
+
+    walk(src, arr, 0, 0)
+    return out
 
 
 @pytest.mark.parametrize("n,u", [(4, 1), (5, 1), (8, 1), (8, 2)])
@@ -47,13 +52,14 @@ def test_hoho_arrives_as_early_as_the_earliest_path(n, u, max_hop):
             for a in range(S):
                 ref = od.routing.earliest_path(net.circuits, s, d, a, max_hop)
                 ref_off = od.routing._arrival_offset(ref, S)
-                off, hops = _follow(net, s, d, a)
-                # every node re-plans with its own hop budget, so hop-by-hop decisions
-                # never arrive later than the source's earliest path (and with one hop
-                # allowed, they are that path)
-                assert off <= ref_off, (s, d, a)
-                if max_hop == 1:
-                    assert (off, hops) == (ref_off, 1)
+                # every choice among the next hops is a path of the earliest arrival with
+                # the fewest hops, within the bound end to end (each node plans with the
+                # hops the bound leaves)
+                got = _follow(net, s, d, a)
+                assert len(got) == 1, (s, d, a, got)
+                ((off, hops),) = got
+                assert off == ref_off, (s, d, a)
+                assert hops <= min(max_hop, len(ref.hops)), (s, d, a)
 
 
 @pytest.mark.parametrize("n,u", [(4, 1), (5, 1), (8, 2)])
@@ -141,7 +147,67 @@ def test_ucmp_routes_again_a_packet_that_missed_its_planned_slice():
 def test_ucmp_routes_chosen_again_keep_the_hop_bound():
     """A route chosen again at an intermediate has only the hops left: no delivered packet
     crosses more than max_hop optical links (plus its host downlink)."""
-    net = _rotor(8, 4, "ucmp", slice="2us")
+    net = _rotor(8, 4, "ucmp", slice="2us", max_hop=3)
     r = net.run(od.workload.poisson("keyvalue", load=0.3), duration="300us", seed=1)
     assert r.summary["ucmp_deferred_packets"] > 0
     assert max(int(h) for h in r.summary["delivered_bytes_by_hops"]) <= 3 + 1
+
+
+def _earliest_first_hops(net: od.Network, max_hop: int) -> dict[tuple[int, int, int], set[tuple[int, int]]]:
+    """Brute force: for every (node, arrival slice, destination), the (global port,
+    departure slice) of every path with at most ``max_hop`` hops that arrives earliest
+    (then with the fewest hops) — each hop waits 0..S-1 slices for a port's circuit."""
+    S, n = net.slices, net.config.nodes
+    peer = net._peer
+    ports = {v: range(int(net.port_offset[v]), int(net.port_offset[v + 1])) for v in range(n)}
+    owner = {g: v for v in range(n) for g in ports[v]}
+    best: dict[tuple[int, int, int, int], tuple[int, int] | None] = {}
+
+    def options(v: int, a: int, d: int, r: int):
+        """(arrival offset, hops) of the best path through each (port, departure slice)."""
+        for g in ports[v]:
+            for k in range(S):
+                i = (a + k) % S
+                q = int(peer[i][g])
+                if q < 0:
+                    continue
+                w = owner[q]
+                if w == d:
+                    yield (k, 1), (g, i)
+                elif r > 1 and (t := cost(w, i, d, r - 1)) is not None:
+                    yield (k + t[0], t[1] + 1), (g, i)
+
+    def cost(v: int, a: int, d: int, r: int) -> tuple[int, int] | None:
+        if (v, a, d, r) not in best:
+            best[(v, a, d, r)] = min((c for c, _ in options(v, a, d, r)), default=None)
+        return best[(v, a, d, r)]
+
+    return {(v, a, d): {h for c, h in options(v, a, d, max_hop) if c == cost(v, a, d, max_hop)}
+            for v in range(n) for a in range(S) for d in range(n) if d != v}
+
+
+@pytest.mark.parametrize("n,u,max_hop", [(8, 2, 2), (8, 2, 3), (6, 3, 3)])
+def test_hoho_offers_every_first_hop_of_the_earliest_paths(n, u, max_hop):
+    """UCMP's simulator draws among the equal paths of a class (OPTIROUTE_ECMP; HOHO is its
+    lowest-latency class): HOHO's candidates are every first hop of an earliest path, not
+    the lowest-numbered one, which piled relayed traffic on each ToR's first ports."""
+    net = _rotor(n, u, "hoho", max_hop=max_hop)
+    net.start(od.workload.flows([("0us", 0, 1, 100)]), duration="1us")
+    sim = net._live.sim
+    ref = _earliest_first_hops(net, max_hop)
+    several = 0
+    for (v, a, d), hops in ref.items():
+        got = {tuple(c) for c in sim.candidates(v, v, d, a)}
+        assert got == hops, (v, a, d)
+        several += len(hops) > 1
+    assert several > 0
+
+
+def test_hoho_paths_keep_to_the_hop_bound():
+    """A packet plans at every node with the hops the bound leaves: none crosses more than
+    max_hop optical links (with a fresh bound at every node they wandered for up to 7 of
+    3 on a 300-us-slice rotor, each slice an expander)."""
+    net = _rotor(16, 4, "hoho", slice="300us", max_hop=3, hosts_per_node=4, shared_buffer="64MB")
+    r = net.run(od.workload.poisson("hadoop", load=0.3), duration="1ms", seed=1)
+    by_hops = {int(h): b for h, b in r.summary["delivered_bytes_by_hops"].items() if b}
+    assert max(by_hops) <= 3 + 1 and by_hops.get(4, 0) > 0

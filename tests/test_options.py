@@ -127,3 +127,51 @@ def test_run_takes_a_typed_seed_and_load():
     with pytest.raises(Exception) as e:
         cmd.make_context("rotornet", ["--seed", "1x7"])
     assert "1x7" in str(e.value)
+
+
+def _recording_ticker(seen: list[tuple[str, int]]):
+    import contextlib
+
+    @contextlib.contextmanager
+    def ticker(end, label, on):
+        if callable(on):
+            yield on
+        elif not on:
+            yield None
+        else:
+            seen.append((label, -end))
+            yield lambda t: seen.append((label, t))
+    return ticker
+
+
+@pytest.mark.parametrize("arch,opts,module", [
+    ("cthrough", {"nodes": 8, "period": "200us"}, "opendcn.arch.ta"),
+    ("trn", {"nodes": 8, "period": "200us"}, "opendcn.arch.hpc"),
+])
+def test_control_loops_move_one_progress_bar_to_the_end(monkeypatch, arch, opts, module):
+    """A design whose controller acts every period shows one bar over the whole run,
+    moved inside the periods and through the last one (not only after the control loop)."""
+    import importlib
+
+    import opendcn as od
+
+    seen: list[tuple[str, int]] = []
+    monkeypatch.setattr(importlib.import_module(module), "progress_ticker", _recording_ticker(seen))
+    net = od.arch.get(arch).make(**opts)
+    net.run(od.workload.poisson("hadoop", 0.3), duration="1ms", seed=1, progress=True)
+    starts = [t for _, t in seen if t < 0]
+    ticks = [t for _, t in seen if t >= 0]
+    assert starts == [-10**9]                       # one bar, over the run's 1 ms
+    assert len([t for t in ticks if t <= 200 * 10**6]) >= 1 and ticks == sorted(ticks)
+    assert ticks[-1] == 10**9
+
+
+def test_a_flow_level_run_moves_its_progress_bar_to_the_end(monkeypatch):
+    import opendcn as od
+    from opendcn.network import flowsim, network
+
+    seen: list[tuple[str, int]] = []
+    monkeypatch.setattr(network, "progress_ticker", _recording_ticker(seen))
+    net = od.arch.get("trn").make(nodes=8)
+    flowsim.run(net, od.workload.poisson("hadoop", 0.3), duration="1ms", seed=1, progress=True)
+    assert seen[0] == ("trn (flow level)", -10**9) and seen[-1] == ("trn (flow level)", 10**9)

@@ -98,3 +98,22 @@ def test_reference_without_records_names_what_is_missing(tmp_path, monkeypatch):
     assert not any((tmp_path / "out").rglob("summary.json"))
     with pytest.raises(ConfigError, match="full-scale"):
         reproduce.run("negotiator", quick=True, out=tmp_path / "q", echo=lines.append, reference="read")
+
+
+def test_a_studys_runs_carry_the_slurm_options_it_was_given(monkeypatch, tmp_path):
+    """`reproduce --executor slurm --slurm-time ...`: every sweep a study's runner starts
+    gets the job options (the runner is where a study's points are submitted)."""
+    from opendcn import studies
+    from opendcn.studies import base
+
+    seen = []
+
+    def fake_study(out, **kw):
+        seen.append(base.Runner(out / "runs", executor=kw["executor"]).slurm)
+        return 0
+
+    monkeypatch.setattr(studies, "get", lambda name: fake_study)
+    code = studies.run("opera", out=tmp_path, executor="slurm", slurm={"time": "2h", "mem": "8GB", "cpus": None},
+                       echo=lambda _: None)
+    assert code == 0 and seen == [{"time": "2h", "mem": "8GB"}]
+    assert base.RUN_SLURM.get() == {}                  # reset after the study

@@ -21,8 +21,8 @@ def _run(net, load=0.5):
 
 
 def test_pushback_on_hoho_at_high_load_means_zero_drops():
-    without = _run(_hoho())
-    with_pb = _run(_hoho(pushback=True))
+    without = _run(_hoho(), load=0.7)
+    with_pb = _run(_hoho(pushback=True), load=0.7)
     assert without["bytes"]["dropped"] > 0          # HOHO alone overflows buffers here
     assert with_pb["bytes"]["dropped"] == 0
     sv = with_pb["services"]

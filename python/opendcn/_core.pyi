@@ -65,9 +65,10 @@ class Simulator:
         """Expander routing: global ports of every path slice ``idx`` keeps from ``a`` to ``b``."""
     def output(self) -> dict[str, Any]:
         """Counters, per-flow columns, time series and invariant errors."""
-    def candidates(self, node: int, src: int, dst: int, arr: int) -> list[tuple[int, int]]:
+    def candidates(self, node: int, src: int, dst: int, arr: int, hops: int = 0) -> list[tuple[int, int]]:
         """Candidate (global port, departure slice or -1) actions at ``node`` for a packet
-        from ``src`` to ``dst`` arriving in slice ``arr`` (-1: any)."""
+        from ``src`` to ``dst`` arriving in slice ``arr`` (-1: any) that has crossed ``hops``
+        links (HOHO keeps a path within its hop bound)."""
     def reconfigure(self, at_ps: int, peer: NDArray[np.int64], delay_ps: int, drop_queued: bool = False,
                     drain: bool = False) -> None:
         """Install a new static peer table (-1 = no circuit) at ``at_ps`` (``drain``: drain, switch

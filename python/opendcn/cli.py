@@ -190,7 +190,7 @@ def _run_arch(arch: Any, ctx: typer.Context, kw: dict[str, Any]) -> None:
                 from .network import flowsim
 
                 result = flowsim.run(net, wl, duration=run_kw["duration"], seed=run_kw["seed"], out=out_dir,
-                                     mice_threshold=run_kw["mice_threshold"])
+                                     mice_threshold=run_kw["mice_threshold"], progress=show)
             else:
                 result = net.run(wl, duration=run_kw["duration"], seed=run_kw["seed"], progress=show, out=out_dir,
                                  mice_threshold=run_kw["mice_threshold"])
@@ -446,6 +446,12 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                                            "without a record of their current spec (the others are read from "
                                            "theirs; with --only, of the points it names), each record written "
                                            "as its point finishes: a study recorded across sittings"),
+              slurm_time: Optional[str] = typer.Option(None, "--slurm-time", help="with --executor slurm: time limit "
+                                                       "per point (e.g. 90min, 2h; default 60min)"),
+              slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="Slurm: partition"),
+              slurm_mem: Optional[str] = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)"),
+              slurm_cpus: Optional[int] = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point"),
+              slurm_account: Optional[str] = typer.Option(None, "--slurm-account", help="Slurm: account to charge"),
               audit: Optional[float] = typer.Option(None, "--audit", metavar="SECONDS",
                                                     help="rerun, with this build, every reference record whose "
                                                          "recorded wall time is at most SECONDS and say which no "
@@ -482,7 +488,8 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                        tors=tors, duration=duration, seed=seed, executor=executor, workers=workers, scheduler=scheduler,
                        progress=True if sys.stderr.isatty() else "lines",
                        reference="read" if reference else "record" if record else None, only=tuple(only or ()),
-                       missing=missing)
+                       missing=missing, slurm={"time": slurm_time, "partition": slurm_partition, "mem": slurm_mem,
+                                               "cpus": slurm_cpus, "account": slurm_account})
     except ConfigError as e:
         _fail(e, 2)
     except InvariantError as e:
@@ -707,6 +714,11 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except MemoryError:
+        # (the sizes the engines and routers can estimate are refused before they are built)
+        err.print("[bold red]error:[/bold red] out of memory: this run needs more memory than the machine has; "
+                  "make it smaller (--nodes, --duration, --load)", highlight=False)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

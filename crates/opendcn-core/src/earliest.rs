@@ -10,14 +10,21 @@
 //! slice (as in Opera). Ties: earliest offset, then the
 //! lowest-numbered previous node, then the lowest port.
 //!
-//! - **HOHO** (hop-on hop-off): at every node, take the first hop of the earliest path from
-//!   there (per-hop lookup; no rate control — the design most prone to congestion).
-//! - **UCMP** (uniform-cost multipath, source routed): the source picks among the Pareto
-//!   candidates the one minimizing `offset_time + alpha · (hops − 1) · τ(flow age)`, where
+//! - **HOHO** (hop-on hop-off): at every node, a first hop of the earliest paths from there
+//!   (per-hop lookup; no rate control — the design most prone to congestion) within the
+//!   hops the bound leaves (`max_hop` less the hops taken), so a path keeps to `max_hop` end
+//!   to end. Every (port, departure) that starts such a path is a candidate and the run's
+//!   multipath rule picks one (per packet by default), as UCMP's simulator draws among the
+//!   equal paths of a class (ht-gong/UCMP, `src/optiroute`: `OPTIROUTE_ECMP`, with `HOHO` the
+//!   lowest-latency class); keeping only the lowest-numbered one piles the relayed traffic on
+//!   a few ports.
+//! - **UCMP** (uniform-cost multipath): the source picks a class among the Pareto
+//!   candidates, the one minimizing `offset_time + alpha · (hops − 1) · τ(flow age)`, where
 //!   τ is the time to serialize the bytes the flow has already sent, rounded down to its
 //!   aging bucket (0, 10 KB, 100 KB, 1 MB): young flows take the lowest-latency path,
 //!   aged (large) flows the one with the fewest hops. This is opendcn's reading of UCMP's
-//!   "uniform cost" with aging-based bucketing (the seed papers only name it).
+//!   "uniform cost" with aging-based bucketing (the seed papers only name it). Each hop then
+//!   takes one of the class's equal paths as HOHO does, with the class's hops as its bound.
 //!
 //! Memory is O(nodes² × slices × max_hop) — meant for rotor networks up to a few hundred
 //! nodes; larger fabrics use the algorithmic VLB/direct routers.
@@ -43,6 +50,12 @@ pub struct EarliestIndex {
     cands: Vec<Candidate>,
     /// Most hops of a path.
     max_hop: usize,
+    /// HOHO's next hops: (first, count) into `nh` per (hop budget r − 1, node, arrival
+    /// slice, destination): every first hop of an earliest path with at most r hops
+    /// (earliest arrival, then fewest hops), so the choice among them spreads the load
+    /// over all of them.
+    nh_spans: Vec<(u32, u16)>,
+    nh: Vec<Action>,
 }
 
 impl EarliestIndex {
@@ -119,7 +132,92 @@ impl EarliestIndex {
                 }
             }
         }
-        EarliestIndex { nodes, slices: s, spans, cands, max_hop: h_max }
+        let (nh_spans, nh) = Self::next_hops(sched, port_node, &ports, nodes, s, h_max);
+        EarliestIndex { nodes, slices: s, spans, cands, max_hop: h_max, nh_spans, nh }
+    }
+
+    /// Every node's next hops on the earliest paths of each hop budget, by dynamic
+    /// programming over budgets: the best (arrival offset, hops) from node v entering slice
+    /// a with at most r hops is the lexicographic minimum, over v's ports and departures k
+    /// slices later to peer w, of (k, 1) when w is the destination and (k + off, 1 + hops)
+    /// of w's best within r − 1 hops entering slice a + k. All (port, departure) reaching
+    /// the minimum are kept.
+    fn next_hops(sched: &Schedule, port_node: &[u32], ports: &[Vec<u32>], nodes: usize, s: usize, h_max: usize)
+        -> (Vec<(u32, u16)>, Vec<Action>) {
+        const INF: (u32, u32) = (u32::MAX, u32::MAX);
+        let cell = |v: usize, a: usize, d: usize| (v * s + a) * nodes + d;
+        let per = nodes * s * nodes;
+        let mut best_prev = vec![INF; per];
+        let mut best = vec![INF; per];
+        let mut spans = vec![(0u32, 0u16); h_max * per];
+        let mut nh = Vec::new();
+        let mut set: Vec<Action> = Vec::new();
+        for r in 1..=h_max {
+            for v in 0..nodes {
+                for a in 0..s {
+                    for d in 0..nodes {
+                        if d == v {
+                            continue;
+                        }
+                        let mut m = INF;
+                        set.clear();
+                        for &gp in &ports[v] {
+                            for k in 0..s {
+                                let idx = (a + k) % s;
+                                let q = sched.peer(gp, idx as u32);
+                                if q == NONE {
+                                    continue;
+                                }
+                                let w = port_node[q as usize] as usize;
+                                let c = if w == d {
+                                    (k as u32, 1)
+                                } else if r > 1 && w != v {
+                                    let (o, h) = best_prev[cell(w, idx, d)];
+                                    if o == u32::MAX {
+                                        continue;
+                                    }
+                                    (k as u32 + o, h + 1)
+                                } else {
+                                    continue;
+                                };
+                                if c < m {
+                                    m = c;
+                                    set.clear();
+                                }
+                                if c == m {
+                                    set.push(Action { port: gp, dep: idx as u32 });
+                                }
+                            }
+                        }
+                        best[cell(v, a, d)] = m;
+                        spans[(r - 1) * per + cell(v, a, d)] = (nh.len() as u32, set.len() as u16);
+                        nh.extend_from_slice(&set);
+                    }
+                }
+            }
+            std::mem::swap(&mut best_prev, &mut best);
+        }
+        (spans, nh)
+    }
+
+    /// The next hops at `node` (entered in slice `arr`) toward `dst` of every earliest path
+    /// with at most `budget` hops (earliest arrival, then fewest hops). HOHO gives a packet
+    /// that has taken h hops the budget `max_hop − h`, UCMP the hops of the class its source
+    /// chose less those taken, so a path stays within its bound end to end: a per-hop lookup
+    /// with a fresh `max_hop` at every node would break the bounded search's optimal
+    /// substructure (the intermediate's own plan is not the tail of the source's) and let a
+    /// packet wander for more hops than the bound.
+    pub fn next_within(&self, node: u32, arr: u32, dst: u32, budget: usize) -> &[Action] {
+        let arr = if arr as usize >= self.slices { 0 } else { arr as usize };
+        let r = budget.clamp(1, self.max_hop);
+        let per = self.nodes * self.slices * self.nodes;
+        let (f, c) = self.nh_spans[(r - 1) * per + (node as usize * self.slices + arr) * self.nodes + dst as usize];
+        &self.nh[f as usize..f as usize + c as usize]
+    }
+
+    /// Hops of UCMP's class `id` (a global candidate index from [`Self::ucmp`]).
+    pub fn class_hops(&self, id: u32) -> usize {
+        self.cands[id as usize].hops.len()
     }
 
     /// Pareto candidates (earliest first; each later one has fewer hops... more hops allowed
@@ -212,5 +310,9 @@ mod tests {
         let one = EarliestIndex::new(&s, &pn, &po, &op, 1);
         assert_eq!(one.candidates(0, 0, 3).len(), 1);
         assert_eq!(one.hoho(0, 0, 3), Some(Action { port: 0, dep: 2 }));
+        // HOHO's next hops: the earliest path's first hop; after one hop of a two-hop
+        // bound only the direct circuit is left
+        assert_eq!(idx.next_within(0, 0, 3, 2), &[Action { port: 0, dep: 0 }]);
+        assert_eq!(idx.next_within(0, 0, 3, 1), &[Action { port: 0, dep: 2 }]);
     }
 }

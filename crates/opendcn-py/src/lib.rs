@@ -498,10 +498,12 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Candidate (global port, departure slice or -1) actions at `node` for a packet.
-    fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: i64) -> Vec<(i64, i64)> {
+    /// Candidate (global port, departure slice or -1) actions at `node` for a packet that
+    /// has crossed `hops` links.
+    #[pyo3(signature = (node, src, dst, arr, hops = 0))]
+    fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: i64, hops: usize) -> Vec<(i64, i64)> {
         let arr = if arr < 0 { WILD } else { arr as u32 };
-        self.sim.candidates(node, src, dst, arr).into_iter().map(|a| (a.port as i64, wild(a.dep))).collect()
+        self.sim.candidates_after(node, src, dst, arr, hops).into_iter().map(|a| (a.port as i64, wild(a.dep))).collect()
     }
 
     /// Reconfigure a static schedule at `at_ps` with a new peer table (-1 = no circuit);

@@ -38,7 +38,7 @@ from pydantic import model_validator
 from ..fabrics import hpc
 from ..network.config import Config
 from ..errors import ConfigError, RouteWarning
-from ..network.network import Network, _Cut, _Live, run_chunked
+from ..network.network import Network, _Cut, _Live, progress_ticker, run_chunked
 from .options import AutoInt, Float, Int, Rate, Size, Time, TransportOptions, like, opt
 from ..rng import stream
 from ..network.timeflow import Circuit, Entry, Hop, Path
@@ -181,13 +181,14 @@ class HpcNetwork(Network):
             return
         sim = live.sim
         t = period
-        while t < live.duration and not sim.stopped:
-            run_chunked(sim, t)
-            if sim.stopped:
-                break
-            self.controller.step(self)
-            t += period
-        run_chunked(sim, live.duration)
+        with progress_ticker(live.duration, self.arch, progress) as tick:
+            while t < live.duration and not sim.stopped:
+                run_chunked(sim, t, tick)
+                if sim.stopped:
+                    break
+                self.controller.step(self)
+                t += period
+            run_chunked(sim, live.duration, tick)
         if sim.stopped:
             live.duration = int(sim.now)
         if self.net_series:

@@ -46,21 +46,28 @@ class RotorNetOptions(TransportOptions, ServiceOptions, FailureOptions, FabricOp
     slice: Time = opt("2us", "time slice (circuit hold time, guardband included)", gt=0)
     guardband: Time = opt("200ns", "reconfiguration guardband at the start of each slice")
     routing: Literal["vlb", "direct", "hoho", "ucmp"] = opt("vlb", "routing scheme")
-    max_hop: Int = opt(3, "most hops of a HOHO/UCMP path", ge=1)
+    # (UCMP's simulator computes its 108-ToR paths with MAX_HOP = 10, ht-gong/UCMP
+    # topologies/ucmp/optiroute.py; OpenOptics' routing_hoho is unbounded by default)
+    max_hop: Int = opt(10, "most hops of a HOHO/UCMP path", ge=1, le=16)
     ucmp_alpha: Float = opt(1.0, "UCMP: weight of extra hops against latency (x flow-age time)", ge=0)
     tables: bool = opt(False, "compile the routes to per-node time-flow tables")
     lookup: Literal["hop", "source"] = opt("hop", "table lookup: per hop or source routed (with --tables)")
     multipath: Literal["packet", "flow"] = opt("packet", "multipath choice per packet or per flow")
+    rotor_order: Literal["rounds", "shuffled"] = opt("rounds", "which round-robin matchings share a slice with "
+                                                     "several uplinks: consecutive rounds (a slice's circuits form a "
+                                                     "ring-like graph) or shuffled (each slice an expander, as "
+                                                     "OpenOptics' multi-link round robin means to be; what paths "
+                                                     "inside a slice, HOHO's and UCMP's, cross)")
     admission_control: bool = opt(False, "OpenOptics' per-hop admission control: a packet whose slice is full takes "
-                                         "a later slice's route, else is dropped (adm_fail); hop-by-hop routing only")
+                                         "a later slice's route, else is dropped (adm_fail); not with --lookup source")
 
     @model_validator(mode="after")
     def _check(self) -> "RotorNetOptions":
         if self.tables and self.routing not in ("vlb", "direct"):
             raise ConfigError("--tables", True, f"compiled tables are offered for vlb and direct, not {self.routing}")
-        if self.admission_control and (self.routing == "ucmp" or (self.tables and self.lookup == "source")):
+        if self.admission_control and self.tables and self.lookup == "source":
             raise ConfigError("--admission-control", True, "admission control acts at every hop on hop-by-hop "
-                              "routes (vlb, direct, hoho); ucmp and --lookup source are source routes")
+                              "routes (vlb, direct, hoho, ucmp); --lookup source routes are fixed at the source")
         return self
 
 
@@ -68,7 +75,7 @@ class RotorNetOptions(TransportOptions, ServiceOptions, FailureOptions, FabricOp
 def build(o: RotorNetOptions) -> Network:
     cfg = Config.from_dict(o.config(slice=o.slice, guardband=o.guardband))
     net = Network(cfg, arch="rotornet", admission_control=o.admission_control)
-    net.deploy_topo(topology.round_robin(cfg, dimension=1))
+    net.deploy_topo(topology.round_robin(cfg, dimension=1, order=o.rotor_order))
     if o.tables:
         paths = routing.vlb(net.circuits) if o.routing == "vlb" else routing.direct(net.circuits)
         net.deploy_routing(paths, lookup=o.lookup, multipath=o.multipath)

@@ -63,7 +63,7 @@ from pydantic import model_validator
 from ..fabrics import routing, topology
 from ..network.config import Config
 from ..errors import ConfigError, RouteWarning
-from ..network.network import Network, _Live, run_chunked
+from ..network.network import Network, _Live, progress_ticker, run_chunked
 from .options import FabricOptions, Int, Rate, Time, TransportOptions, like, opt
 from ..network.timeflow import Circuit, Entry
 from . import register
@@ -106,22 +106,24 @@ class TrafficAware(Network, abc.ABC):
     def control(self, tm: np.ndarray) -> None:
         """Act on the period's traffic matrix (or demand): new circuits and routes."""
 
-    def _advance(self, live: _Live, progress: bool) -> None:
+    def _advance(self, live: _Live, progress: Any) -> None:
         sim = live.sim
         if self.needs_tm:
             sim.set_collect_tm(True)
         periods = 0
         t = 0
-        while t + self.period_ps < live.duration and not sim.stopped:
-            t += self.period_ps
-            run_chunked(sim, t)
-            tm = self._tm(sim.take_tm()) if self.needs_tm else self.demand()
-            self._control_at = t
-            self.control(tm)
-            periods += 1
-        self._control_at = None
-        self.arch_metrics["control_periods"] = periods
-        super()._advance(live, progress)
+        # one bar over the whole run, moved inside the control periods too
+        with progress_ticker(live.duration, self.arch, progress) as tick:
+            while t + self.period_ps < live.duration and not sim.stopped:
+                t += self.period_ps
+                run_chunked(sim, t, tick)
+                tm = self._tm(sim.take_tm()) if self.needs_tm else self.demand()
+                self._control_at = t
+                self.control(tm)
+                periods += 1
+            self._control_at = None
+            self.arch_metrics["control_periods"] = periods
+            super()._advance(live, tick or False)
 
     def _arch_result(self, result: Any, o: dict[str, Any]) -> None:
         result.summary["arch_metrics"]["reconfigurations"] = int(self.reconfigs)

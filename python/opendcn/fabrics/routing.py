@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, check_memory
 from ..network.timeflow import Circuit, Entry, Hop, Path  # noqa: F401  (Circuit: the doctests build circuits)
 from .topology import _STATIC, _as_array, _is_int, schedule_table
 
@@ -68,6 +68,11 @@ def _network_schedule(circuits: Any, slices: int | None) -> tuple[Any, int | Non
     if slices is not None and (not _is_int(slices) or slices < 1):
         raise ConfigError("slices", slices, "must be an integer number of slices >= 1")
     return circuits, slices
+
+
+#: bytes a materialized path costs while a router builds its list (measured: about 650 at
+#: the peak per path of a 32-node rotor's HOHO paths); used to refuse a size that cannot fit
+PATH_BYTES = 650
 
 
 class _View:
@@ -329,6 +334,9 @@ def _timed_triples(circuits: Iterable[Any], who: str,
     view = _View(circuits, slices)
     if view.static:
         raise ConfigError("circuits", "static", f"{who} routes across the slices of a cyclic schedule")
+    n = len(view.nodes)
+    check_memory("nodes", n, n * (n - 1) * view.S * PATH_BYTES,
+                 f"{who}'s paths for {n} nodes x {view.S} slices (one per source, destination and slice)")
     triples = [(s, d, a) for s in view.nodes for d in view.nodes if s != d for a in range(view.S)]
     return view, triples
 

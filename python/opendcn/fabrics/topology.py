@@ -155,7 +155,8 @@ def _check_schedule_memory(n: int, h: int) -> None:
                  f"a {h}-D round robin over {n} nodes ({circuits:,} circuits)")
 
 
-def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> list[Circuit]:
+def round_robin(config: Any, dimension: int = 1, uplink: int | None = None, *, order: str = "rounds",
+                seed: int = 1) -> list[Circuit]:
     """OpenOptics' ``round_robin(dimension, uplink)``: a traffic-oblivious rotor schedule.
 
     ``config`` is a :class:`~opendcn.network.config.Config` (its ``nodes`` and ``uplinks`` are used)
@@ -179,6 +180,15 @@ def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> l
     matching index is ``>= M`` idles in that slice. A circuit uses the same port number at
     both ends. Circuits are returned ordered by (slice, port, lower node).
 
+    ``order`` (1-D only) says which matchings share a slice: ``"rounds"``, the circle
+    method's consecutive rounds (node 0 then meets U consecutive nodes per slice, and the
+    union of a slice's matchings is ring-like: a path inside one slice between far nodes
+    takes up to about N / (2U) hops); ``"shuffled"``, the rounds in a random order drawn
+    from ``seed`` first, so each slice's union is a random U-regular graph, an expander
+    (what OpenOptics' multi-link ``opera()`` means to do: "Randomize topo by shuffling
+    topologies to different time slices" before merging U rounds into one slice; its
+    ``topo_randomize_ts`` returns the shuffled list, which ``opera()`` does not keep).
+
     >>> [(c.n1, c.p1, c.n2, c.ts) for c in round_robin(4, uplink=2)]
     [(0, 0, 1, 0), (2, 0, 3, 0), (0, 1, 2, 0), (1, 1, 3, 0), (0, 0, 3, 1), (1, 0, 2, 1)]
     """
@@ -193,6 +203,14 @@ def round_robin(config: Any, dimension: int = 1, uplink: int | None = None) -> l
     n, h, u = int(n), int(dimension), int(u)
     _check_schedule_memory(n, h)
     mats = _matchings(n, h)  # (M, Q, 2)
+    if order not in ("rounds", "shuffled"):
+        raise ConfigError("order", order, "expected rounds or shuffled")
+    if order == "shuffled":
+        if h != 1:
+            raise ConfigError("order", order, "shuffles the rounds of the 1-D round robin (dimension=1)")
+        from ..rng import stream
+
+        mats = mats[stream(seed, "topology.round_robin.order").permutation(mats.shape[0])]
     m_count, q = mats.shape[0], mats.shape[1]
     m = np.repeat(np.arange(m_count, dtype=np.int64), q)
     ts = (m // u).tolist()

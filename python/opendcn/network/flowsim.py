@@ -430,7 +430,7 @@ def _check_time(value: Any, field: str, *, positive: bool) -> int:
 
 def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, period: Any = None,
         reconfiguration_delay: Any = None, duty_cycle: Any = None, out: str | os.PathLike[str] | None = None,
-        mice_threshold: Any = 10_000, **options: Any) -> Any:
+        mice_threshold: Any = 10_000, progress: bool = False, **options: Any) -> Any:
     """Run ``workload`` on ``network`` at flow level for ``duration`` of simulated time.
 
     ``network`` is a built network (``od.arch.trn(...)``, a :class:`~opendcn.Network`
@@ -442,7 +442,7 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
     :class:`~opendcn.network.Result` (``summary["mode"] == "flow"``), also written to
     ``out`` when given."""
     from .. import arch as archmod
-    from .network import Network, _Cut, check_run_args
+    from .network import Network, _Cut, check_run_args, progress_ticker
 
     duration_ps, seed = check_run_args(duration, seed)
     mice = parse_size(mice_threshold, "mice_threshold")
@@ -480,7 +480,9 @@ def run(network: Any, workload: Any, duration: Any = "1ms", seed: int = 1, *, pe
         ctl.start(net, cut, seed, duration_ps)
     try:
         sim = _FlowSim(net, ctl, cut, duration_ps, per, delay)
-        sim.run()
+        with progress_ticker(duration_ps, f"{getattr(net, 'arch', 'flow')} (flow level)", progress) as tick:
+            sim.tick = tick
+            sim.run()
         wall = time.perf_counter() - t0
         result = sim.result(seed, wall, mice, getattr(workload, "description", repr(workload)))
     finally:
@@ -524,6 +526,8 @@ class _FlowSim:
 
     def __init__(self, net: Any, ctl: Any, cut: Any, duration: int, period: int | None, delay: int):
         self.net, self.ctl, self.duration, self.period, self.delay = net, ctl, duration, period, delay
+        #: a progress bar's tick(t), called at most every 0.2 s of wall time (None: no bar)
+        self.tick: Any = None
         self.links = _Links(net)
         self.start = np.asarray(cut.start_ps, np.int64)
         self.src = np.asarray(cut.src, np.int64)
@@ -811,6 +815,7 @@ class _FlowSim:
         #: per (source, destination) endpoint: the flows waiting behind the one being sent
         queues: dict[int, deque[int]] = {}
         next_sample = float(self.sample) if self.sample else np.inf
+        tick_at = time.perf_counter() + 0.2
         while True:
             t_arr = float(starts[nxt_arr]) if nxt_arr < n else np.inf
             if release and release[0][0] < t_arr:
@@ -865,6 +870,9 @@ class _FlowSim:
             if t == next_sample and t < end:
                 self._record(int(t))
                 next_sample += self.sample
+            if self.tick is not None and ((w := time.perf_counter()) >= tick_at or t >= end):
+                self.tick(int(t))
+                tick_at = w + 0.2
             if t >= end:
                 break
             self.stats["events"] += 1

@@ -14,6 +14,7 @@ and end only at endpoints (nodes, or hosts).
 from __future__ import annotations
 
 import abc
+import contextlib
 import json
 import os
 import shutil
@@ -190,9 +191,12 @@ class NetworkBase(abc.ABC):
     def _result(self, live: "_Live", o: dict[str, Any], wall: float, mice: int) -> "Result":
         """Turn the engine's output into a :class:`Result`."""
 
-    def _advance(self, live: "_Live", progress: bool) -> None:
-        """Run the engine to the end of the run (with a progress bar if asked)."""
-        if progress:
+    def _advance(self, live: "_Live", progress: Any) -> None:
+        """Run the engine to the end of the run (with a progress bar if asked; a callable
+        ``progress`` is the tick of a bar a control loop already shows)."""
+        if callable(progress):
+            run_chunked(live.sim, live.duration, progress)
+        elif progress:
             _run_with_progress(live.sim, live.duration, self.arch)
         else:
             run_chunked(live.sim, live.duration)
@@ -607,13 +611,14 @@ class Network(NetworkBase):
 
     # ------------------------------------------------------------------ routing
     def deploy_routing(self, paths: Sequence[Path] | Path | str | Mapping[int, Sequence[Entry]], lookup: str = "hop",
-                       multipath: str = "packet", *, max_hop: int = 3, alpha: float = 1.0,
+                       multipath: str = "packet", *, max_hop: int = 10, alpha: float = 1.0,
                        partial: bool = False, paths_per_pair: int = 1) -> None:
         """Install routes: a list of paths (or one path, e.g. from
         ``od.routing.earliest_path``) compiled to time-flow tables (``lookup="hop"``)
         or to source routes (``lookup="source"``), or a built-in router name: ``"vlb"``,
         ``"direct"`` (decide exactly as the compiled tables would), ``"hoho"`` (per hop,
-        earliest path with at most ``max_hop`` hops), ``"ucmp"`` (source routed, earliest
+        earliest path with at most ``max_hop`` hops; 10 by default, as UCMP's simulator
+        computes its paths), ``"ucmp"`` (source routed, earliest
         paths chosen by flow age with weight ``alpha`` on extra hops) or ``"expander"``
         (Opera: source routed over a shortest path of the current slice's expander; up to
         ``paths_per_pair`` shortest paths per pair and slice, one drawn per packet, or per
@@ -656,8 +661,8 @@ class Network(NetworkBase):
                 raise ConfigError("routing", paths, f"unknown built-in router; known: {', '.join(BUILTIN_ROUTERS)}")
             if self._peer is None:
                 raise ConfigError("routing", paths, "deploy_topo must come before a built-in router")
-            if not (isinstance(max_hop, int) and 1 <= max_hop <= 8):
-                raise ConfigError("max_hop", max_hop, "expected an integer 1..8")
+            if not (isinstance(max_hop, int) and 1 <= max_hop <= 16):
+                raise ConfigError("max_hop", max_hop, "expected an integer 1..16")
             if not (isinstance(alpha, (int, float)) and alpha >= 0):
                 raise ConfigError("alpha", alpha, "expected a non-negative number")
             if not (isinstance(paths_per_pair, int) and 1 <= paths_per_pair <= 16):
@@ -1142,7 +1147,7 @@ class Network(NetworkBase):
             "ep_prop_ps": np.full(endpoints, c.host_propagation if h else 0, dtype=np.int64),
             "ep_down_port": ep_down,
             "router": self._router, "multipath": self._multipath,
-            "max_hop": int(getattr(self, "_max_hop", 3)), "ucmp_alpha": float(getattr(self, "_alpha", 1.0)),
+            "max_hop": int(getattr(self, "_max_hop", 10)), "ucmp_alpha": float(getattr(self, "_alpha", 1.0)),
             "expander_paths": int(getattr(self, "_expander_paths", 1)),
             "flow_start_ps": flows.start_ps.astype(np.int64), "flow_src": flows.src.astype(np.int64),
             "flow_dst": flows.dst.astype(np.int64), "flow_size": flows.size.astype(np.int64),
@@ -1212,9 +1217,9 @@ class Network(NetworkBase):
         return a
 
     def _admission_applies(self) -> bool:
-        """Whether admission control acts in this network (hop-by-hop routing, cyclic)."""
+        """Whether admission control acts in this network (hop-by-hop routing or UCMP's per-hop class, cyclic)."""
         return self._admission() and not self._static and self.fabric == "optical" \
-            and self._router in ("table", "vlb", "direct", "hoho")
+            and self._router in ("table", "vlb", "direct", "hoho", "ucmp")
 
     def _hold(self) -> bool:
         """Whether the engine holds packets without a route (see ``hold_unrouted``)."""
@@ -1743,12 +1748,27 @@ def run_chunked(sim: Any, end: int, tick: Any = None) -> None:
 
 
 def _run_with_progress(sim: Any, end: int, label: str) -> None:
+    with progress_ticker(end, label, True) as tick:
+        run_chunked(sim, end, tick)
+
+
+@contextlib.contextmanager
+def progress_ticker(end: int, label: str, on: Any) -> Iterator[Any]:
+    """A progress bar over simulated time up to ``end`` (rich: the time simulated and an
+    ETA), as the tick ``tick(t)`` that :func:`run_chunked` calls; None when ``on`` is
+    false. A callable ``on`` is a bar already shown: it is passed through."""
+    if callable(on):
+        yield on
+        return
+    if not on:
+        yield None
+        return
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn(f"[bold]{label}[/bold]"), BarColumn(),
                   TextColumn("{task.fields[simt]}"), TimeRemainingColumn(), transient=True) as bar:
         task = bar.add_task("run", total=end, simt="0 us")
-        run_chunked(sim, end, lambda t: bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated"))
+        yield lambda t: bar.update(task, completed=t, simt=f"{t / 1e6:,.0f} us simulated")
 
 
 def _atomic_write(path: FsPath, data: str | bytes) -> None:

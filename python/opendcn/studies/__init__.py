@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from .base import RECORD_MISSING, RECORD_ONLY, Study
+from .base import RECORD_MISSING, RECORD_ONLY, RUN_SLURM, Study
 
 __all__ = ["NAMES", "REFERENCED", "get", "run"]
 
@@ -37,14 +37,15 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
         echo: Callable[[str], None] = print, *, tors: int | None = None,
         duration: str | None = None, seed: int = 1, executor: str = "local", workers: int | None = None,
         scheduler: str | None = None, progress: bool | str = False, reference: str | None = None,
-        only: Sequence[str] = (), missing: bool = False) -> int:
+        only: Sequence[str] = (), missing: bool = False, slurm: dict[str, Any] | None = None) -> int:
     """Reproduce ``name`` (see :data:`NAMES`; ``all`` runs each in turn into
     ``out/<name>`` and writes ``out/index.html`` and ``out/rollup.json``: per study the papers'
     claims PASS / FAIL / NOT-CHECKABLE, the tool's own checks apart); returns 0 if no claim
     failed. ``tors`` / ``duration``
     override the mode's size and per-point duration (each study says which sizes it takes);
     ``seed`` is the master seed of the runs (1 by default, as the reference records). The runs go through the sweep runner (``executor``, ``workers``, ``scheduler`` as
-    ``opendcn sweep``) into ``out/runs``: an interrupted reproduction resumes.
+    ``opendcn sweep``, and ``slurm``: its job options with ``executor="slurm"``) into
+    ``out/runs``: an interrupted reproduction resumes.
     ``reference="read"`` renders the page and verdicts from the study's reference records
     (``reproductions/<name>/``, full-scale points kept in the source tree) without running
     anything; ``"record"`` runs the full study and writes those records (with ``only``, label
@@ -77,11 +78,20 @@ def run(name: str, quick: bool = False, out: str | Path | None = None,
     if missing and reference != "record":
         raise ConfigError("--missing", True, "chooses the points --record runs: give --record")
     token = RECORD_ONLY.set(tuple(only))
+    from ..experiments.sweeps import slurm_params
+
+    given = {k: v for k, v in (slurm or {}).items() if v is not None}
+    if given and executor != "slurm":
+        key = next(iter(given))
+        raise ConfigError(f"--slurm-{key}", given[key], "applies to --executor slurm only")
+    slurm_params(given, "--slurm")                    # checked before anything runs
+    stoken = RUN_SLURM.set(given)
     mtoken = RECORD_MISSING.set(bool(missing))
     try:
         return _run(name, out, reference, kw)
     finally:
         RECORD_MISSING.reset(mtoken)
+        RUN_SLURM.reset(stoken)
         RECORD_ONLY.reset(token)
 
 

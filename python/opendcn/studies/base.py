@@ -265,6 +265,9 @@ class Reference:
 RECORD_ONLY: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("RECORD_ONLY", default=())
 #: ``--record --missing``: run only the points without a record of their current spec
 RECORD_MISSING: contextvars.ContextVar[bool] = contextvars.ContextVar("RECORD_MISSING", default=False)
+#: the Slurm job options (time, partition, mem, cpus, account) of a study's runs with
+#: ``executor="slurm"``, as ``opendcn sweep`` takes them (set by :func:`opendcn.studies.run`)
+RUN_SLURM: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("RUN_SLURM", default={})
 
 
 def open_reference(paper: str, reference: str | None, sized: bool) -> "Reference | None":
@@ -326,6 +329,7 @@ class Runner:
         self._recorded: dict[str, tuple[Point, Path, dict[str, Any]]] = {}
         self.root = Path(root)
         self.executor, self.workers, self.scheduler, self.progress = executor, workers, scheduler, progress
+        self.slurm = dict(RUN_SLURM.get())
         self.echo = echo
         #: points read by :meth:`get`, by the build that computed them (``unrecorded``:
         #: stored before points recorded their build)
@@ -386,7 +390,7 @@ class Runner:
                 if lab is not None and r["status"] == "ok":
                     self._save_now(lab, p, self.root / p.relpath())
         recs = sweep(Sweep([p for p, _ in todo], ()), self.root, executor=self.executor, workers=self.workers,
-                     scheduler=self.scheduler, progress=self.progress, on_done=on_done)
+                     scheduler=self.scheduler, progress=self.progress, on_done=on_done, slurm=self.slurm or None)
         if ref is not None and ref.missing:
             for (p, lab), r in zip(todo, recs):
                 if lab is not None and r["status"] == "skipped":

@@ -30,8 +30,9 @@ Every ToR of the §7 tests is a Tofino2 whose 64 MB buffer is shared by its port
 thresholds, alpha = 1); Cases I-III keep the configurations their sections state.
 
 The paper's loads are core-link utilisations; opendcn's are host-side, so each scheme's
-host load is target / H, H its mean optical hops per byte measured at host load 0.4 (the
-host-side runs are printed beside). Full mode runs the paper's settings (108 ToRs x 6 x
+host load is target / H, H its mean optical hops per byte measured at host load CAL_LOAD
+(0.1: a load that loses nothing, where the bytes delivered are not a loss-filtered sample
+of the paths; the host-side runs are printed beside). Full mode runs the paper's settings (108 ToRs x 6 x
 100 Gb/s, 300 us slices; several hours on one core, its 22 points at 108 ToRs take 10-20
 minutes each); quick mode shrinks the §7 setting to 16 ToRs x 4 uplinks, 50 us slices and
 5 ms (about 6 minutes on one core). ``run(..., tors=, duration=)`` shrinks further.
@@ -269,6 +270,18 @@ def _little(buf: list[dict[str, Any]], hops: dict[str, float], uplinks: int, cyc
             "that 'operates at full network scale'; what relayed traffic it sends the observed ToR is not said)")
 
 
+def _median_tor(buf: list[dict[str, Any]]) -> str:
+    """The buffer claim at the median ToR (the judged figure is the busiest ToR's): says
+    whether the ordering holds there."""
+    m = {x["routing"]: x["median_tor_p999_MB"] for x in buf if x["basis"] == "core 40 %" and not x["offload"]}
+    if not {"vlb", "ucmp", "hoho"} <= set(m):
+        return ""
+    holds = m["vlb"] >= 2 * m["ucmp"] and m["ucmp"] >= m["hoho"]
+    return (f"; at the median ToR VLB {m['vlb']:.2f}, UCMP {m['ucmp']:.2f}, HOHO {m['hoho']:.2f} MB, where the ordering "
+            + ("holds (VLB/UCMP " if holds else "does not hold either (VLB/UCMP ") + f"{m['vlb'] / max(m['ucmp'], 1e-9):.1f}x): "
+            + ("the verdict flips with the ToR observed (the paper's Table 3 observes its one ToR)" if holds else ""))
+
+
 def _offload_split(buf: list[dict[str, Any]]) -> str:
     """The offloading claim's mechanism: where the busiest ToR's buffer sits with and
     without offloading (optical uplinks against host downlinks)."""
@@ -349,13 +362,22 @@ def pushback_anatomy(drops: Any, pushbacks: Any, uplinks: int) -> dict[str, Any]
     the drop; none: never)."""
     if drops is None or pushbacks is None:
         return {}
-    d = {k: np.asarray(v) for k, v in drops.to_pydict().items() if k != "reason"}
+    raw = drops.to_pydict()
+    d = {k: np.asarray(v) for k, v in raw.items() if k != "reason"}
     p = {k: np.asarray(v, dtype=np.int64) for k, v in pushbacks.to_pydict().items()}
     n = len(d["time_ps"])
     out: dict[str, Any] = {"drops": n, "pushbacks": int(len(p["sent_ps"]))}
     if not n:
         return out
     port, node, src = d["port"], d["node"], d["src_node"]
+    # why each was refused (a full pool, or admission control finding no slice with room),
+    # and how concentrated they are: the ToR that dropped most
+    reasons, counts = np.unique(np.asarray(raw["reason"], dtype=object).astype(str), return_counts=True)
+    out["by_reason"] = {str(r): int(c) for r, c in zip(reasons, counts)}
+    per_node = np.bincount(node.astype(np.int64))
+    out["top_node"] = int(per_node.argmax())
+    out["top_node_drops"] = int(per_node.max())
+    out["nodes_dropping"] = int((per_node > 0).sum())
     out["at_optical_uplink"] = int(((port >= 0) & (port < uplinks)).sum())
     out["at_host_downlink"] = int((port >= uplinks).sum())
     out["not_at_a_port"] = int((port < 0).sum())
@@ -401,6 +423,31 @@ def pushback_anatomy(drops: Any, pushbacks: Any, uplinks: int) -> dict[str, Any]
     return out
 
 
+#: which of RotorNet's matchings share a slice in the §7 tests (unpublished): shuffled
+#: rounds, each slice an expander, as OpenOptics' multi-link round robin means them
+#: (OpticalTopo.opera: "Randomize topo by shuffling topologies to different time slices";
+#: its topo_randomize_ts returns the shuffled list, which opera() does not keep, so its
+#: snapshot's slices are consecutive rounds) and as UCMP's simulator evaluates UCMP and
+#: HOHO at this 108-ToR size (on Opera's expander slices)
+ROTOR_ORDER = "shuffled"
+
+#: HOHO's sensitivity points (label prefix: the options changed, what they show)
+SENSITIVITY = {"mh3": ({"max_hop": 3}, "HOHO with at most 3 hops"),
+               "rr": ({"rotor_order": "rounds"}, "HOHO on consecutive rounds (each slice's circuits ring-like)")}
+
+#: host load of the calibration runs that measure each scheme's optical hops per byte
+CAL_LOAD = 0.1
+
+#: the hop bound of HOHO's and UCMP's earliest paths (unpublished in the paper): UCMP's
+#: simulator computes the paths of the same 108-ToR x 6 x 18-slice fabric with MAX_HOP = 10
+#: (ht-gong/UCMP, topologies/ucmp/optiroute.py), and OpenOptics' routing_hoho is unbounded
+#: by default (max_hop=None); the sensitivity points run 3
+HOP_BOUND = 10
+
+#: what a drop reason means at a relay, in a claim's detail
+_REFUSED = {"buffer_overflow": "overflowed a full shared pool",
+            "adm_fail": "refused by admission control (no slice within a cycle had room in its calendar queue)"}
+
 #: calendar queues a ToR keeps per port when it offloads
 OFFLOAD_N = 2
 
@@ -420,12 +467,17 @@ def section7(quick: bool, tors_: int | None = None, duration_: str | None = None
     cycle_slices = math.ceil((big_tors - 1) / big_up)
     big_dur = duration_ or ("5ms" if quick else f"{3 * cycle_slices * big_slice_us}us")
     shared_buffer = "64MB"
+    # (unpublished: which of RotorNet's matchings share a slice; the paths of HOHO and UCMP
+    # inside a slice cross their union. Judged with ROTOR_ORDER, the sensitivity points
+    # ``rr/`` run consecutive rounds)
     big = {"nodes": big_tors, "uplinks": big_up, "hosts_per_node": big_up, "link_rate": "100Gbps",
-           "slice": f"{big_slice_us}us", "shared_buffer": shared_buffer, "buffer_alpha": 1.0}
+           "slice": f"{big_slice_us}us", "shared_buffer": shared_buffer, "buffer_alpha": 1.0,
+           "rotor_order": ROTOR_ORDER}
     opera_big = {"tors": big_tors, "uplinks": big_up, "hosts_per_tor": big_up, "link_rate": "100Gbps",
                  "reconfiguration": "10us", "delta": "1us", "eps": f"{big_slice_us - 11}us"}
-    archs = {"vlb": ("rotornet", {**big, "routing": "vlb"}), "ucmp": ("rotornet", {**big, "routing": "ucmp"}),
-             "hoho": ("rotornet", {**big, "routing": "hoho"}), "opera": ("opera", opera_big)}
+    archs = {"vlb": ("rotornet", {**big, "routing": "vlb"}),
+             "ucmp": ("rotornet", {**big, "routing": "ucmp", "max_hop": HOP_BOUND}),
+             "hoho": ("rotornet", {**big, "routing": "hoho", "max_hop": HOP_BOUND}), "opera": ("opera", opera_big)}
     return {"tors": big_tors, "uplinks": big_up, "slice_us": big_slice_us, "cycle_slices": cycle_slices,
             "duration": big_dur, "shared_buffer": shared_buffer, "archs": archs}
 
@@ -436,14 +488,15 @@ def _hadoop(load: float) -> dict[str, Any]:
 
 def calibration_points(st: dict[str, Any], host_side: bool = True) -> dict[str, tuple[str, dict[str, Any], dict[str, Any], str]]:
     """The paper scales its traces to a core-link utilization (40 %, 70 %); opendcn's load
-    is host-side. A calibration run per scheme at host load 0.4 gives H, the mean optical
-    hops per delivered byte; the judged runs then use host load = target / H (hosts and
+    is host-side. A calibration run per scheme at host load CAL_LOAD gives H, the mean
+    optical hops per delivered byte (at a load that drops nothing: in a run that drops, the
+    delivered bytes over-represent the short paths); the judged runs then use host load = target / H (hosts and
     optical uplinks have the same capacity here). ``host_side``: also the push-back runs at
     host load 0.7, shown beside (quick mode; at full size they are hours of runs that
     decide nothing)."""
     S: dict[str, tuple[str, dict[str, Any], dict[str, Any], str]] = {}
     for d, (arch, o) in st["archs"].items():
-        S[f"cal/{d}"] = (arch, {**o, **({"buffer_offload": 0} if arch == "rotornet" else {})}, _hadoop(0.4),
+        S[f"cal/{d}"] = (arch, {**o, **({"buffer_offload": 0} if arch == "rotornet" else {})}, _hadoop(CAL_LOAD),
                          st["duration"])
         if d != "vlb" and host_side:
             for pb in (False, True):
@@ -460,9 +513,8 @@ def judged_points(st: dict[str, Any], hops: dict[str, float]) -> dict[str, tuple
     defers packets that cannot fit into the scheduled time slice to a later one" (App. B),
     "deferring the packet to a later time slice (HOHO; UCMP)" (§5.2). For HOHO's hop-by-hop
     routing that is opendcn's per-hop admission control (a packet whose calendar queue is
-    full takes the decision of the following slices), so HOHO's column 3 runs with it.
-    UCMP's source routes keep their slices (admission control does not apply to them) and
-    Opera's reaction is NDP's trimming, as before."""
+    full takes the decision of the following slices), so HOHO's and UCMP's column 3 run with
+    it (UCMP: within the class its source chose); Opera's reaction is NDP's trimming."""
     S: dict[str, tuple[str, dict[str, Any], dict[str, Any], str]] = {}
     for d, (arch, o) in st["archs"].items():
         if arch == "rotornet":
@@ -471,9 +523,21 @@ def judged_points(st: dict[str, Any], hops: dict[str, float]) -> dict[str, tuple
                                        st["duration"])
         if d != "vlb":
             for pb in (False, True):
-                defer = {"admission_control": True} if pb and d == "hoho" else {}
+                defer = {"admission_control": True} if pb and d in ("hoho", "ucmp") else {}
                 S[f"pb/{d}/{pb}"] = (arch, {**o, "pushback": pb, **defer, **({"log_drops": 1_000_000} if pb else {})},
                                      _hadoop(round(0.7 / hops[d], 4)), st["duration"])
+    # sensitivities of HOHO to what the paper leaves open (SENSITIVITY), at the same host
+    # loads as the judged points
+    if "hoho" not in st["archs"] or "hoho" not in hops:
+        return S
+    for key, change in SENSITIVITY.items():
+        o3 = {**st["archs"]["hoho"][1], **change[0]}
+        S[f"{key}/buf/hoho/0"] = ("rotornet", {**o3, "buffer_offload": 0}, _hadoop(round(0.4 / hops["hoho"], 4)),
+                                  st["duration"])
+        for pb in (False, True):
+            defer = {"admission_control": True} if pb else {}
+            S[f"{key}/pb/hoho/{pb}"] = ("rotornet", {**o3, "pushback": pb, **defer},
+                                        _hadoop(round(0.7 / hops["hoho"], 4)), st["duration"])
     return S
 
 
@@ -509,10 +573,47 @@ def observed_points(st: dict[str, Any], seed: int) -> dict[str, tuple[str, dict[
         if d == "vlb":
             continue
         for pb in (False, True):
-            defer = {"admission_control": True} if pb and d == "hoho" else {}
+            defer = {"admission_control": True} if pb and d in ("hoho", "ucmp") else {}
             S[f"pbobs/{d}/{pb}"] = (arch, {**o, "pushback": pb, **defer, **({"log_drops": 1_000_000} if pb else {})},
                                     {"flows": flows}, st["duration"])
     return S
+
+
+def _sensitivity_buffer(R: Any, get: Callable[[str], Any], uplinks: int) -> str:
+    """The buffer claim's sensitivity to what the paper leaves open (HOHO's hop bound, the
+    rotor's slices): the ``<key>/buf/hoho/0`` points of :data:`SENSITIVITY`."""
+    parts = []
+    for key, (_, what) in SENSITIVITY.items():
+        try:
+            r = get(f"{key}/buf/hoho/0")
+        except (KeyError, MissingReference):
+            continue
+        b = R.derive(r, "tor_buffer", lambda r_: _tor_buffer(r_, 2 * uplinks))
+        s = r.summary
+        parts.append(f"{what}: p999 {b['p999_bytes'] / 1e6:.2f} MB (median ToR "
+                     f"{b['median_tor_p999_bytes'] / 1e6:.2f}), goodput {s['goodput_normalized']:.3f}, {_drops(s)} drops")
+    return ("; " + _SETTINGS + "; sensitivity, " + "; ".join(parts)) if parts else ""
+
+
+def _sensitivity_pushback(get: Callable[[str], Any]) -> str:
+    """The push-back claim's sensitivity (``<key>/pb/hoho/*`` of :data:`SENSITIVITY`)."""
+    parts = []
+    for key, (_, what) in SENSITIVITY.items():
+        try:
+            a, b = get(f"{key}/pb/hoho/False").summary, get(f"{key}/pb/hoho/True").summary
+        except (KeyError, MissingReference):
+            continue
+        parts.append(f"{what}: drops {_drops(a)} -> {_drops(b)} ({_reasons(b) or 'none'}), goodput "
+                     f"{a['goodput_normalized']:.3f} -> {b['goodput_normalized']:.3f}")
+    return ("; " + _SETTINGS + "; sensitivity, " + "; ".join(parts)) if parts else ""
+
+
+#: the §7 settings the paper leaves open, in the claims' details
+_SETTINGS = (f"setting, unpublished: HOHO's and UCMP's hop bound, {HOP_BOUND} as UCMP's simulator computes the paths "
+             "of this 108-ToR x 6 fabric (MAX_HOP = 10; OpenOptics' routing_hoho is unbounded by default), and which "
+             f"round-robin matchings share a slice, {ROTOR_ORDER} rounds (each slice an expander) as OpenOptics' "
+             "opera() means them ('Randomize topo by shuffling topologies to different time slices'; its snapshot "
+             "drops the shuffled list) and as UCMP's simulator evaluates UCMP and HOHO (Opera's expander slices)")
 
 
 def derived_metrics(label: str, r: Any, uplinks: int) -> dict[str, Any]:
@@ -520,7 +621,7 @@ def derived_metrics(label: str, r: Any, uplinks: int) -> dict[str, Any]:
     reference record): a ToR's buffer usage for the buffer and calibration points, the
     anatomy of the remaining drops for the push-back points with push-back on."""
     out: dict[str, Any] = {}
-    if label.startswith(("buf/", "cal/")):
+    if label.startswith(("buf/", "cal/")) or "/buf/" in label:
         out["tor_buffer"] = _tor_buffer(r, 2 * uplinks)
     if label.startswith("pb/") and label.endswith("/True"):
         out["pushback_anatomy"] = pushback_anatomy(getattr(r, "drops", None), getattr(r, "pushbacks", None), uplinks)
@@ -633,7 +734,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
             echo(f"  section 7: {e}")    # its judged points are then left out
     S.update(judged_points({**st, "archs": {d: a for d, a in big_arch.items() if d in hops}}, hops))
     S.update(observed_points(st, seed))
-    R.prefetch(R.point(*S[k], seed=seed) for k in S if k.startswith(("buf/", "pb/", "pbobs/")))
+    R.prefetch(R.point(*S[k], seed=seed) for k in S if k.startswith(("buf/", "pb/", "pbobs/", *(f"{x}/" for x in SENSITIVITY))))
 
     inv: list[bool] = []
 
@@ -971,10 +1072,10 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
     n0 = len(claims)
     try:
         echo("")
-        echo(f"optical hops per delivered byte (calibration runs at host load 0.4, {big_tors} ToRs x {big_up}): "
+        echo(f"optical hops per delivered byte (calibration runs at host load {CAL_LOAD}, {big_tors} ToRs x {big_up}): "
              + ", ".join(f"{d} {h:.2f}" for d, h in hops.items()))
         echo(f"buffer usage: RotorNet {big_tors} ToRs x {big_up} x 100 Gb/s, {big_slice_us} us slices, hadoop at 40 % core "
-             f"utilisation (host load 0.4 / hops) and, beside, at host load 0.4; a ToR's buffer usage = bytes queued in "
+             f"utilisation (host load 0.4 / hops) and, beside, at host load {CAL_LOAD}; a ToR's buffer usage = bytes queued in "
              f"all its {2 * big_up} ports (one {shared_buffer} pool shared by them, as the Tofino2's), p999 = its 99.9th "
              f"percentile over time (Table 3's figure) at the busiest ToR; offloading keeps {offload_n} calendar queues "
              f"per port in the ToR")
@@ -999,7 +1100,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
             for off in (0, offload_n):
                 buf.append(buf_row(f"buf/{routing}/{off}", routing, off, "core 40 %"))
         for routing in ("vlb", "ucmp", "hoho"):
-            buf.append(buf_row(f"cal/{routing}", routing, 0, "host 0.4"))
+            buf.append(buf_row(f"cal/{routing}", routing, 0, f"host {CAL_LOAD}"))
         echo(_table(buf, ["basis", "routing", "offload", "host_load", "p999_tor_MB", "median_tor_p999_MB", "peak_tor_MB",
                           "offload_peak_host_MB", "goodput", "core_util", "dropped", "drop_reasons", "invariants_ok"]))
         pk = {(x["routing"], x["offload"]): x["p999_tor_MB"] for x in buf if x["basis"] == "core 40 %"}
@@ -1007,7 +1108,8 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                             PASS if pk[("vlb", 0)] >= 2 * pk[("ucmp", 0)] and pk[("ucmp", 0)] >= pk[("hoho", 0)] else FAIL,
                             f"at 40 % core utilisation: VLB {pk[('vlb', 0)]:.2f} MB, UCMP {pk[('ucmp', 0)]:.2f} MB, "
                             f"HOHO {pk[('hoho', 0)]:.2f} MB vs paper (Table 3, hadoop) VLB 12.78, UCMP 6.54, HOHO 3.90 MB"
-                            + _little(buf, hops, big_up, cycle_slices, big_slice_us)))
+                            + _median_tor(buf) + _little(buf, hops, big_up, cycle_slices, big_slice_us)
+                            + _sensitivity_buffer(R, get, big_up)))
         cut = pk[("vlb", 0)] / max(pk[("vlb", offload_n)], 1e-12)
         claims.append(Claim(f"buffer: offloading cuts VLB's ToR buffer several-fold (>= {SEVERAL}x)",
                             PASS if cut >= SEVERAL else FAIL,
@@ -1037,7 +1139,9 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                     pbr.append({"basis": basis, "design": design, "pushback": pb, "push_back": "on" if pb else "off",
                                 "host_load": S[f"{key}/{design}/{pb}"][2].get("load", 0.7), "dropped": _drops(s),
                                 "drop_reasons": _reasons(s), "trimmed": s["packets"]["trimmed"],
-                                "dropped_MB": s["bytes"]["dropped"] / 1e6, "goodput": s["goodput_normalized"],
+                                "dropped_MB": s["bytes"]["dropped"] / 1e6,
+                                "dropped_share": s["bytes"]["dropped"] / max(1, s["bytes"]["offered"]),
+                                "goodput": s["goodput_normalized"],
                                 "delivered_of_offered": s["bytes"]["delivered"] / max(1, s["bytes"]["offered"]),
                                 "core_util": _core_util(s),
                                 "congestion_events": s["services"]["congestion_events"],
@@ -1052,6 +1156,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         judged = [x for x in pbr if x["basis"] == "core 70 %"]
         after = {x["design"]: x["dropped"] for x in judged if x["pushback"]}
         before = {x["design"]: x["dropped"] for x in judged if not x["pushback"]}
+        share = {(x["design"], x["pushback"]): x["dropped_share"] for x in judged}
         anat: list[dict[str, Any]] = []
         for design in ("hoho", "ucmp", "opera"):
             r = get(f"pb/{design}/True")
@@ -1076,8 +1181,14 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         if lost:
             relay = sum(x.get("at_relay_tor", 0) for x in lost) / max(1, sum(x["drops"] for x in lost))
             paused = sum(x.get("pair_paused_at_drop", 0) for x in lost) / max(1, sum(x["drops"] for x in lost))
-            why = (f"; class: unpublished (mechanism: {100 * relay:.1f} % of the recorded drops are at relay ToRs whose "
-                   f"shared pool is full, {100 * paused:.1f} % while their pair was already paused at its source: "
+            how = "; ".join(
+                f"{x['design']}: " + ", ".join(f"{100 * c / x['drops']:.1f} % {_REFUSED.get(r, r)}"
+                                               for r, c in sorted(x.get("by_reason", {}).items(), key=lambda y: -y[1]))
+                + (f", at {x['nodes_dropping']} ToRs (the most at ToR {x['top_node']}, "
+                   f"{100 * x['top_node_drops'] / x['drops']:.1f} %)" if "top_node" in x else "")
+                for x in lost)
+            why = (f"; class: unpublished (mechanism: {100 * relay:.1f} % of the recorded drops are at relay ToRs, "
+                   f"{100 * paused:.1f} % while their pair was already paused at its source ({how}): "
                    "push-back stops the sources, not what the relays already hold, each packet waiting up to a cycle "
                    f"of {cycle_slices} x {big_slice_us} us for its circuit; the paper measures one Tofino2 ToR, 'We "
                    "implement a single representative ToR on a Tofino2 switch', against an emulated fabric and "
@@ -1094,8 +1205,11 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                            f"{d} {od_[(d, False)]['dropped']} -> {od_[(d, True)]['dropped']} (delivered "
                            f"{od_[(d, False)]['delivered_of_offered']:.2f} -> {od_[(d, True)]['delivered_of_offered']:.2f}"
                            " of the offered bytes)" for d in ("hoho", "ucmp", "opera") if (d, True) in od_)
-                       + ": its 64 MB holds what one loaded ToR queues, so there is no loss to eliminate (Table 4's "
-                       "column 1 has 1.1 %)")
+                       + (": there push-back leaves no loss, the claim's shape (Table 4's column 1 has 1.1 %; here the "
+                          "64 MB pools hold nearly all one loaded ToR queues): the verdict flips with how much traffic "
+                          "of other ToRs the observed ToR relays, which the paper does not give"
+                          if all(od_[(d, True)]["dropped"] == 0 for d in ("hoho", "ucmp", "opera") if (d, True) in od_)
+                          else ": its 64 MB holds nearly all one loaded ToR queues (Table 4's column 1 has 1.1 %)"))
         fixed = ("; defect, fixed: a push-back paused its pair until the congested queue's slice had come round once "
                  f"more, a cycle ({cycle_slices} x {big_slice_us} us) beyond the paper's 'preventing them from sending "
                  "traffic to the destination switch during that time slice' (§5.2); as run before, push-back left hoho "
@@ -1107,8 +1221,12 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
         claims.append(Claim("push-back: congestion detection + push-back eliminates loss for HOHO, UCMP and Opera at 70 % "
                             "load", PASS if all(v_ == 0 for v_ in after.values()) else FAIL,
                             f"at 70 % core utilisation ({shared_buffer} shared ToR buffer), drops without -> with "
-                            "push-back: " + ", ".join(f"{d} {before[d]} -> {after[d]}" for d in after)
-                            + (f"; the remaining drops: {left}" if left else "") + why + fixed + obs_txt
+                            "push-back: " + ", ".join(f"{d} {before[d]} -> {after[d]} ({100 * share[(d, False)]:.2f} % -> "
+                                                      f"{100 * share[(d, True)]:.3f} % of the offered bytes)"
+                                                      for d in after)
+                            + " vs paper (Table 4, HOHO, hadoop) 1.1 % -> 0 %"
+                            + (f"; the remaining drops: {left}" if left else "") + why + _sensitivity_pushback(get) + fixed
+                            + obs_txt
                             + "; paper App. B: 'When both mechanisms are combined ..., push-back engages once the primary "
                             "queue is full, and slice-miss detection handles in-flight traffic before senders react. This "
                             "eliminates packet loss'"))

@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, check_memory
 from ..rng import stream
 from ..units import parse_size, parse_time
 
@@ -827,6 +827,11 @@ class Workload(abc.ABC):
         return mix(self, other)
 
 
+#: bytes a flow costs: its columns here and in the engine's flow table (a bound used to
+#: refuse, before drawing, a workload the machine cannot hold)
+FLOW_BYTES = 256
+
+
 def _poisson_times(rng: np.random.Generator, rate_per_ps: float, t0: int,
                    t_end: int) -> np.ndarray:
     """Arrival instants (uint64 ps) of a Poisson process of rate ``rate_per_ps`` in
@@ -835,6 +840,9 @@ def _poisson_times(rng: np.random.Generator, rate_per_ps: float, t0: int,
     if span <= 0 or rate_per_ps <= 0:
         return np.zeros(0, dtype=np.uint64)
     expected = span * rate_per_ps
+    # a flow costs its columns here and its record in the engine: refuse before drawing
+    check_memory("duration", f"{t_end / 1e6:g}us", int(expected * FLOW_BYTES),
+                 f"about {expected:,.0f} flows (the load over the duration)")
     chunk = int(min(max(expected * 1.02 + 6.0 * math.sqrt(expected) + 64, 64), 1 << 22))
     mean_gap = 1.0 / rate_per_ps
     pieces = []

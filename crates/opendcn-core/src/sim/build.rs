@@ -43,7 +43,7 @@ impl Modes {
         let offload = s.offload_queues > 0;
         let hosts = spec.hosts_mode;
         let adm = spec.admission_control && !sched.is_static()
-            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_));
+            && matches!(router, Router::Table(_) | Router::Direct(_) | Router::Vlb(_) | Router::Hoho(_) | Router::Ucmp(..));
         let any_ecn = ports.iter().any(|p| p.ecn_k > 0);
         let lean = !shared && !hosts && !offload && !eqo && !s.congestion_detection && !adm && !sched.is_static()
             && spec.lookahead_ps == 0;
@@ -130,8 +130,8 @@ impl Sim {
                 if !has_optical || sched.is_static() {
                     return Err(SpecError::new("routing", format!("{:?}", spec.router), "HOHO/UCMP need a cyclic optical schedule"));
                 }
-                if spec.max_hop == 0 || spec.max_hop > 8 {
-                    return Err(SpecError::new("max_hop", spec.max_hop, "expected 1..=8"));
+                if spec.max_hop == 0 || spec.max_hop > 16 {
+                    return Err(SpecError::new("max_hop", spec.max_hop, "expected 1..=16"));
                 }
                 let cells = nodes as u64 * nodes as u64 * sched.slices() as u64 * spec.max_hop as u64;
                 if cells > 200_000_000 {

@@ -101,16 +101,6 @@ impl Sim {
     /// (what UCMP reads; `None`: read the flow record).
     pub(in crate::sim) fn route_sent(&mut self, node: u32, pid: u32, sent: Option<u64>) -> Result<Action, NoRoute> {
         let p = self.pool.pkt[pid as usize];
-        // UCMP: a stored route's hop that missed its planned slice (see `ucmp_missed`)
-        let ucmp_late = match &self.rt.router {
-            // (only while the packet has hops left: a route chosen again keeps UCMP's bound on
-            // the hops of the whole path)
-            Router::Ucmp(idx, ..) if p.route != NONE && p.rgen == self.rt.route_gen && p.pos > 0
-                && (p.hops as usize) < idx.max_hop() => {
-                idx.hop(p.route, p.pos).and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64))
-            }
-            _ => None,
-        };
         let mut cands = std::mem::take(&mut self.rt.scratch);
         let res = match &self.rt.router {
             Router::Source(routes) => {
@@ -161,46 +151,80 @@ impl Sim {
                 let rng = &mut self.rt.rng_route;
                 ci.direct_pick(node, p.dst_node, p.tag, |n| choose_among(mp, rng, seed, n, flow, node))
             }
-            Router::Hoho(idx) => idx.hoho(node, p.tag, p.dst_node),
-            Router::Ucmp(idx, alpha, slice_ps, rate) => {
-                // a route chosen before the circuits changed is chosen again from here, and
-                // so is one whose hop here missed its planned slice (for the slice it can
-                // still leave in)
-                if p.route == NONE || p.rgen != self.rt.route_gen || ucmp_late.is_some() {
-                    let sent = if p.kind == K_MSG {
-                        0
-                    } else if let Some(s) = sent {
-                        s
-                    } else {
-                        self.flows[p.flow as usize].injected
-                    };
-                    let arr = ucmp_late.unwrap_or(p.tag);
-                    let left = if ucmp_late.is_some() { idx.max_hop() - p.hops as usize } else { usize::MAX };
-                    let pick = idx.ucmp_within(node, arr, p.dst_node, sent, *slice_ps, *rate, *alpha, left);
-                    if ucmp_late.is_some() {
-                        if pick.is_none() {
-                            // no path within the hops left: the packet keeps its plan
-                            self.pool.pkt[pid as usize].pos += 1;
+            Router::Hoho(idx) | Router::Ucmp(idx, ..) => {
+                // HOHO: the earliest paths within the hops the bound leaves. UCMP: the source
+                // picks the class (hops) by the flow's age and every hop keeps to it (a class
+                // chosen before the circuits changed is chosen again from here).
+                let budget = if let Router::Ucmp(_, alpha, slice_ps, rate) = &self.rt.router {
+                    if p.route == NONE || p.rgen != self.rt.route_gen {
+                        let sent = if p.kind == K_MSG {
+                            0
+                        } else if let Some(s) = sent {
+                            s
                         } else {
-                            self.acct.adm_deferred += 1;
+                            self.flows[p.flow as usize].injected
+                        };
+                        // (at a relay, a class chosen again, after a reconfiguration or for a
+                        // deferral, keeps to the hops the bound leaves)
+                        let left = idx.max_hop().saturating_sub(p.hops as usize).max(1);
+                        match idx.ucmp_within(node, p.tag, p.dst_node, sent, *slice_ps, *rate, *alpha, left) {
+                            Some(r) => {
+                                let pk = &mut self.pool.pkt[pid as usize];
+                                pk.route = r;
+                                pk.pos = 0;
+                                pk.rgen = self.rt.route_gen;
+                                idx.class_hops(r)
+                            }
+                            None => 0,
+                        }
+                    } else {
+                        idx.class_hops(p.route).saturating_sub(p.pos as usize).max(1)
+                    }
+                } else {
+                    idx.max_hop().saturating_sub(p.hops as usize).max(1)
+                };
+                if budget == 0 {
+                    None
+                } else {
+                    // every earliest path's first hop is as early: the choice spreads the load
+                    // over all of them (UCMP's simulator draws among a class's equal paths)
+                    let (mp, seed) = (self.rt.multipath, self.rt.seed);
+                    let nh = idx.next_within(node, p.tag, p.dst_node, budget);
+                    let mut hop = match nh.len() {
+                        0 => None,
+                        n => Some(nh[choose_among(mp, &mut self.rt.rng_route, seed, n as u32, p.flow, node) as usize]),
+                    };
+                    // a relayed packet that reached this node after the slice its hop here
+                    // was planned for is routed again from the slice it can still leave in,
+                    // within the hops the bound leaves (UCMP: its class chosen again there
+                    // for the flow's age)
+                    let left = idx.max_hop().saturating_sub(p.hops as usize);
+                    if p.hops > 0 && left > 0 {
+                        if let Some(late) = hop.and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64)) {
+                            let mut again = left;
+                            if let Router::Ucmp(_, alpha, slice_ps, rate) = &self.rt.router {
+                                let sent = if p.kind == K_MSG { 0 } else { self.flows[p.flow as usize].injected };
+                                again = 0;
+                                if let Some(r) = idx.ucmp_within(node, late, p.dst_node, sent, *slice_ps, *rate, *alpha, left) {
+                                    let pk = &mut self.pool.pkt[pid as usize];
+                                    pk.route = r;
+                                    pk.pos = 0;
+                                    again = idx.class_hops(r);
+                                }
+                            }
+                            let nh = if again > 0 { idx.next_within(node, late, p.dst_node, again) } else { &[] };
+                            if !nh.is_empty() {
+                                hop = Some(nh[choose_among(mp, &mut self.rt.rng_route, seed, nh.len() as u32, p.flow, node) as usize]);
+                                // (UCMP reports them as its deferred packets; HOHO's counter is
+                                // admission control's)
+                                if matches!(self.rt.router, Router::Ucmp(..)) {
+                                    self.acct.adm_deferred += 1;
+                                }
+                            }
                         }
                     }
-                    let hop = match pick {
-                        Some(r) => idx.hop(r, 0),
-                        None if ucmp_late.is_some() => idx.hop(p.route, p.pos),
-                        None => None,
-                    };
-                    if let Some(r) = pick {
-                        let pk = &mut self.pool.pkt[pid as usize];
-                        pk.route = r;
-                        pk.pos = 1;
-                        pk.rgen = self.rt.route_gen;
-                    }
+                    self.pool.pkt[pid as usize].pos += 1;
                     hop
-                } else {
-                    let pk = &mut self.pool.pkt[pid as usize];
-                    pk.pos += 1;
-                    idx.hop(p.route, p.pos)
                 }
             }
             Router::Vlb(ci) => {
@@ -313,11 +337,16 @@ impl Sim {
     /// The candidate actions at `node` for a packet (src node, dst node) that arrived in
     /// slice `arr` — what the router would choose among (for equivalence tests).
     pub fn candidates(&mut self, node: u32, src: u32, dst: u32, arr: u32) -> Vec<Action> {
+        self.candidates_after(node, src, dst, arr, 0)
+    }
+
+    /// [`Sim::candidates`] for a packet that has crossed `hops` links (HOHO's budget).
+    pub fn candidates_after(&mut self, node: u32, src: u32, dst: u32, arr: u32, hops: usize) -> Vec<Action> {
         let mut out = Vec::new();
         match &self.rt.router {
             Router::Table(t) => t[node as usize].lookup(src, dst, arr, &mut out),
             Router::Direct(ci) => out.extend(ci.first_direct(node, dst, arr)),
-            Router::Hoho(idx) => out.extend(idx.hoho(node, arr, dst)),
+            Router::Hoho(idx) => out.extend_from_slice(idx.next_within(node, arr, dst, idx.max_hop().saturating_sub(hops))),
             Router::Ucmp(idx, ..) => {
                 if src == node {
                     out.extend(idx.candidates(node, arr, dst).iter().map(|c| c.hops[0]));

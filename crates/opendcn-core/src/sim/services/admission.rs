@@ -41,9 +41,18 @@ impl Sim {
     pub(in crate::sim) fn adm_later(&mut self, node: u32, pid: u32, sent: Option<u64>) -> Option<Action> {
         let n = self.sched.slices();
         let tag = self.pool.pkt[pid as usize].tag;
+        // UCMP: a deferred packet's class is chosen again for each later slice, within the
+        // hops the bound leaves (as for a packet late for its slice), so a relay can defer it
+        // onto a longer path as HOHO does
+        let before = matches!(self.rt.router, Router::Ucmp(..)).then_some((NONE, 0));
         let mut out = None;
         for k in 1..n {
             self.pool.pkt[pid as usize].tag = (tag % n + k) % n;
+            if let Some((r, pos)) = before {
+                let p = &mut self.pool.pkt[pid as usize];
+                p.route = r;
+                p.pos = pos;
+            }
             if let Ok(a) = self.route_sent(node, pid, sent) {
                 if self.adm_fits(a, pid) {
                     out = Some(a);

@@ -337,6 +337,15 @@ impl Negotiator {
         let sched_cap: u64 = lay.sched.iter().map(|x| x.3).sum();
         let fault_relay_on = spec.fault_relay && spec.topology == Topology::ThinClos && spec.fail_fraction > 0.0;
         let rbuf = relay_on || fault_relay_on;
+        // the per-pair state (VOQs, first request and data epochs, variants' tables), refused
+        // before it is allocated when it cannot fit
+        let per_pair = std::mem::size_of::<Voq>() as u64 + 16
+            + if spec.variant == Variant::Stateful { 16 } else { 0 }
+            + if fault_relay_on { 4 } else { 0 }
+            + if rbuf { std::mem::size_of::<std::collections::VecDeque<u32>>() as u64 + 8 } else { 0 }
+            + if relay_on { 8 } else { 0 };
+        crate::error::check_memory("tors", n, n as u64 * n as u64 * per_pair,
+                                   &format!("NegotiaToR's per-pair state for {n} ToRs"))?;
         let matcher = Matcher::new(n, s, spec.topology, spec.seed);
         let nn = (n * n) as usize;
         let ns = (n * s) as usize;

@@ -555,6 +555,11 @@ impl WindowSim {
             })
             .collect();
         let nk = n as usize * kk as usize;
+        // the per-node and per-link state, refused before it is allocated when it cannot fit
+        let lw0 = (kk as usize).div_ceil(64);
+        let need = n as u64 * (std::mem::size_of::<Node>() as u64 + 8 * lw0 as u64 + 64)
+            + nk as u64 * (std::mem::size_of::<WLink>() as u64 + 8);
+        crate::error::check_memory("nodes", n, need, &format!("Shale's state for {n} nodes x {kk} links"))?;
         let coords = plan.subs.iter().map(|e| (0..n).flat_map(|x| (0..e.h).map(move |p| e.coord(x, p))).collect()).collect();
         let pow: Vec<[u32; 4]> = plan.subs.iter().map(|e| {
             let mut a = [0u32; 4];
