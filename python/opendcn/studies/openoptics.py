@@ -432,7 +432,8 @@ def pushback_anatomy(drops: Any, pushbacks: Any, uplinks: int) -> dict[str, Any]
 ROTOR_ORDER = "shuffled"
 
 #: HOHO's sensitivity points (label prefix: the options changed, what they show)
-SENSITIVITY = {"mh3": ({"max_hop": 3}, "HOHO with at most 3 hops"),
+SENSITIVITY: dict[str, tuple[dict[str, Any], str]] = {
+               "mh3": ({"max_hop": 3}, "HOHO with at most 3 hops"),
                "rr": ({"rotor_order": "rounds"}, "HOHO on consecutive rounds (each slice's circuits ring-like)")}
 
 #: host load of the calibration runs that measure each scheme's optical hops per byte
