@@ -488,3 +488,15 @@ def test_the_progress_bar_moves_with_the_engine_not_once_per_update_period(monke
     updates_in_first_period = [t for t in seen if t < 10**9]
     assert len(updates_in_first_period) >= 2, seen              # not only at t = rho
     assert seen == sorted(seen)
+
+
+def test_ndp_pull_rate_and_return_to_sender_are_duo_options():
+    """NDP's pull rate, return-to-sender and control size reach Duo's transport from its
+    options (and the CLI): a slower pull rate changes the run, the defaults change nothing."""
+    base = od.arch.get("duo").make(nodes=8).run(od.workload.poisson("hadoop", 0.3), "200us", seed=1).summary
+    same = od.arch.get("duo").make(nodes=8, ndp_pull_rate=1.0, ndp_pull_pacer="host", ndp_return_to_sender=True)
+    assert same.run(od.workload.poisson("hadoop", 0.3), "200us", seed=1).summary["trace_hash"] == base["trace_hash"]
+    slow = od.arch.get("duo").make(nodes=8, ndp_pull_rate=0.5)
+    assert slow.run(od.workload.poisson("hadoop", 0.3), "200us", seed=1).summary["trace_hash"] != base["trace_hash"]
+    with pytest.raises(od.ConfigError, match="ndp_pull_rate|pull.rate"):
+        od.arch.get("duo").make(nodes=8, ndp_pull_rate=0)

@@ -13,7 +13,9 @@ import opendcn as od
 
 
 def _hoho(**kw):
-    return od.arch.rotornet(nodes=16, uplinks=2, routing="hoho", **kw)
+    # at most 3 hops: with 2 uplinks a slice's circuits form rings, and HOHO's longer paths
+    # inside a slice (the default bound, 10) spread this load so that nothing overflows
+    return od.arch.rotornet(nodes=16, uplinks=2, routing="hoho", max_hop=3, **kw)
 
 
 def _run(net, load=0.5):

@@ -90,6 +90,9 @@ class _DuoFabricOptions(FailureOptions):
     tcp_min_rto: Time = like(TransportOptions, "tcp_min_rto", "1ms")
     ndp_init_window: Int = like(TransportOptions, "ndp_init_window", 30)
     ndp_rto: Time = like(TransportOptions, "ndp_rto", "1ms")
+    ndp_pull_rate: Float = like(TransportOptions, "ndp_pull_rate", 1.0)
+    ndp_pull_pacer: Literal["host", "flow"] = like(TransportOptions, "ndp_pull_pacer", "host")
+    ndp_return_to_sender: bool = like(TransportOptions, "ndp_return_to_sender", True)
     sample_interval: Time = opt("1ms", "time-series sample interval (RX volume over time, bytes per uplink; "
                                        "0: none)")
 
@@ -210,7 +213,8 @@ def _setup_ports(net: Network, o: _DuoFabricOptions) -> None:
     """Duo's transports and its three priority classes on every ToR port (§3.3.3)."""
     net.transport(transport_rule(o.f_th), dupack=o.tcp_dupack, init_cwnd=o.tcp_init_cwnd,
                   init_ssthresh=o.tcp_init_ssthresh, min_rto=o.tcp_min_rto,
-                  ndp_init_window=o.ndp_init_window, ndp_rto=o.ndp_rto, ctrl_bytes=o.header)
+                  ndp_init_window=o.ndp_init_window, ndp_rto=o.ndp_rto, ctrl_bytes=o.header,
+                  pull_rate=o.ndp_pull_rate, pull_pacer=o.ndp_pull_pacer, return_to_sender=o.ndp_return_to_sender)
     cap = o.queue * o.mtu
     weights = parse_weights(o.weights) if o.service == "weighted" else None
     net.port_discipline(None, classes=[cap, cap, cap], trim=True, weights=weights)

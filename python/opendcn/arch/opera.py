@@ -200,6 +200,7 @@ class OperaNetwork(Network):
         self.deploy_routing("expander", paths_per_pair=o.paths)
         self.transport(rule, ndp_init_window=o.initial_window, ndp_rto=rto, ndp_queue=o.queue,
                        ctrl_bytes=hdr, pull_rate=o.pull_rate, pull_pacer=o.pull_pacer,
+                       return_to_sender=o.return_to_sender,
                        pad_segments=o.pad_segments, bulk_slots=o.bulk_slots, nic_push=o.nic_push)
         self.port_discipline(None, classes=[hi_cap, data_cap, bulk_cap], trim=True)
         self.stop_when = o.stop_when
@@ -413,6 +414,8 @@ class OperaOptions(ServiceOptions, FailureOptions):
     pull_rate: Float = opt(1.0, "receiver pull rate as a fraction of the host link rate", gt=0, le=100)
     pull_pacer: Literal["host", "flow"] = opt("host", "one pull pacer per receiving host (NDP) or per flow "
                                                       "(as opera-sim)")
+    return_to_sender: bool = opt(True, "NDP: a header that finds the header queue full goes back to its sender "
+                                       "(NDP's return-to-sender), else it is dropped")
     pad_segments: bool = opt(False, "every data packet of a flow of at least one MSS is a full MSS on the wire, "
                                     "its last one padded (as opera-sim's NDP)")
     bulk_slots: bool = opt(False, "the NIC serves RotorLB in full-packet slots while a host holds committed bulk "
