@@ -282,6 +282,26 @@ def _median_tor(buf: list[dict[str, Any]]) -> str:
             + ("the verdict flips with the ToR observed (the paper's Table 3 observes its one ToR)" if holds else ""))
 
 
+def _hub(R: Any, get: Callable[[str], Any], S: dict[str, Any], uplinks: int) -> str:
+    """Which ToR is HOHO's busiest and how much more its slices' earliest paths relay
+    through it (:func:`relay_load`, derived once for ``buf/hoho/0``)."""
+    try:
+        r = get("buf/hoho/0")
+    except (KeyError, MissingReference):
+        return ""
+    try:
+        b = R.derive(r, "tor_buffer", lambda r_: _tor_buffer(r_, 2 * uplinks))
+        if "busiest_node" not in b:
+            return ""
+        rl = R.derive(r, "relay_load", lambda r_: relay_load(S["buf/hoho/0"][1]))
+    except MissingReference:            # a record from before these were derived
+        return ""
+    return (f"; mechanism at the busiest ToR: HOHO's busiest is ToR {b['busiest_node']}; over HOHO's earliest paths "
+            f"ToR {rl['top_node']} relays {rl['top']:.2f}x the mean ToR's packets (the next {rl['second']:.2f}x)"
+            + (": the round robin's circle method fixes node 0, whose circuits in a slice differ in kind from the "
+               "others' and make it a hub of the paths inside a slice" if rl["top_node"] == 0 else ""))
+
+
 def _offload_split(buf: list[dict[str, Any]]) -> str:
     """The offloading claim's mechanism: where the busiest ToR's buffer sits with and
     without offloading (optical uplinks against host downlinks)."""
@@ -344,6 +364,7 @@ def _tor_buffer(r: Any, ports: int) -> dict[str, float]:
     # the busiest ToR's buffer split: its optical uplinks (the first half of its ports) and
     # its host downlinks (where offloaded packets queue on their way down)
     busiest = nodes_[int(np.argmax(p999))]
+    out["busiest_node"] = int(busiest)
     for name, part in (("up", port < ports // 2), ("down", port >= ports // 2)):
         m = sel & part & (node == busiest)
         per = np.zeros(len(times))
@@ -615,6 +636,46 @@ _SETTINGS = (f"setting, unpublished: HOHO's and UCMP's hop bound, {HOP_BOUND} as
              f"round-robin matchings share a slice, {ROTOR_ORDER} rounds (each slice an expander) as OpenOptics' "
              "opera() means them ('Randomize topo by shuffling topologies to different time slices'; its snapshot "
              "drops the shuffled list) and as UCMP's simulator evaluates UCMP and HOHO (Opera's expander slices)")
+
+
+def relay_load(options: dict[str, Any]) -> dict[str, Any]:
+    """How HOHO's earliest paths load each ToR as a relay: uniform traffic (every source,
+    arrival slice and destination once), each packet following every choice among its
+    candidates with equal weight; per ToR the relayed packets over the mean. Built from the
+    schedule and the router alone (no run)."""
+    from .. import arch as archs
+    from ..workload import flows as _flows
+
+    net = archs.get("rotornet").make(**{k: v for k, v in options.items()
+                                       if k in ("nodes", "uplinks", "slice", "rotor_order", "max_hop")},
+                                    routing="hoho")
+    net.start(_flows([("0us", 0, 1, 100)]), duration="1us")
+    sim, peer, S, n = net._live.sim, net._peer, net.slices, net.config.nodes
+    owner = np.searchsorted(net.port_offset, np.arange(int(net.port_offset[-1])), side="right") - 1
+    load = np.zeros(n)
+    memo: dict[tuple[int, int, int, int], list[tuple[int, int]]] = {}
+
+    def walk(v: int, a: int, d: int, h: int, w: float) -> None:
+        if v == d:
+            return
+        if h:
+            load[v] += w
+        c = memo.get((v, a, d, h))
+        if c is None:
+            c = memo[(v, a, d, h)] = [tuple(x) for x in sim.candidates(v, v, d, a, h)]
+        for g, dep in c:
+            walk(int(owner[int(peer[dep][g])]), dep, d, h + 1, w / len(c))
+
+    for src in range(n):
+        for a in range(S):
+            for d in range(n):
+                if d != src:
+                    walk(src, a, d, 0, 1.0)
+    net._live = None
+    rel = load / max(load.mean(), 1e-12)
+    order = np.argsort(-rel)
+    return {"top_node": int(order[0]), "top": float(rel[order[0]]), "second": float(rel[order[1]]),
+            "node0": float(rel[0])}
 
 
 def derived_metrics(label: str, r: Any, uplinks: int) -> dict[str, Any]:
@@ -1109,7 +1170,7 @@ def study(out: Path, *, quick: bool = False, tors: int | None = None, duration: 
                             PASS if pk[("vlb", 0)] >= 2 * pk[("ucmp", 0)] and pk[("ucmp", 0)] >= pk[("hoho", 0)] else FAIL,
                             f"at 40 % core utilisation: VLB {pk[('vlb', 0)]:.2f} MB, UCMP {pk[('ucmp', 0)]:.2f} MB, "
                             f"HOHO {pk[('hoho', 0)]:.2f} MB vs paper (Table 3, hadoop) VLB 12.78, UCMP 6.54, HOHO 3.90 MB"
-                            + _median_tor(buf) + _little(buf, hops, big_up, cycle_slices, big_slice_us)
+                            + _median_tor(buf) + _hub(R, get, S, big_up) + _little(buf, hops, big_up, cycle_slices, big_slice_us)
                             + _sensitivity_buffer(R, get, big_up)))
         cut = pk[("vlb", 0)] / max(pk[("vlb", offload_n)], 1e-12)
         claims.append(Claim(f"buffer: offloading cuts VLB's ToR buffer several-fold (>= {SEVERAL}x)",
