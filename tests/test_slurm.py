@@ -65,6 +65,7 @@ def test_a_sweep_runs_as_one_job_array_with_the_resources_asked_for(slurm, tmp_p
     array_id = tasks[0].split("_")[0]
     script = next(p for p in (out / "submitit").glob("*_submission.sh") if p.name.startswith(array_id)).read_text()
     assert "#SBATCH --time=5" in script and "#SBATCH --mem=1GB" in script and "#SBATCH --cpus-per-task=1" in script
+    assert "#SBATCH --signal=USR2@75" in script          # a quarter of a 5-minute limit, not 90 s
     assert "#SBATCH --array=0-1" in script
     # resumable: nothing is submitted again
     assert [r["status"] for r in sweep(TINY, out, executor="slurm")] == ["skipped", "skipped"]
@@ -114,7 +115,9 @@ def test_dry_run_prints_the_array_and_submits_nothing(tmp_path):
                         "--dry-run", "--slurm-mem", "8GB", "--workers", "2"], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
-    for line in ("#SBATCH --time=2:00:00", "#SBATCH --partition=long", "#SBATCH --mem=8G", "#SBATCH --array=0-2%2"):
+    # spelled as submitit writes the job script (minutes, GB), with the warning before the limit
+    for line in ("#SBATCH --time=120", "#SBATCH --signal=USR2@90", "#SBATCH --partition=long", "#SBATCH --mem=8GB",
+                 "#SBATCH --array=0-2%2"):
         assert line in r.stdout, r.stdout
     assert r.stdout.count("  task ") == 3
     assert not (tmp_path / "o").exists()

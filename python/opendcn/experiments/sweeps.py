@@ -88,6 +88,13 @@ SLURM_KEYS = {"time": ("timeout_min", "--time"), "partition": ("slurm_partition"
 #: the time limit of a Slurm point unless the sweep asks for one (minutes)
 SLURM_DEFAULT_MINUTES = 60
 
+
+def signal_delay_s(timeout_min: int) -> int:
+    """Seconds before its time limit that a Slurm job is warned (USR2): submitit's 90, or a
+    quarter of a limit shorter than 6 minutes (at least 5 s), so the warning does not come
+    as the job starts."""
+    return int(min(90, max(5, timeout_min * 60 // 4)))
+
 _SLURM_TIME_UNITS = {"s": 1 / 60, "min": 1, "h": 60, "d": 24 * 60}
 
 
@@ -611,7 +618,11 @@ class _Submitit(_Futures):
         self.kind = kind
         if kind == "slurm":
             self.ex: Any = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
-            self.ex.update_parameters(**{"timeout_min": SLURM_DEFAULT_MINUTES, **(slurm or {})})
+            params = {"timeout_min": SLURM_DEFAULT_MINUTES, **(slurm or {})}
+            # submitit warns a job (USR2) 90 s before its limit; a short limit gets a quarter
+            # of it instead, so the warning does not come at once
+            params.setdefault("slurm_signal_delay_s", signal_delay_s(params["timeout_min"]))
+            self.ex.update_parameters(**params)
             if workers:
                 self.ex.update_parameters(slurm_array_parallelism=workers)
         else:
@@ -699,12 +710,13 @@ def slurm_dry_run(sw: Sweep, out: Path, slurm: dict[str, Any], workers: int | No
         if name not in params:
             continue
         v = params[name]
-        if key == "time":
-            opts.append(f"#SBATCH {flag}={v // 60:d}:{v % 60:02d}:00")
-        elif key == "mem":
-            opts.append(f"#SBATCH {flag}={v}G")
+        # spelled as submitit writes them into the job script
+        if key == "mem":
+            opts.append(f"#SBATCH {flag}={v}GB")
         else:
             opts.append(f"#SBATCH {flag}={v}")
+        if key == "time":
+            opts.append(f"#SBATCH --signal=USR2@{signal_delay_s(v)}")
     if todo:
         opts.append(f"#SBATCH --array=0-{len(todo) - 1}" + (f"%{workers}" if workers else ""))
     lines = [f"dry run: {len(todo)} of {len(sw.points)} points would be submitted to Slurm as one job array "
