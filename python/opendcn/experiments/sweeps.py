@@ -50,6 +50,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -607,6 +608,24 @@ class _Dask:
             self.cluster.close()
 
 
+def _quiet_submitit() -> None:
+    """submitit's logger writes its warnings to stdout as well as stderr, and warns at every
+    status poll when Slurm has no accounting (``sacct`` needs slurmdbd), a case this
+    executor handles itself (see ``_Submitit._wait``): stderr only, without that one."""
+    import logging
+
+    log = logging.getLogger("submitit")
+    for h in list(log.handlers):
+        if isinstance(h, logging.StreamHandler) and getattr(h, "stream", None) is not sys.stderr \
+                and getattr(h, "stream", None) is not None and h.level < logging.WARNING:
+            h.setLevel(logging.CRITICAL + 1)          # its stdout handler: nothing
+    if not any(getattr(f, "name", "") == "opendcn.sacct" for f in log.filters):
+        f = logging.Filter()
+        f.name = "opendcn.sacct"
+        f.filter = lambda rec: "Bypassing sacct error" not in rec.getMessage()  # type: ignore[method-assign,assignment]
+        log.addFilter(f)
+
+
 class _Submitit(_Futures):
     """Slurm through submitit (``slurm``: the points go as one job array), or submitit's
     local executor (``submitit-local``)."""
@@ -616,6 +635,7 @@ class _Submitit(_Futures):
 
         folder.mkdir(parents=True, exist_ok=True)
         self.kind = kind
+        _quiet_submitit()
         if kind == "slurm":
             self.ex: Any = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
             params = {"timeout_min": SLURM_DEFAULT_MINUTES, **(slurm or {})}
