@@ -606,6 +606,7 @@ BAD_CLI = [
      ["--tors", "60000", "per-pair state", "GB"]),
     (["run", "shale", "--nodes", "1000000", "--duration", "10us"], ["--nodes", "1000000", "GB"]),
     (["run", "hierarchical", "--nodes", "4096", "--duration", "10us"], ["--nodes", "4096", "paths", "GB"]),
+    (["run", "trn", "--nodes", "100000", "--duration", "10us"], ["--nodes", "100000", "rotor configurations", "GB"]),
     (["reproduce", "opera", "--quick", "--duration", "0us"], ["--duration", "0us"]),
     (["reproduce", "opera", "--quick", "--slurm-time", "2h"], ["--slurm-time", "2h", "--executor slurm"]),
     (["reproduce", "opera", "--quick", "--executor", "slurm", "--slurm-mem", "10KB"], ["slurm.mem", "10KB", "100MB"]),

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from .channels import channel_dependency_cycle, channel_dependency_graph
-from ..errors import ConfigError
+from ..errors import ConfigError, check_memory
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -502,6 +502,8 @@ def rotor_cycle(n: int, uplinks: int, rng: np.random.Generator) -> list[np.ndarr
     leave the fewest pairs beyond two hops is kept."""
     shifts = np.arange(1, n)
     c = max(1, math.ceil((n - 1) / uplinks))
+    # two deals' configurations live at once (the best and the one being dealt)
+    check_memory("nodes", n, 2 * c * uplinks * n * 8, f"TRN-R's {c} rotor configurations of {n} ToRs")
     best: tuple[int, list[np.ndarray]] | None = None
     for _ in range(20):
         deal = rng.permutation(shifts)
