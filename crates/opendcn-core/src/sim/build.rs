@@ -138,6 +138,11 @@ impl Sim {
                     return Err(SpecError::new("routing", format!("{:?}", spec.router),
                         format!("earliest-path index too large ({nodes} nodes x {} slices); use vlb or direct", sched.slices())));
                 }
+                // the next-hop sets (a span and about as many actions as ports per cell) and
+                // the Pareto paths, refused before they are built when they cannot fit
+                let ports_per_node = (n_ports / nodes.max(1)) as u64;
+                crate::error::check_memory("max_hop", spec.max_hop, cells * (16 + 8 * ports_per_node.max(1)),
+                    &format!("the earliest-path index ({nodes} nodes x {} slices x {} hops)", sched.slices(), spec.max_hop))?;
                 let idx = crate::earliest::EarliestIndex::new(&sched, &port_node, &spec.port_offset, &optical, spec.max_hop);
                 if spec.router == RouterKind::Hoho {
                     Router::Hoho(idx)
