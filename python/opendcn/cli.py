@@ -420,6 +420,13 @@ def demo(out_dir: Path = typer.Option(Path("results"), "--out", help="where the 
         _fail(e, 3)
 
 
+#: the Slurm job options `sweep` and `reproduce` share (the time limit's help differs)
+_SLURM_PARTITION = typer.Option(None, "--slurm-partition", help="Slurm: partition")
+_SLURM_MEM = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)")
+_SLURM_CPUS = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point")
+_SLURM_ACCOUNT = typer.Option(None, "--slurm-account", help="Slurm: account to charge")
+
+
 @app.command()
 def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiator, shale, opera, duo, openoptics, "
                                                    "hpc, or all)"),
@@ -448,10 +455,8 @@ def reproduce(name: str = typer.Argument(..., help="what to reproduce (negotiato
                                            "as its point finishes: a study recorded across sittings"),
               slurm_time: Optional[str] = typer.Option(None, "--slurm-time", help="with --executor slurm: time limit "
                                                        "per point (e.g. 90min, 2h; default 60min)"),
-              slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="Slurm: partition"),
-              slurm_mem: Optional[str] = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)"),
-              slurm_cpus: Optional[int] = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point"),
-              slurm_account: Optional[str] = typer.Option(None, "--slurm-account", help="Slurm: account to charge"),
+              slurm_partition: Optional[str] = _SLURM_PARTITION, slurm_mem: Optional[str] = _SLURM_MEM,
+              slurm_cpus: Optional[int] = _SLURM_CPUS, slurm_account: Optional[str] = _SLURM_ACCOUNT,
               audit: Optional[float] = typer.Option(None, "--audit", metavar="SECONDS",
                                                     help="rerun, with this build, every reference record whose "
                                                          "recorded wall time is at most SECONDS and say which no "
@@ -514,10 +519,8 @@ def sweep(file: Path = typer.Argument(..., help="sweep file (TOML: arch and dura
           progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="show a progress bar"),
           slurm_time: Optional[str] = typer.Option(None, "--slurm-time", help="Slurm: time limit per point (e.g. "
                                                    "90min, 2h; default 60min or the sweep file's \\[slurm] time)"),
-          slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="Slurm: partition"),
-          slurm_mem: Optional[str] = typer.Option(None, "--slurm-mem", help="Slurm: memory per point (e.g. 8GB)"),
-          slurm_cpus: Optional[int] = typer.Option(None, "--slurm-cpus", help="Slurm: CPUs per point"),
-          slurm_account: Optional[str] = typer.Option(None, "--slurm-account", help="Slurm: account to charge"),
+          slurm_partition: Optional[str] = _SLURM_PARTITION, slurm_mem: Optional[str] = _SLURM_MEM,
+          slurm_cpus: Optional[int] = _SLURM_CPUS, slurm_account: Optional[str] = _SLURM_ACCOUNT,
           dry_run: bool = typer.Option(False, "--dry-run", help="with --executor slurm: print the job array that "
                                        "would be submitted (its sbatch options and one task per point not yet "
                                        "done) and submit nothing")) -> None:

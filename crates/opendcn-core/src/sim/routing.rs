@@ -200,7 +200,7 @@ impl Sim {
                     // for the flow's age)
                     let left = idx.max_hop().saturating_sub(p.hops as usize);
                     if p.hops > 0 && left > 0 {
-                        if let Some(late) = hop.and_then(|h| self.ucmp_missed(h, p.sent_abs as u64, p.wire as u64)) {
+                        if let Some(late) = hop.and_then(|h| self.slice_missed(h, p.sent_abs as u64, p.wire as u64)) {
                             let mut again = left;
                             if let Router::Ucmp(_, alpha, slice_ps, rate) = &self.rt.router {
                                 let sent = if p.kind == K_MSG { 0 } else { self.flows[p.flow as usize].injected };
@@ -274,7 +274,7 @@ impl Sim {
     /// has passed, else the next (a per-hop lookup by arrival slice decides the same).
     /// `None`: the hop keeps its plan. A full calendar queue is not a miss here (without
     /// congestion detection a packet is enqueued in its planned slice's queue, §5.2).
-    pub(in crate::sim) fn ucmp_missed(&self, h: Action, from_abs: u64, wire: u64) -> Option<u32> {
+    pub(in crate::sim) fn slice_missed(&self, h: Action, from_abs: u64, wire: u64) -> Option<u32> {
         if h.dep == WILD || self.sched.is_static() {
             return None;
         }

@@ -75,7 +75,7 @@ pub struct SimOutput {
     pub flow_start_ps: Vec<Ps>,
     /// Admission control: packets that took the routing decision of a later arrival slice
     /// because the slice first chosen had no room; UCMP: packets whose route was chosen
-    /// again at a hop that missed its planned slice (`Sim::ucmp_missed`).
+    /// again at a hop that missed its planned slice (`Sim::slice_missed`).
     pub adm_deferred: u64,
     /// Network-wide samples (with `net_series`).
     pub net_series: Vec<NetSample>,
